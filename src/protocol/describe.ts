@@ -1,0 +1,17 @@
+import { FUNCTIONS } from './functions.ts';
+
+/** The README's table of the 20 functions, generated so that the documentation cannot drift from the code. */
+export function functionsMarkdownTable(): string {
+  const rows = FUNCTIONS.map((fn) => {
+    const fields = Object.keys((fn.args as unknown as { shape: Record<string, unknown> }).shape).filter(
+      (key) => key !== 'baggage',
+    );
+    const who = fn.access === 'admin' ? 'admin' : 'user or admin';
+    return `| ${fn.number} | \`${fn.path}\` | ${fn.kind} | ${who} | ${fields.map((f) => `\`${f}\``).join(', ')} | ${fn.summary} |`;
+  });
+  return [
+    '| # | path | kind | who may call | args (besides `baggage`) | what it does |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { baggageSchema, isoTimeSchema } from './common.ts';
+
+/** One file of a flow: `path` relative to the flow folder, `hash` the hex SHA-256 of the UTF-8 bytes. */
+export const fileEntrySchema = z.strictObject({
+  content: z.string(),
+  hash: z.string(),
+  path: z.string(),
+});
+export type FileEntry = z.infer<typeof fileEntrySchema>;
+
+/** One flow: `flow_path` is the flow folder relative to the repository root. */
+export const flowEntrySchema = z.strictObject({
+  flow_path: z.string(),
+  files: z.array(fileEntrySchema),
+});
+export type FlowEntry = z.infer<typeof flowEntrySchema>;
+
+const count = z.int().nonnegative();
+
+/** What the service created or updated, so the agent learns file ids for later `update_file` calls. */
+export const syncedFileSchema = z.looseObject({
+  flow_path: z.string(),
+  path: z.string(),
+  id: z.string(),
+  hash: z.string(),
+});
+export type SyncedFile = z.infer<typeof syncedFileSchema>;
+
+export const syncBatchArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  flows: z.array(flowEntrySchema),
+  repo_name: z.string().min(1).max(200),
+  repo_owner: z.string().min(1).max(200),
+  delete_missing: z.boolean().optional(),
+});
+/** Exact counts (spec); `repo_id` and `files` are this service's extras, optional for other servers. */
+export const syncBatchValueSchema = z.looseObject({
+  files_created: count,
+  files_deleted: count,
+  files_updated: count,
+  flows_synced: count,
+  skipped: z.boolean(),
+  repo_id: z.string().optional(),
+  files: z.array(syncedFileSchema).optional(),
+});
+export type SyncBatchValue = z.infer<typeof syncBatchValueSchema>;
+
+export const syncInternalArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  files: z.array(fileEntrySchema),
+  flow_path: z.string(),
+  repo_id: z.string().min(1),
+  delete_missing: z.boolean().optional(),
+  skip_hash_update: z.boolean().optional(),
+});
+export const syncInternalValueSchema = z.looseObject({
+  files_created: count,
+  files_deleted: count,
+  files_updated: count,
+  flow_def_id: z.string(),
+  files: z.array(syncedFileSchema).optional(),
+});
+export type SyncInternalValue = z.infer<typeof syncInternalValueSchema>;
+
+export const updateFileArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  content: z.string(),
+  fileId: z.string().min(1),
+});
+/** The stored file after the update, and its flow's new aggregate hash. */
+export const flowFileRecordSchema = z.looseObject({
+  id: z.string(),
+  flow_def_id: z.string(),
+  flow_path: z.string(),
+  path: z.string(),
+  hash: z.string(),
+  size: count,
+  updated_at: isoTimeSchema,
+  flow_hash: z.string(),
+});
+export type FlowFileRecord = z.infer<typeof flowFileRecordSchema>;

@@ -1,0 +1,306 @@
+import type { z } from 'zod';
+import {
+  addActivityArgsSchema,
+  addActivityValueSchema,
+  slugLogArgsSchema,
+  slugLogValueSchema,
+} from './logs.ts';
+import {
+  attachmentUpdateArgsSchema,
+  attachmentUpdateValueSchema,
+  issuesBatchArgsSchema,
+  issuesBatchValueSchema,
+  issuesSearchArgsSchema,
+  issuesSearchValueSchema,
+  keyCacheGetArgsSchema,
+  keyCacheValueSchema,
+  projectsGetArgsSchema,
+  projectsListArgsSchema,
+  projectsListValueSchema,
+  storeWebhookArgsSchema,
+  storeWebhookValueSchema,
+  trackerProjectSchema,
+  trackerUserSchema,
+  viewerArgsSchema,
+  workflowStateCacheGetArgsSchema,
+  workflowStateCacheUpsertArgsSchema,
+  workflowStateCacheValueSchema,
+} from './tracker.ts';
+import { repoConfigRecordSchema, repoConfigUpdateArgsSchema } from './repo-config.ts';
+import {
+  flowFileRecordSchema,
+  syncBatchArgsSchema,
+  syncBatchValueSchema,
+  syncInternalArgsSchema,
+  syncInternalValueSchema,
+  updateFileArgsSchema,
+} from './flow-def.ts';
+import {
+  getByTaskKeyArgsSchema,
+  syncTaskArgsSchema,
+  syncTaskValueSchema,
+  taskRecordSchema,
+  taskUpdateArgsSchema,
+  taskUpdateValueSchema,
+} from './task.ts';
+import { decryptArgsSchema, decryptValueSchema } from './crypto.ts';
+
+/** `private` (and `wh/`) functions are for operators; `public` and `action` ones for any signed-in caller. */
+export type FunctionKind = 'action' | 'public' | 'private';
+export type Access = 'admin' | 'any';
+/**
+ * When a call may be sent again after a failure. `safe`: repeating it leaves the same state (upserts by hash or
+ * key, reads). `unsent-only`: it appends a record, so it is repeated only when the first request never left.
+ */
+export type RepeatPolicy = 'safe' | 'unsent-only';
+
+function kindOf(path: string): FunctionKind {
+  const segments = path.split('/');
+  if (segments.includes('private')) return 'private';
+  if (segments.includes('public')) return 'public';
+  if (segments.includes('action') || segments.at(-1) === 'run') return 'action';
+  throw new Error(`Function path has no kind segment: ${path}`);
+}
+
+function define<
+  const P extends string,
+  A extends z.ZodType<{ baggage: unknown }>,
+  V extends z.ZodType,
+  const G extends string,
+  const M extends string,
+>(spec: {
+  number: number;
+  path: P;
+  group: G;
+  method: M;
+  summary: string;
+  repeat: RepeatPolicy;
+  args: A;
+  value: V;
+}) {
+  const kind = kindOf(spec.path);
+  return { ...spec, kind, access: (kind === 'private' ? 'admin' : 'any') as Access };
+}
+
+/** The 20 functions of the service, in the spec's order. The only list of them: everything derives from it. */
+export const FUNCTIONS = [
+  define({
+    number: 1,
+    path: 'svc/swarm_api_key/private/add_activity',
+    group: 'apiKey',
+    method: 'addActivity',
+    summary: 'Record activity on an API key; key-created registers a personal API key (by its SHA-256)',
+    repeat: 'unsent-only',
+    args: addActivityArgsSchema,
+    value: addActivityValueSchema,
+  }),
+  define({
+    number: 2,
+    path: 'svc/tracker/action/issues/search/run',
+    group: 'tracker',
+    method: 'searchIssues',
+    summary: 'Search tracker issues by identifier, title and description, a page at a time',
+    repeat: 'safe',
+    args: issuesSearchArgsSchema,
+    value: issuesSearchValueSchema,
+  }),
+  define({
+    number: 3,
+    path: 'svc/tracker/action/projects/list/run',
+    group: 'tracker',
+    method: 'listProjects',
+    summary: 'List tracker projects, a page at a time',
+    repeat: 'safe',
+    args: projectsListArgsSchema,
+    value: projectsListValueSchema,
+  }),
+  define({
+    number: 4,
+    path: 'svc/slug/public/log',
+    group: 'slug',
+    method: 'log',
+    summary: 'Append a slug event (init-worktree-created) to the slug log',
+    repeat: 'unsent-only',
+    args: slugLogArgsSchema,
+    value: slugLogValueSchema,
+  }),
+  define({
+    number: 5,
+    path: 'wh/tracker/private/store_webhook',
+    group: 'webhooks',
+    method: 'storeWebhook',
+    summary: 'Store an inbound tracker webhook and apply it to the tracker store',
+    repeat: 'unsent-only',
+    args: storeWebhookArgsSchema,
+    value: storeWebhookValueSchema,
+  }),
+  define({
+    number: 6,
+    path: 'wh/tracker/private/handle_attachment_update',
+    group: 'webhooks',
+    method: 'handleAttachmentUpdate',
+    summary: 'Record an attachment created, updated or removed on a tracker issue',
+    repeat: 'safe',
+    args: attachmentUpdateArgsSchema,
+    value: attachmentUpdateValueSchema,
+  }),
+  define({
+    number: 7,
+    path: 'svc/repo_config/public/update',
+    group: 'repoConfig',
+    method: 'update',
+    summary: "Replace a repository's configuration (by owner and name)",
+    repeat: 'safe',
+    args: repoConfigUpdateArgsSchema,
+    value: repoConfigRecordSchema,
+  }),
+  define({
+    number: 8,
+    path: 'svc/flow_def/action/sync_batch/run',
+    group: 'flowDef',
+    method: 'syncBatch',
+    summary: 'Upsert flows and their files for a repository, in one transaction',
+    repeat: 'safe',
+    args: syncBatchArgsSchema,
+    value: syncBatchValueSchema,
+  }),
+  define({
+    number: 9,
+    path: 'svc/flow_def/private/sync_internal',
+    group: 'flowDef',
+    method: 'syncInternal',
+    summary: 'Upsert the files of one flow of a repository known by id',
+    repeat: 'safe',
+    args: syncInternalArgsSchema,
+    value: syncInternalValueSchema,
+  }),
+  define({
+    number: 10,
+    path: 'svc/task/action/update/run',
+    group: 'task',
+    method: 'update',
+    summary: "Set a task's status and/or priority, optionally on all its sub-tasks",
+    repeat: 'safe',
+    args: taskUpdateArgsSchema,
+    value: taskUpdateValueSchema,
+  }),
+  define({
+    number: 11,
+    path: 'svc/tracker/private/workflow_state_cache_upsert',
+    group: 'tracker',
+    method: 'workflowStateCacheUpsert',
+    summary: "Replace a team's cached workflow states",
+    repeat: 'safe',
+    args: workflowStateCacheUpsertArgsSchema,
+    value: workflowStateCacheValueSchema,
+  }),
+  define({
+    number: 12,
+    path: 'svc/tracker/action/issues/batch/run',
+    group: 'tracker',
+    method: 'batchIssues',
+    summary: 'Read tracker issues by identifier; unknown ones are listed as missing',
+    repeat: 'safe',
+    args: issuesBatchArgsSchema,
+    value: issuesBatchValueSchema,
+  }),
+  define({
+    number: 13,
+    path: 'svc/tracker/action/projects/get/run',
+    group: 'tracker',
+    method: 'getProject',
+    summary: 'Read one tracker project by id',
+    repeat: 'safe',
+    args: projectsGetArgsSchema,
+    value: trackerProjectSchema,
+  }),
+  define({
+    number: 14,
+    path: 'svc/task/action/sync_task/run',
+    group: 'task',
+    method: 'syncTask',
+    summary: 'Create or refresh a task and its sub-tasks from the tracker store',
+    repeat: 'safe',
+    args: syncTaskArgsSchema,
+    value: syncTaskValueSchema,
+  }),
+  define({
+    number: 15,
+    path: 'crypto/decrypt_aes_gcm/run',
+    group: 'crypto',
+    method: 'decryptAesGcm',
+    summary: 'Decrypt AES-GCM (base64 ciphertext, iv, key and tag)',
+    repeat: 'safe',
+    args: decryptArgsSchema,
+    value: decryptValueSchema,
+  }),
+  define({
+    number: 16,
+    path: 'svc/tracker/private/key_cache_get_by_uuid',
+    group: 'tracker',
+    method: 'keyCacheGetByUuid',
+    summary: "Map a tracker issue's UUID and team UUID to its key (null when unknown)",
+    repeat: 'safe',
+    args: keyCacheGetArgsSchema,
+    value: keyCacheValueSchema,
+  }),
+  define({
+    number: 17,
+    path: 'svc/tracker/action/users/viewer/run',
+    group: 'tracker',
+    method: 'viewer',
+    summary: 'The tracker user who owns the personal API key',
+    repeat: 'safe',
+    args: viewerArgsSchema,
+    value: trackerUserSchema,
+  }),
+  define({
+    number: 18,
+    path: 'svc/task/private/get_by_task_key',
+    group: 'task',
+    method: 'getByTaskKey',
+    summary: 'Read a task by key within a team',
+    repeat: 'safe',
+    args: getByTaskKeyArgsSchema,
+    value: taskRecordSchema,
+  }),
+  define({
+    number: 19,
+    path: 'svc/flow_def/public/update_file',
+    group: 'flowDef',
+    method: 'updateFile',
+    summary: "Replace one flow file's content by its id",
+    repeat: 'safe',
+    args: updateFileArgsSchema,
+    value: flowFileRecordSchema,
+  }),
+  define({
+    number: 20,
+    path: 'svc/tracker/private/workflow_state_cache_get_by_team',
+    group: 'tracker',
+    method: 'workflowStateCacheGetByTeam',
+    summary: "Read a team's cached workflow states",
+    repeat: 'safe',
+    args: workflowStateCacheGetArgsSchema,
+    value: workflowStateCacheValueSchema,
+  }),
+] as const;
+
+export type FunctionSpec = (typeof FUNCTIONS)[number];
+export type FunctionPath = FunctionSpec['path'];
+export type FunctionByPath<P extends FunctionPath> = Extract<FunctionSpec, { path: P }>;
+/** What a caller writes: args as the schema accepts them (baggage may be left to the client). */
+export type ArgsOf<P extends FunctionPath> = z.input<FunctionByPath<P>['args']>;
+/** Args after parsing, as a function implementation receives them. */
+export type ParsedArgsOf<P extends FunctionPath> = z.output<FunctionByPath<P>['args']>;
+export type ValueOf<P extends FunctionPath> = z.output<FunctionByPath<P>['value']>;
+
+const byPath: ReadonlyMap<string, FunctionSpec> = new Map(FUNCTIONS.map((fn) => [fn.path, fn]));
+
+export function findFunction(path: string): FunctionSpec | undefined {
+  return byPath.get(path);
+}
+
+export function isFunctionPath(path: string): path is FunctionPath {
+  return byPath.has(path);
+}

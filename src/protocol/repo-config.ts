@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { baggageSchema, isoTimeSchema } from './common.ts';
+
+const nonEmpty = z.string().trim().min(1);
+
+export const backgroundJobSchema = z.strictObject({
+  command: nonEmpty,
+  description: z.string(),
+  name: nonEmpty,
+});
+export type BackgroundJob = z.infer<typeof backgroundJobSchema>;
+
+/**
+ * A repository's configuration: the document in `.flowsync/repo-config.json` and the body of function 7.
+ * Every field is optional (the spec does not say which are required); owner and name come from the repository.
+ * `backend_config` and `service_config` are any JSON value.
+ */
+export const repoConfigSchema = z.strictObject({
+  artifact_config: z.strictObject({ dir: z.string() }).optional(),
+  backend_config: z.json().optional(),
+  background_jobs: z
+    .array(backgroundJobSchema)
+    .max(100)
+    .refine((jobs) => new Set(jobs.map((job) => job.name)).size === jobs.length, {
+      message: 'Background job names must be unique',
+    })
+    .optional(),
+  assistant_config: z.strictObject({ model: z.string(), permission_mode: z.string() }).optional(),
+  copy_ignored_files: z.array(nonEmpty).max(1000).optional(),
+  editor: z.string().optional(),
+  service_config: z.json().optional(),
+  user: z.string().optional(),
+});
+export type RepoConfig = z.infer<typeof repoConfigSchema>;
+
+/** Owner and name as the service keys repositories: a GitHub-like slug part, no `/`. */
+export const repoSlugPartSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^/\s\\]+$/, 'Must not contain /, \\ or white space');
+
+export const repoConfigUpdateArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  owner: repoSlugPartSchema,
+  name: repoSlugPartSchema,
+  ...repoConfigSchema.shape,
+});
+
+export const repoConfigRecordSchema = z.looseObject({
+  ...repoConfigSchema.shape,
+  owner: z.string(),
+  name: z.string(),
+  updated_at: isoTimeSchema,
+});
+export type RepoConfigRecord = z.infer<typeof repoConfigRecordSchema>;

@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import {
+  apiKeySchema,
+  baggageSchema,
+  isoTimeSchema,
+  issuePaginationSchema,
+  pageInfoSchema,
+  projectPaginationSchema,
+} from './common.ts';
+
+const id = z.string().min(1).max(200);
+
+// ---- Records the tracker functions return (loose: a different server may add fields) ----
+
+export const trackerIssueSchema = z.looseObject({
+  id: z.string(),
+  identifier: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  priority: z.number().nullable(),
+  priority_label: z.string().nullable(),
+  state_name: z.string().nullable(),
+  team_id: z.string().nullable(),
+  project_id: z.string().nullable(),
+  parent_id: z.string().nullable(),
+  assignee_id: z.string().nullable(),
+  archived_at: z.string().nullable(),
+  created_at: isoTimeSchema,
+  updated_at: isoTimeSchema,
+  attachments: z
+    .array(z.looseObject({ id: z.string(), title: z.string().nullable(), url: z.string().nullable() }))
+    .optional(),
+});
+export type TrackerIssue = z.infer<typeof trackerIssueSchema>;
+
+export const trackerProjectSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  state: z.string().nullable(),
+  team_ids: z.array(z.string()),
+  created_at: isoTimeSchema,
+  updated_at: isoTimeSchema,
+});
+export type TrackerProject = z.infer<typeof trackerProjectSchema>;
+
+export const trackerUserSchema = z.looseObject({
+  id: z.string(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+});
+export type TrackerUser = z.infer<typeof trackerUserSchema>;
+
+export const workflowStateSchema = z.strictObject({
+  id: id,
+  name: z.string().min(1).max(200),
+  normalized_name: z.string().min(1).max(200),
+});
+export type WorkflowState = z.infer<typeof workflowStateSchema>;
+
+// ---- Tracker actions: need a registered personal API key ----
+
+export const issuesSearchArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  api_key: apiKeySchema,
+  query: z.string().max(500),
+  pagination: issuePaginationSchema.optional(),
+});
+export const issuesSearchValueSchema = z.looseObject({
+  nodes: z.array(trackerIssueSchema),
+  pageInfo: pageInfoSchema,
+});
+export type IssuesSearchValue = z.infer<typeof issuesSearchValueSchema>;
+
+export const issuesBatchArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  api_key: apiKeySchema,
+  identifiers: z.array(z.string().min(1).max(100)).max(250),
+});
+export const issuesBatchValueSchema = z.looseObject({
+  nodes: z.array(trackerIssueSchema),
+  missing: z.array(z.string()),
+});
+
+export const projectsListArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  api_key: apiKeySchema,
+  pagination: projectPaginationSchema.optional(),
+});
+export const projectsListValueSchema = z.looseObject({
+  nodes: z.array(trackerProjectSchema),
+  pageInfo: pageInfoSchema,
+});
+
+export const projectsGetArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  api_key: apiKeySchema,
+  id: id,
+});
+
+export const viewerArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  api_key: apiKeySchema,
+});
+
+// ---- Caches (operator functions) ----
+
+export const workflowStateCacheUpsertArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  states: z
+    .array(workflowStateSchema)
+    .max(500)
+    .refine((states) => new Set(states.map((s) => s.id)).size === states.length, {
+      message: 'Workflow state ids must be unique',
+    }),
+  team_id: id,
+});
+export const workflowStateCacheGetArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  team_id: id,
+});
+/** A team's cached states; `updated_at` is null when the cache has never been filled for the team. */
+export const workflowStateCacheValueSchema = z.looseObject({
+  team_id: z.string(),
+  states: z.array(workflowStateSchema),
+  updated_at: isoTimeSchema.nullable(),
+});
+export type WorkflowStateCacheValue = z.infer<typeof workflowStateCacheValueSchema>;
+
+export const keyCacheGetArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  tracker_task_uuid: id,
+  tracker_team_uuid: id,
+});
+/** null on a miss: a cache that has no entry is not an error. */
+export const keyCacheValueSchema = z
+  .looseObject({
+    task_key: z.string(),
+    tracker_task_uuid: z.string(),
+    tracker_team_uuid: z.string(),
+  })
+  .nullable();
+
+// ---- Inbound webhooks (operator functions) ----
+
+/**
+ * The tracker's usual webhook body. The spec types `payload` as unknown, so the args accept any value and the
+ * service parses it with this schema, refusing (422) what it cannot read.
+ */
+export const trackerWebhookBodySchema = z.looseObject({
+  action: z.enum(['create', 'update', 'remove']),
+  type: z.string().min(1),
+  data: z.looseObject({ id: id }),
+  createdAt: z.string().optional(),
+});
+export type TrackerWebhookBody = z.infer<typeof trackerWebhookBodySchema>;
+
+export const storeWebhookArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  payload: z.unknown(),
+  team: z.string().max(200),
+  status: z.string().max(200),
+});
+export const storeWebhookValueSchema = z.looseObject({
+  event_id: z.number(),
+  type: z.string(),
+  action: z.string(),
+  applied: z.boolean(),
+});
+
+export const attachmentUpdateArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  payload: z.unknown(),
+});
+export const attachmentUpdateValueSchema = z.looseObject({
+  attachment_id: z.string(),
+  issue_id: z.string(),
+  removed: z.boolean(),
+});

@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { functionsMarkdownTable } from '../../src/protocol/index.ts';
+
+/** Cells trimmed and separator rows reduced, so Prettier's column alignment does not count as a difference. */
+function normalizeTable(markdown: string): string[] {
+  return markdown
+    .trim()
+    .split('\n')
+    .map((line) =>
+      line
+        .split('|')
+        .map((cell) => cell.trim().replace(/^-{3,}$/, '---'))
+        .join('|'),
+    );
+}
+
+describe('README', () => {
+  it('documents exactly the 20 functions of the protocol table', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = /<!-- functions:start[^>]*-->\n([\s\S]*?)\n<!-- functions:end -->/.exec(readme);
+    expect(section, 'README has the functions section').not.toBeNull();
+    expect(normalizeTable(section![1]!)).toEqual(normalizeTable(functionsMarkdownTable()));
+  });
+});
