@@ -1,0 +1,21 @@
+/**
+ * Runs the benchmarks and prints their tables. `npm run bench` runs all; `npm run bench -- service` one.
+ * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
+ */
+import { printTable, type BenchRow } from './report.ts';
+import { runServiceBench } from './service.ts';
+
+const benches: Record<string, { title: string; run: () => Promise<BenchRow[]> }> = {
+  service: { title: 'service (bench/service.ts)', run: runServiceBench },
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in benches));
+if (unknown.length > 0) {
+  console.error(`Unknown bench: ${unknown.join(', ')}. Known: ${Object.keys(benches).join(', ')}`);
+  process.exit(2);
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(benches)) {
+  const bench = benches[name]!;
+  printTable(bench.title, await bench.run());
+}

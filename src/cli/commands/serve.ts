@@ -1,0 +1,69 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_SERVICE_PORT, defaultServiceDbPath } from '../paths.ts';
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 = any free port).');
+  }
+  return port;
+}
+
+export function serveCommand(): Command {
+  return new Command('serve')
+    .summary('run the remote-function service (all 20 functions) on this machine')
+    .description(
+      'Run the remote-function service over HTTP, backed by a SQLite file. On the first start of a database it\n' +
+        'creates a user token and an admin token and prints them once; only their SHA-256 is stored.',
+    )
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, DEFAULT_SERVICE_PORT)
+    .option('--db <file>', 'SQLite database file', defaultServiceDbPath())
+    .option(
+      '--new-tokens',
+      'replace the stored tokens with new ones and print them (the old ones stop working)',
+    )
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or silent (logs go to stderr)', 'info')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ flowsync serve\n' +
+        '  $ flowsync serve --port 8080 --db ./service.db\n' +
+        '  $ curl -X POST http://127.0.0.1:7420/api/run/svc/tracker/private/workflow_state_cache_get_by_team \\\n' +
+        '      -H "Authorization: Admin $ADMIN_TOKEN" -H "Content-Type: application/json" \\\n' +
+        `      -d '{"args":{"baggage":{"trace_id":"t1","traffic_type":"external"},"team_id":"ENG"}}'`,
+    )
+    .action(
+      async (options: { host: string; port: number; db: string; newTokens?: boolean; logLevel: string }) => {
+        // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
+        const { createService } = await import('../../service/index.ts');
+        const service = await createService({
+          dbPath: options.db,
+          host: options.host,
+          port: options.port,
+          newTokens: options.newTokens ?? false,
+          logLevel: options.logLevel as 'info',
+        });
+        const out = process.stdout;
+        out.write(`flowsync service listening on ${service.url}\n`);
+        out.write(`database: ${options.db}\n`);
+        if (service.issuedTokens) {
+          out.write(
+            '\nNew tokens, shown this once (only their SHA-256 is stored; `flowsync serve --new-tokens` replaces them):\n' +
+              `  user token:   ${service.issuedTokens.user}\n` +
+              `  admin token:  ${service.issuedTokens.admin}\n` +
+              `Send them as "Authorization: Bearer <user token>" or "Authorization: Admin <admin token>".\n`,
+          );
+        }
+        out.write('Press Ctrl-C to stop.\n');
+
+        const stop = async (signal: string) => {
+          process.stderr.write(`\n${signal}: stopping the service…\n`);
+          await service.close();
+          process.exit(0);
+        };
+        process.once('SIGINT', () => void stop('SIGINT'));
+        process.once('SIGTERM', () => void stop('SIGTERM'));
+      },
+    );
+}

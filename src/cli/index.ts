@@ -1,0 +1,1 @@
+export { buildProgram, runCli, EXIT } from './program.ts';

@@ -1,0 +1,70 @@
+import pino, { type DestinationStream, type Level, type Logger } from 'pino';
+import { openServiceDatabase } from './db/open.ts';
+import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
+import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
+import { ApiKeys } from './store/api-keys.ts';
+import { createImplementations } from './functions/index.ts';
+
+export interface ServiceOptions {
+  /** SQLite file; created with its folder when missing. */
+  dbPath: string;
+  /** Default 127.0.0.1: the service is for this machine unless told otherwise. */
+  host?: string;
+  /** Default 0: any free port (read it back from `url`). */
+  port?: number;
+  bodyLimit?: number;
+  logLevel?: Level | 'silent';
+  /** Replace the stored tokens with new ones, shown once in `issuedTokens`. */
+  newTokens?: boolean;
+  /** Where log lines go (default stderr). */
+  logDestination?: DestinationStream;
+}
+
+export interface RunningService {
+  /** Base URL, e.g. http://127.0.0.1:7420 (functions are under /api/run/). */
+  url: string;
+  port: number;
+  /** The tokens created on the first start of this database (or by `newTokens`), else null. Shown once. */
+  issuedTokens: IssuedTokens | null;
+  close(): Promise<void>;
+}
+
+export async function createService(options: ServiceOptions): Promise<RunningService> {
+  const logger: Logger = pino(
+    { level: options.logLevel ?? 'info', base: { svc: 'flowsync' } },
+    options.logDestination ?? pino.destination({ dest: 2, sync: false }),
+  );
+  const db = openServiceDatabase(options.dbPath);
+  const tokens = new AccessTokens(db);
+  const issuedTokens = options.newTokens ? tokens.reissue() : tokens.issueIfNone();
+  const apiKeys = new ApiKeys(db);
+  const app = buildApp(
+    { tokens, apiKeys, implementations: createImplementations({ db, apiKeys }) },
+    { logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
+  );
+  try {
+    await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  const host = options.host ?? '127.0.0.1';
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  logger.info({ url: `http://${urlHost}:${port}`, db: options.dbPath }, 'service listening');
+
+  let closed = false;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    issuedTokens,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      db.close();
+      logger.flush();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The service's schema, one entry per version (PRAGMA user_version). Append only: a shipped migration is never
+ * edited, so every database, however old, reaches the same schema.
+ */
+export const MIGRATIONS: readonly string[] = [
+  /* 1: everything the 20 functions store */ `
+  CREATE TABLE access_tokens (
+    kind TEXT NOT NULL CHECK (kind IN ('user', 'admin')),
+    sha256 TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+  );
+
+  CREATE TABLE repos (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (owner, name)
+  );
+  CREATE TABLE flows (
+    id TEXT PRIMARY KEY,
+    repo_id TEXT NOT NULL REFERENCES repos (id),
+    flow_path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (repo_id, flow_path)
+  );
+  CREATE TABLE flow_files (
+    id TEXT PRIMARY KEY,
+    flow_id TEXT NOT NULL REFERENCES flows (id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    content TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (flow_id, path)
+  );
+
+  CREATE TABLE repo_configs (
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    config TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (owner, name)
+  );
+
+  CREATE TABLE tasks (
+    task_key TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    status TEXT,
+    priority TEXT,
+    repo_remote_url TEXT,
+    user_email TEXT,
+    parent_key TEXT,
+    team_id TEXT,
+    tracker_issue_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX tasks_by_parent ON tasks (parent_key);
+
+  CREATE TABLE workflow_state_teams (
+    team_id TEXT PRIMARY KEY,
+    updated_at TEXT NOT NULL
+  );
+  CREATE TABLE workflow_states (
+    team_id TEXT NOT NULL REFERENCES workflow_state_teams (team_id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    normalized_name TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (team_id, id)
+  );
+
+  CREATE TABLE tracker_issues (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    identifier TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    description TEXT,
+    priority REAL,
+    priority_label TEXT,
+    state_name TEXT,
+    team_id TEXT,
+    project_id TEXT,
+    parent_id TEXT,
+    assignee_id TEXT,
+    archived_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data TEXT NOT NULL
+  );
+  CREATE INDEX tracker_issues_by_parent ON tracker_issues (parent_id);
+  CREATE VIRTUAL TABLE tracker_issues_fts USING fts5 (
+    identifier, title, description,
+    content = 'tracker_issues', content_rowid = 'seq'
+  );
+  CREATE TRIGGER tracker_issues_fts_insert AFTER INSERT ON tracker_issues BEGIN
+    INSERT INTO tracker_issues_fts (rowid, identifier, title, description)
+    VALUES (new.seq, new.identifier, new.title, coalesce(new.description, ''));
+  END;
+  CREATE TRIGGER tracker_issues_fts_delete AFTER DELETE ON tracker_issues BEGIN
+    INSERT INTO tracker_issues_fts (tracker_issues_fts, rowid, identifier, title, description)
+    VALUES ('delete', old.seq, old.identifier, old.title, coalesce(old.description, ''));
+  END;
+  CREATE TRIGGER tracker_issues_fts_update AFTER UPDATE ON tracker_issues BEGIN
+    INSERT INTO tracker_issues_fts (tracker_issues_fts, rowid, identifier, title, description)
+    VALUES ('delete', old.seq, old.identifier, old.title, coalesce(old.description, ''));
+    INSERT INTO tracker_issues_fts (rowid, identifier, title, description)
+    VALUES (new.seq, new.identifier, new.title, coalesce(new.description, ''));
+  END;
+
+  CREATE TABLE tracker_projects (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    description TEXT,
+    state TEXT,
+    team_ids TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data TEXT NOT NULL
+  );
+  CREATE TABLE tracker_users (
+    id TEXT PRIMARY KEY,
+    name TEXT,
+    email TEXT,
+    data TEXT NOT NULL
+  );
+  CREATE TABLE tracker_attachments (
+    id TEXT PRIMARY KEY,
+    issue_id TEXT NOT NULL,
+    title TEXT,
+    url TEXT,
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX tracker_attachments_by_issue ON tracker_attachments (issue_id);
+  CREATE TABLE webhook_events (
+    id INTEGER PRIMARY KEY,
+    team TEXT NOT NULL,
+    status TEXT NOT NULL,
+    type TEXT NOT NULL,
+    action TEXT NOT NULL,
+    applied INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    received_at TEXT NOT NULL
+  );
+
+  CREATE TABLE api_keys (
+    hash TEXT PRIMARY KEY,
+    api_key_tid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    prefix_4 TEXT NOT NULL,
+    suffix_4 TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE key_activity_log (
+    id INTEGER PRIMARY KEY,
+    api_key_tid TEXT NOT NULL,
+    type TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    name TEXT NOT NULL,
+    prefix_4 TEXT NOT NULL,
+    suffix_4 TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    ts REAL NOT NULL,
+    trace_id TEXT NOT NULL,
+    logged_at TEXT NOT NULL
+  );
+  CREATE TABLE slug_log (
+    id INTEGER PRIMARY KEY,
+    slug TEXT NOT NULL,
+    type TEXT NOT NULL,
+    payload_slug TEXT NOT NULL,
+    payload_type TEXT NOT NULL,
+    ts REAL NOT NULL,
+    trace_id TEXT NOT NULL,
+    logged_at TEXT NOT NULL
+  );
+  `,
+];

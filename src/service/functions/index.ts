@@ -1,0 +1,23 @@
+import type { FunctionPath } from '../../protocol/index.ts';
+import type { ServiceStores } from './stores.ts';
+import type { Implementations } from './types.ts';
+import { flowDefFunctions } from './flow-def.ts';
+import { repoConfigFunctions } from './repo-config.ts';
+import { logFunctions } from './logs.ts';
+import { cryptoFunctions } from './crypto.ts';
+import { trackerFunctions } from './tracker.ts';
+import { webhookFunctions } from './webhooks.ts';
+import { taskFunctions } from './task.ts';
+
+/** All 20 implementations; the type makes a missing one a compile error. */
+export function createImplementations(stores: ServiceStores): Implementations<FunctionPath> {
+  return {
+    ...flowDefFunctions(stores),
+    ...repoConfigFunctions(stores),
+    ...logFunctions(stores),
+    ...cryptoFunctions(),
+    ...trackerFunctions(stores),
+    ...webhookFunctions(stores),
+    ...taskFunctions(stores),
+  };
+}

@@ -1,0 +1,11 @@
+import { RepoConfigStore } from '../store/repo-configs.ts';
+import type { ServiceStores } from './stores.ts';
+import type { Implementations } from './types.ts';
+
+export function repoConfigFunctions({ db }: ServiceStores): Implementations<'svc/repo_config/public/update'> {
+  const configs = new RepoConfigStore(db);
+  return {
+    'svc/repo_config/public/update': ({ baggage: _baggage, owner, name, ...config }) =>
+      configs.replace(owner, name, config),
+  };
+}

@@ -1,0 +1,19 @@
+import type { FunctionPath, ParsedArgsOf, ValueOf } from '../../protocol/index.ts';
+import type { Caller } from '../store/access-tokens.ts';
+import type { RegisteredApiKey } from '../store/api-keys.ts';
+
+/** What an implementation knows about the call besides its args. */
+export interface CallContext {
+  traceId: string;
+  caller: Caller;
+  /** The registered personal API key, for tracker actions (the dispatcher has already refused unknown ones). */
+  apiKey: RegisteredApiKey | null;
+}
+
+/**
+ * A function's behaviour: synchronous, because better-sqlite3 is, which makes every call one atomic step.
+ * Throw `CallRefused` for a well-formed call the function will not do (HTTP 422).
+ */
+export type Implementation<P extends FunctionPath> = (args: ParsedArgsOf<P>, ctx: CallContext) => ValueOf<P>;
+
+export type Implementations<P extends FunctionPath> = { [K in P]: Implementation<K> };

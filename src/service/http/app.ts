@@ -1,0 +1,64 @@
+import Fastify, { LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { API_PREFIX } from '../../protocol/index.ts';
+import { dispatchCall, type Dispatcher } from './dispatch.ts';
+import { sendError } from './envelope.ts';
+
+export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+export interface AppOptions {
+  logger: Logger;
+  bodyLimit: number;
+}
+
+/** The HTTP face of the service: one route for every function, and an envelope for every error. */
+export function buildApp(deps: Dispatcher, options: AppOptions) {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // One line a call, written in onResponse with the trace id, instead of fastify's two generic ones.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimit,
+    // Trace ids come from the caller's baggage; fastify's own request ids would only add noise.
+    genReqId: () => '',
+  });
+
+  // Any content type is read as JSON: a caller that forgot the header gets the same answer as one that sent it.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+
+  app.all(`${API_PREFIX}*`, (request, reply) => {
+    const path = (request.params as { '*': string })['*'];
+    return dispatchCall(deps, path, request, reply);
+  });
+
+  app.setNotFoundHandler((_request, reply) =>
+    sendError(
+      reply,
+      404,
+      `Not a flowsync endpoint: functions are called at POST ${API_PREFIX}<function path>.`,
+    ),
+  );
+
+  app.setErrorHandler((error: { statusCode?: number; code?: string }, request, reply) => {
+    if (error.statusCode === 413) {
+      return sendError(reply, 413, `The body is larger than ${options.bodyLimit} bytes: send less per call.`);
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      // The parser's own message may quote the body, and the body may hold a secret: say only what to do.
+      return sendError(reply, 400, 'The body is not valid JSON: send {"args": {...}} as JSON.', {
+        code: error.code ?? 'bad_request',
+      });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendError(reply, 500, 'Internal error; the service log has the details.');
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info({ status: reply.statusCode, ms: Number(reply.elapsedTime.toFixed(3)) }, 'call');
+    done();
+  });
+
+  return app;
+}
