@@ -177,3 +177,65 @@ export const attachmentUpdateValueSchema = z.looseObject({
   issue_id: z.string(),
   removed: z.boolean(),
 });
+
+// ---- What the service reads out of a webhook's `data` (the tracker's camelCase records) ----
+
+const optionalText = z.string().max(100_000).nullish();
+const reference = z.looseObject({ id: z.string() }).nullish();
+
+/** An Issue as the tracker sends it; ids of related records come either flat (`teamId`) or nested (`team.id`). */
+export const webhookIssueDataSchema = z.looseObject({
+  id: id,
+  identifier: z.string().min(1).max(100),
+  title: z.string().max(1000),
+  description: optionalText,
+  priority: z.number().int().min(0).max(4).nullish(),
+  priorityLabel: z.string().max(100).nullish(),
+  state: z.looseObject({ name: z.string() }).nullish(),
+  teamId: z.string().nullish(),
+  team: reference,
+  projectId: z.string().nullish(),
+  project: reference,
+  parentId: z.string().nullish(),
+  parent: reference,
+  assigneeId: z.string().nullish(),
+  assignee: reference,
+  archivedAt: z.string().nullish(),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+});
+export type WebhookIssueData = z.infer<typeof webhookIssueDataSchema>;
+
+export const webhookProjectDataSchema = z.looseObject({
+  id: id,
+  name: z.string().min(1).max(1000),
+  description: optionalText,
+  state: z.string().nullish(),
+  teamIds: z.array(z.string()).optional(),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+});
+export type WebhookProjectData = z.infer<typeof webhookProjectDataSchema>;
+
+export const webhookUserDataSchema = z.looseObject({
+  id: id,
+  name: z.string().max(1000).nullish(),
+  email: z.string().max(320).nullish(),
+});
+export type WebhookUserData = z.infer<typeof webhookUserDataSchema>;
+
+/** `handle_attachment_update`'s payload: an Attachment webhook body. */
+export const webhookAttachmentBodySchema = z.looseObject({
+  action: z.enum(['create', 'update', 'remove']),
+  type: z.literal('Attachment'),
+  data: z.looseObject({
+    id: id,
+    issueId: id,
+    title: z.string().max(1000).nullish(),
+    url: z.string().max(4000).nullish(),
+  }),
+});
+export type WebhookAttachmentBody = z.infer<typeof webhookAttachmentBodySchema>;
+
+/** The tracker's priority numbers and the labels it shows for them. */
+export const PRIORITY_LABELS = ['No priority', 'Urgent', 'High', 'Medium', 'Low'] as const;

@@ -1,0 +1,76 @@
+import { DEFAULT_PAGE_SIZE } from '../../protocol/index.ts';
+import { CallRefused } from '../errors.ts';
+import { TrackerIssues } from '../store/tracker-issues.ts';
+import { TrackerProjects } from '../store/tracker-projects.ts';
+import { TrackerUsers } from '../store/tracker-users.ts';
+import { WorkflowStates } from '../store/workflow-states.ts';
+import type { ServiceStores } from './stores.ts';
+import type { CallContext, Implementations } from './types.ts';
+
+type TrackerPath =
+  | 'svc/tracker/action/issues/search/run'
+  | 'svc/tracker/action/issues/batch/run'
+  | 'svc/tracker/action/projects/list/run'
+  | 'svc/tracker/action/projects/get/run'
+  | 'svc/tracker/action/users/viewer/run'
+  | 'svc/tracker/private/workflow_state_cache_upsert'
+  | 'svc/tracker/private/workflow_state_cache_get_by_team'
+  | 'svc/tracker/private/key_cache_get_by_uuid';
+
+export function trackerFunctions({ db }: ServiceStores): Implementations<TrackerPath> {
+  const issues = new TrackerIssues(db);
+  const projects = new TrackerProjects(db);
+  const users = new TrackerUsers(db);
+  const workflowStates = new WorkflowStates(db);
+
+  return {
+    'svc/tracker/action/issues/search/run': ({ query, pagination }) =>
+      issues.search({
+        query,
+        first: pagination?.first ?? DEFAULT_PAGE_SIZE,
+        after: pagination?.after,
+        includeArchived: pagination?.includeArchived ?? false,
+      }),
+
+    'svc/tracker/action/issues/batch/run': ({ identifiers }) => {
+      const nodes = [];
+      const missing = [];
+      for (const identifier of new Set(identifiers)) {
+        const issue = issues.findByIdentifier(identifier);
+        if (issue) nodes.push(issue);
+        else missing.push(identifier);
+      }
+      return { nodes, missing };
+    },
+
+    'svc/tracker/action/projects/list/run': ({ pagination }) =>
+      projects.list(pagination?.first ?? DEFAULT_PAGE_SIZE, pagination?.after),
+
+    'svc/tracker/action/projects/get/run': ({ id }) => {
+      const project = projects.findById(id);
+      if (!project) throw new CallRefused(`No tracker project with id ${id}.`, { path: ['id'] });
+      return project;
+    },
+
+    'svc/tracker/action/users/viewer/run': (_args, ctx) => viewer(ctx, users),
+
+    'svc/tracker/private/workflow_state_cache_upsert': ({ team_id, states }) =>
+      workflowStates.replace(team_id, states),
+
+    'svc/tracker/private/workflow_state_cache_get_by_team': ({ team_id }) => workflowStates.get(team_id),
+
+    'svc/tracker/private/key_cache_get_by_uuid': ({ tracker_task_uuid, tracker_team_uuid }) => {
+      const issue = issues.findById(tracker_task_uuid);
+      if (!issue || issue.team_id !== tracker_team_uuid) return null;
+      return { task_key: issue.identifier, tracker_task_uuid, tracker_team_uuid };
+    },
+  };
+}
+
+/** The user the presented API key belongs to; a user the webhooks have not delivered yet has no name or email. */
+function viewer(ctx: CallContext, users: TrackerUsers) {
+  // The dispatcher only calls a tracker action with a registered key, so apiKey is set here.
+  const userId = ctx.apiKey?.user_id;
+  if (userId === undefined) throw new Error('tracker action called without a registered API key');
+  return users.findById(userId) ?? { id: userId, name: null, email: null };
+}
