@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { percentile, printTable, type BenchRow } from './report.ts';
-import { startServeProcess } from './serve-process.ts';
+import { startServeProcess } from '../test/support/serve-process.ts';
 
 const FLOWS_PER_BATCH = 10;
 const FILES_PER_FLOW = 100; // 1,000 files of 1 KiB a batch, ~1.1 MiB of JSON: within the agent's 4 MiB chunks

@@ -44,6 +44,16 @@ export function serveCommand(): Command {
           newTokens: options.newTokens ?? false,
           logLevel: options.logLevel as 'info',
         });
+        // Installed before the address is printed, so a caller that stops us as soon as we are up is heard.
+        const stop = async (signal: string) => {
+          process.stderr.write(`\n${signal}: stopping the service…\n`);
+          // A connection that never finishes must not keep the process alive: give up waiting after 5 s.
+          setTimeout(() => process.exit(0), 5_000).unref();
+          await service.close();
+          process.exit(0);
+        };
+        process.once('SIGINT', () => void stop('SIGINT'));
+        process.once('SIGTERM', () => void stop('SIGTERM'));
         const out = process.stdout;
         out.write(`flowsync service listening on ${service.url}\n`);
         out.write(`database: ${options.db}\n`);
@@ -56,14 +66,6 @@ export function serveCommand(): Command {
           );
         }
         out.write('Press Ctrl-C to stop.\n');
-
-        const stop = async (signal: string) => {
-          process.stderr.write(`\n${signal}: stopping the service…\n`);
-          await service.close();
-          process.exit(0);
-        };
-        process.once('SIGINT', () => void stop('SIGINT'));
-        process.once('SIGTERM', () => void stop('SIGTERM'));
       },
     );
 }
