@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import {
+  API_PREFIX,
+  describeIssues,
+  envelopeSchema,
+  findFunction,
+  toWireIssues,
+  type Baggage,
+  type Envelope,
+  type FunctionPath,
+  type FunctionSpec,
+  type ValueOf,
+} from '../protocol/index.ts';
+import { authorizationHeader, toAuthProvider, type ClientAuth } from './auth.ts';
+import {
+  InvalidArgsError,
+  MissingCredentialsError,
+  ProtocolError,
+  RemoteError,
+  TransportError,
+} from './errors.ts';
+import { groupedMethods, type CallArgs, type CallOptions, type GroupedMethods } from './methods.ts';
+import {
+  backoffMs,
+  DEFAULT_RETRY,
+  mayRetryFailure,
+  mayRetryStatus,
+  retryAfterMs,
+  type RetryOptions,
+} from './retry.ts';
+
+export interface ClientOptions {
+  /** The service's address, e.g. `http://127.0.0.1:7420` (a path prefix is kept). */
+  baseUrl: string;
+  auth: ClientAuth;
+  /** Per-call time-out; actions (`…/action/…`) get `actionTimeoutMs`. */
+  timeoutMs?: number;
+  actionTimeoutMs?: number;
+  retry?: Partial<RetryOptions>;
+  /** `traffic_type` of the baggage the client fills in. */
+  trafficType?: string;
+}
+
+/** An answer from the service: the HTTP code and the envelope, success or not. */
+export interface Reply {
+  statusCode: number;
+  envelope: Envelope;
+  traceId: string;
+}
+
+export interface RemoteClient extends GroupedMethods {
+  readonly baseUrl: string;
+  /** Calls a function and returns its value; throws RemoteError, TransportError, ProtocolError or InvalidArgsError. */
+  call<P extends FunctionPath>(path: P, args: CallArgs<P>, options?: CallOptions): Promise<ValueOf<P>>;
+  /** Like `call`, but an error envelope is returned, not thrown (for `flowsync call --raw`). */
+  reply<P extends FunctionPath>(path: P, args: CallArgs<P>, options?: CallOptions): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_ACTION_TIMEOUT_MS = 120_000;
+/** A server asking for a longer pause than this is treated as down for now. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export function createClient(options: ClientOptions): RemoteClient {
+  const base = new URL(options.baseUrl);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new TypeError(`The service URL must start with http:// or https:// (got ${base.protocol}).`);
+  }
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const authFor = toAuthProvider(options.auth);
+  const retry = { ...DEFAULT_RETRY, ...options.retry };
+  const trafficType = options.trafficType ?? 'external';
+  // One keep-alive pool per client: a sync of thousands of files reuses a handful of connections.
+  const pool = new Pool(base.origin, {
+    connections: 8,
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+  });
+
+  async function reply<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions: CallOptions = {}) {
+    const spec = findFunction(path);
+    if (!spec)
+      throw new InvalidArgsError(path, [], `no function at ${path}; \`flowsync functions\` lists them`);
+    const baggage: Baggage = args.baggage ?? { trace_id: randomUUID(), traffic_type: trafficType };
+    const fullArgs = { ...args, baggage };
+    const parsed = spec.args.safeParse(fullArgs);
+    if (!parsed.success) {
+      const issues = toWireIssues(parsed.error.issues);
+      throw new InvalidArgsError(path, issues, describeIssues(issues));
+    }
+    const credentials = await authFor(spec.access);
+    if (!credentials) {
+      throw new MissingCredentialsError(
+        spec.access === 'admin'
+          ? `${path} needs an admin token for ${baseUrl}: run \`flowsync login --admin\`.`
+          : `No token for ${baseUrl}: run \`flowsync login\`.`,
+      );
+    }
+    const body = JSON.stringify({ args: fullArgs });
+    const timeoutMs =
+      callOptions.timeoutMs ??
+      (spec.kind === 'action'
+        ? (options.actionTimeoutMs ?? DEFAULT_ACTION_TIMEOUT_MS)
+        : (options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+    return send(
+      spec,
+      body,
+      authorizationHeader(credentials),
+      baggage.trace_id,
+      timeoutMs,
+      callOptions.signal,
+    );
+  }
+
+  async function send(
+    spec: FunctionSpec,
+    body: string,
+    authorization: string,
+    traceId: string,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Reply> {
+    const requestPath = `${basePath}${API_PREFIX}${spec.path}`;
+    for (let attempt = 1; ; attempt++) {
+      const last = attempt >= retry.attempts;
+      let statusCode: number;
+      let headers: Record<string, string | string[] | undefined>;
+      let text: string;
+      try {
+        const deadline = AbortSignal.timeout(timeoutMs);
+        const response = await pool.request({
+          path: requestPath,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body,
+          signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+        });
+        statusCode = response.statusCode;
+        headers = response.headers;
+        text = await response.body.text();
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        const code = failureCode(error);
+        if (!last && mayRetryFailure(spec.repeat, code)) {
+          await sleep(backoffMs(attempt - 1, retry), undefined, { signal });
+          continue;
+        }
+        throw transportError(spec.path, code, attempt, timeoutMs, error);
+      }
+
+      if (!last && mayRetryStatus(spec.repeat, statusCode)) {
+        const wait = retryAfterMs(headers['retry-after']) ?? backoffMs(attempt - 1, retry);
+        if (wait <= MAX_RETRY_AFTER_MS) {
+          await sleep(wait, undefined, { signal });
+          continue;
+        }
+      }
+      return { statusCode, envelope: parseEnvelope(spec.path, statusCode, text), traceId };
+    }
+  }
+
+  function transportError(path: string, code: string, attempts: number, timeoutMs: number, cause: unknown) {
+    const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
+    const message =
+      code === 'TIMEOUT'
+        ? `No reply from ${baseUrl} to ${path} within ${timeoutMs / 1000} s${tries}; the service is busy or stuck, try again later.`
+        : `Cannot reach the service at ${baseUrl} (${code})${tries}: is it running? Start it with \`flowsync serve\` or check the URL.`;
+    return new TransportError(message, path, code, attempts, { cause });
+  }
+
+  function parseEnvelope(path: string, statusCode: number, text: string): Envelope {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ProtocolError(
+        `The reply from ${baseUrl} to ${path} is not JSON (HTTP ${statusCode}); is the URL a flowsync service?`,
+        path,
+        statusCode,
+      );
+    }
+    const envelope = envelopeSchema.safeParse(json);
+    if (!envelope.success) {
+      throw new ProtocolError(
+        `The reply from ${baseUrl} to ${path} is not an envelope (HTTP ${statusCode}): ${describeIssues(toWireIssues(envelope.error.issues), 'reply')}`,
+        path,
+        statusCode,
+      );
+    }
+    return envelope.data;
+  }
+
+  async function call<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions?: CallOptions) {
+    const { statusCode, envelope, traceId } = await reply(path, args, callOptions);
+    if (envelope.status !== 'success') {
+      throw new RemoteError(
+        path,
+        statusCode,
+        envelope.errorMessage ?? 'the service gave no message',
+        envelope.errorData ?? {},
+        traceId,
+      );
+    }
+    // findFunction cannot miss here: reply() has already looked the path up.
+    const value = (findFunction(path) as FunctionSpec).value.safeParse(envelope.value);
+    if (!value.success) {
+      throw new ProtocolError(
+        `The value ${baseUrl} returned for ${path} has the wrong shape: ${describeIssues(toWireIssues(value.error.issues), 'value')}`,
+        path,
+        statusCode,
+      );
+    }
+    return value.data as ValueOf<P>;
+  }
+
+  return {
+    baseUrl,
+    call,
+    reply,
+    close: () => pool.close(),
+    ...groupedMethods(call),
+  };
+}
+
+/** The code that names why a request failed: a system code, an undici code, or TIMEOUT for our deadline. */
+function failureCode(error: unknown): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return 'TIMEOUT';
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'TIMEOUT' : code;
+  }
+  const cause = (error as { cause?: unknown }).cause;
+  return cause ? failureCode(cause) : 'UNKNOWN';
+}

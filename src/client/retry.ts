@@ -1,0 +1,53 @@
+import type { RepeatPolicy } from '../protocol/index.ts';
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. */
+  attempts: number;
+  /** Back-off before the second attempt; doubled each time, with jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryOptions = { attempts: 4, baseDelayMs: 250, maxDelayMs: 10_000 };
+
+/** Errors that happen before a byte of the request left: repeating the call cannot apply it twice. */
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** HTTP codes that say "not now" rather than "no": a later attempt may succeed. */
+const RETRIABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+
+export function wasNeverSent(code: string): boolean {
+  return NEVER_SENT_CODES.has(code);
+}
+
+export function mayRetryFailure(policy: RepeatPolicy, code: string): boolean {
+  return policy === 'safe' || wasNeverSent(code);
+}
+
+/** A reply with these codes reached the service, so only a function safe to repeat is sent again. */
+export function mayRetryStatus(policy: RepeatPolicy, statusCode: number): boolean {
+  return policy === 'safe' && RETRIABLE_STATUS.has(statusCode);
+}
+
+/** Exponential back-off with "equal jitter": half the delay fixed, half random, so retries of many clients spread. */
+export function backoffMs(attempt: number, options: RetryOptions, random = Math.random): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempt);
+  return ceiling / 2 + random() * (ceiling / 2);
+}
+
+/** `Retry-After` in seconds or as an HTTP date, in ms from now; null when absent or unreadable. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}

@@ -1,0 +1,60 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+
+export interface Fault {
+  status: number;
+  headers?: Record<string, string>;
+  body: string;
+}
+
+export interface FaultProxy {
+  url: string;
+  /** The path of every request that reached the proxy, in order. */
+  requests: string[];
+  /** Decides per request: a fault to answer with, or null to pass the request on to the service. */
+  fault: (path: string, index: number) => Fault | null;
+  close(): Promise<void>;
+}
+
+/**
+ * A reverse proxy in front of a real service that can answer in its place: a stand-in for the load balancers and
+ * gateways (which we do not own) that send 503s, 429s and HTML error pages.
+ */
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const proxy: FaultProxy = {
+    url: '',
+    requests: [],
+    fault: () => null,
+    close: () => new Promise((done) => server.close(() => done())),
+  };
+  const server = createServer((req, res) => {
+    void (async () => {
+      const body = await readBody(req);
+      const path = req.url ?? '/';
+      const index = proxy.requests.push(path) - 1;
+      const fault = proxy.fault(path, index);
+      if (fault) {
+        res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
+        res.end(fault.body);
+        return;
+      }
+      const upstream = await request(`${target}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
+        body,
+      });
+      res.writeHead(upstream.statusCode, { 'content-type': 'application/json' });
+      res.end(await upstream.body.text());
+    })();
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let body = '';
+  for await (const chunk of req) body += String(chunk);
+  return body;
+}
