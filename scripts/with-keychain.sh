@@ -4,7 +4,7 @@
 set -euo pipefail
 if ! command -v dbus-run-session >/dev/null || ! command -v gnome-keyring-daemon >/dev/null; then
   echo "with-keychain: dbus-run-session and gnome-keyring-daemon are needed for the keychain tests." >&2
-  echo "with-keychain: on Debian/Ubuntu: sudo apt-get install dbus gnome-keyring libsecret-1-dev" >&2
+  echo "with-keychain: on Debian/Ubuntu: sudo apt-get install dbus gnome-keyring libsecret-1-dev libsecret-tools" >&2
   exit 2
 fi
 test_home=$(mktemp -d "${TMPDIR:-/tmp}/flowsync-test-home.XXXXXX")

@@ -1,0 +1,21 @@
+import { LayeredSecretStore } from './environment-store.ts';
+import { KeychainSecretStore } from './keychain-store.ts';
+import type { SecretStore } from './secret-store.ts';
+
+export {
+  KEYCHAIN_SERVICE,
+  SECRET_KINDS,
+  accountFor,
+  maskSecret,
+  normalizeServiceUrl,
+  type SecretKind,
+  type SecretStore,
+} from './secret-store.ts';
+export { KeychainSecretStore, KeychainUnavailable } from './keychain-store.ts';
+export { LayeredSecretStore, SECRET_ENV_VARS, environmentSecret } from './environment-store.ts';
+export { secretStoreAuth } from './keychain-auth.ts';
+
+/** The environment first, then the OS keychain. */
+export function createSecretStore(env: NodeJS.ProcessEnv = process.env): SecretStore {
+  return new LayeredSecretStore(new KeychainSecretStore(), env);
+}
