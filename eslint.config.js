@@ -2,6 +2,13 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** DESIGN.md's layers, top first: each may import only the ones before it. */
+const LAYERS = ['protocol', 'client', 'service', 'secrets', 'sync', 'agent', 'cli'];
+const DOOR = {
+  regex: '^(\\.\\./)+(src/)?(protocol|client|service|secrets|sync|agent|cli)/(?!index\\.ts$).+',
+  message: 'Import another layer through its index.ts only.',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'renderer/dist/', 'coverage/', '.scratch/'] },
   js.configs.recommended,
@@ -17,35 +24,36 @@ export default tseslint.config(
   {
     // A layer reaches another only through its index.ts door (see DESIGN.md, "Layers").
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [DOOR] }] },
+  },
+  // And only a layer above it: a lower layer never imports a higher one.
+  ...LAYERS.map((layer, index) => ({
+    files: [`src/${layer}/**/*.ts`],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            {
-              regex: '^(\\.\\./)+(src/)?(protocol|client|service|secrets|sync|agent|cli)/(?!index\\.ts$).+',
-              message: 'Import another layer through its index.ts only.',
-            },
+            DOOR,
+            ...(index < LAYERS.length - 1
+              ? [
+                  {
+                    regex: `^(\\.\\./)+(${LAYERS.slice(index + 1).join('|')})(/|$)`,
+                    message: `src/${layer} may import only ${LAYERS.slice(0, index).join(', ') || 'no other layer'} (DESIGN.md, "Layers").`,
+                  },
+                ]
+              : []),
+            ...(layer === 'protocol'
+              ? [
+                  {
+                    regex: '^node:',
+                    message: 'src/protocol is pure: no Node APIs (the renderer imports it).',
+                  },
+                ]
+              : []),
           ],
         },
       ],
     },
-  },
-  {
-    files: ['src/protocol/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^(\\.\\./)+(client|service|secrets|sync|agent|cli)(/|$)',
-              message: 'src/protocol imports nothing of ours.',
-            },
-            { regex: '^node:', message: 'src/protocol is pure: no Node APIs (the renderer imports it).' },
-          ],
-        },
-      ],
-    },
-  },
+  })),
 );
