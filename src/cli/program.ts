@@ -1,9 +1,13 @@
 import { Command, CommanderError } from 'commander';
+import { callCommand } from './commands/call.ts';
 import { functionsCommand } from './commands/functions.ts';
+import { loginCommand } from './commands/login.ts';
+import { logoutCommand } from './commands/logout.ts';
 import { serveCommand } from './commands/serve.ts';
+import { EXIT } from './exit-codes.ts';
+import { reportError } from './report-error.ts';
 
-/** Exit codes every command keeps: 0 success, 1 remote error, 2 usage, 3 transport. */
-export const EXIT = { ok: 0, remote: 1, usage: 2, transport: 3 } as const;
+export { EXIT };
 
 export function buildProgram(): Command {
   const program = new Command('flowsync')
@@ -12,7 +16,13 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(text) });
-  for (const command of [serveCommand(), functionsCommand()]) {
+  for (const command of [
+    serveCommand(),
+    loginCommand(),
+    logoutCommand(),
+    callCommand(),
+    functionsCommand(),
+  ]) {
     // addCommand does not pass exitOverride and the output settings on: copy them so usage errors exit with 2.
     program.addCommand(command.copyInheritedSettings(program));
   }
@@ -23,12 +33,14 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return EXIT.ok;
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end through here too, with exit code 0.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    throw error;
+    const code = reportError(error);
+    if (code === undefined) throw error;
+    return code;
   }
 }

@@ -1,0 +1,34 @@
+import { Command } from 'commander';
+import { createSecretStore, type SecretKind } from '../../secrets/index.ts';
+import { resolveServiceUrl, urlOption } from '../service-url.ts';
+
+export function logoutCommand(): Command {
+  return new Command('logout')
+    .summary("remove this service's tokens from the OS keychain")
+    .description(
+      'Removes the user and admin tokens kept for the service from the OS keychain; with --all, also the\n' +
+        'personal API key. Variables set in the environment (FLOWSYNC_TOKEN, …) are not touched.',
+    )
+    .addOption(urlOption())
+    .option('--all', 'also remove the personal API key')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ flowsync logout\n  $ flowsync logout --all --url http://127.0.0.1:7420',
+    )
+    .action(async (options: { url?: string; all?: boolean }) => {
+      const url = resolveServiceUrl(options.url);
+      const store = createSecretStore();
+      const kinds: SecretKind[] = [
+        'access-token',
+        'admin-token',
+        ...(options.all ? (['api-key'] as const) : []),
+      ];
+      const removed: SecretKind[] = [];
+      for (const kind of kinds) if (await store.delete(url, kind)) removed.push(kind);
+      process.stdout.write(
+        removed.length > 0
+          ? `Signed out of ${url}: removed ${removed.join(', ')} from the OS keychain.\n`
+          : `Nothing to remove: no ${kinds.join(', ')} kept for ${url}.\n`,
+      );
+    });
+}
