@@ -3,10 +3,12 @@
  * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
  */
 import { printTable, type BenchRow } from './report.ts';
+import { runClientBench } from './client.ts';
 import { runServiceBench } from './service.ts';
 
 const benches: Record<string, { title: string; run: () => Promise<BenchRow[]> }> = {
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
+  client: { title: 'client (bench/client.ts)', run: runClientBench },
 };
 
 const wanted = process.argv.slice(2);
