@@ -1,24 +1,32 @@
-import envPaths from 'env-paths';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { z } from 'zod';
+import { configFilePath } from './paths.ts';
 
 /** The address `flowsync serve` listens on by default, and so the one the CLI talks to by default. */
-export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:7420';
+export const DEFAULT_SERVICE_PORT = 7420;
+export const DEFAULT_SERVICE_URL = `http://127.0.0.1:${DEFAULT_SERVICE_PORT}`;
 
 /**
  * The agent's settings file. Secrets never go in it: tokens and API keys live in the OS keychain.
  * Unknown fields are kept, so that an older flowsync does not erase a newer one's settings.
  */
+/** A repository the agent keeps in sync. owner/name are read from the git remote when not set. */
+export const repositoryConfigSchema = z.looseObject({
+  path: z.string().min(1),
+  owner: z.string().min(1).max(200).optional(),
+  name: z.string().min(1).max(200).optional(),
+  flowRoots: z.array(z.string().min(1)).min(1).default(['flows']),
+  enabled: z.boolean().default(true),
+});
+export type RepositoryConfig = z.infer<typeof repositoryConfigSchema>;
+
 export const agentConfigSchema = z.looseObject({
   /** The service to sync with; empty means the embedded service. */
   serviceUrl: z.string().default(''),
+  repositories: z.array(repositoryConfigSchema).default([]),
 });
 export type AgentConfig = z.infer<typeof agentConfigSchema>;
-
-export function configFilePath(): string {
-  return join(envPaths('flowsync', { suffix: '' }).config, 'config.json');
-}
 
 export class ConfigError extends Error {
   constructor(message: string) {

@@ -1,9 +1,14 @@
 export {
+  DEFAULT_SERVICE_PORT,
   DEFAULT_SERVICE_URL,
   ConfigError,
   agentConfigSchema,
-  configFilePath,
   loadConfig,
   saveConfig,
   type AgentConfig,
+  type RepositoryConfig,
 } from './config.ts';
+export { configFilePath, defaultServiceDbPath, defaultStatePath } from './paths.ts';
+export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
+export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
+export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';

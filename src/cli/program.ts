@@ -4,6 +4,9 @@ import { functionsCommand } from './commands/functions.ts';
 import { loginCommand } from './commands/login.ts';
 import { logoutCommand } from './commands/logout.ts';
 import { serveCommand } from './commands/serve.ts';
+import { startCommand } from './commands/start.ts';
+import { statusCommand } from './commands/status.ts';
+import { syncCommand } from './commands/sync.ts';
 import { EXIT } from './exit-codes.ts';
 import { reportError } from './report-error.ts';
 
@@ -17,6 +20,9 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(text) });
   for (const command of [
+    startCommand(),
+    syncCommand(),
+    statusCommand(),
     serveCommand(),
     loginCommand(),
     logoutCommand(),

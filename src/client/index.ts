@@ -9,3 +9,4 @@ export {
   RemoteError,
   TransportError,
 } from './errors.ts';
+export { checkAccess } from './check-access.ts';

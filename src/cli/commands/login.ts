@@ -1,7 +1,6 @@
 import { Command } from 'commander';
-import { createCipheriv, randomBytes } from 'node:crypto';
 import { loadConfig, saveConfig } from '../../agent/index.ts';
-import { RemoteError, createClient, type ClientAuth } from '../../client/index.ts';
+import { RemoteError, checkAccess, createClient, type ClientAuth } from '../../client/index.ts';
 import {
   SECRET_ENV_VARS,
   accountFor,
@@ -77,7 +76,7 @@ async function checkWithService(url: string, kind: SecretKind, secret: string, s
     if (kind === 'admin-token') {
       await client.tracker.workflowStateCacheGetByTeam({ team_id: 'flowsync-login-check' });
     } else if (kind === 'access-token') {
-      await decryptProbe(client);
+      await checkAccess(client);
     } else {
       await client.tracker.viewer({ api_key: { secret, type: 'personal-api-key' } });
     }
@@ -107,18 +106,4 @@ function refusal(kind: SecretKind, url: string, error: RemoteError): string {
     return `that is a user token, not an admin token: run \`flowsync login\` without --admin.`;
   }
   return `${url} does not accept this ${WHAT[kind]}: check it was copied whole (\`flowsync serve\` prints both tokens on first start).`;
-}
-
-/** decrypt_aes_gcm changes nothing and any signed-in caller may use it: a safe way to prove a user token. */
-async function decryptProbe(client: ReturnType<typeof createClient>) {
-  const key = randomBytes(32);
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const ciphertext = Buffer.concat([cipher.update('flowsync login check', 'utf8'), cipher.final()]);
-  await client.crypto.decryptAesGcm({
-    ciphertext: ciphertext.toString('base64'),
-    iv: iv.toString('base64'),
-    key: key.toString('base64'),
-    tag: cipher.getAuthTag().toString('base64'),
-  });
 }

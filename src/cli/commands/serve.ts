@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_SERVICE_PORT, defaultServiceDbPath } from '../paths.ts';
+import { DEFAULT_SERVICE_PORT, defaultServiceDbPath } from '../../agent/index.ts';
 
 export function parsePort(value: string): number {
   const port = Number(value);

@@ -1,0 +1,164 @@
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import {
+  MissingCredentialsError,
+  createClient,
+  type ClientAuth,
+  type RemoteClient,
+} from '../client/index.ts';
+import type { RunningService } from '../service/index.ts';
+import {
+  createSecretStore,
+  normalizeServiceUrl,
+  secretStoreAuth,
+  type SecretStore,
+} from '../secrets/index.ts';
+import {
+  Hasher,
+  SyncEngine,
+  SyncState,
+  type SyncEngineOptions,
+  type SyncProgress,
+  type SyncReport,
+  type SyncStatus,
+} from '../sync/index.ts';
+import {
+  ConfigError,
+  DEFAULT_SERVICE_PORT,
+  loadConfig,
+  type AgentConfig,
+  type RepositoryConfig,
+} from './config.ts';
+import { startEmbeddedService } from './embedded-service.ts';
+import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
+import { identifyRepository, type RepositoryIdentity } from './repositories.ts';
+
+export interface AgentOptions {
+  config?: AgentConfig;
+  statePath?: string;
+  serviceDbPath?: string;
+  secrets?: SecretStore;
+  /** The embedded service's port (default 7420, or $FLOWSYNC_EMBEDDED_PORT; 0 = any free port). */
+  embeddedPort?: number;
+  /** Engine timings, for tests that cannot wait a minute for a back-off. */
+  timings?: Pick<
+    SyncEngineOptions,
+    'quietMs' | 'maxWaitMs' | 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs'
+  >;
+}
+
+export interface WatchedRepository {
+  identity: RepositoryIdentity;
+  engine: SyncEngine;
+}
+
+interface AgentEvents {
+  status: [WatchedRepository, SyncStatus];
+  progress: [WatchedRepository, SyncProgress];
+  synced: [WatchedRepository, SyncReport];
+}
+
+/**
+ * The composition root: config, secrets, the service (embedded or remote), one client, one state file, one
+ * hasher pool, and a sync engine per repository.
+ */
+export class Agent extends EventEmitter<AgentEvents> {
+  readonly repositories = new Map<string, WatchedRepository>();
+
+  private constructor(
+    readonly serviceUrl: string,
+    /** Set when the service runs inside this process. */
+    private readonly embedded: RunningService | null,
+    /** A line about the embedded service's tokens, to show once; null otherwise. */
+    readonly notice: string | null,
+    private readonly client: RemoteClient,
+    private readonly state: SyncState,
+    private readonly hasher: Hasher,
+    private readonly options: AgentOptions,
+  ) {
+    super();
+  }
+
+  static async open(options: AgentOptions = {}): Promise<Agent> {
+    const config = options.config ?? loadConfig();
+    const secrets = options.secrets ?? createSecretStore();
+    const configuredUrl = process.env.FLOWSYNC_URL || config.serviceUrl;
+    let url: string;
+    let auth: ClientAuth;
+    let embedded: RunningService | null = null;
+    let notice: string | null = null;
+    if (configuredUrl) {
+      url = normalizeServiceUrl(configuredUrl);
+      auth = secretStoreAuth(secrets, url);
+      if (
+        (await secrets.get(url, 'access-token')) === null &&
+        (await secrets.get(url, 'admin-token')) === null
+      ) {
+        throw new MissingCredentialsError(`No token for ${url}: run \`flowsync login --url ${url}\` first.`);
+      }
+    } else {
+      const envPort = process.env.FLOWSYNC_EMBEDDED_PORT;
+      const started = await startEmbeddedService({
+        dbPath: options.serviceDbPath ?? defaultServiceDbPath(),
+        port: options.embeddedPort ?? (envPort ? Number(envPort) : DEFAULT_SERVICE_PORT),
+        secrets,
+      });
+      ({ url, auth, notice } = started);
+      embedded = started.service;
+    }
+    // The engine backs off on its own: the client retries only briefly before reporting a failure.
+    const client = createClient({
+      baseUrl: url,
+      auth,
+      retry: { attempts: 2, baseDelayMs: 100, maxDelayMs: 500 },
+    });
+    const state = new SyncState(options.statePath ?? defaultStatePath());
+    return new Agent(url, embedded, notice, client, state, new Hasher(), { ...options, config });
+  }
+
+  /** Registers a repository and returns its engine (not started). */
+  async addRepository(folder: string, configured?: RepositoryConfig): Promise<WatchedRepository> {
+    if (!existsSync(folder))
+      throw new ConfigError(`${folder} does not exist: give the folder of a repository.`);
+    const identity = await identifyRepository(folder, configured);
+    const existing = this.repositories.get(identity.root);
+    if (existing) return existing;
+    const engine = new SyncEngine({
+      repo: { ...identity, flowRoots: configured?.flowRoots ?? ['flows'] },
+      client: this.client,
+      state: this.state,
+      hasher: this.hasher,
+      ...this.options.timings,
+    });
+    const watched = { identity, engine };
+    engine.on('status', (status) => this.emit('status', watched, status));
+    engine.on('progress', (progress) => this.emit('progress', watched, progress));
+    engine.on('synced', (report) => this.emit('synced', watched, report));
+    this.repositories.set(identity.root, watched);
+    return watched;
+  }
+
+  /** Every enabled repository of the config, plus these folders. */
+  async addConfigured(): Promise<void> {
+    for (const repo of this.options.config?.repositories ?? []) {
+      if (repo.enabled) await this.addRepository(repo.path, repo);
+    }
+  }
+
+  async startAll(): Promise<void> {
+    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.start()));
+  }
+
+  /** Files of a repository that are on disk but not sent (binary, over 1 MiB, or a name the service refuses). */
+  warningsOf({ engine }: WatchedRepository) {
+    return this.state.warnings(engine.repoId);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.stop()));
+    await this.hasher.close();
+    await this.client.close();
+    this.state.close();
+    await this.embedded?.close();
+  }
+}

@@ -1,0 +1,102 @@
+import { createWriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { RemoteError, checkAccess, createClient, type ClientAuth } from '../client/index.ts';
+import type { IssuedTokens, RunningService } from '../service/index.ts';
+import type { SecretStore } from '../secrets/index.ts';
+
+export interface EmbeddedService {
+  service: RunningService;
+  url: string;
+  auth: ClientAuth;
+  /** One line for the person at the terminal about where the tokens are, when that changed; else null. */
+  notice: string | null;
+}
+
+/**
+ * The service inside the agent, on 127.0.0.1, sharing `flowsync serve`'s database. Its tokens live in the
+ * keychain under the address it prefers (`http://127.0.0.1:7420`), so `flowsync call` reaches it too. When the
+ * agent has no working token for it (first start, a lost keychain entry), it issues new ones: it owns this service.
+ */
+export async function startEmbeddedService(options: {
+  dbPath: string;
+  port: number;
+  secrets: SecretStore;
+}): Promise<EmbeddedService> {
+  const logPath = join(dirname(options.dbPath), 'service.log');
+  mkdirSync(dirname(logPath), { recursive: true });
+  const logDestination = createWriteStream(logPath, { flags: 'a' });
+  // Loaded only when the agent runs the service itself, not for commands that talk to another one.
+  const { createService } = await import('../service/index.ts');
+  const start = async (newTokens: boolean): Promise<RunningService> => {
+    const config = {
+      dbPath: options.dbPath,
+      host: '127.0.0.1',
+      logLevel: 'info' as const,
+      logDestination,
+      newTokens,
+    };
+    try {
+      return await createService({ ...config, port: options.port });
+    } catch (error) {
+      // `flowsync serve` (or another agent) already has the port: the same database on another port is fine.
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      return createService({ ...config, port: 0 });
+    }
+  };
+
+  let service = await start(false);
+  const keyUrl = options.port === 0 ? service.url : `http://127.0.0.1:${options.port}`;
+  let tokens = service.issuedTokens;
+  if (!tokens) {
+    const stored = await readTokens(options.secrets, keyUrl);
+    if (stored && (await works(service.url, stored))) {
+      return { service, url: service.url, auth: { userToken: stored.user }, notice: null };
+    }
+    await service.close();
+    service = await start(true);
+    tokens = service.issuedTokens!;
+  }
+  const kept = await keepTokens(options.secrets, keyUrl, tokens);
+  return {
+    service,
+    url: service.url,
+    auth: { userToken: tokens.user },
+    notice: kept
+      ? `The embedded service's tokens are in the OS keychain (flowsync / ${keyUrl}#access-token, #admin-token).`
+      : `No OS keychain: the embedded service's tokens are kept in memory for this run only.`,
+  };
+}
+
+async function readTokens(secrets: SecretStore, url: string): Promise<IssuedTokens | null> {
+  try {
+    const user = await secrets.get(url, 'access-token');
+    const admin = await secrets.get(url, 'admin-token');
+    return user && admin ? { user, admin } : null;
+  } catch {
+    return null;
+  }
+}
+
+async function keepTokens(secrets: SecretStore, url: string, tokens: IssuedTokens): Promise<boolean> {
+  try {
+    await secrets.set(url, 'access-token', tokens.user);
+    await secrets.set(url, 'admin-token', tokens.admin);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function works(url: string, tokens: IssuedTokens): Promise<boolean> {
+  const client = createClient({ baseUrl: url, auth: { userToken: tokens.user }, retry: { attempts: 1 } });
+  try {
+    await checkAccess(client);
+    return true;
+  } catch (error) {
+    if (error instanceof RemoteError && error.statusCode === 401) return false;
+    throw error;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,21 @@
+import envPaths from 'env-paths';
+import { join } from 'node:path';
+
+/** The OS folders flowsync uses (XDG on Linux, ~/Library on macOS, %APPDATA% on Windows). */
+function folders() {
+  return envPaths('flowsync', { suffix: '' });
+}
+
+/** The embedded service's database: the same file `flowsync serve` uses by default, so both are one service. */
+export function defaultServiceDbPath(): string {
+  return join(folders().data, 'service.db');
+}
+
+/** The agent's state: what the service has acknowledged, per repository, flow and file. */
+export function defaultStatePath(): string {
+  return join(folders().data, 'state.db');
+}
+
+export function configFilePath(): string {
+  return join(folders().config, 'config.json');
+}

@@ -1,0 +1,125 @@
+import { Command } from 'commander';
+import { Agent, loadConfig, saveConfig, withRepository, type WatchedRepository } from '../../agent/index.ts';
+import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
+import { ProgressDisplay } from '../progress.ts';
+import { urlOption } from '../service-url.ts';
+import { UsageError } from '../usage-error.ts';
+
+export function startCommand(): Command {
+  return new Command('start')
+    .summary('sync repositories and keep them in sync (npm start -- <folder>)')
+    .description(
+      'Adds the folders to the repositories flowsync keeps in sync (saved in the config file), syncs every\n' +
+        'flow folder (each folder under flows/) with the service, then watches and sends each change as it\n' +
+        'happens, printing one line per sync. Without a service URL (--url, $FLOWSYNC_URL or the config file)\n' +
+        'the service runs inside the agent. Ctrl-C stops cleanly; nothing pending is lost.',
+    )
+    .argument('[folders...]', 'repository folders to add (default: those already added)')
+    .addOption(urlOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start',
+    )
+    .action(async (folders: string[], options: { url?: string }) => {
+      let config = loadConfig();
+      const before = JSON.stringify(config);
+      for (const folder of folders) config = withRepository(config, folder);
+      if (JSON.stringify(config) !== before) saveConfig(config);
+      if (config.repositories.length === 0) {
+        throw new UsageError('No repository yet: give its folder, e.g. `npm start -- ~/code/app`.');
+      }
+      if (options.url) config = { ...config, serviceUrl: options.url };
+
+      const agent = await Agent.open({ config });
+      const out = (line: string) => process.stdout.write(`${line}\n`);
+      out(`flowsync: syncing with ${agent.serviceUrl}${config.serviceUrl ? '' : ' (the embedded service)'}`);
+      if (agent.notice) out(agent.notice);
+      await agent.addConfigured();
+
+      const progress = new ProgressDisplay(process.stdout);
+      const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>
+        progress.update(
+          `${identity.owner}/${identity.name}: ${stage === 'hashing' ? 'hashing files' : 'uploading flows'}`,
+          done,
+          total,
+        );
+      // A bar for the first, long sync only; after it, each sync is one line.
+      agent.on('progress', showProgress);
+      await agent.startAll();
+      agent.off('progress', showProgress);
+      progress.stop();
+      for (const watched of agent.repositories.values()) out(summary(watched, watched.engine.status()));
+
+      const phases = new Map<WatchedRepository, SyncStatus['phase']>();
+      agent.on('synced', (watched, report) => out(syncLine(watched, report)));
+      agent.on('status', (watched, status) => {
+        const previous = phases.get(watched);
+        phases.set(watched, status.phase);
+        const name = `${watched.identity.owner}/${watched.identity.name}`;
+        if (status.phase === previous) return;
+        if (status.phase === 'offline' || status.phase === 'unauthorized') {
+          const wait = status.retryAt
+            ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
+            : '';
+          out(
+            `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
+          );
+        } else if (status.phase === 'missing') {
+          out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
+        } else if (
+          status.phase === 'idle' &&
+          (previous === 'offline' || previous === 'unauthorized' || previous === 'missing')
+        ) {
+          out(`${time()} ${name}: back in sync`);
+        }
+      });
+      out(
+        `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
+      );
+
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.stderr.write('\nStopping…\n');
+          resolve();
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      const pending = [...agent.repositories.values()].reduce(
+        (sum, { engine }) => sum + engine.status().counts.pending,
+        0,
+      );
+      await agent.close();
+      out(
+        pending === 0
+          ? 'Stopped; everything was in sync.'
+          : `Stopped; ${pending} files pending, sent at the next start.`,
+      );
+    });
+}
+
+function time(): string {
+  return new Date().toTimeString().slice(0, 8);
+}
+
+function summary({ identity }: WatchedRepository, status: SyncStatus): string {
+  const { flows, files, pending, warnings, rejected } = status.counts;
+  const extra = [
+    pending > 0
+      ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
+      : 'in sync',
+    warnings > 0 ? `${warnings} not sent (binary or over 1 MiB; see flowsync status)` : '',
+    rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
+  ].filter(Boolean);
+  return `${identity.owner}/${identity.name} (${identity.root}): ${flows} flows, ${files} files, ${extra.join(', ')}`;
+}
+
+export function syncLine({ identity }: WatchedRepository, report: SyncReport): string {
+  if (report.requests === 0 && report.rejected.length === 0)
+    return `${time()} ${identity.owner}/${identity.name}: up to date`;
+  const rejected = report.rejected.map((r) => `; refused ${r.flowPath}: ${r.message}`).join('');
+  return (
+    `${time()} ${identity.owner}/${identity.name}: ${report.flows} ${report.flows === 1 ? 'flow' : 'flows'}, ` +
+    `+${report.created} ~${report.updated} -${report.deleted} files in ${report.ms} ms${rejected}`
+  );
+}

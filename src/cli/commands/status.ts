@@ -1,0 +1,50 @@
+import { Command } from 'commander';
+import { readRepositoryStatuses, type RepositoryStatus } from '../../agent/index.ts';
+import { describeWarning } from '../describe-warning.ts';
+
+const LISTED = 5;
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .summary('show each repository: flows, files, pending, warnings, last sync')
+    .description('Reads the agent state (also while `flowsync start` runs) and shows each repository.')
+    .option('--json', 'print as JSON')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ flowsync status\n  $ flowsync status --json | jq ".[].counts.pending"',
+    )
+    .action((options: { json?: boolean }) => {
+      const statuses = readRepositoryStatuses();
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
+        return;
+      }
+      if (statuses.length === 0) {
+        process.stdout.write('No repositories yet: `npm start -- <folder>` adds one.\n');
+        return;
+      }
+      process.stdout.write(statuses.map(describe).join('\n\n') + '\n');
+    });
+}
+
+function describe(status: RepositoryStatus): string {
+  const { flows, files, pending, pendingFlows, warnings } = status.counts;
+  const lines = [
+    `${status.owner}/${status.name}  ${status.root}`,
+    `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
+      `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
+  ];
+  for (const warning of status.warnings.slice(0, LISTED)) {
+    lines.push(`  not sent: ${warning.flowPath}/${warning.path}: ${describeWarning(warning.warning)}`);
+  }
+  if (status.warnings.length > LISTED) lines.push(`  … and ${status.warnings.length - LISTED} more not sent`);
+  for (const rejected of status.rejected)
+    lines.push(`  refused by the service: ${rejected.flowPath}: ${rejected.message}`);
+  if (status.lastError) lines.push(`  last error: ${status.lastError}`);
+  return lines.join('\n');
+}
+
+function localTime(iso: string): string {
+  const date = new Date(iso);
+  return `${date.toLocaleDateString('sv')} ${date.toTimeString().slice(0, 8)}`;
+}

@@ -1,0 +1,46 @@
+import { Command } from 'commander';
+import { Agent, loadConfig } from '../../agent/index.ts';
+import { EXIT } from '../exit-codes.ts';
+import { urlOption } from '../service-url.ts';
+import { describeWarning } from '../describe-warning.ts';
+import { syncLine } from './start.ts';
+
+export function syncCommand(): Command {
+  return new Command('sync')
+    .summary('sync folders once and exit; the exit code says if everything went through')
+    .description(
+      'Scans the folders, sends what differs from what the service has, and exits: 0 when everything went\n' +
+        'through, 1 when the service refused a flow, 3 when it could not be reached. For scripts and CI; the\n' +
+        'folders are not added to the ones `flowsync start` watches.',
+    )
+    .argument('<folders...>', 'repository folders')
+    .addOption(urlOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
+    )
+    .action(async (folders: string[], options: { url?: string }) => {
+      let config = loadConfig();
+      if (options.url) config = { ...config, serviceUrl: options.url };
+      const agent = await Agent.open({ config });
+      try {
+        let refused = 0;
+        for (const folder of folders) {
+          const configured = config.repositories.find((repo) => repo.path === folder);
+          const watched = await agent.addRepository(folder, configured);
+          const report = await watched.engine.syncOnce();
+          process.stdout.write(`${syncLine(watched, report)}\n`);
+          const { counts } = watched.engine.status();
+          refused += counts.rejected;
+          for (const warning of agent.warningsOf(watched)) {
+            process.stderr.write(
+              `warning: ${warning.flowPath}/${warning.path} not sent: ${describeWarning(warning.warning)}\n`,
+            );
+          }
+        }
+        process.exitCode = refused > 0 ? EXIT.remote : EXIT.ok;
+      } finally {
+        await agent.close();
+      }
+    });
+}

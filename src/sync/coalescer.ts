@@ -1,0 +1,43 @@
+/**
+ * Gathers paths that changed and hands them over once things go quiet: after `quietMs` without a new change, or
+ * `maxWaitMs` after the first one at the latest, so a long burst (a git checkout) still syncs as it goes.
+ */
+export class Coalescer {
+  private readonly pending = new Set<string>();
+  private quietTimer: NodeJS.Timeout | null = null;
+  private deadline: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly flush: (paths: Set<string>) => void,
+    private readonly quietMs = 30,
+    private readonly maxWaitMs = 500,
+  ) {}
+
+  add(path: string): void {
+    this.pending.add(path);
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => this.fire(), this.quietMs);
+    this.deadline ??= setTimeout(() => this.fire(), this.maxWaitMs);
+  }
+
+  /** Drops what is pending without flushing it (on stop). */
+  clear(): void {
+    this.reset();
+    this.pending.clear();
+  }
+
+  private fire(): void {
+    this.reset();
+    if (this.pending.size === 0) return;
+    const paths = new Set(this.pending);
+    this.pending.clear();
+    this.flush(paths);
+  }
+
+  private reset(): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    if (this.deadline) clearTimeout(this.deadline);
+    this.quietTimer = null;
+    this.deadline = null;
+  }
+}

@@ -1,0 +1,70 @@
+import ignore, { type Ignore } from 'ignore';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Never part of a flow: version-control and dependency folders, editor swap and backup files, OS litter.
+ * (vim writes `4913` to probe a folder; emacs `.#name` locks and `#name#` autosaves; JetBrains `___jb_tmp___`.)
+ */
+const ALWAYS_IGNORED = [
+  '.git/',
+  'node_modules/',
+  '.flowsync/',
+  '*.swp',
+  '*.swo',
+  '*.swx',
+  '*~',
+  '.#*',
+  '#*#',
+  '4913',
+  '*___jb_tmp___',
+  '*___jb_old___',
+  '.DS_Store',
+  '._*',
+  'Thumbs.db',
+  'desktop.ini',
+];
+
+const builtIn = ignore().add(ALWAYS_IGNORED);
+
+/**
+ * The repository's ignore rules: the built-in list plus every `.gitignore` from the repository root down to the
+ * file, each applied to paths relative to its own folder, as git does. Matchers are cached per folder;
+ * `forget` drops one when its `.gitignore` changes.
+ */
+export class IgnoreRules {
+  private readonly perFolder = new Map<string, Ignore | null>();
+
+  constructor(private readonly repoRoot: string) {}
+
+  /** `repoPath` is relative to the repository root, `/`-separated; directories end with `/`. */
+  ignores(repoPath: string): boolean {
+    if (builtIn.ignores(repoPath)) return true;
+    const segments = repoPath.replace(/\/$/, '').split('/');
+    const isDirectory = repoPath.endsWith('/');
+    for (let depth = 0; depth < segments.length; depth++) {
+      const folder = segments.slice(0, depth).join('/');
+      const rules = this.rulesOf(folder);
+      if (!rules) continue;
+      const relative = segments.slice(depth).join('/') + (isDirectory ? '/' : '');
+      if (rules.ignores(relative)) return true;
+    }
+    return false;
+  }
+
+  forget(folder: string): void {
+    this.perFolder.delete(folder);
+  }
+
+  private rulesOf(folder: string): Ignore | null {
+    if (this.perFolder.has(folder)) return this.perFolder.get(folder) ?? null;
+    let rules: Ignore | null = null;
+    try {
+      rules = ignore().add(readFileSync(join(this.repoRoot, folder, '.gitignore'), 'utf8'));
+    } catch {
+      rules = null;
+    }
+    this.perFolder.set(folder, rules);
+    return rules;
+  }
+}

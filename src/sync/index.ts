@@ -1,0 +1,13 @@
+export {
+  SyncEngine,
+  type RepositorySpec,
+  type SyncEngineOptions,
+  type SyncPhase,
+  type SyncProgress,
+  type SyncReport,
+  type SyncStatus,
+} from './engine.ts';
+export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
+export { SyncState, type RepoCounts, type RepoRecord } from './state.ts';
+export { FlowLayout } from './flow-layout.ts';
+export { IgnoreRules } from './ignore-rules.ts';

@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+import type { FileRecord, SyncState } from './state.ts';
+
+/** What one flow needs so that the service has what is on disk. */
+export interface FlowPlan {
+  flowPath: string;
+  /** Files on disk whose content the service does not have yet. */
+  upserts: FileRecord[];
+  /** Files the service has that are gone from disk (or are no longer sendable). */
+  deletes: FileRecord[];
+  /** Every sendable file on disk: what a full listing with delete_missing sends. */
+  present: FileRecord[];
+  /** Identifies this exact content, so a flow the service refused is not sent again until it changes. */
+  signature: string;
+}
+
+function isSendable(file: FileRecord): boolean {
+  return file.localHash !== null && file.warning === null;
+}
+
+export function flowSignature(present: readonly FileRecord[]): string {
+  const hash = createHash('sha256');
+  for (const file of present) hash.update(`${file.path}\0${file.localHash}\n`);
+  return hash.digest('hex');
+}
+
+/** Flows whose files differ from what the service acknowledged, minus those refused as they are now. */
+export function planUploads(
+  state: SyncState,
+  repoId: number,
+): { plans: FlowPlan[]; stillRejected: string[] } {
+  const rejected = new Map(state.rejections(repoId).map((r) => [r.flowPath, r.signature]));
+  const plans: FlowPlan[] = [];
+  const stillRejected: string[] = [];
+  for (const flowPath of state.pendingFlows(repoId)) {
+    const files = state.filesOfFlow(repoId, flowPath);
+    const present = files.filter(isSendable);
+    const signature = flowSignature(present);
+    if (rejected.get(flowPath) === signature) {
+      stillRejected.push(flowPath);
+      continue;
+    }
+    plans.push({
+      flowPath,
+      upserts: present.filter((file) => file.localHash !== file.ackedHash),
+      deletes: files.filter((file) => !isSendable(file) && file.ackedHash !== null),
+      present,
+      signature,
+    });
+  }
+  return { plans, stillRejected };
+}

@@ -1,0 +1,281 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/**
+ * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
+ * mtime and hash: the cache that spares re-reading unchanged files) and what the service has acknowledged. The
+ * difference is the outbox: whatever differs is pending, so a crash, a kill or a dead network loses nothing; a
+ * restart rescans and sends exactly what differs.
+ */
+const SCHEMA = [
+  `CREATE TABLE repos (
+    id INTEGER PRIMARY KEY,
+    root TEXT NOT NULL UNIQUE,
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    last_sync_at TEXT,
+    last_error TEXT
+  );
+  CREATE TABLE files (
+    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+    flow_path TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER,
+    mtime_ms REAL,
+    local_hash TEXT,
+    warning TEXT,
+    acked_hash TEXT,
+    file_id TEXT,
+    PRIMARY KEY (repo_id, flow_path, path)
+  ) WITHOUT ROWID;
+  CREATE TABLE rejected_flows (
+    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+    flow_path TEXT NOT NULL,
+    message TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    PRIMARY KEY (repo_id, flow_path)
+  ) WITHOUT ROWID;`,
+];
+
+/** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
+export interface FileRecord {
+  flowPath: string;
+  path: string;
+  size: number | null;
+  mtimeMs: number | null;
+  localHash: string | null;
+  warning: string | null;
+  ackedHash: string | null;
+  fileId: string | null;
+}
+
+export interface RepoRecord {
+  id: number;
+  root: string;
+  owner: string;
+  name: string;
+  lastSyncAt: string | null;
+  lastError: string | null;
+}
+
+export interface RepoCounts {
+  flows: number;
+  files: number;
+  pending: number;
+  pendingFlows: number;
+  warnings: number;
+  rejected: number;
+}
+
+/** What the service confirmed for one flow: files it now has (with their hash and id) and files it dropped. */
+export interface FlowAck {
+  flowPath: string;
+  stored: { path: string; hash: string; fileId: string | null }[];
+  dropped: string[];
+}
+
+const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
+  acked_hash AS ackedHash, file_id AS fileId`;
+/** A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what is. */
+const PENDING = '(CASE WHEN warning IS NULL THEN local_hash END) IS NOT acked_hash';
+
+export class SyncState {
+  readonly db: Database.Database;
+  private readonly statements;
+
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    this.db.transaction(() => {
+      for (let v = version; v < SCHEMA.length; v++) {
+        this.db.exec(SCHEMA[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }
+    })();
+
+    const db = this.db;
+    this.statements = {
+      insertRepo: db.prepare(
+        `INSERT INTO repos (root, owner, name) VALUES (?, ?, ?)
+         ON CONFLICT (root) DO UPDATE SET owner = excluded.owner, name = excluded.name RETURNING id`,
+      ),
+      repo: db.prepare(
+        `SELECT id, root, owner, name, last_sync_at AS lastSyncAt, last_error AS lastError FROM repos WHERE root = ?`,
+      ),
+      repos: db.prepare(
+        `SELECT id, root, owner, name, last_sync_at AS lastSyncAt, last_error AS lastError FROM repos ORDER BY root`,
+      ),
+      setRepoResult: db.prepare(
+        'UPDATE repos SET last_sync_at = coalesce(?, last_sync_at), last_error = ? WHERE id = ?',
+      ),
+      files: db.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ?`),
+      filesOfFlow: db.prepare(
+        `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ? AND flow_path = ? ORDER BY path`,
+      ),
+      saveLocal: db.prepare(
+        `INSERT INTO files (repo_id, flow_path, path, size, mtime_ms, local_hash, warning)
+         VALUES (@repoId, @flowPath, @path, @size, @mtimeMs, @localHash, @warning)
+         ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
+           local_hash = excluded.local_hash, warning = excluded.warning`,
+      ),
+      markGone: db.prepare(
+        `UPDATE files SET local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL
+         WHERE repo_id = ? AND flow_path = ? AND path = ?`,
+      ),
+      markGoneUnder: db.prepare(
+        `UPDATE files SET local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL
+         WHERE repo_id = @repoId AND local_hash IS NOT NULL
+           AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
+      ),
+      dropForgotten: db.prepare(
+        'DELETE FROM files WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL',
+      ),
+      pendingFlows: db
+        .prepare(`SELECT DISTINCT flow_path FROM files WHERE repo_id = ? AND ${PENDING}`)
+        .pluck(),
+      ackStored: db.prepare(
+        `UPDATE files SET acked_hash = @hash, file_id = coalesce(@fileId, file_id)
+         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path`,
+      ),
+      ackDropped: db.prepare(
+        'UPDATE files SET acked_hash = NULL, file_id = NULL WHERE repo_id = ? AND flow_path = ? AND path = ?',
+      ),
+      counts: db.prepare(
+        `SELECT count(DISTINCT CASE WHEN local_hash IS NOT NULL THEN flow_path END) AS flows,
+           count(CASE WHEN local_hash IS NOT NULL THEN 1 END) AS files,
+           count(CASE WHEN ${PENDING} THEN 1 END) AS pending,
+           count(DISTINCT CASE WHEN ${PENDING} THEN flow_path END) AS pendingFlows,
+           count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
+           (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId) AS rejected
+         FROM files WHERE repo_id = @repoId`,
+      ),
+      warnings: db.prepare(
+        `SELECT flow_path AS flowPath, path, warning FROM files
+         WHERE repo_id = ? AND local_hash IS NOT NULL AND warning IS NOT NULL ORDER BY flow_path, path`,
+      ),
+      reject: db.prepare(
+        `INSERT INTO rejected_flows (repo_id, flow_path, message, signature) VALUES (?, ?, ?, ?)
+         ON CONFLICT (repo_id, flow_path) DO UPDATE SET message = excluded.message, signature = excluded.signature`,
+      ),
+      clearRejection: db.prepare('DELETE FROM rejected_flows WHERE repo_id = ? AND flow_path = ?'),
+      rejections: db.prepare(
+        'SELECT flow_path AS flowPath, message, signature FROM rejected_flows WHERE repo_id = ? ORDER BY flow_path',
+      ),
+    };
+  }
+
+  /** Registers a repository (or renames it, when its remote changed) and returns its id. */
+  ensureRepo(root: string, owner: string, name: string): number {
+    return (this.statements.insertRepo.get(root, owner, name) as { id: number }).id;
+  }
+
+  repo(root: string): RepoRecord | null {
+    return (this.statements.repo.get(root) as RepoRecord | undefined) ?? null;
+  }
+
+  repos(): RepoRecord[] {
+    return this.statements.repos.all() as RepoRecord[];
+  }
+
+  recordSyncResult(repoId: number, error: string | null): void {
+    this.statements.setRepoResult.run(error === null ? new Date().toISOString() : null, error, repoId);
+  }
+
+  files(repoId: number): FileRecord[] {
+    return this.statements.files.all(repoId) as FileRecord[];
+  }
+
+  filesOfFlow(repoId: number, flowPath: string): FileRecord[] {
+    return this.statements.filesOfFlow.all(repoId, flowPath) as FileRecord[];
+  }
+
+  /** Records files as found on disk, in one transaction. */
+  saveLocal(
+    repoId: number,
+    files: {
+      flowPath: string;
+      path: string;
+      size: number;
+      mtimeMs: number;
+      localHash: string;
+      warning: string | null;
+    }[],
+  ): void {
+    this.db.transaction(() => {
+      for (const file of files) this.statements.saveLocal.run({ repoId, ...file });
+    })();
+  }
+
+  /** Files gone from disk: pending deletes when the service has them, forgotten otherwise. */
+  markGone(repoId: number, files: { flowPath: string; path: string }[]): void {
+    this.db.transaction(() => {
+      for (const file of files) this.statements.markGone.run(repoId, file.flowPath, file.path);
+      this.statements.dropForgotten.run(repoId);
+    })();
+  }
+
+  /** Everything below a folder (relative to the repository) is gone. */
+  markGoneUnder(repoId: number, folder: string): void {
+    this.db.transaction(() => {
+      this.statements.markGoneUnder.run({ repoId, prefix: folder });
+      this.statements.dropForgotten.run(repoId);
+    })();
+  }
+
+  pendingFlows(repoId: number): string[] {
+    return this.statements.pendingFlows.all(repoId) as string[];
+  }
+
+  /** Stores what the service confirmed; local changes made meanwhile stay pending. */
+  acknowledge(repoId: number, acks: FlowAck[]): void {
+    this.db.transaction(() => {
+      for (const ack of acks) {
+        for (const file of ack.stored) {
+          this.statements.ackStored.run({
+            repoId,
+            flowPath: ack.flowPath,
+            path: file.path,
+            hash: file.hash,
+            fileId: file.fileId,
+          });
+        }
+        for (const path of ack.dropped) this.statements.ackDropped.run(repoId, ack.flowPath, path);
+      }
+      this.statements.dropForgotten.run(repoId);
+    })();
+  }
+
+  counts(repoId: number): RepoCounts {
+    return this.statements.counts.get({ repoId }) as RepoCounts;
+  }
+
+  warnings(repoId: number): { flowPath: string; path: string; warning: string }[] {
+    return this.statements.warnings.all(repoId) as { flowPath: string; path: string; warning: string }[];
+  }
+
+  reject(repoId: number, flowPath: string, message: string, signature: string): void {
+    this.statements.reject.run(repoId, flowPath, message, signature);
+  }
+
+  clearRejection(repoId: number, flowPath: string): void {
+    this.statements.clearRejection.run(repoId, flowPath);
+  }
+
+  rejections(repoId: number): { flowPath: string; message: string; signature: string }[] {
+    return this.statements.rejections.all(repoId) as {
+      flowPath: string;
+      message: string;
+      signature: string;
+    }[];
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
