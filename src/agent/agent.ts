@@ -40,6 +40,8 @@ export interface AgentOptions {
   secrets?: SecretStore;
   /** The embedded service's port (default 7420, or $FLOWSYNC_EMBEDDED_PORT; 0 = any free port). */
   embeddedPort?: number;
+  /** The service to use; default $FLOWSYNC_URL, else the config's serviceUrl, else the embedded service. */
+  serviceUrl?: string;
   /** Engine timings, for tests that cannot wait a minute for a back-off. */
   timings?: Pick<
     SyncEngineOptions,
@@ -67,8 +69,9 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   private constructor(
     readonly serviceUrl: string,
+    private readonly serviceKey: string,
     /** Set when the service runs inside this process. */
-    private readonly embedded: RunningService | null,
+    readonly embedded: RunningService | null,
     /** A line about the embedded service's tokens, to show once; null otherwise. */
     readonly notice: string | null,
     private readonly client: RemoteClient,
@@ -82,7 +85,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   static async open(options: AgentOptions = {}): Promise<Agent> {
     const config = options.config ?? loadConfig();
     const secrets = options.secrets ?? createSecretStore();
-    const configuredUrl = process.env.FLOWSYNC_URL || config.serviceUrl;
+    const configuredUrl = options.serviceUrl || process.env.FLOWSYNC_URL || config.serviceUrl;
     let url: string;
     let auth: ClientAuth;
     let embedded: RunningService | null = null;
@@ -113,7 +116,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       retry: { attempts: 2, baseDelayMs: 100, maxDelayMs: 500 },
     });
     const state = new SyncState(options.statePath ?? defaultStatePath());
-    return new Agent(url, embedded, notice, client, state, new Hasher(), { ...options, config });
+    const serviceKey = embedded ? 'embedded' : url;
+    return new Agent(url, serviceKey, embedded, notice, client, state, new Hasher(), { ...options, config });
   }
 
   /** Registers a repository and returns its engine (not started). */
@@ -128,6 +132,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       client: this.client,
       state: this.state,
       hasher: this.hasher,
+      serviceKey: this.serviceKey,
       ...this.options.timings,
     });
     const watched = { identity, engine };

@@ -21,8 +21,8 @@ export function parseRemoteUrl(url: string): { owner: string; name: string } | n
     .trim()
     .replace(/^[a-z+]+:\/\/[^/]+\//i, '')
     .replace(/^[^@/]+@[^:/]+:/, '')
-    .replace(/\.git$/, '')
-    .replace(/\/+$/, '');
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
   const segments = path.split('/').filter(Boolean);
   if (segments.length < 2) return null;
   return { owner: segments.slice(0, -1).join('/'), name: segments.at(-1)! };

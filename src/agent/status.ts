@@ -4,6 +4,7 @@ import { defaultStatePath } from './paths.ts';
 
 export interface RepositoryStatus {
   root: string;
+  service: string;
   owner: string;
   name: string;
   counts: RepoCounts;
@@ -20,6 +21,7 @@ export function readRepositoryStatuses(statePath = defaultStatePath()): Reposito
   try {
     return state.repos().map((repo) => ({
       root: repo.root,
+      service: repo.service,
       owner: repo.owner,
       name: repo.name,
       counts: state.counts(repo.id),

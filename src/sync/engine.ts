@@ -54,6 +54,8 @@ export interface SyncEngineOptions {
   client: RemoteClient;
   state: SyncState;
   hasher: Hasher;
+  /** Names the service the acknowledged state is for (its URL, or `embedded`). */
+  serviceKey: string;
   quietMs?: number;
   maxWaitMs?: number;
   /** Back-off after a failed upload: doubled per failure from `retryBaseMs`, at most `retryMaxMs`, with jitter. */
@@ -98,7 +100,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.repo = options.repo;
     this.layout = new FlowLayout(options.repo.flowRoots);
     this.rules = new IgnoreRules(options.repo.root);
-    this.repoId = options.state.ensureRepo(options.repo.root, options.repo.owner, options.repo.name);
+    this.repoId = options.state.ensureRepo(
+      options.repo.root,
+      options.serviceKey,
+      options.repo.owner,
+      options.repo.name,
+    );
     this.coalescer = new Coalescer(
       (paths) => this.enqueue(() => this.applyChanges(paths)),
       options.quietMs ?? 30,

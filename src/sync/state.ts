@@ -11,11 +11,13 @@ import { dirname } from 'node:path';
 const SCHEMA = [
   `CREATE TABLE repos (
     id INTEGER PRIMARY KEY,
-    root TEXT NOT NULL UNIQUE,
+    root TEXT NOT NULL,
+    service TEXT NOT NULL,
     owner TEXT NOT NULL,
     name TEXT NOT NULL,
     last_sync_at TEXT,
-    last_error TEXT
+    last_error TEXT,
+    UNIQUE (root, service)
   );
   CREATE TABLE files (
     repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
@@ -53,6 +55,8 @@ export interface FileRecord {
 export interface RepoRecord {
   id: number;
   root: string;
+  /** Which service this outbox is for: its URL, or `embedded`. */
+  service: string;
   owner: string;
   name: string;
   lastSyncAt: string | null;
@@ -102,14 +106,11 @@ export class SyncState {
     const db = this.db;
     this.statements = {
       insertRepo: db.prepare(
-        `INSERT INTO repos (root, owner, name) VALUES (?, ?, ?)
-         ON CONFLICT (root) DO UPDATE SET owner = excluded.owner, name = excluded.name RETURNING id`,
-      ),
-      repo: db.prepare(
-        `SELECT id, root, owner, name, last_sync_at AS lastSyncAt, last_error AS lastError FROM repos WHERE root = ?`,
+        `INSERT INTO repos (root, service, owner, name) VALUES (?, ?, ?, ?)
+         ON CONFLICT (root, service) DO UPDATE SET owner = excluded.owner, name = excluded.name RETURNING id`,
       ),
       repos: db.prepare(
-        `SELECT id, root, owner, name, last_sync_at AS lastSyncAt, last_error AS lastError FROM repos ORDER BY root`,
+        `SELECT id, root, service, owner, name, last_sync_at AS lastSyncAt, last_error AS lastError FROM repos ORDER BY root, service`,
       ),
       setRepoResult: db.prepare(
         'UPDATE repos SET last_sync_at = coalesce(?, last_sync_at), last_error = ? WHERE id = ?',
@@ -170,13 +171,12 @@ export class SyncState {
     };
   }
 
-  /** Registers a repository (or renames it, when its remote changed) and returns its id. */
-  ensureRepo(root: string, owner: string, name: string): number {
-    return (this.statements.insertRepo.get(root, owner, name) as { id: number }).id;
-  }
-
-  repo(root: string): RepoRecord | null {
-    return (this.statements.repo.get(root) as RepoRecord | undefined) ?? null;
+  /**
+   * Registers a repository as synced with one service (or renames it, when its remote changed) and returns its
+   * id. What one service acknowledged says nothing of another, so each pair has its own outbox.
+   */
+  ensureRepo(root: string, service: string, owner: string, name: string): number {
+    return (this.statements.insertRepo.get(root, service, owner, name) as { id: number }).id;
   }
 
   repos(): RepoRecord[] {

@@ -71,7 +71,10 @@ describe('flowsync login, then call, as a new user types it', () => {
 
     const written = filesUnder(home);
     expect(written.map((path) => path.slice(home.length))).toEqual(['/.config/flowsync/config.json']);
-    expect(JSON.parse(readFileSync(written[0]!, 'utf8'))).toEqual({ serviceUrl: server.url, repositories: [] });
+    expect(JSON.parse(readFileSync(written[0]!, 'utf8'))).toEqual({
+      serviceUrl: server.url,
+      repositories: [],
+    });
     for (const path of [...written, join(dir, 'service.log')]) {
       const text = readFileSync(path, 'utf8');
       expect(text).not.toContain(server.tokens.user);

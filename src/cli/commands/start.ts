@@ -28,11 +28,10 @@ export function startCommand(): Command {
       if (config.repositories.length === 0) {
         throw new UsageError('No repository yet: give its folder, e.g. `npm start -- ~/code/app`.');
       }
-      if (options.url) config = { ...config, serviceUrl: options.url };
 
-      const agent = await Agent.open({ config });
+      const agent = await Agent.open({ config, serviceUrl: options.url });
       const out = (line: string) => process.stdout.write(`${line}\n`);
-      out(`flowsync: syncing with ${agent.serviceUrl}${config.serviceUrl ? '' : ' (the embedded service)'}`);
+      out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
       if (agent.notice) out(agent.notice);
       await agent.addConfigured();
 

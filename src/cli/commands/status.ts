@@ -30,7 +30,7 @@ export function statusCommand(): Command {
 function describe(status: RepositoryStatus): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
-    `${status.owner}/${status.name}  ${status.root}`,
+    `${status.owner}/${status.name}  ${status.root}  (${status.service === 'embedded' ? 'embedded service' : status.service})`,
     `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];

@@ -20,9 +20,8 @@ export function syncCommand(): Command {
       '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
     )
     .action(async (folders: string[], options: { url?: string }) => {
-      let config = loadConfig();
-      if (options.url) config = { ...config, serviceUrl: options.url };
-      const agent = await Agent.open({ config });
+      const config = loadConfig();
+      const agent = await Agent.open({ config, serviceUrl: options.url });
       try {
         let refused = 0;
         for (const folder of folders) {

@@ -1,0 +1,170 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { runFlowsync } from '../support/cli.ts';
+import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let svc: TestService;
+let repo: TestRepo;
+let env: NodeJS.ProcessEnv;
+const agents: AgentProcess[] = [];
+
+beforeEach(async () => {
+  svc = await startTestService();
+});
+afterEach(async () => {
+  for (const agent of agents.splice(0)) {
+    agent.signal('SIGKILL');
+    await agent.exited;
+  }
+  await svc.close();
+  repo.cleanup();
+});
+
+/** The agent's own folders in the test's temporary directory, and the service to use, as a user would set them. */
+function userEnv(): NodeJS.ProcessEnv {
+  const home = join(repo.dir, 'home');
+  mkdirSync(home, { recursive: true });
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    FLOWSYNC_URL: svc.url,
+    FLOWSYNC_TOKEN: svc.tokens.user,
+    FLOWSYNC_ADMIN_TOKEN: '',
+  };
+}
+
+function start(...args: string[]) {
+  const agent = startAgentProcess(['start', ...args], env);
+  agents.push(agent);
+  return agent;
+}
+
+const stored = () => serviceTree(svc.read, 'local', 'repo');
+
+describe('npm start -- <repository>', () => {
+  beforeEach(() => {
+    repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n', 'flows/hello/logo.png': Buffer.from([0, 1]) });
+    env = userEnv();
+  });
+
+  it('syncs, prints a line per sync while watching, and stops cleanly on Ctrl-C', async () => {
+    const agent = start(repo.root);
+    await agent.waitFor(/Watching 1 repository/);
+    expect(agent.output()).toMatch(/local\/repo \(.*\): 1 flows, 2 files, in sync, 1 not sent/);
+    repo.write('flows/hello/main.yaml', 'hello again\n');
+    await agent.waitFor(/\d\d:\d\d:\d\d local\/repo: 1 flow, \+0 ~1 -0 files in \d+ ms/);
+    agent.signal('SIGINT');
+    expect(await agent.exited).toBe(0);
+    expect(agent.output()).toContain('Stopped; everything was in sync.');
+
+    const status = await runFlowsync(['status'], { env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(
+      /local\/repo {2}.* {2}\(http:\/\/127\.0\.0\.1:\d+\)\n {2}1 flows, 2 files, 0 pending, 1 not sent, last sync \d{4}-/,
+    );
+    expect(status.stdout).toContain('not sent: flows/hello/logo.png: binary');
+
+    // The folder was remembered: a plain `npm start` picks it up again.
+    const again = start();
+    await again.waitFor(/Watching 1 repository/);
+  });
+
+  it('exits 2 with a hint when there is no repository yet', async () => {
+    const result = await runFlowsync(['start'], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('npm start -- ');
+  });
+});
+
+describe('flowsync sync (one shot)', () => {
+  beforeEach(() => {
+    repo = makeRepo({ 'flows/a/x.yaml': 'x\n' });
+    env = userEnv();
+  });
+
+  it('exits 0 when everything went through and 3 when the service cannot be reached', async () => {
+    const ok = await runFlowsync(['sync', repo.root], { env });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(stored()).toEqual({ 'flows/a/x.yaml': 'x\n' });
+    repo.write('flows/a/y.yaml', 'y\n');
+    const down = await runFlowsync(['sync', repo.root, '--url', 'http://127.0.0.1:9'], {
+      env: { ...env, FLOWSYNC_TOKEN: 'fsu_whatever' },
+    });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('Cannot reach the service at http://127.0.0.1:9');
+  });
+});
+
+describe('the agent killed with SIGKILL in the middle of a large initial sync', () => {
+  it('restarted, sends exactly what is missing and converges', async () => {
+    const files: Record<string, string> = {};
+    for (let f = 0; f < 600; f++) {
+      for (let i = 0; i < 10; i++) files[`flows/f${f}/s${i}.yaml`] = `${f}/${i} `.repeat(400);
+    }
+    repo = makeRepo(files);
+    env = userEnv();
+    const first = start(repo.root);
+    let atKill = 0;
+    await eventually(
+      () => {
+        atKill = svc.read<{ n: number }>('SELECT count(*) AS n FROM flow_files')[0]!.n;
+        expect(atKill).toBeGreaterThan(0);
+      },
+      60_000,
+      2,
+    );
+    first.signal('SIGKILL');
+    await first.exited;
+    expect(atKill).toBeLessThan(6000);
+
+    const second = start(repo.root);
+    await second.waitFor(/Watching 1 repository/, 60_000);
+    await eventually(() => expect(stored()).toEqual(diskTree(repo.root)), 30_000);
+    expect(second.output()).toMatch(/600 flows, 6000 files, in sync/);
+  }, 120_000);
+});
+
+describe('with no service configured: the embedded service', () => {
+  it('runs the service inside the agent, keeps its tokens in the keychain, and reuses them on the next start', async () => {
+    repo = makeRepo({ 'flows/hello/main.yaml': 'embedded\n' });
+    env = {
+      ...userEnv(),
+      FLOWSYNC_URL: '',
+      FLOWSYNC_TOKEN: '',
+      FLOWSYNC_EMBEDDED_PORT: String(await freePort()),
+    };
+    const first = start(repo.root);
+    await first.waitFor(/Watching 1 repository/);
+    expect(first.output()).toMatch(/syncing with http:\/\/127\.0\.0\.1:\d+ \(the embedded service\)/);
+    expect(first.output()).toMatch(/tokens are in the OS keychain/);
+    expect(first.output()).not.toMatch(/fs[ua]_/);
+    first.signal('SIGINT');
+    expect(await first.exited).toBe(0);
+
+    const dbPath = join(repo.dir, 'home/.local/share/flowsync/service.db');
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(dbPath, { readonly: true });
+    expect(db.prepare('SELECT content FROM flow_files').pluck().all()).toEqual(['embedded\n']);
+    db.close();
+
+    const second = start();
+    await second.waitFor(/Watching 1 repository/);
+    expect(second.output()).not.toMatch(/tokens are/);
+    expect(second.output()).toMatch(/1 flows, 1 files, in sync/);
+    second.signal('SIGINT');
+    expect(await second.exited).toBe(0);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}

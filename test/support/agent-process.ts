@@ -1,0 +1,32 @@
+import { spawn } from 'node:child_process';
+import { FLOWSYNC_BIN } from './cli.ts';
+import { eventually } from './repo.ts';
+
+export interface AgentProcess {
+  output(): string;
+  /** Resolves when the output matches (stdout and stderr together). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  signal(signal: NodeJS.Signals): void;
+  exited: Promise<number | null>;
+}
+
+/** A long-running `flowsync` command (start) as a user runs it, its output gathered as it comes. */
+export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv): AgentProcess {
+  const child = spawn(process.execPath, [FLOWSYNC_BIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    output: () => output,
+    waitFor: (pattern, timeoutMs = 20_000) =>
+      eventually(() => {
+        if (!pattern.test(output)) throw new Error(`no ${pattern} in the output so far:\n${output}`);
+      }, timeoutMs),
+    signal: (signal) => child.kill(signal),
+    exited,
+  };
+}
