@@ -5,10 +5,12 @@
 import { printTable, type BenchRow } from './report.ts';
 import { runClientBench } from './client.ts';
 import { runServiceBench } from './service.ts';
+import { runSyncBench } from './sync.ts';
 
 const benches: Record<string, { title: string; run: () => Promise<BenchRow[]> }> = {
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
   client: { title: 'client (bench/client.ts)', run: runClientBench },
+  sync: { title: 'sync (bench/sync.ts)', run: runSyncBench },
 };
 
 const wanted = process.argv.slice(2);

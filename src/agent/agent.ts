@@ -150,8 +150,14 @@ export class Agent extends EventEmitter<AgentEvents> {
     }
   }
 
-  async startAll(): Promise<void> {
-    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.start()));
+  /** The first scan and upload of every repository. */
+  async syncAll(): Promise<void> {
+    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.initialSync()));
+  }
+
+  /** Then watch them all. */
+  async watchAll(): Promise<void> {
+    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.watch()));
   }
 
   /** Files of a repository that are on disk but not sent (binary, over 1 MiB, or a name the service refuses). */

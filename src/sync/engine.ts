@@ -128,11 +128,26 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     };
   }
 
-  /** Scans, sends what differs, then keeps watching. Resolves after the first round, even if it went offline. */
+  /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */
   async start(): Promise<void> {
+    await this.initialSync();
+    await this.watch();
+  }
+
+  /** The first scan and round of uploads. */
+  async initialSync(): Promise<void> {
     await this.enqueue(() => this.rescan());
-    await this.watchPresentRoots();
     await this.sync();
+  }
+
+  /**
+   * Starts watching, then looks once more at what changed while the watcher was being set up (seconds, for a
+   * very large repository), so nothing done meanwhile is missed.
+   */
+  async watch(): Promise<void> {
+    await this.watchPresentRoots();
+    await this.enqueue(() => this.rescan());
+    void this.sync();
     const interval = this.options.presenceIntervalMs ?? 1000;
     this.presenceTimer = setInterval(() => void this.enqueue(() => this.checkPresence()), interval);
     this.presenceTimer.unref();

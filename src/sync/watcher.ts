@@ -1,10 +1,13 @@
 import { watch, type FSWatcher } from 'chokidar';
-import { relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { IgnoreRules } from './ignore-rules.ts';
 
 /**
  * Watches a repository's flow roots with chokidar and reports changed paths (relative to the repository, `/`
- * separated). Ignored folders are never entered, so `node_modules` in a flow costs no watches.
+ * separated). chokidar watches the folders only, and each folder's raw events name the file that changed: on
+ * Linux chokidar would otherwise keep one fs.watch per file, over 600 MB and 11 s to start for 100,000 files,
+ * against a few MB for the folders. The engine looks at every reported path as it is now, so a raw event is
+ * all it needs. Ignored folders are never entered, so `node_modules` in a flow costs no watches.
  */
 export class FlowWatcher {
   private watcher: FSWatcher | null = null;
@@ -29,17 +32,20 @@ export class FlowWatcher {
     }
     this.watcher = watch(paths, {
       ignoreInitial: true,
-      // Atomic saves (write a temporary file, rename it over the old one) arrive as one change.
-      atomic: true,
       ignored: (absolute, stats) => {
+        if (stats?.isFile()) return true;
         const repoPath = this.toRepoPath(absolute);
         if (repoPath === null || repoPath === '') return false;
-        return this.rules.ignores(stats?.isDirectory() ? `${repoPath}/` : repoPath);
+        return stats?.isDirectory() === true && this.rules.ignores(`${repoPath}/`);
       },
     });
-    this.watcher.on('all', (_event, absolute) => {
-      const repoPath = this.toRepoPath(absolute);
-      if (repoPath) this.onChange(repoPath);
+    // Folders that appear or go (chokidar starts and stops watching them itself).
+    this.watcher.on('all', (_event, absolute) => this.report(absolute));
+    // Anything that happened to an entry of a watched folder: a file written, created, renamed or deleted. An
+    // atomic save (write a temporary file, rename it over) is a burst of these, coalesced into one change.
+    this.watcher.on('raw', (_event, name, details) => {
+      const folder = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+      if (name !== '' && typeof folder === 'string') this.report(join(folder, name));
     });
     this.watcher.on('error', (error) =>
       this.onError(error instanceof Error ? error : new Error(String(error))),
@@ -58,6 +64,11 @@ export class FlowWatcher {
     await this.watcher?.close();
     this.watcher = null;
     this.watched.clear();
+  }
+
+  private report(absolute: string): void {
+    const repoPath = this.toRepoPath(absolute);
+    if (repoPath) this.onChange(repoPath);
   }
 
   private toRepoPath(absolute: string): string | null {

@@ -44,10 +44,11 @@ export function startCommand(): Command {
         );
       // A bar for the first, long sync only; after it, each sync is one line.
       agent.on('progress', showProgress);
-      await agent.startAll();
+      await agent.syncAll();
       agent.off('progress', showProgress);
       progress.stop();
       for (const watched of agent.repositories.values()) out(summary(watched, watched.engine.status()));
+      await agent.watchAll();
 
       const phases = new Map<WatchedRepository, SyncStatus['phase']>();
       agent.on('synced', (watched, report) => out(syncLine(watched, report)));

@@ -1,0 +1,306 @@
+/**
+ * The sync engine's numbers, against `flowsync serve` in its own process (as a remote service would be).
+ * Run: npm run bench -- sync   (about three minutes: it builds trees of up to 100,000 files)
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { createClient } from '../src/client/index.ts';
+import { Hasher, SyncEngine, SyncState, type SyncReport } from '../src/sync/index.ts';
+import { FLOWSYNC_BIN } from '../test/support/cli.ts';
+import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
+import { percentile, printTable, type BenchRow } from './report.ts';
+
+function writeTree(root: string, flows: number, filesPerFlow: number, bytes: number, tag = ''): void {
+  for (let f = 0; f < flows; f++) {
+    const folder = join(root, 'flows', `flow-${f}`);
+    mkdirSync(folder, { recursive: true });
+    for (let i = 0; i < filesPerFlow; i++) {
+      const body = randomBytes(Math.ceil(bytes * 0.75))
+        .toString('base64')
+        .slice(0, bytes - tag.length - 1);
+      writeFileSync(join(folder, `step-${i}.yaml`), `${tag}${body}\n`);
+    }
+  }
+}
+
+function engineFor(root: string, dir: string, service: ServeProcess, name: string) {
+  const client = createClient({ baseUrl: service.url, auth: { userToken: service.tokens.user } });
+  const state = new SyncState(join(dir, `${name}.state.db`));
+  const hasher = new Hasher();
+  const engine = new SyncEngine({
+    repo: { root, owner: 'bench', name, flowRoots: ['flows'] },
+    client,
+    state,
+    hasher,
+    serviceKey: service.url,
+  });
+  return {
+    engine,
+    async close() {
+      await engine.stop();
+      await hasher.close();
+      await client.close();
+      state.close();
+    },
+  };
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+async function initialSync(dir: string, service: ServeProcess): Promise<BenchRow[]> {
+  const root = join(dir, 'initial');
+  writeTree(root, 1000, 10, 10 * 1024);
+  const sha256sum = () => {
+    const start = performance.now();
+    execFileSync('sh', ['-c', `find "${root}/flows" -type f -print0 | xargs -0 sha256sum > /dev/null`]);
+    return performance.now() - start;
+  };
+  sha256sum(); // both sides read from a warm page cache
+  const { engine, close } = engineFor(root, dir, service, 'initial');
+  let hashedAt = 0;
+  engine.on('progress', (progress) => {
+    if (progress.stage === 'hashing' && progress.done === progress.total) hashedAt = performance.now();
+  });
+  const start = performance.now();
+  const report = await engine.syncOnce();
+  const total = performance.now() - start;
+  await close();
+  const baseline = sha256sum();
+  const ratio = total / baseline;
+  const scanAndHash = hashedAt - start;
+  return [
+    {
+      metric: `initial sync, 10,000 files / 100 MB / 1,000 flows (${report.requests} requests)`,
+      value: seconds(total),
+      target: '',
+      met: null,
+    },
+    {
+      metric: '`find … | xargs sha256sum` over the same tree',
+      value: seconds(baseline),
+      target: '',
+      met: null,
+    },
+    {
+      metric: 'initial sync ÷ sha256sum',
+      value: `${ratio.toFixed(2)}×`,
+      target: '≤ 1.5×',
+      met: ratio <= 1.5,
+    },
+    {
+      metric: 'of which scan + hash on the agent (÷ sha256sum)',
+      value: `${seconds(scanAndHash)} (${(scanAndHash / baseline).toFixed(2)}×)`,
+      target: '',
+      met: null,
+    },
+  ];
+}
+
+async function editLatency(dir: string, service: ServeProcess): Promise<BenchRow[]> {
+  const root = join(dir, 'edits');
+  writeTree(root, 50, 10, 1024);
+  const { engine, close } = engineFor(root, dir, service, 'edits');
+  await engine.start();
+  const samples: number[] = [];
+  for (let edit = 0; edit < 220; edit++) {
+    const synced = new Promise<SyncReport>((resolve) => engine.once('synced', resolve));
+    const start = performance.now();
+    writeFileSync(join(root, 'flows', `flow-${edit % 50}`, `step-${edit % 10}.yaml`), `edit ${edit}\n`);
+    await synced;
+    if (edit >= 20) samples.push(performance.now() - start);
+    await sleep(20);
+  }
+  await close();
+  samples.sort((a, b) => a - b);
+  const p50 = percentile(samples, 50);
+  const p99 = percentile(samples, 99);
+  return [
+    {
+      metric: 'edit → acknowledged, p50 (200 edits, 30 ms quiet period)',
+      value: `${p50.toFixed(1)} ms`,
+      target: '≤ 60 ms',
+      met: p50 <= 60,
+    },
+    {
+      metric: 'edit → acknowledged, p99',
+      value: `${p99.toFixed(1)} ms`,
+      target: '≤ 200 ms',
+      met: p99 <= 200,
+    },
+  ];
+}
+
+async function gitCheckout(dir: string, service: ServeProcess): Promise<BenchRow[]> {
+  const root = join(dir, 'git');
+  writeTree(root, 250, 20, 512, 'main ');
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', root, ...args], {
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'b',
+        GIT_AUTHOR_EMAIL: 'b@b',
+        GIT_COMMITTER_NAME: 'b',
+        GIT_COMMITTER_EMAIL: 'b@b',
+      },
+    });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'main');
+  git('checkout', '-q', '-b', 'other');
+  writeTree(root, 250, 20, 512, 'other ');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'other');
+  git('checkout', '-q', 'main');
+
+  const { engine, close } = engineFor(root, dir, service, 'git');
+  await engine.start();
+  let requests = 0;
+  engine.on('synced', (report) => (requests += report.requests));
+  const start = performance.now();
+  git('checkout', '-q', 'other');
+  // Converged: nothing pending and no sync for a while (the watcher has delivered everything).
+  let lastChange = performance.now();
+  engine.on('synced', () => (lastChange = performance.now()));
+  engine.on('status', () => (lastChange = performance.now()));
+  while (engine.status().counts.pending > 0 || performance.now() - lastChange < 1000) await sleep(10);
+  const converged = lastChange - start;
+  await close();
+  return [
+    {
+      metric: 'git checkout of 5,000 changed files: time to converge',
+      value: seconds(converged),
+      target: '≤ 3 s',
+      met: converged <= 3000,
+    },
+    {
+      metric: 'git checkout of 5,000 changed files: requests',
+      value: String(requests),
+      target: '≤ 30',
+      met: requests <= 30,
+    },
+  ];
+}
+
+/** `flowsync start` as a user runs it, in its own process: restart time, then idle CPU and memory. */
+async function largeRepository(dir: string, service: ServeProcess, logPath: string): Promise<BenchRow[]> {
+  const root = join(dir, 'large');
+  writeTree(root, 1000, 100, 64);
+  const home = join(dir, 'home');
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    FLOWSYNC_URL: service.url,
+    FLOWSYNC_TOKEN: service.tokens.user,
+  };
+  const run = async () => {
+    const child = spawn(process.execPath, [FLOWSYNC_BIN, 'start', root], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const start = performance.now();
+    let inSyncMs = 0;
+    while (!out.includes('Watching 1 repository')) {
+      if (child.exitCode !== null) throw new Error(`flowsync start exited: ${out}`);
+      if (!inSyncMs && out.includes('in sync')) inSyncMs = performance.now() - start;
+      await sleep(10);
+    }
+    return { child, inSyncMs, ms: performance.now() - start };
+  };
+  const stop = (child: ReturnType<typeof spawn>) =>
+    new Promise<void>((done) => {
+      child.once('close', () => done());
+      child.kill('SIGINT');
+    });
+
+  const first = await run();
+  await stop(first.child);
+  const callsBefore = readFileSync(logPath, 'utf8').split('"msg":"call"').length;
+  const second = await run();
+  const calls = readFileSync(logPath, 'utf8').split('"msg":"call"').length - callsBefore;
+
+  const pid = second.child.pid!;
+  const cpuTicks = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks
+  };
+  const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  await sleep(2000);
+  const ticksBefore = cpuTicks();
+  let rss = rssMb();
+  const idleMs = 60_000;
+  for (let waited = 0; waited < idleMs; waited += 1000) {
+    await sleep(1000);
+    rss = Math.max(rss, rssMb());
+  }
+  const clockTicksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString());
+  const cpuPercent = ((cpuTicks() - ticksBefore) / clockTicksPerSecond / (idleMs / 1000)) * 100;
+  await stop(second.child);
+  return [
+    {
+      metric: 'initial sync of 100,000 files / 1,000 flows, from `flowsync start` to watching',
+      value: seconds(first.ms),
+      target: '',
+      met: null,
+    },
+    {
+      metric: 'restart with nothing changed, 100,000 files: in sync (incl. process start)',
+      value: seconds(second.inSyncMs),
+      target: '≤ 3 s',
+      met: second.inSyncMs <= 3000,
+    },
+    {
+      metric: 'restart: watching again (chokidar set up over 100,000 files)',
+      value: seconds(second.ms),
+      target: '',
+      met: null,
+    },
+    {
+      metric: 'restart: requests to the service / bytes uploaded',
+      value: `${calls} / 0`,
+      target: '0 bytes',
+      met: calls === 0,
+    },
+    {
+      metric: 'idle CPU over 60 s, 100,000 files watched',
+      value: `${cpuPercent.toFixed(2)} %`,
+      target: '< 1 %',
+      met: cpuPercent < 1,
+    },
+    {
+      metric: 'RSS (max over those 60 s)',
+      value: `${Math.round(rss)} MB`,
+      target: '≤ 200 MB',
+      met: rss <= 200,
+    },
+  ];
+}
+
+export async function runSyncBench(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-sync-'));
+  const logPath = join(dir, 'service.log');
+  const service = await startServeProcess(join(dir, 'service.db'), logPath);
+  try {
+    return [
+      ...(await initialSync(dir, service)),
+      ...(await editLatency(dir, service)),
+      ...(await gitCheckout(dir, service)),
+      ...(await largeRepository(dir, service, logPath)),
+    ];
+  } finally {
+    await service.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  printTable('sync (bench/sync.ts)', await runSyncBench());
+}
