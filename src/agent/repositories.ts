@@ -51,9 +51,22 @@ export async function identifyRepository(
 
 /** The config with this folder registered (once, by real path). */
 export function withRepository(config: AgentConfig, folder: string): AgentConfig {
-  const root = realpathSync(resolve(folder));
+  const root = existingFolder(folder);
   if (config.repositories.some((repo) => safeRealpath(repo.path) === root)) return config;
   return agentConfigSchema.parse({ ...config, repositories: [...config.repositories, { path: root }] });
+}
+
+/** The real path of a folder, or a one-line ConfigError naming what is wrong with it. */
+function existingFolder(folder: string): string {
+  let root: string;
+  try {
+    root = realpathSync(resolve(folder));
+  } catch {
+    throw new ConfigError(`${folder} does not exist: give the folder of a repository.`);
+  }
+  if (!statSync(root).isDirectory())
+    throw new ConfigError(`${folder} is not a folder: give the folder of a repository.`);
+  return root;
 }
 
 function safeRealpath(path: string): string {

@@ -78,6 +78,11 @@ describe('npm start -- <repository>', () => {
     const result = await runFlowsync(['start'], { env });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('npm start -- ');
+    const missing = await runFlowsync(['start', join(repo.dir, 'no-such-folder')], { env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(
+      /^flowsync: .*no-such-folder does not exist: give the folder of a repository\.\n$/,
+    );
   });
 });
 
