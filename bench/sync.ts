@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { createClient } from '../src/client/index.ts';
 import { Hasher, SyncEngine, SyncState, type SyncReport } from '../src/sync/index.ts';
 import { FLOWSYNC_BIN } from '../test/support/cli.ts';
+import { twoBranches } from '../test/support/git.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
 import { percentile, printTable, type BenchRow } from './report.ts';
 
@@ -138,24 +139,7 @@ async function editLatency(dir: string, service: ServeProcess): Promise<BenchRow
 async function gitCheckout(dir: string, service: ServeProcess): Promise<BenchRow[]> {
   const root = join(dir, 'git');
   writeTree(root, 250, 20, 512, 'main ');
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', root, ...args], {
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'b',
-        GIT_AUTHOR_EMAIL: 'b@b',
-        GIT_COMMITTER_NAME: 'b',
-        GIT_COMMITTER_EMAIL: 'b@b',
-      },
-    });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'main');
-  git('checkout', '-q', '-b', 'other');
-  writeTree(root, 250, 20, 512, 'other ');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'other');
-  git('checkout', '-q', 'main');
+  const git = twoBranches(root, () => writeTree(root, 250, 20, 512, 'other '));
 
   const { engine, close } = engineFor(root, dir, service, 'git');
   await engine.start();

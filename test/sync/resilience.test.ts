@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEngine, type EngineHarness } from '../support/engine.ts';
+import { twoBranches } from '../support/git.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -81,29 +81,15 @@ describe('a git checkout storm', () => {
     for (let f = 0; f < 100; f++) {
       for (let i = 0; i < 20; i++) files[`flows/f${f}/step-${i}.yaml`] = `main ${f}/${i}\n`;
     }
-    repo = makeRepo(files);
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-C', repo!.root, ...args], {
-        env: {
-          ...process.env,
-          GIT_AUTHOR_NAME: 't',
-          GIT_AUTHOR_EMAIL: 't@t',
-          GIT_COMMITTER_NAME: 't',
-          GIT_COMMITTER_EMAIL: 't@t',
-        },
-      });
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-q', '-m', 'main');
-    git('checkout', '-q', '-b', 'other');
-    for (let f = 0; f < 100; f++) {
-      for (let i = 0; i < 20; i++) repo.write(`flows/f${f}/step-${i}.yaml`, `other ${f}/${i}\n`);
-    }
-    for (let f = 100; f < 110; f++) repo.write(`flows/f${f}/only-on-other.yaml`, `new ${f}\n`);
-    repo.remove('flows/f0');
-    git('add', '-A');
-    git('commit', '-q', '-m', 'other');
-    git('checkout', '-q', 'main');
+    const tree = makeRepo(files);
+    repo = tree;
+    const git = twoBranches(tree.root, () => {
+      for (let f = 0; f < 100; f++) {
+        for (let i = 0; i < 20; i++) tree.write(`flows/f${f}/step-${i}.yaml`, `other ${f}/${i}\n`);
+      }
+      for (let f = 100; f < 110; f++) tree.write(`flows/f${f}/only-on-other.yaml`, `new ${f}\n`);
+      tree.remove('flows/f0');
+    });
 
     svc = await startTestService();
     harness = startEngine(repo, svc.url, svc.tokens.user);
