@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RemoteError, type RemoteClient } from '../client/index.ts';
@@ -92,6 +92,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private running: Promise<void> | null = null;
   private again = false;
   private fullRescanDue = false;
+  /** mtimes of the .gitignore files above the flow roots, which the watcher does not see. */
+  private outerIgnoreFiles = '';
   private stopped = false;
   private work: Promise<void> = Promise.resolve();
 
@@ -136,6 +138,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** The first scan and round of uploads. */
   async initialSync(): Promise<void> {
+    this.outerIgnoreFiles = this.outerIgnoreSignature();
     await this.enqueue(() => this.rescan());
     await this.sync();
   }
@@ -371,6 +374,16 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     void this.sync();
   }
 
+  /** The repository's own .gitignore and those of the folders above each flow root (`apps/` for `apps/flows`). */
+  private outerIgnoreSignature(): string {
+    const folders = new Set(['']);
+    for (const root of this.layout.roots) {
+      const segments = root.split('/');
+      for (let depth = 1; depth < segments.length; depth++) folders.add(segments.slice(0, depth).join('/'));
+    }
+    return [...folders].map((folder) => statSignature(join(this.repo.root, folder, '.gitignore'))).join('|');
+  }
+
   private async watchPresentRoots(): Promise<void> {
     const present = this.layout.roots.filter((root) => existsSync(join(this.repo.root, root)));
     await this.watcher.add(present);
@@ -391,6 +404,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       void this.sync();
       return;
     }
+    const outer = this.outerIgnoreSignature();
+    if (outer !== this.outerIgnoreFiles) {
+      this.outerIgnoreFiles = outer;
+      this.rules.forgetAll();
+      await this.rescan();
+      void this.sync();
+    }
     const present: string[] = [];
     for (const root of this.layout.roots) {
       if (existsSync(join(this.repo.root, root))) present.push(root);
@@ -402,6 +422,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       void this.sync();
     }
   }
+}
+
+function statSignature(path: string): string {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  return stat ? `${stat.mtimeMs}:${stat.size}` : '-';
 }
 
 function isUnchanged(record: FileRecord | undefined, file: ScannedFile): boolean {

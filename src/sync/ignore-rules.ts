@@ -56,6 +56,10 @@ export class IgnoreRules {
     this.perFolder.delete(folder);
   }
 
+  forgetAll(): void {
+    this.perFolder.clear();
+  }
+
   private rulesOf(folder: string): Ignore | null {
     if (this.perFolder.has(folder)) return this.perFolder.get(folder) ?? null;
     let rules: Ignore | null = null;

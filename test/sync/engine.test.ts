@@ -133,6 +133,33 @@ describe('watching', () => {
     expect(harness!.engine.status().counts.pending).toBe(0);
   });
 
+  it('applies a .gitignore edited while watching: newly ignored files leave the service, unignored ones arrive', async () => {
+    repo.write('flows/a/debug.log', 'log\n');
+    repo.write('.gitignore', '*.tmp\n');
+    repo.write('flows/a/scratch.tmp', 'scratch\n');
+    await start();
+    expect(Object.keys(stored())).toContain('flows/a/debug.log');
+    expect(Object.keys(stored())).not.toContain('flows/a/scratch.tmp');
+    repo.write('.gitignore', '*.log\n');
+    await eventually(() => {
+      expect(Object.keys(stored())).not.toContain('flows/a/debug.log');
+      expect(stored()['flows/a/scratch.tmp']).toBe('scratch\n');
+    });
+  });
+
+  it('sends a file that was binary once it becomes text, and drops one that becomes binary', async () => {
+    repo.write('flows/a/data.bin', Buffer.from([0, 1, 2]));
+    await start();
+    expect(Object.keys(stored())).not.toContain('flows/a/data.bin');
+    repo.write('flows/a/data.bin', 'now text\n');
+    await eventually(() => expect(stored()['flows/a/data.bin']).toBe('now text\n'));
+    repo.write('flows/a/main.yaml', Buffer.from([0xff, 0xfe, 0x00]));
+    await eventually(() => expect(Object.keys(stored())).not.toContain('flows/a/main.yaml'));
+    expect(harness!.state.warnings(harness!.engine.repoId)).toEqual([
+      { flowPath: 'flows/a', path: 'main.yaml', warning: 'binary' },
+    ]);
+  });
+
   it('picks up a flow root that appears after the start', async () => {
     repo.remove('flows');
     await start();
