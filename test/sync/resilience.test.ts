@@ -65,14 +65,14 @@ describe('the service stopped during 200 edits, then started again', () => {
     }
     await eventually(
       () => expect(serviceTree(readDb(dbPath), 'acme', 'app')).toEqual(diskTree(repo!.root)),
-      30_000,
+      60_000,
     );
     expect(phases).toContain('offline');
     expect(second).not.toBeNull();
     await eventually(() =>
       expect(harness!.engine.status()).toMatchObject({ phase: 'idle', counts: { pending: 0 } }),
     );
-  });
+  }, 90_000);
 });
 
 describe('a git checkout storm', () => {
@@ -98,8 +98,8 @@ describe('a git checkout storm', () => {
     expect(Object.keys(stored())).toHaveLength(2000);
 
     for (const branch of ['other', 'main', 'other', 'main', 'other']) git('checkout', '-q', branch);
-    await eventually(() => expect(stored()).toEqual(diskTree(repo!.root)), 30_000);
+    await eventually(() => expect(stored()).toEqual(diskTree(repo!.root)), 60_000);
     expect(Object.keys(stored())).toHaveLength(99 * 20 + 10);
     expect(stored()['flows/f1/step-0.yaml']).toBe('other 1/0\n');
-  });
+  }, 90_000);
 });
