@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import {
   MissingCredentialsError,
   createClient,
@@ -26,12 +26,13 @@ import {
   ConfigError,
   DEFAULT_SERVICE_PORT,
   loadConfig,
+  saveConfig,
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
 import { startEmbeddedService } from './embedded-service.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
-import { identifyRepository, type RepositoryIdentity } from './repositories.ts';
+import { identifyRepository, withRepository, type RepositoryIdentity } from './repositories.ts';
 
 export interface AgentOptions {
   config?: AgentConfig;
@@ -40,6 +41,8 @@ export interface AgentOptions {
   secrets?: SecretStore;
   /** The embedded service's port (default 7420, or $FLOWSYNC_EMBEDDED_PORT; 0 = any free port). */
   embeddedPort?: number;
+  /** Save config changes (added, paused, removed repositories) to the config file. */
+  persistConfig?: boolean;
   /** The service to use; default $FLOWSYNC_URL, else the config's serviceUrl, else the embedded service. */
   serviceUrl?: string;
   /** Engine timings, for tests that cannot wait a minute for a back-off. */
@@ -67,19 +70,38 @@ interface AgentEvents {
 export class Agent extends EventEmitter<AgentEvents> {
   readonly repositories = new Map<string, WatchedRepository>();
 
+  /** Repositories of the config that are paused (`enabled: false`), by root. */
+  readonly paused = new Map<string, RepositoryIdentity & { flowRoots: string[] }>();
+  /** The last progress of each repository's long work, cleared when it finishes. */
+  readonly progress = new Map<string, SyncProgress>();
+  private watching = false;
+
   private constructor(
     readonly serviceUrl: string,
     private readonly serviceKey: string,
+    /** The address the service's secrets are filed under in the keychain. */
+    readonly secretsUrl: string,
     /** Set when the service runs inside this process. */
     readonly embedded: RunningService | null,
     /** A line about the embedded service's tokens, to show once; null otherwise. */
     readonly notice: string | null,
-    private readonly client: RemoteClient,
-    private readonly state: SyncState,
+    readonly client: RemoteClient,
+    readonly state: SyncState,
+    readonly secrets: SecretStore,
     private readonly hasher: Hasher,
-    private readonly options: AgentOptions,
+    private readonly options: AgentOptions & { config: AgentConfig },
   ) {
     super();
+  }
+
+  get config(): AgentConfig {
+    return this.options.config;
+  }
+
+  /** Replaces the config and, unless told otherwise (tests, `flowsync sync`), saves it. */
+  updateConfig(config: AgentConfig): void {
+    this.options.config = config;
+    if (this.options.persistConfig) saveConfig(config);
   }
 
   static async open(options: AgentOptions = {}): Promise<Agent> {
@@ -88,10 +110,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     const configuredUrl = options.serviceUrl || process.env.FLOWSYNC_URL || config.serviceUrl;
     let url: string;
     let auth: ClientAuth;
+    let secretsUrl: string;
     let embedded: RunningService | null = null;
     let notice: string | null = null;
     if (configuredUrl) {
       url = normalizeServiceUrl(configuredUrl);
+      secretsUrl = url;
       auth = secretStoreAuth(secrets, url);
       if (
         (await secrets.get(url, 'access-token')) === null &&
@@ -106,7 +130,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         port: options.embeddedPort ?? (envPort ? Number(envPort) : DEFAULT_SERVICE_PORT),
         secrets,
       });
-      ({ url, auth, notice } = started);
+      ({ url, auth, notice, secretsUrl } = started);
       embedded = started.service;
     }
     // The engine backs off on its own: the client retries only briefly before reporting a failure.
@@ -117,7 +141,10 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     const state = new SyncState(options.statePath ?? defaultStatePath());
     const serviceKey = embedded ? 'embedded' : url;
-    return new Agent(url, serviceKey, embedded, notice, client, state, new Hasher(), { ...options, config });
+    return new Agent(url, serviceKey, secretsUrl, embedded, notice, client, state, secrets, new Hasher(), {
+      ...options,
+      config,
+    });
   }
 
   /** Registers a repository and returns its engine (not started). */
@@ -136,18 +163,82 @@ export class Agent extends EventEmitter<AgentEvents> {
       ...this.options.timings,
     });
     const watched = { identity, engine };
-    engine.on('status', (status) => this.emit('status', watched, status));
-    engine.on('progress', (progress) => this.emit('progress', watched, progress));
+    engine.on('status', (status) => {
+      if (status.phase !== 'scanning' && status.phase !== 'syncing') this.progress.delete(identity.root);
+      this.emit('status', watched, status);
+    });
+    engine.on('progress', (progress) => {
+      this.progress.set(identity.root, progress);
+      this.emit('progress', watched, progress);
+    });
     engine.on('synced', (report) => this.emit('synced', watched, report));
     this.repositories.set(identity.root, watched);
+    this.paused.delete(identity.root);
     return watched;
   }
 
   /** Every enabled repository of the config, plus these folders. */
   async addConfigured(): Promise<void> {
-    for (const repo of this.options.config?.repositories ?? []) {
-      if (repo.enabled) await this.addRepository(repo.path, repo);
+    for (const repo of this.config.repositories) {
+      if (repo.enabled) {
+        await this.addRepository(repo.path, repo);
+      } else if (existsSync(repo.path)) {
+        const identity = await identifyRepository(repo.path, repo);
+        this.paused.set(identity.root, { ...identity, flowRoots: repo.flowRoots });
+      }
     }
+  }
+
+  /** Adds a folder while running: saved in the config, synced, and watched if the agent is watching. */
+  async addAndStart(folder: string): Promise<WatchedRepository> {
+    const watched = await this.addRepository(folder);
+    this.updateConfig(withRepository(this.config, watched.identity.root));
+    await watched.engine.initialSync();
+    if (this.watching) await watched.engine.watch();
+    return watched;
+  }
+
+  /** Stops syncing a repository and forgets it in the config; the service keeps what it has. */
+  async remove(root: string): Promise<boolean> {
+    const watched = this.repositories.get(root);
+    const known = watched !== undefined || this.paused.has(root);
+    await watched?.engine.stop();
+    this.repositories.delete(root);
+    this.paused.delete(root);
+    this.updateConfig({
+      ...this.config,
+      repositories: this.config.repositories.filter((r) => !sameFolder(r.path, root)),
+    });
+    return known;
+  }
+
+  /** Stops a repository's engine until resumed; remembered in the config as `enabled: false`. */
+  async pause(root: string): Promise<void> {
+    const watched = this.repositories.get(root);
+    if (!watched) return;
+    await watched.engine.stop();
+    this.repositories.delete(root);
+    this.paused.set(root, { ...watched.identity, flowRoots: [...watched.engine.flowRoots] });
+    this.setEnabled(root, false);
+    this.emit('status', watched, watched.engine.status());
+  }
+
+  async resume(root: string): Promise<WatchedRepository | null> {
+    const paused = this.paused.get(root);
+    if (!paused) return this.repositories.get(root) ?? null;
+    this.setEnabled(root, true);
+    const configured = this.config.repositories.find((r) => sameFolder(r.path, root));
+    const watched = await this.addRepository(root, configured);
+    await watched.engine.initialSync();
+    if (this.watching) await watched.engine.watch();
+    return watched;
+  }
+
+  private setEnabled(root: string, enabled: boolean): void {
+    this.updateConfig({
+      ...this.config,
+      repositories: this.config.repositories.map((r) => (sameFolder(r.path, root) ? { ...r, enabled } : r)),
+    });
   }
 
   /** The first scan and upload of every repository. */
@@ -157,6 +248,7 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Then watch them all. */
   async watchAll(): Promise<void> {
+    this.watching = true;
     await Promise.all([...this.repositories.values()].map(({ engine }) => engine.watch()));
   }
 
@@ -171,5 +263,13 @@ export class Agent extends EventEmitter<AgentEvents> {
     await this.client.close();
     this.state.close();
     await this.embedded?.close();
+  }
+}
+
+function sameFolder(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return a === b;
   }
 }

@@ -8,6 +8,8 @@ import type { SecretStore } from '../secrets/index.ts';
 export interface EmbeddedService {
   service: RunningService;
   url: string;
+  /** Where its tokens are filed in the keychain: the address it prefers, even when it had to take another. */
+  secretsUrl: string;
   auth: ClientAuth;
   /** One line for the person at the terminal about where the tokens are, when that changed; else null. */
   notice: string | null;
@@ -51,7 +53,7 @@ export async function startEmbeddedService(options: {
   if (!tokens) {
     const stored = await readTokens(options.secrets, keyUrl);
     if (stored && (await works(service.url, stored))) {
-      return { service, url: service.url, auth: { userToken: stored.user }, notice: null };
+      return { service, url: service.url, secretsUrl: keyUrl, auth: bothTokens(stored), notice: null };
     }
     await service.close();
     service = await start(true);
@@ -61,7 +63,8 @@ export async function startEmbeddedService(options: {
   return {
     service,
     url: service.url,
-    auth: { userToken: tokens.user },
+    secretsUrl: keyUrl,
+    auth: bothTokens(tokens),
     notice: kept
       ? `The embedded service's tokens are in the OS keychain (flowsync / ${keyUrl}#access-token, #admin-token).`
       : `No OS keychain: the embedded service's tokens are kept in memory for this run only.`,
@@ -99,4 +102,10 @@ async function works(url: string, tokens: IssuedTokens): Promise<boolean> {
   } finally {
     await client.close();
   }
+}
+
+/** The agent owns this service: the admin token for operator functions, the user token for the rest. */
+function bothTokens(tokens: IssuedTokens): ClientAuth {
+  return (access) =>
+    access === 'admin' ? { scheme: 'Admin', token: tokens.admin } : { scheme: 'Bearer', token: tokens.user };
 }

@@ -12,3 +12,6 @@ export { configFilePath, defaultServiceDbPath, defaultStatePath } from './paths.
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
+export { SECRET_NAMES, checkSecret } from './credentials.ts';
+export * from './api/index.ts';
+export * from './bridge/index.ts';

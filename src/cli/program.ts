@@ -4,7 +4,7 @@ import { functionsCommand } from './commands/functions.ts';
 import { loginCommand } from './commands/login.ts';
 import { logoutCommand } from './commands/logout.ts';
 import { serveCommand } from './commands/serve.ts';
-import { startCommand } from './commands/start.ts';
+import { startCommand, uiCommand } from './commands/start.ts';
 import { statusCommand } from './commands/status.ts';
 import { syncCommand } from './commands/sync.ts';
 import { EXIT } from './exit-codes.ts';
@@ -23,6 +23,7 @@ export function buildProgram(): Command {
     startCommand(),
     syncCommand(),
     statusCommand(),
+    uiCommand(),
     serveCommand(),
     loginCommand(),
     logoutCommand(),

@@ -121,6 +121,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     );
   }
 
+  get flowRoots(): readonly string[] {
+    return this.layout.roots;
+  }
+
   status(): SyncStatus {
     return {
       phase: this.phase,

@@ -37,7 +37,17 @@ describe('flowsync usage', () => {
     const commands = [...top.stdout.matchAll(/^ {2}(\w+)(?: \[options\])?(?: \S+)* {2,}/gm)]
       .map((m) => m[1]!)
       .filter((name) => name !== 'help');
-    expect(commands).toEqual(['start', 'sync', 'status', 'serve', 'login', 'logout', 'call', 'functions']);
+    expect(commands).toEqual([
+      'start',
+      'sync',
+      'status',
+      'ui',
+      'serve',
+      'login',
+      'logout',
+      'call',
+      'functions',
+    ]);
     for (const command of commands) {
       const help = await runFlowsync([command, '--help']);
       expect(help.code, command).toBe(0);

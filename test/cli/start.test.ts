@@ -56,6 +56,7 @@ describe('npm start -- <repository>', () => {
     const agent = start(repo.root);
     await agent.waitFor(/Watching 1 repository/);
     expect(agent.output()).toMatch(/local\/repo \(.*\): 1 flows, 2 files, in sync, 1 not sent/);
+    expect(agent.output()).toMatch(/Window: http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+\n/);
     repo.write('flows/hello/main.yaml', 'hello again\n');
     await agent.waitFor(/\d\d:\d\d:\d\d local\/repo: 1 flow, \+0 ~1 -0 files in \d+ ms/);
     agent.signal('SIGINT');

@@ -1,5 +1,15 @@
 import { Command } from 'commander';
-import { Agent, loadConfig, saveConfig, withRepository, type WatchedRepository } from '../../agent/index.ts';
+import { fileURLToPath } from 'node:url';
+import {
+  Agent,
+  createAgentApi,
+  loadConfig,
+  saveConfig,
+  startBridge,
+  statusEvents,
+  withRepository,
+  type WatchedRepository,
+} from '../../agent/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { ProgressDisplay } from '../progress.ts';
 import { urlOption } from '../service-url.ts';
@@ -20,82 +30,127 @@ export function startCommand(): Command {
       'after',
       '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start',
     )
-    .action(async (folders: string[], options: { url?: string }) => {
-      let config = loadConfig();
-      const before = JSON.stringify(config);
-      for (const folder of folders) config = withRepository(config, folder);
-      if (JSON.stringify(config) !== before) saveConfig(config);
-      if (config.repositories.length === 0) {
-        throw new UsageError('No repository yet: give its folder, e.g. `npm start -- ~/code/app`.');
-      }
+    .option(
+      '--ui-port <port>',
+      "port of the window's loopback address (default: any free port)",
+      parsePort,
+      0,
+    )
+    .action((folders: string[], options: RunOptions) => runAgent(folders, options, true));
+}
 
-      const agent = await Agent.open({ config, serviceUrl: options.url });
-      const out = (line: string) => process.stdout.write(`${line}\n`);
-      out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
-      if (agent.notice) out(agent.notice);
-      await agent.addConfigured();
+export function uiCommand(): Command {
+  return new Command('ui')
+    .summary('run the agent and print the address of its window, for a browser')
+    .description(
+      'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address with a\n' +
+        'random token, printed below: open it in a browser on this machine. Like `flowsync start`, it syncs\n' +
+        'and watches until Ctrl-C; repositories can be added from the window.',
+    )
+    .addOption(urlOption())
+    .option('--ui-port <port>', 'port of the loopback address (default: any free port)', parsePort, 0)
+    .addHelpText('after', '\nExamples:\n  $ flowsync ui\n  $ flowsync ui --ui-port 8384')
+    .action((options: RunOptions) => runAgent([], options, false));
+}
 
-      const progress = new ProgressDisplay(process.stdout);
-      const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>
-        progress.update(
-          `${identity.owner}/${identity.name}: ${stage === 'hashing' ? 'hashing files' : 'uploading flows'}`,
-          done,
-          total,
-        );
-      // A bar for the first, long sync only; after it, each sync is one line.
-      agent.on('progress', showProgress);
-      await agent.syncAll();
-      agent.off('progress', showProgress);
-      progress.stop();
-      for (const watched of agent.repositories.values()) out(summary(watched, watched.engine.status()));
-      await agent.watchAll();
+interface RunOptions {
+  url?: string;
+  uiPort: number;
+}
 
-      const phases = new Map<WatchedRepository, SyncStatus['phase']>();
-      agent.on('synced', (watched, report) => out(syncLine(watched, report)));
-      agent.on('status', (watched, status) => {
-        const previous = phases.get(watched);
-        phases.set(watched, status.phase);
-        const name = `${watched.identity.owner}/${watched.identity.name}`;
-        if (status.phase === previous) return;
-        if (status.phase === 'offline' || status.phase === 'unauthorized') {
-          const wait = status.retryAt
-            ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
-            : '';
-          out(
-            `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
-          );
-        } else if (status.phase === 'missing') {
-          out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
-        } else if (
-          status.phase === 'idle' &&
-          (previous === 'offline' || previous === 'unauthorized' || previous === 'missing')
-        ) {
-          out(`${time()} ${name}: back in sync`);
-        }
-      });
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`${value} is not a port (0-65535).`);
+  return port;
+}
+
+const RENDERER_DIST = fileURLToPath(new URL('../../../renderer/dist', import.meta.url));
+
+async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
+  let config = loadConfig();
+  const before = JSON.stringify(config);
+  for (const folder of folders) config = withRepository(config, folder);
+  if (JSON.stringify(config) !== before) saveConfig(config);
+  if (needsRepository && config.repositories.length === 0) {
+    throw new UsageError('No repository yet: give its folder, e.g. `npm start -- ~/code/app`.');
+  }
+
+  const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
+  if (agent.notice) out(agent.notice);
+  await agent.addConfigured();
+
+  const progress = new ProgressDisplay(process.stdout);
+  const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>
+    progress.update(
+      `${identity.owner}/${identity.name}: ${stage === 'hashing' ? 'hashing files' : 'uploading flows'}`,
+      done,
+      total,
+    );
+  // A bar for the first, long sync only; after it, each sync is one line.
+  agent.on('progress', showProgress);
+  await agent.syncAll();
+  agent.off('progress', showProgress);
+  progress.stop();
+  for (const watched of agent.repositories.values()) out(summary(watched, watched.engine.status()));
+  await agent.watchAll();
+
+  const phases = new Map<WatchedRepository, SyncStatus['phase']>();
+  agent.on('synced', (watched, report) => out(syncLine(watched, report)));
+  agent.on('status', (watched, status) => {
+    const previous = phases.get(watched);
+    phases.set(watched, status.phase);
+    const name = `${watched.identity.owner}/${watched.identity.name}`;
+    if (status.phase === previous) return;
+    if (status.phase === 'offline' || status.phase === 'unauthorized') {
+      const wait = status.retryAt
+        ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
+        : '';
       out(
-        `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
+        `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
       );
+    } else if (status.phase === 'missing') {
+      out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
+    } else if (
+      status.phase === 'idle' &&
+      (previous === 'offline' || previous === 'unauthorized' || previous === 'missing')
+    ) {
+      out(`${time()} ${name}: back in sync`);
+    }
+  });
+  const api = createAgentApi(agent);
+  const bridge = await startBridge({
+    api,
+    subscribe: statusEvents(agent, api),
+    port: options.uiPort,
+    staticDir: RENDERER_DIST,
+  });
+  out(`Window: ${bridge.url}`);
+  out(
+    `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
+  );
 
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.stderr.write('\nStopping…\n');
-          resolve();
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
-      const pending = [...agent.repositories.values()].reduce(
-        (sum, { engine }) => sum + engine.status().counts.pending,
-        0,
-      );
-      await agent.close();
-      out(
-        pending === 0
-          ? 'Stopped; everything was in sync.'
-          : `Stopped; ${pending} files pending, sent at the next start.`,
-      );
-    });
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.stderr.write('\nStopping…\n');
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  const pending = [...agent.repositories.values()].reduce(
+    (sum, { engine }) => sum + engine.status().counts.pending,
+    0,
+  );
+  await bridge.close();
+  await agent.close();
+  out(
+    pending === 0
+      ? 'Stopped; everything was in sync.'
+      : `Stopped; ${pending} files pending, sent at the next start.`,
+  );
 }
 
 function time(): string {

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import {
+  issuesSearchValueSchema,
+  repoConfigRecordSchema,
+  repoConfigSchema,
+  syncTaskValueSchema,
+  taskUpdateValueSchema,
+  workflowStateCacheValueSchema,
+} from '../../protocol/index.ts';
+
+/**
+ * AgentApi: everything a window may ask of the agent, as one zod contract. The same implementation is served over
+ * the loopback bridge (a browser) and Electron IPC (the desktop window); both validate every input and output
+ * against these schemas, and the renderer gets its types from here.
+ */
+
+const root = z.string().min(1).max(4096);
+
+export const syncPhaseSchema = z.enum([
+  'scanning',
+  'syncing',
+  'idle',
+  'offline',
+  'unauthorized',
+  'missing',
+  'stopped',
+  'paused',
+]);
+
+export const repositoryViewSchema = z.object({
+  root: z.string(),
+  owner: z.string(),
+  name: z.string(),
+  flowRoots: z.array(z.string()),
+  phase: syncPhaseSchema,
+  message: z.string().nullable(),
+  counts: z.object({
+    flows: z.number(),
+    files: z.number(),
+    pending: z.number(),
+    pendingFlows: z.number(),
+    warnings: z.number(),
+    rejected: z.number(),
+  }),
+  progress: z
+    .object({ stage: z.enum(['hashing', 'uploading']), done: z.number(), total: z.number() })
+    .nullable(),
+  lastSyncAt: z.string().nullable(),
+  warnings: z.array(z.object({ flowPath: z.string(), path: z.string(), warning: z.string() })),
+  rejected: z.array(z.object({ flowPath: z.string(), message: z.string() })),
+});
+export type RepositoryView = z.infer<typeof repositoryViewSchema>;
+
+export const agentStatusSchema = z.object({
+  serviceUrl: z.string(),
+  embedded: z.boolean(),
+  repositories: z.array(repositoryViewSchema),
+});
+export type AgentStatus = z.infer<typeof agentStatusSchema>;
+
+export const settingsSchema = z.object({
+  /** Empty: the embedded service. A change takes effect at the next start. */
+  serviceUrl: z.string(),
+  activeServiceUrl: z.string(),
+  signedIn: z.object({ user: z.boolean(), admin: z.boolean() }),
+  /** The personal API key as prefix…suffix, never whole; null when none is kept. */
+  apiKey: z.string().nullable(),
+  keychain: z.enum(['available', 'unavailable']),
+});
+export type Settings = z.infer<typeof settingsSchema>;
+
+export const repoConfigViewSchema = z.object({
+  root: z.string(),
+  /** Where the document lives: `<repository>/.flowsync/repo-config.json`. */
+  path: z.string(),
+  exists: z.boolean(),
+  config: repoConfigSchema,
+});
+export type RepoConfigView = z.infer<typeof repoConfigViewSchema>;
+
+const method = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
+const none = z.object({});
+
+export const AGENT_API = {
+  status: method(none, agentStatusSchema),
+  addRepository: method(z.object({ path: z.string().min(1).max(4096) }), repositoryViewSchema),
+  removeRepository: method(z.object({ root }), z.object({ removed: z.boolean() })),
+  pauseRepository: method(z.object({ root }), repositoryViewSchema),
+  resumeRepository: method(z.object({ root }), repositoryViewSchema),
+  syncNow: method(z.object({ root: root.optional() }), agentStatusSchema),
+  searchTasks: method(
+    z.object({
+      query: z.string().max(500),
+      after: z.string().min(1).max(200).optional(),
+      first: z.int().min(1).max(250).optional(),
+    }),
+    issuesSearchValueSchema,
+  ),
+  openTask: method(
+    z.object({ taskKey: z.string().min(1).max(100), root: root.optional() }),
+    syncTaskValueSchema,
+  ),
+  updateTask: method(
+    z
+      .object({
+        taskKey: z.string().min(1).max(100),
+        status: z.string().trim().min(1).max(100).optional(),
+        priority: z.string().trim().min(1).max(100).optional(),
+        recursive: z.boolean().optional(),
+      })
+      .refine((input) => input.status !== undefined || input.priority !== undefined, {
+        message: 'Choose a status, a priority, or both',
+        path: ['status'],
+      }),
+    taskUpdateValueSchema,
+  ),
+  workflowStates: method(z.object({ teamId: z.string().min(1).max(200) }), workflowStateCacheValueSchema),
+  getRepoConfig: method(z.object({ root }), repoConfigViewSchema),
+  saveRepoConfig: method(
+    z.object({ root, config: repoConfigSchema }),
+    z.object({ path: z.string(), record: repoConfigRecordSchema }),
+  ),
+  getSettings: method(none, settingsSchema),
+  saveSettings: method(z.object({ serviceUrl: z.string().max(2000) }), settingsSchema),
+  signIn: method(
+    z.object({ token: z.string().trim().min(8).max(500), admin: z.boolean().optional() }),
+    settingsSchema,
+  ),
+  signOut: method(none, settingsSchema),
+  setApiKey: method(z.object({ secret: z.string().trim().min(8).max(500) }), settingsSchema),
+} as const;
+
+export type AgentApiMethod = keyof typeof AGENT_API;
+export type AgentApiInput<M extends AgentApiMethod> = z.input<(typeof AGENT_API)[M]['input']>;
+export type AgentApiOutput<M extends AgentApiMethod> = z.output<(typeof AGENT_API)[M]['output']>;
+
+/** The API as a window calls it: one async function per method. */
+export type AgentApi = { [M in AgentApiMethod]: (input: AgentApiInput<M>) => Promise<AgentApiOutput<M>> };
+
+/** What a failed call says, on every transport. */
+export const agentApiErrorSchema = z.object({
+  code: z.enum(['invalid_input', 'not_found', 'refused', 'unavailable', 'internal']),
+  message: z.string(),
+  issues: z
+    .array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() }))
+    .optional(),
+});
+export type AgentApiErrorBody = z.infer<typeof agentApiErrorSchema>;
+
+export class AgentApiError extends Error {
+  override readonly name = 'AgentApiError';
+  constructor(
+    readonly code: AgentApiErrorBody['code'],
+    message: string,
+    readonly issues?: AgentApiErrorBody['issues'],
+  ) {
+    super(message);
+  }
+
+  toBody(): AgentApiErrorBody {
+    return { code: this.code, message: this.message, ...(this.issues && { issues: this.issues }) };
+  }
+}
+
+/** Events pushed to a window: the status whenever it changes (server-sent events, IPC messages). */
+export const agentEventSchema = z.object({ type: z.literal('status'), status: agentStatusSchema });
+export type AgentEvent = z.infer<typeof agentEventSchema>;

@@ -1,0 +1,36 @@
+import type { Agent } from '../agent.ts';
+import type { AgentApi, AgentEvent } from './contract.ts';
+
+/** At most one status push per this many milliseconds: a sync of thousands of files is not a storm of events. */
+const THROTTLE_MS = 100;
+
+/**
+ * Status pushes for windows: the whole AgentStatus, sent on subscribing and after each change of any repository
+ * (throttled). Returns a `subscribe` for the transports.
+ */
+export function statusEvents(agent: Agent, api: AgentApi) {
+  const listeners = new Set<(event: AgentEvent) => void>();
+  let timer: NodeJS.Timeout | null = null;
+  const push = async () => {
+    timer = null;
+    const event: AgentEvent = { type: 'status', status: await api.status({}) };
+    for (const listener of listeners) listener(event);
+  };
+  // A push that races the agent's shutdown has nobody left to tell.
+  const pushQuietly = () => void push().catch(() => {});
+  const schedule = () => {
+    if (listeners.size > 0) timer ??= setTimeout(pushQuietly, THROTTLE_MS);
+  };
+  agent.on('status', schedule);
+  agent.on('progress', schedule);
+  agent.on('synced', schedule);
+
+  return (listener: (event: AgentEvent) => void) => {
+    listeners.add(listener);
+    void api
+      .status({})
+      .then((status) => listener({ type: 'status', status }))
+      .catch(() => {});
+    return () => listeners.delete(listener);
+  };
+}

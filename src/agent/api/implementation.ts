@@ -1,0 +1,349 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  InvalidArgsError,
+  MissingCredentialsError,
+  ProtocolError,
+  RemoteError,
+  TransportError,
+} from '../../client/index.ts';
+import { repoConfigSchema, toWireIssues, type RepoConfig } from '../../protocol/index.ts';
+import {
+  KeychainUnavailable,
+  maskSecret,
+  normalizeServiceUrl,
+  secretStoreAuth,
+} from '../../secrets/index.ts';
+import type { Agent } from '../agent.ts';
+import { checkSecret } from '../credentials.ts';
+import {
+  AgentApiError,
+  type AgentApi,
+  type AgentStatus,
+  type RepositoryView,
+  type Settings,
+} from './contract.ts';
+
+const run = promisify(execFile);
+
+export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
+
+/** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
+export function createAgentApi(agent: Agent): AgentApi {
+  const view = (root: string): RepositoryView => {
+    const watched = agent.repositories.get(root);
+    const paused = agent.paused.get(root);
+    if (!watched && !paused)
+      throw new AgentApiError('not_found', `${root} is not a repository flowsync syncs.`);
+    const identity = watched?.identity ?? paused!;
+    const status = watched?.engine.status();
+    const repoId = watched?.engine.repoId ?? null;
+    const stored = agent.state.repos().find((repo) => repo.root === identity.root && repo.id === repoId);
+    const counts = status?.counts ?? {
+      flows: 0,
+      files: 0,
+      pending: 0,
+      pendingFlows: 0,
+      warnings: 0,
+      rejected: 0,
+    };
+    return {
+      root: identity.root,
+      owner: identity.owner,
+      name: identity.name,
+      flowRoots: [...(watched?.engine.flowRoots ?? paused!.flowRoots)],
+      phase: status ? status.phase : 'paused',
+      message: status?.message ?? null,
+      counts,
+      progress: agent.progress.get(identity.root) ?? null,
+      lastSyncAt: stored?.lastSyncAt ?? null,
+      warnings: repoId === null ? [] : agent.state.warnings(repoId),
+      rejected:
+        repoId === null
+          ? []
+          : agent.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
+    };
+  };
+
+  const status = (): AgentStatus => ({
+    serviceUrl: agent.serviceUrl,
+    embedded: agent.embedded !== null,
+    repositories: [...agent.repositories.keys(), ...agent.paused.keys()].sort().map(view),
+  });
+
+  const settings = async (): Promise<Settings> => {
+    const { secrets, secretsUrl } = agent;
+    try {
+      const [user, admin, apiKey] = await Promise.all([
+        secrets.get(secretsUrl, 'access-token'),
+        secrets.get(secretsUrl, 'admin-token'),
+        secrets.get(secretsUrl, 'api-key'),
+      ]);
+      return {
+        serviceUrl: agent.config.serviceUrl,
+        activeServiceUrl: agent.serviceUrl,
+        signedIn: {
+          user: user !== null || agent.embedded !== null,
+          admin: admin !== null || agent.embedded !== null,
+        },
+        apiKey: apiKey === null ? null : maskSecret(apiKey),
+        keychain: 'available',
+      };
+    } catch (error) {
+      if (!(error instanceof KeychainUnavailable)) throw error;
+      return {
+        serviceUrl: agent.config.serviceUrl,
+        activeServiceUrl: agent.serviceUrl,
+        signedIn: { user: agent.embedded !== null, admin: agent.embedded !== null },
+        apiKey: null,
+        keychain: 'unavailable',
+      };
+    }
+  };
+
+  const apiKey = async () => {
+    const secret = await agent.secrets.get(agent.secretsUrl, 'api-key');
+    if (!secret)
+      throw new AgentApiError('refused', 'Add your personal API key in Settings to use the tracker.');
+    return { secret, type: 'personal-api-key' as const };
+  };
+
+  const repository = (root: string | undefined) => {
+    const watched = root ? agent.repositories.get(root) : agent.repositories.values().next().value;
+    if (!watched)
+      throw new AgentApiError(
+        'not_found',
+        root ? `${root} is not a repository flowsync syncs.` : 'Add a repository first.',
+      );
+    return watched;
+  };
+
+  const api: AgentApi = {
+    status: async () => status(),
+
+    addRepository: async ({ path }) => view((await agent.addAndStart(path)).identity.root),
+
+    removeRepository: async ({ root }) => ({ removed: await agent.remove(root) }),
+
+    pauseRepository: async ({ root }) => {
+      view(root);
+      await agent.pause(root);
+      return view(root);
+    },
+
+    resumeRepository: async ({ root }) => {
+      view(root);
+      await agent.resume(root);
+      return view(root);
+    },
+
+    syncNow: async ({ root }) => {
+      const targets = root ? [repository(root)] : [...agent.repositories.values()];
+      await Promise.all(targets.map(({ engine }) => engine.sync()));
+      return status();
+    },
+
+    searchTasks: async ({ query, after, first }) =>
+      agent.client.tracker.searchIssues({
+        api_key: await apiKey(),
+        query,
+        ...((after !== undefined || first !== undefined) && { pagination: { after, first } }),
+      }),
+
+    openTask: async ({ taskKey, root }) => {
+      const { identity } = repository(root);
+      return agent.client.task.syncTask({
+        task_key: taskKey,
+        repo_remote_url: await remoteUrl(identity.root),
+        user_email: await userEmail(identity.root),
+      });
+    },
+
+    updateTask: async ({ taskKey, status: newStatus, priority, recursive }) =>
+      agent.client.task.update({ task_key: taskKey, status: newStatus, priority, recursive }),
+
+    workflowStates: async ({ teamId }) =>
+      agent.client.tracker.workflowStateCacheGetByTeam({ team_id: teamId }),
+
+    getRepoConfig: async ({ root }) => {
+      const { identity } = repository(root);
+      const path = join(identity.root, REPO_CONFIG_FILE);
+      if (!existsSync(path)) return { root: identity.root, path, exists: false, config: {} };
+      return { root: identity.root, path, exists: true, config: readRepoConfig(path) };
+    },
+
+    saveRepoConfig: async ({ root, config }) => {
+      const { identity } = repository(root);
+      const path = join(identity.root, REPO_CONFIG_FILE);
+      // The service first: if it refuses or cannot be reached, nothing is saved anywhere.
+      const record = await agent.client.repoConfig.update({
+        owner: identity.owner,
+        name: identity.name,
+        ...config,
+      });
+      writeAtomically(path, `${JSON.stringify(config, null, 2)}\n`);
+      return { path, record };
+    },
+
+    getSettings: settings,
+
+    saveSettings: async ({ serviceUrl }) => {
+      const trimmed = serviceUrl.trim();
+      if (trimmed !== '') {
+        try {
+          const url = new URL(trimmed);
+          if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+        } catch {
+          throw new AgentApiError('invalid_input', 'The service URL must start with http:// or https://.', [
+            { path: ['serviceUrl'], message: 'Give a URL like https://flows.example.com, or leave it empty' },
+          ]);
+        }
+      }
+      agent.updateConfig({ ...agent.config, serviceUrl: trimmed === '' ? '' : normalizeServiceUrl(trimmed) });
+      return settings();
+    },
+
+    signIn: async ({ token, admin }) => {
+      const kind = admin ? 'admin-token' : 'access-token';
+      await checkSecret(agent.serviceUrl, kind, token, secretStoreAuth(agent.secrets, agent.secretsUrl));
+      await agent.secrets.set(agent.secretsUrl, kind, token);
+      return settings();
+    },
+
+    signOut: async () => {
+      await agent.secrets.delete(agent.secretsUrl, 'access-token');
+      await agent.secrets.delete(agent.secretsUrl, 'admin-token');
+      return settings();
+    },
+
+    setApiKey: async ({ secret }) => {
+      // With operator rights (always, for the embedded service) the key is registered as it is stored.
+      const payload = {
+        type: 'key-created' as const,
+        hash: createHash('sha256').update(secret).digest('hex'),
+        name: 'flowsync desktop',
+        prefix_4: secret.slice(0, 4),
+        suffix_4: secret.slice(-4),
+        user_id: userInfo().username || 'me',
+      };
+      try {
+        await agent.client.apiKey.addActivity({
+          api_key_tid: `flowsync-${payload.hash.slice(0, 12)}`,
+          ts: Date.now(),
+          payload,
+        });
+      } catch (error) {
+        if (
+          !(error instanceof MissingCredentialsError) &&
+          !(error instanceof RemoteError && error.statusCode === 403)
+        )
+          throw error;
+      }
+      await checkSecret(
+        agent.serviceUrl,
+        'api-key',
+        secret,
+        secretStoreAuth(agent.secrets, agent.secretsUrl),
+      );
+      await agent.secrets.set(agent.secretsUrl, 'api-key', secret);
+      return settings();
+    },
+  };
+  return withErrorMapping(api);
+}
+
+/** Errors of the parts below become AgentApiErrors with a message a person can act on. */
+function withErrorMapping(api: AgentApi): AgentApi {
+  const mapped = {} as Record<string, (input: never) => Promise<unknown>>;
+  for (const [name, method] of Object.entries(api) as [string, (input: never) => Promise<unknown>][]) {
+    mapped[name] = async (input) => {
+      try {
+        return await method(input);
+      } catch (error) {
+        throw toAgentApiError(error);
+      }
+    };
+  }
+  return mapped as AgentApi;
+}
+
+export function toAgentApiError(error: unknown): AgentApiError {
+  if (error instanceof AgentApiError) return error;
+  if (error instanceof RemoteError) {
+    const issues = Array.isArray(error.errorData.issues)
+      ? (error.errorData.issues as { path: (string | number)[]; message: string }[])
+      : undefined;
+    return new AgentApiError(
+      error.statusCode === 400 ? 'invalid_input' : 'refused',
+      error.errorMessage,
+      issues,
+    );
+  }
+  if (error instanceof InvalidArgsError) {
+    return new AgentApiError(
+      'invalid_input',
+      error.message,
+      error.issues.map(({ path, message }) => ({ path, message })),
+    );
+  }
+  if (error instanceof TransportError || error instanceof ProtocolError)
+    return new AgentApiError('unavailable', error.message);
+  if (error instanceof MissingCredentialsError || error instanceof KeychainUnavailable) {
+    return new AgentApiError('refused', error.message);
+  }
+  return new AgentApiError('internal', 'Something went wrong in the agent; its log has the details.');
+}
+
+function readRepoConfig(path: string): RepoConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    throw new AgentApiError(
+      'invalid_input',
+      `${path} is not valid JSON: fix it by hand or save the form to replace it.`,
+    );
+  }
+  const parsed = repoConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = toWireIssues(parsed.error.issues).map(({ path: at, message }) => ({ path: at, message }));
+    throw new AgentApiError('invalid_input', `${path} does not fit the repository config schema.`, issues);
+  }
+  return parsed.data;
+}
+
+/** A crash leaves the old file or the new one, never half of one. */
+function writeAtomically(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, path);
+}
+
+async function git(root: string, ...args: string[]): Promise<string | null> {
+  try {
+    const { stdout } = await run('git', ['-C', root, ...args]);
+    return stdout.trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+async function remoteUrl(root: string): Promise<string> {
+  return (await git(root, 'config', '--get', 'remote.origin.url')) ?? `file://${root}`;
+}
+
+async function userEmail(root: string): Promise<string> {
+  const email = await git(root, 'config', '--get', 'user.email');
+  if (!email) {
+    throw new AgentApiError(
+      'refused',
+      'Opening a task needs your email: run `git config --global user.email you@example.com`.',
+    );
+  }
+  return email;
+}

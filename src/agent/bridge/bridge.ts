@@ -1,0 +1,165 @@
+import Fastify, { type FastifyReply } from 'fastify';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
+import {
+  AGENT_API,
+  AgentApiError,
+  type AgentApi,
+  type AgentApiMethod,
+  type AgentEvent,
+} from '../api/contract.ts';
+import { toAgentApiError } from '../api/implementation.ts';
+
+export interface BridgeOptions {
+  api: AgentApi;
+  /** Calls the listener with every event until the returned function is called. */
+  subscribe: (listener: (event: AgentEvent) => void) => () => void;
+  port?: number;
+  /** The built renderer (renderer/dist); without it the page says how to build it. */
+  staticDir?: string;
+}
+
+export interface Bridge {
+  /** The address to open, with the token after `#` (kept out of logs and Referer headers). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const HTTP_STATUS: Record<AgentApiError['code'], number> = {
+  invalid_input: 400,
+  not_found: 404,
+  refused: 422,
+  unavailable: 503,
+  internal: 500,
+};
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+};
+
+/** No remote content, no framing, no inline script: the page can only talk to this bridge. */
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * The loopback bridge: AgentApi over HTTP on 127.0.0.1 for a browser, like Syncthing's web GUI. Every API request
+ * needs the random token; the Host header must name this loopback address (no DNS rebinding) and an Origin, when
+ * sent, must be this page's (no other site may call it from a user's browser). Status is pushed as server-sent
+ * events.
+ */
+export async function startBridge(options: BridgeOptions): Promise<Bridge> {
+  const token = randomBytes(24).toString('base64url');
+  const tokenBytes = Buffer.from(token);
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+  let port = 0;
+  const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
+
+  const refuse = (reply: FastifyReply, status: number, message: string) =>
+    reply.code(status).send({ ok: false, error: { code: 'refused', message } });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('cache-control', 'no-store');
+    if (!allowedHosts().includes(request.headers.host ?? '')) {
+      return refuse(reply, 403, 'This address serves only the flowsync window on this machine.');
+    }
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowedHosts().some((host) => origin === `http://${host}`)) {
+      return refuse(reply, 403, 'Requests from other sites are refused.');
+    }
+    if (request.url.startsWith('/api/')) {
+      const presented = request.headers['x-flowsync-token'] ?? (request.query as { token?: string }).token;
+      const bytes = Buffer.from(typeof presented === 'string' ? presented : '');
+      if (bytes.length !== tokenBytes.length || !timingSafeEqual(bytes, tokenBytes)) {
+        return refuse(reply, 401, 'The bridge token is missing or wrong: open the address flowsync printed.');
+      }
+    }
+  });
+
+  app.post('/api/:method', async (request, reply) => {
+    const name = (request.params as { method: string }).method;
+    if (!Object.hasOwn(AGENT_API, name)) {
+      return reply.code(404).send({ ok: false, error: { code: 'not_found', message: `No method ${name}.` } });
+    }
+    const method = name as AgentApiMethod;
+    const parsed = AGENT_API[method].input.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map(({ path, message }) => ({
+        path: path.map((key) => (typeof key === 'number' ? key : String(key))),
+        message,
+      }));
+      const error = new AgentApiError(
+        'invalid_input',
+        issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        issues,
+      );
+      return reply.code(400).send({ ok: false, error: error.toBody() });
+    }
+    try {
+      const call = options.api[method] as (input: unknown) => Promise<unknown>;
+      const value = AGENT_API[method].output.parse(await call(parsed.data));
+      return { ok: true, value };
+    } catch (thrown) {
+      const error = toAgentApiError(thrown);
+      return reply.code(HTTP_STATUS[error.code]).send({ ok: false, error: error.toBody() });
+    }
+  });
+
+  app.get('/api/events', (request, reply) => {
+    reply.hijack();
+    const stream = reply.raw;
+    stream.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-content-type-options': 'nosniff',
+    });
+    const send = (event: AgentEvent) =>
+      stream.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    const unsubscribe = options.subscribe(send);
+    // A comment now and then keeps proxies and the browser from closing an idle stream.
+    const heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
+    request.raw.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+  });
+
+  app.get('/*', async (request, reply) => {
+    const asset = normalize((request.params as { '*': string })['*'] || 'index.html').replace(
+      /^(\.\.[/\\])+/,
+      '',
+    );
+    const file = options.staticDir ? join(options.staticDir, asset) : null;
+    if (file && file.startsWith(options.staticDir!) && existsSync(file)) {
+      reply.header('content-type', CONTENT_TYPES[extname(file)] ?? 'application/octet-stream');
+      if (extname(file) === '.html') reply.header('content-security-policy', CSP);
+      return reply.send(readFileSync(file));
+    }
+    if (asset !== 'index.html')
+      return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'Not found.' } });
+    reply.header('content-type', CONTENT_TYPES['.html']).header('content-security-policy', CSP);
+    return reply.send(
+      '<!doctype html><meta charset="utf-8"><title>flowsync</title>' +
+        '<p>The flowsync window is not built in this checkout: run <code>npm run build:renderer</code>, then reload.</p>',
+    );
+  });
+
+  await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
+  port = (app.server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}/#token=${token}`,
+    port,
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,1 @@
+export { startBridge, type Bridge, type BridgeOptions } from './bridge.ts';

@@ -1,0 +1,61 @@
+import { RemoteError, checkAccess, createClient, type ClientAuth } from '../client/index.ts';
+import type { SecretKind } from '../secrets/index.ts';
+
+export const SECRET_NAMES: Record<SecretKind, string> = {
+  'access-token': 'user token',
+  'admin-token': 'admin token',
+  'api-key': 'personal API key',
+};
+
+/**
+ * Proves a secret works with one call that changes nothing: a cache read for an admin token, decrypt for a user
+ * token, `viewer` for a personal API key (with `storedAuth` for the user token it needs). A refusal becomes a
+ * RemoteError whose message says what to do, in one line.
+ */
+export async function checkSecret(
+  url: string,
+  kind: SecretKind,
+  secret: string,
+  storedAuth: ClientAuth,
+): Promise<void> {
+  const auth: ClientAuth =
+    kind === 'admin-token'
+      ? { adminToken: secret }
+      : kind === 'access-token'
+        ? { userToken: secret }
+        : storedAuth;
+  const client = createClient({ baseUrl: url, auth, retry: { attempts: 2 } });
+  try {
+    if (kind === 'admin-token') {
+      await client.tracker.workflowStateCacheGetByTeam({ team_id: 'flowsync-login-check' });
+    } else if (kind === 'access-token') {
+      await checkAccess(client);
+    } else {
+      await client.tracker.viewer({ api_key: { secret, type: 'personal-api-key' } });
+    }
+  } catch (error) {
+    if (error instanceof RemoteError && (error.statusCode === 401 || error.statusCode === 403)) {
+      throw new RemoteError(
+        error.path,
+        error.statusCode,
+        refusal(kind, url, error),
+        error.errorData,
+        error.traceId,
+      );
+    }
+    throw error;
+  } finally {
+    await client.close();
+  }
+}
+
+function refusal(kind: SecretKind, url: string, error: RemoteError): string {
+  if (kind === 'api-key' && error.reason === 'unknown_api_key') {
+    return `${url} does not know this personal API key: an operator registers it with add_activity (key-created).`;
+  }
+  if (kind === 'api-key') return `sign in first: checking an API key needs a user token.`;
+  if (kind === 'admin-token' && error.statusCode === 403) {
+    return `that is a user token, not an admin token.`;
+  }
+  return `${url} does not accept this ${SECRET_NAMES[kind]}: check it was copied whole (\`flowsync serve\` prints both tokens on first start).`;
+}

@@ -1,0 +1,228 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  Agent,
+  agentConfigSchema,
+  createAgentApi,
+  startBridge,
+  statusEvents,
+  type AgentEvent,
+  type Bridge,
+} from '../../src/agent/index.ts';
+import { createSecretStore } from '../../src/secrets/index.ts';
+import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { deliver, issueCreated } from '../support/tracker.ts';
+
+let svc: TestService;
+let repo: TestRepo;
+let agent: Agent;
+let bridge: Bridge;
+let token: string;
+let origin: string;
+
+beforeEach(async () => {
+  svc = await startTestService();
+  repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
+  execFileSync('git', ['-C', repo.root, 'init', '-q']);
+  execFileSync('git', ['-C', repo.root, 'remote', 'add', 'origin', 'git@github.com:acme/app.git']);
+  execFileSync('git', ['-C', repo.root, 'config', 'user.email', 'ada@example.com']);
+  agent = await Agent.open({
+    config: agentConfigSchema.parse({ serviceUrl: svc.url }),
+    statePath: join(repo.dir, 'state.db'),
+    secrets: createSecretStore({ FLOWSYNC_TOKEN: svc.tokens.user, FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin }),
+    timings: { presenceIntervalMs: 100 },
+  });
+  await agent.watchAll();
+  const api = createAgentApi(agent);
+  bridge = await startBridge({ api, subscribe: statusEvents(agent, api) });
+  token = new URL(bridge.url).hash.replace('#token=', '');
+  origin = `http://127.0.0.1:${bridge.port}`;
+});
+afterEach(async () => {
+  await bridge.close();
+  await agent.close();
+  await svc.close();
+  repo.cleanup();
+});
+
+/** A reply as parsed JSON: each test reads the fields it checks. */
+type Parsed = ReturnType<typeof JSON.parse>;
+
+async function call(method: string, input: unknown = {}, headers: Record<string, string> = {}) {
+  const response = await request(`${origin}/api/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-flowsync-token': token, origin, ...headers },
+    body: JSON.stringify(input),
+  });
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as { ok: boolean; value?: any; error?: any },
+  };
+}
+
+describe('the loopback bridge', () => {
+  it('listens on 127.0.0.1 only and prints an address whose token is after #', () => {
+    expect(bridge.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{32}$/);
+  });
+
+  it('refuses a request without the token, or with a wrong one (401)', async () => {
+    const without = await call('status', {}, { 'x-flowsync-token': '' });
+    expect(without.status).toBe(401);
+    const wrong = await call('status', {}, { 'x-flowsync-token': `${token.slice(0, -1)}x` });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.message).toContain('open the address flowsync printed');
+  });
+
+  it('refuses a foreign Origin and a Host that is not this loopback address (403), even with the token', async () => {
+    const foreign = await call('status', {}, { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    const rebinding = await call('status', {}, { host: `evil.example:${bridge.port}` });
+    expect(rebinding.status).toBe(403);
+    const sameOrigin = await call('status');
+    expect(sameOrigin.status).toBe(200);
+  });
+
+  it('serves the page with a strict CSP and no referrer', async () => {
+    const page = await request(`${origin}/`);
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.headers['referrer-policy']).toBe('no-referrer');
+    await page.body.dump();
+  });
+
+  it('checks every input against the contract: 400 with the issues, and 404 for an unknown method', async () => {
+    const bad = await call('addRepository', { path: 7 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_input', issues: [{ path: ['path'] }] });
+    expect((await call('noSuchMethod')).status).toBe(404);
+  });
+
+  it('pushes status as server-sent events when a repository changes', async () => {
+    const events: AgentEvent[] = [];
+    const stream = await request(`${origin}/api/events?token=${token}`, { headers: { origin } });
+    expect(stream.headers['content-type']).toContain('text/event-stream');
+    stream.body.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.startsWith('data: ')) events.push(JSON.parse(line.slice(6)) as AgentEvent);
+      }
+    });
+    await eventually(() => expect(events.length).toBeGreaterThan(0));
+    await call('addRepository', { path: repo.root });
+    repo.write('flows/hello/second.yaml', 'second\n');
+    await eventually(() =>
+      expect(events.at(-1)?.status.repositories[0]).toMatchObject({ counts: { files: 2, pending: 0 } }),
+    );
+    stream.body.destroy();
+  });
+});
+
+describe('AgentApi through the bridge', () => {
+  it('adds a repository and shows its counts; pause stops syncing, resume catches up', async () => {
+    const added = await call('addRepository', { path: repo.root });
+    expect(added.body.value).toMatchObject({
+      owner: 'acme',
+      name: 'app',
+      phase: 'idle',
+      counts: { flows: 1, files: 1 },
+    });
+    expect(serviceTree(svc.read, 'acme', 'app')).toEqual(diskTree(repo.root));
+
+    const paused = await call('pauseRepository', { root: added.body.value.root });
+    expect(paused.body.value.phase).toBe('paused');
+    repo.write('flows/hello/main.yaml', 'edited while paused\n');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/hello/main.yaml']).toBe('hello\n');
+    await call('resumeRepository', { root: added.body.value.root });
+    await eventually(() => expect(serviceTree(svc.read, 'acme', 'app')).toEqual(diskTree(repo.root)));
+
+    expect((await call('removeRepository', { root: added.body.value.root })).body.value).toEqual({
+      removed: true,
+    });
+    expect((await call('status')).body.value.repositories).toEqual([]);
+  });
+
+  it('saves the repository config to the file and the service; an invalid one saves nothing', async () => {
+    const { root } = (await call('addRepository', { path: repo.root })).body.value;
+    const config = {
+      artifact_config: { dir: 'dist' },
+      background_jobs: [{ name: 'dev', command: 'npm run dev', description: 'dev server' }],
+      assistant_config: { model: 'large', permission_mode: 'ask' },
+      editor: 'code',
+      backend_config: { url: 'http://localhost:3000' },
+    };
+    const invalid = await call('saveRepoConfig', {
+      root,
+      config: { ...config, background_jobs: [{ name: 'dev', description: 'no command' }] },
+    });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.issues[0].path).toEqual(['config', 'background_jobs', 0, 'command']);
+    expect(existsSync(join(repo.root, '.flowsync/repo-config.json'))).toBe(false);
+    expect(svc.read('SELECT owner FROM repo_configs')).toEqual([]);
+
+    const saved = await call('saveRepoConfig', { root, config });
+    expect(saved.status).toBe(200);
+    expect(JSON.parse(readFileSync(join(repo.root, '.flowsync/repo-config.json'), 'utf8'))).toEqual(config);
+    const [row] = svc.read<{ config: string }>(
+      'SELECT config FROM repo_configs WHERE owner = ? AND name = ?',
+      'acme',
+      'app',
+    );
+    expect(JSON.parse(row!.config)).toEqual(config);
+    expect((await call('getRepoConfig', { root })).body.value).toMatchObject({ exists: true, config });
+  });
+
+  it('searches tasks seeded by webhooks, opens one, and changes its status with the choices of its team', async () => {
+    await call('addRepository', { path: repo.root });
+    await deliver(
+      svc,
+      issueCreated({ id: 'i-1', identifier: 'ENG-1', title: 'Fix login', state: { name: 'Todo' } }),
+    );
+    await deliver(
+      svc,
+      issueCreated({ id: 'i-2', identifier: 'ENG-2', title: 'Login page', parentId: 'i-1' }),
+    );
+    await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
+      team_id: 'team-eng',
+      states: [
+        { id: 's1', name: 'Todo', normalized_name: 'todo' },
+        { id: 's2', name: 'Done', normalized_name: 'done' },
+      ],
+    });
+
+    const noKey = await call('searchTasks', { query: 'login' });
+    expect(noKey.status).toBe(422);
+    expect(noKey.body.error.message).toContain('personal API key');
+    const settings = await call('setApiKey', { secret: 'lin_api_bridge_test_key_0001' });
+    expect(settings.body.value.apiKey).toBe('lin_…0001');
+
+    const found = await call('searchTasks', { query: 'login', first: 1 });
+    expect(found.body.value.nodes).toHaveLength(1);
+    const next = await call('searchTasks', {
+      query: 'login',
+      first: 1,
+      after: found.body.value.pageInfo.endCursor,
+    });
+    expect(next.body.value.nodes).toHaveLength(1);
+
+    const opened = await call('openTask', { taskKey: 'ENG-1' });
+    expect(opened.body.value).toMatchObject({
+      task: {
+        task_key: 'ENG-1',
+        repo_remote_url: 'git@github.com:acme/app.git',
+        user_email: 'ada@example.com',
+      },
+      synced: ['ENG-2'],
+    });
+    const states = await call('workflowStates', { teamId: 'team-eng' });
+    expect(states.body.value.states.map((s: { name: string }) => s.name)).toEqual(['Todo', 'Done']);
+    const updated = await call('updateTask', { taskKey: 'ENG-1', status: 'done', recursive: true });
+    expect(updated.body.value.updated.sort()).toEqual(['ENG-1', 'ENG-2']);
+    const refused = await call('updateTask', { taskKey: 'ENG-1', status: 'Shipped' });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.message).toContain('Todo, Done');
+  });
+});
