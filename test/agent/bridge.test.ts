@@ -60,7 +60,7 @@ async function call(method: string, input: unknown = {}, headers: Record<string,
   });
   return {
     status: response.statusCode,
-    body: (await response.body.json()) as { ok: boolean; value?: any; error?: any },
+    body: (await response.body.json()) as { ok: boolean; value?: Parsed; error?: Parsed },
   };
 }
 
