@@ -32,6 +32,7 @@ import {
 } from './config.ts';
 import { startEmbeddedService } from './embedded-service.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
+import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { identifyRepository, withRepository, type RepositoryIdentity } from './repositories.ts';
 
 export interface AgentOptions {
@@ -74,7 +75,10 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly paused = new Map<string, RepositoryIdentity & { flowRoots: string[] }>();
   /** The last progress of each repository's long work, cleared when it finishes. */
   readonly progress = new Map<string, SyncProgress>();
+  /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
+  readonly configFiles = new Map<string, RepoConfigFilePublisher>();
   private watching = false;
+  private configTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     readonly serviceUrl: string,
@@ -173,6 +177,10 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     engine.on('synced', (report) => this.emit('synced', watched, report));
     this.repositories.set(identity.root, watched);
+    this.configFiles.set(
+      identity.root,
+      new RepoConfigFilePublisher(identity.root, identity.owner, identity.name, this.client),
+    );
     this.paused.delete(identity.root);
     return watched;
   }
@@ -204,6 +212,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const known = watched !== undefined || this.paused.has(root);
     await watched?.engine.stop();
     this.repositories.delete(root);
+    this.configFiles.delete(root);
     this.paused.delete(root);
     this.updateConfig({
       ...this.config,
@@ -218,6 +227,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (!watched) return;
     await watched.engine.stop();
     this.repositories.delete(root);
+    this.configFiles.delete(root);
     this.paused.set(root, { ...watched.identity, flowRoots: [...watched.engine.flowRoots] });
     this.setEnabled(root, false);
     this.emit('status', watched, watched.engine.status());
@@ -249,6 +259,15 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** Then watch them all. */
   async watchAll(): Promise<void> {
     this.watching = true;
+    const checkConfigFiles = async () => {
+      for (const publisher of this.configFiles.values()) await publisher.check();
+    };
+    await checkConfigFiles();
+    this.configTimer = setInterval(
+      () => void checkConfigFiles().catch(() => {}),
+      this.options.timings?.presenceIntervalMs ?? 1000,
+    );
+    this.configTimer.unref();
     await Promise.all([...this.repositories.values()].map(({ engine }) => engine.watch()));
   }
 
@@ -258,6 +277,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   async close(): Promise<void> {
+    if (this.configTimer) clearInterval(this.configTimer);
     await Promise.all([...this.repositories.values()].map(({ engine }) => engine.stop()));
     await this.hasher.close();
     await this.client.close();

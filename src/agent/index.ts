@@ -15,3 +15,4 @@ export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';
 export * from './api/index.ts';
 export * from './bridge/index.ts';
+export { REPO_CONFIG_FILE, RepoConfigFilePublisher, readRepoConfigFile } from './repo-config-file.ts';

@@ -175,6 +175,35 @@ describe('AgentApi through the bridge', () => {
     expect((await call('getRepoConfig', { root })).body.value).toMatchObject({ exists: true, config });
   });
 
+  it('pushes a hand edit of .flowsync/repo-config.json to the service; an invalid one is reported, not sent', async () => {
+    const { root } = (await call('addRepository', { path: repo.root })).body.value;
+    const configs = () =>
+      svc.read<{ config: string }>(
+        'SELECT config FROM repo_configs WHERE owner = ? AND name = ?',
+        'acme',
+        'app',
+      );
+    repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'vim' }));
+    await eventually(() =>
+      expect(configs().map((row) => JSON.parse(row.config))).toEqual([{ editor: 'vim' }]),
+    );
+
+    repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'vim', copy_ignored_files: [''] }));
+    await eventually(async () => {
+      const view = (await call('status')).body.value.repositories[0];
+      expect(view.configProblem).toContain('config.copy_ignored_files.0');
+    });
+    expect(configs().map((row) => JSON.parse(row.config))).toEqual([{ editor: 'vim' }]);
+    const read = await call('getRepoConfig', { root });
+    expect(read.status).toBe(400);
+
+    repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'emacs' }));
+    await eventually(() =>
+      expect(configs().map((row) => JSON.parse(row.config))).toEqual([{ editor: 'emacs' }]),
+    );
+    expect((await call('status')).body.value.repositories[0].configProblem).toBeNull();
+  });
+
   it('searches tasks seeded by webhooks, opens one, and changes its status with the choices of its team', async () => {
     await call('addRepository', { path: repo.root });
     await deliver(

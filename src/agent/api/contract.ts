@@ -48,6 +48,8 @@ export const repositoryViewSchema = z.object({
   lastSyncAt: z.string().nullable(),
   warnings: z.array(z.object({ flowPath: z.string(), path: z.string(), warning: z.string() })),
   rejected: z.array(z.object({ flowPath: z.string(), message: z.string() })),
+  /** What is wrong with `.flowsync/repo-config.json` (invalid, or not sent yet); null when nothing is. */
+  configProblem: z.string().nullable(),
 });
 export type RepositoryView = z.infer<typeof repositoryViewSchema>;
 

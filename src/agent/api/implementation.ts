@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   InvalidArgsError,
@@ -11,7 +10,6 @@ import {
   RemoteError,
   TransportError,
 } from '../../client/index.ts';
-import { repoConfigSchema, toWireIssues, type RepoConfig } from '../../protocol/index.ts';
 import {
   KeychainUnavailable,
   maskSecret,
@@ -21,6 +19,12 @@ import {
 import type { Agent } from '../agent.ts';
 import { checkSecret } from '../credentials.ts';
 import {
+  REPO_CONFIG_FILE,
+  RepoConfigFileError,
+  readRepoConfigFile,
+  writeRepoConfigFile,
+} from '../repo-config-file.ts';
+import {
   AgentApiError,
   type AgentApi,
   type AgentStatus,
@@ -29,8 +33,6 @@ import {
 } from './contract.ts';
 
 const run = promisify(execFile);
-
-export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
 
 /** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
 export function createAgentApi(agent: Agent): AgentApi {
@@ -62,6 +64,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       progress: agent.progress.get(identity.root) ?? null,
       lastSyncAt: stored?.lastSyncAt ?? null,
       warnings: repoId === null ? [] : agent.state.warnings(repoId),
+      configProblem: agent.configFiles.get(identity.root)?.problem ?? null,
       rejected:
         repoId === null
           ? []
@@ -172,21 +175,19 @@ export function createAgentApi(agent: Agent): AgentApi {
     getRepoConfig: async ({ root }) => {
       const { identity } = repository(root);
       const path = join(identity.root, REPO_CONFIG_FILE);
-      if (!existsSync(path)) return { root: identity.root, path, exists: false, config: {} };
-      return { root: identity.root, path, exists: true, config: readRepoConfig(path) };
+      const config = readRepoConfigFile(identity.root);
+      return { root: identity.root, path, exists: config !== null, config: config ?? {} };
     },
 
     saveRepoConfig: async ({ root, config }) => {
       const { identity } = repository(root);
-      const path = join(identity.root, REPO_CONFIG_FILE);
       // The service first: if it refuses or cannot be reached, nothing is saved anywhere.
       const record = await agent.client.repoConfig.update({
         owner: identity.owner,
         name: identity.name,
         ...config,
       });
-      writeAtomically(path, `${JSON.stringify(config, null, 2)}\n`);
-      return { path, record };
+      return { path: writeRepoConfigFile(identity.root, config), record };
     },
 
     getSettings: settings,
@@ -292,36 +293,17 @@ export function toAgentApiError(error: unknown): AgentApiError {
   }
   if (error instanceof TransportError || error instanceof ProtocolError)
     return new AgentApiError('unavailable', error.message);
+  if (error instanceof RepoConfigFileError) {
+    return new AgentApiError(
+      'invalid_input',
+      error.message,
+      error.issues.map(({ path, message }) => ({ path, message })),
+    );
+  }
   if (error instanceof MissingCredentialsError || error instanceof KeychainUnavailable) {
     return new AgentApiError('refused', error.message);
   }
   return new AgentApiError('internal', 'Something went wrong in the agent; its log has the details.');
-}
-
-function readRepoConfig(path: string): RepoConfig {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    throw new AgentApiError(
-      'invalid_input',
-      `${path} is not valid JSON: fix it by hand or save the form to replace it.`,
-    );
-  }
-  const parsed = repoConfigSchema.safeParse(json);
-  if (!parsed.success) {
-    const issues = toWireIssues(parsed.error.issues).map(({ path: at, message }) => ({ path: at, message }));
-    throw new AgentApiError('invalid_input', `${path} does not fit the repository config schema.`, issues);
-  }
-  return parsed.data;
-}
-
-/** A crash leaves the old file or the new one, never half of one. */
-function writeAtomically(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
 }
 
 async function git(root: string, ...args: string[]): Promise<string | null> {

@@ -1,3 +1,3 @@
 export * from './contract.ts';
-export { createAgentApi, toAgentApiError, REPO_CONFIG_FILE } from './implementation.ts';
+export { createAgentApi, toAgentApiError } from './implementation.ts';
 export { statusEvents } from './events.ts';

@@ -1,0 +1,103 @@
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { RemoteClient } from '../client/index.ts';
+import {
+  describeIssues,
+  repoConfigSchema,
+  toWireIssues,
+  type RepoConfig,
+  type WireIssue,
+} from '../protocol/index.ts';
+
+/** Where a repository keeps its configuration, relative to its root. */
+export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
+
+export class RepoConfigFileError extends Error {
+  override readonly name = 'RepoConfigFileError';
+  constructor(
+    message: string,
+    readonly issues: WireIssue[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Reads and validates `.flowsync/repo-config.json`; null when there is none. */
+export function readRepoConfigFile(root: string): RepoConfig | null {
+  const path = join(root, REPO_CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} is not valid JSON: fix it, or save the form to replace it.`,
+    );
+  }
+  const parsed = repoConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = toWireIssues(parsed.error.issues);
+    throw new RepoConfigFileError(`${REPO_CONFIG_FILE}: ${describeIssues(issues, 'config')}`, issues);
+  }
+  return parsed.data;
+}
+
+/** Writes the file atomically: a crash leaves the old file or the new one, never half of one. */
+export function writeRepoConfigFile(root: string, config: RepoConfig): string {
+  const path = join(root, REPO_CONFIG_FILE);
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`);
+  renameSync(temporary, path);
+  return path;
+}
+
+/**
+ * Pushes a hand edit of `.flowsync/repo-config.json` to the service, as a save from the window would (DESIGN.md):
+ * looked at once a second, sent when it changed and is valid. An invalid file is reported, not sent; a service
+ * that cannot be reached gets it at the next look.
+ */
+export class RepoConfigFilePublisher {
+  private seen = '';
+  /** What is wrong with the file, for the window; null when nothing is. */
+  problem: string | null = null;
+
+  constructor(
+    private readonly root: string,
+    private readonly owner: string,
+    private readonly name: string,
+    private readonly client: RemoteClient,
+  ) {}
+
+  async check(): Promise<void> {
+    const stat = statSync(join(this.root, REPO_CONFIG_FILE), { throwIfNoEntry: false });
+    const signature = stat ? `${stat.mtimeMs}:${stat.size}` : '';
+    if (signature === this.seen) return;
+    if (!stat) {
+      this.seen = signature;
+      this.problem = null;
+      return;
+    }
+    let config: RepoConfig | null;
+    try {
+      config = readRepoConfigFile(this.root);
+    } catch (error) {
+      this.seen = signature;
+      this.problem = error instanceof Error ? error.message : String(error);
+      return;
+    }
+    if (config === null) return;
+    try {
+      await this.client.repoConfig.update({ owner: this.owner, name: this.name, ...config });
+      this.seen = signature;
+      this.problem = null;
+    } catch (error) {
+      this.problem = `${REPO_CONFIG_FILE} not sent yet: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+}
