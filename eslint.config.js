@@ -56,4 +56,32 @@ export default tseslint.config(
       ],
     },
   })),
+  {
+    // The window runs in a browser (or a sandboxed Electron page): DOM globals, no Node, nothing of ours but
+    // src/protocol and the AgentApi types.
+    files: ['renderer/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(node:|electron$)',
+              message: 'The renderer talks only to window.flowsync (AgentApi).',
+            },
+            {
+              regex: '^(\\.\\./)+src/(client|service|secrets|sync|cli)(/|$)',
+              message: 'The renderer imports only src/protocol and the AgentApi types.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['electron/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -1,0 +1,188 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { useFieldArray, useForm } from 'react-hook-form';
+import { z } from 'zod';
+import type { AgentApi } from '../../../src/agent/index.ts';
+import { backgroundJobSchema, repoConfigSchema, type RepoConfig } from '../../../src/protocol/index.ts';
+import { ApiError } from '../api.ts';
+import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
+
+const jsonText = z.string().refine(
+  (text) => {
+    if (text.trim() === '') return true;
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'Not valid JSON' },
+);
+
+/** The form's own shape: text where a person types text; turned into a RepoConfig (and checked again) on save. */
+const formSchema = z.object({
+  artifactDir: z.string(),
+  jobs: z.array(backgroundJobSchema).refine((jobs) => new Set(jobs.map((j) => j.name)).size === jobs.length, {
+    message: 'Background job names must be unique',
+  }),
+  model: z.string(),
+  permissionMode: z.string(),
+  copyIgnored: z.string(),
+  editor: z.string(),
+  user: z.string(),
+  backendJson: jsonText,
+  serviceJson: jsonText,
+});
+type Form = z.infer<typeof formSchema>;
+
+function toForm(config: RepoConfig): Form {
+  return {
+    artifactDir: config.artifact_config?.dir ?? '',
+    jobs: config.background_jobs ?? [],
+    model: config.assistant_config?.model ?? '',
+    permissionMode: config.assistant_config?.permission_mode ?? '',
+    copyIgnored: (config.copy_ignored_files ?? []).join('\n'),
+    editor: config.editor ?? '',
+    user: config.user ?? '',
+    backendJson: config.backend_config === undefined ? '' : JSON.stringify(config.backend_config, null, 2),
+    serviceJson: config.service_config === undefined ? '' : JSON.stringify(config.service_config, null, 2),
+  };
+}
+
+function toConfig(form: Form): RepoConfig {
+  const lines = form.copyIgnored
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  return repoConfigSchema.parse({
+    ...(form.artifactDir && { artifact_config: { dir: form.artifactDir } }),
+    ...(form.jobs.length > 0 && { background_jobs: form.jobs }),
+    ...((form.model || form.permissionMode) && {
+      assistant_config: { model: form.model, permission_mode: form.permissionMode },
+    }),
+    ...(lines.length > 0 && { copy_ignored_files: lines }),
+    ...(form.editor && { editor: form.editor }),
+    ...(form.user && { user: form.user }),
+    ...(form.backendJson.trim() && { backend_config: JSON.parse(form.backendJson) }),
+    ...(form.serviceJson.trim() && { service_config: JSON.parse(form.serviceJson) }),
+  });
+}
+
+export function RepoConfigScreen({ api }: ScreenProps) {
+  const status = useStatus(api);
+  const repositories = status.data?.repositories ?? [];
+  const [root, setRoot] = useState<string | null>(null);
+  const chosen = root ?? repositories[0]?.root ?? null;
+  if (repositories.length === 0) return <p>Add a repository on the Sync screen first.</p>;
+  return (
+    <section aria-labelledby="config-title">
+      <h2 id="config-title">Repository config</h2>
+      <label htmlFor="config-repository">Repository</label>
+      <select id="config-repository" value={chosen ?? ''} onChange={(event) => setRoot(event.target.value)}>
+        {repositories.map((repo) => (
+          <option key={repo.root} value={repo.root}>
+            {repo.owner}/{repo.name}
+          </option>
+        ))}
+      </select>
+      {chosen && <ConfigForm key={chosen} api={api} root={chosen} />}
+    </section>
+  );
+}
+
+function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
+  const current = useQuery({ queryKey: ['repoConfig', root], queryFn: () => api.getRepoConfig({ root }) });
+  const form = useForm<Form>({ resolver: zodResolver(formSchema), defaultValues: toForm({}) });
+  const jobs = useFieldArray({ control: form.control, name: 'jobs' });
+  useEffect(() => {
+    if (current.data) form.reset(toForm(current.data.config));
+  }, [current.data, form]);
+  const save = useMutation({
+    mutationFn: (values: Form) => api.saveRepoConfig({ root, config: toConfig(values) }),
+    onError: (error) => {
+      // The agent's own check (the same schema) names fields too: show them where they are.
+      if (error instanceof ApiError) {
+        for (const issue of error.body.issues ?? []) {
+          const field =
+            issue.path[1] === 'background_jobs' ? `jobs.${issue.path[2]}.${issue.path[3]}` : 'root';
+          form.setError(field as 'root', { message: issue.message });
+        }
+      }
+    },
+  });
+  const { errors } = form.formState;
+  const fieldError = (message: string | undefined, id: string) =>
+    message ? (
+      <span id={id} role="alert" className="error">
+        {message}
+      </span>
+    ) : null;
+
+  return (
+    <form onSubmit={form.handleSubmit((values) => save.mutate(values))} noValidate>
+      <ErrorLine error={current.error} />
+      {current.data && (
+        <p className="muted">{current.data.exists ? current.data.path : `New file: ${current.data.path}`}</p>
+      )}
+      <fieldset>
+        <legend>Artifacts and editor</legend>
+        <label htmlFor="artifact-dir">Artifact folder (artifact_config.dir)</label>
+        <input id="artifact-dir" {...form.register('artifactDir')} />
+        <label htmlFor="editor">Editor</label>
+        <input id="editor" {...form.register('editor')} />
+        <label htmlFor="user">User</label>
+        <input id="user" {...form.register('user')} />
+        <label htmlFor="copy-ignored">Ignored files to copy (one per line)</label>
+        <textarea id="copy-ignored" rows={3} {...form.register('copyIgnored')} />
+      </fieldset>
+      <fieldset>
+        <legend>Assistant</legend>
+        <label htmlFor="assistant-model">Model</label>
+        <input id="assistant-model" {...form.register('model')} />
+        <label htmlFor="permission-mode">Permission mode</label>
+        <input id="permission-mode" {...form.register('permissionMode')} />
+      </fieldset>
+      <fieldset>
+        <legend>Background jobs</legend>
+        {jobs.fields.map((job, index) => (
+          <div key={job.id} className="job" role="group" aria-label={`Background job ${index + 1}`}>
+            <label htmlFor={`job-${index}-name`}>Name</label>
+            <input id={`job-${index}-name`} {...form.register(`jobs.${index}.name`)} />
+            {fieldError(errors.jobs?.[index]?.name?.message, `job-${index}-name-error`)}
+            <label htmlFor={`job-${index}-command`}>Command</label>
+            <input id={`job-${index}-command`} {...form.register(`jobs.${index}.command`)} />
+            {fieldError(errors.jobs?.[index]?.command?.message, `job-${index}-command-error`)}
+            <label htmlFor={`job-${index}-description`}>Description</label>
+            <input id={`job-${index}-description`} {...form.register(`jobs.${index}.description`)} />
+            <button type="button" onClick={() => jobs.remove(index)}>
+              Remove job {index + 1}
+            </button>
+          </div>
+        ))}
+        {fieldError(errors.jobs?.root?.message ?? errors.jobs?.message, 'jobs-error')}
+        <button type="button" onClick={() => jobs.append({ name: '', command: '', description: '' })}>
+          Add a background job
+        </button>
+      </fieldset>
+      <fieldset>
+        <legend>Backend and service (JSON)</legend>
+        <label htmlFor="backend-config">backend_config</label>
+        <textarea id="backend-config" rows={4} {...form.register('backendJson')} />
+        {fieldError(errors.backendJson?.message, 'backend-error')}
+        <label htmlFor="service-config">service_config</label>
+        <textarea id="service-config" rows={4} {...form.register('serviceJson')} />
+        {fieldError(errors.serviceJson?.message, 'service-error')}
+      </fieldset>
+      {fieldError(errors.root?.message, 'form-error')}
+      <button type="submit" disabled={save.isPending}>
+        {save.isPending ? 'Saving…' : 'Save'}
+      </button>
+      {save.isSuccess && <p role="status">Saved to {save.data.path} and the service.</p>}
+      {save.error && !(save.error instanceof ApiError && save.error.body.issues) && (
+        <ErrorLine error={save.error} />
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,21 @@
+import { useQuery } from '@tanstack/react-query';
+import type { AgentApi } from '../../../src/agent/index.ts';
+
+export interface ScreenProps {
+  api: AgentApi;
+}
+
+/** The agent's status, kept fresh by the pushed events (see App). */
+export function useStatus(api: AgentApi) {
+  return useQuery({ queryKey: ['status'], queryFn: () => api.status({}) });
+}
+
+/** An error where it happened, announced to screen readers. */
+export function ErrorLine({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p role="alert" className="error">
+      {error instanceof Error ? error.message : String(error)}
+    </p>
+  );
+}

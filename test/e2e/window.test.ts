@@ -1,0 +1,185 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { makeRepo, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { deliver, issueCreated } from '../support/tracker.ts';
+
+let browser: Browser;
+let svc: TestService;
+let repo: TestRepo;
+let agent: AgentProcess;
+let address: string;
+let page: Page;
+
+beforeAll(async () => {
+  await buildRenderer();
+  browser = await launchChromium();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+});
+
+beforeEach(async () => {
+  svc = await startTestService();
+  repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n', 'flows/bye/flow.yaml': 'bye\n' });
+  execFileSync('git', ['-C', repo.root, 'init', '-q']);
+  execFileSync('git', ['-C', repo.root, 'remote', 'add', 'origin', 'git@github.com:acme/app.git']);
+  execFileSync('git', ['-C', repo.root, 'config', 'user.email', 'ada@example.com']);
+  const home = join(repo.dir, 'home');
+  mkdirSync(home);
+  // `flowsync ui` as a user runs it, against the test's service with its tokens in the environment.
+  agent = startAgentProcess(['ui'], {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    FLOWSYNC_URL: svc.url,
+    FLOWSYNC_TOKEN: svc.tokens.user,
+    FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
+  });
+  await agent.waitFor(/Window: (\S+)/);
+  address = /Window: (\S+)/.exec(agent.output())![1]!;
+  page = await browser.newPage();
+  await page.goto(address);
+});
+afterEach(async () => {
+  await page.close();
+  agent.signal('SIGINT');
+  await agent.exited;
+  await svc.close();
+  repo.cleanup();
+});
+
+async function addRepository() {
+  await page.getByLabel('Repository folder').fill(repo.root);
+  await page.getByRole('button', { name: 'Add folder' }).click();
+  await expect
+    .poll(() => page.getByTestId('counts').textContent())
+    .toContain('2 flows · 2 files · 0 pending');
+}
+
+describe('the window, in Chromium, over the loopback bridge', () => {
+  it('adds a repository and shows its counts, then follows an edit on disk', async () => {
+    await addRepository();
+    await expect.poll(() => page.getByRole('listitem', { name: 'acme/app' }).isVisible()).toBe(true);
+    repo.write('flows/hello/second.yaml', 'second\n');
+    await expect
+      .poll(() => page.getByTestId('counts').textContent())
+      .toContain('2 flows · 3 files · 0 pending');
+    expect(await page.getByTestId('phase').textContent()).toBe('idle');
+  });
+
+  it('searches tasks seeded by webhooks, opens one and changes its status, sub-tasks included', async () => {
+    await addRepository();
+    await deliver(
+      svc,
+      issueCreated({ id: 'i-1', identifier: 'ENG-1', title: 'Fix login', state: { name: 'Todo' } }),
+    );
+    await deliver(
+      svc,
+      issueCreated({ id: 'i-2', identifier: 'ENG-2', title: 'Login form', parentId: 'i-1' }),
+    );
+    await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
+      team_id: 'team-eng',
+      states: [
+        { id: 's1', name: 'Todo', normalized_name: 'todo' },
+        { id: 's2', name: 'Done', normalized_name: 'done' },
+      ],
+    });
+
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('New personal API key').fill('lin_api_window_test_key_0042');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent()).toBe('Personal API key: lin_…0042');
+
+    await page.getByRole('tab', { name: 'Tasks' }).click();
+    await page.getByLabel('Search the tracker').fill('login');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'Open ENG-1' }).click();
+    await page.getByLabel('Status').selectOption('Done');
+    await page.getByLabel('Also its sub-tasks').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Updated');
+    expect(svc.read('SELECT task_key, status FROM tasks ORDER BY task_key')).toEqual([
+      { task_key: 'ENG-1', status: 'Done' },
+      { task_key: 'ENG-2', status: 'Done' },
+    ]);
+  });
+
+  it('saves the repository config to the file on disk and to the service', async () => {
+    await addRepository();
+    await page.getByRole('tab', { name: 'Repo config' }).click();
+    await page.getByLabel('Editor').fill('code');
+    await page.getByLabel('Artifact folder (artifact_config.dir)').fill('dist');
+    await page.getByRole('button', { name: 'Add a background job' }).click();
+    await page.getByLabel('Name').fill('dev');
+    await page.getByLabel('Command').fill('npm run dev');
+    await page.getByLabel('backend_config').fill('{"url": "http://localhost:3000"}');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('and the service');
+
+    const expected = {
+      artifact_config: { dir: 'dist' },
+      background_jobs: [{ name: 'dev', command: 'npm run dev', description: '' }],
+      editor: 'code',
+      backend_config: { url: 'http://localhost:3000' },
+    };
+    expect(JSON.parse(readFileSync(join(repo.root, '.flowsync/repo-config.json'), 'utf8'))).toEqual(expected);
+    const [row] = svc.read<{ config: string }>(
+      'SELECT config FROM repo_configs WHERE owner = ? AND name = ?',
+      'acme',
+      'app',
+    );
+    expect(JSON.parse(row!.config)).toEqual(expected);
+  });
+
+  it('shows an invalid config inline and saves nothing', async () => {
+    await addRepository();
+    await page.getByRole('tab', { name: 'Repo config' }).click();
+    await page.getByRole('button', { name: 'Add a background job' }).click();
+    await page.getByLabel('Name').fill('dev');
+    await page.getByLabel('backend_config').fill('{not json');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').allTextContents())
+      .toEqual(expect.arrayContaining([expect.stringMatching(/./), 'Not valid JSON']));
+    await page.waitForTimeout(300);
+    expect(existsSync(join(repo.root, '.flowsync/repo-config.json'))).toBe(false);
+    expect(svc.read('SELECT owner FROM repo_configs')).toEqual([]);
+  });
+
+  it('refuses a page without the token, and a call from another origin', async () => {
+    const origin = new URL(address).origin;
+    const bare = await browser.newPage();
+    await bare.goto(`${origin}/`);
+    await expect.poll(() => bare.getByRole('alert').textContent()).toContain('no token');
+    const status = await bare.evaluate(
+      async () => (await fetch('/api/status', { method: 'POST', body: '{}' })).status,
+    );
+    expect(status).toBe(401);
+
+    const token = new URL(address).hash.replace('#token=', '');
+    await bare.goto('data:text/html,<title>elsewhere</title>');
+    const fromElsewhere = await bare.evaluate(
+      async ([url, secret]) => {
+        try {
+          const response = await fetch(`${url}/api/status`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-flowsync-token': secret! },
+            body: '{}',
+          });
+          return `answered ${response.status}`;
+        } catch {
+          return 'blocked';
+        }
+      },
+      [origin, token],
+    );
+    expect(fromElsewhere).toBe('blocked');
+    await bare.close();
+  });
+});
