@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   Agent,
   agentConfigSchema,
+  connectToBridge,
   createAgentApi,
   startBridge,
   statusEvents,
@@ -117,6 +118,21 @@ describe('the loopback bridge', () => {
       expect(events.at(-1)?.status.repositories[0]).toMatchObject({ counts: { files: 2, pending: 0 } }),
     );
     stream.body.destroy();
+  });
+});
+
+describe('the bridge client (what the Electron main process serves IPC with)', () => {
+  it('calls methods, turns refusals into AgentApiErrors, and follows the status stream', async () => {
+    const client = connectToBridge(bridge.url);
+    expect(await client.call('status', {})).toMatchObject({ serviceUrl: svc.url, repositories: [] });
+    await expect(client.call('addRepository', { path: 7 })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(client.call('noSuchMethod', {})).rejects.toMatchObject({ code: 'not_found' });
+    const events: AgentEvent[] = [];
+    const stop = client.subscribe((event) => events.push(event));
+    await eventually(() => expect(events.length).toBeGreaterThan(0));
+    await client.call('addRepository', { path: repo.root });
+    await eventually(() => expect(events.at(-1)?.status.repositories).toHaveLength(1));
+    stop();
   });
 });
 

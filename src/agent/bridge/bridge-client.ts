@@ -1,0 +1,67 @@
+import { request } from 'undici';
+import {
+  AGENT_API,
+  AgentApiError,
+  type AgentApiErrorBody,
+  type AgentApiMethod,
+  type AgentEvent,
+} from '../api/contract.ts';
+
+export interface BridgeClient {
+  /** Calls one AgentApi method through the bridge; throws AgentApiError on a refusal. */
+  call(method: string, input: unknown): Promise<unknown>;
+  /** Follows the bridge's status stream until the returned function is called. */
+  subscribe(listener: (event: AgentEvent) => void): () => void;
+}
+
+/**
+ * AgentApi over the loopback bridge, from Node: what the Electron main process uses to serve IPC, so that the
+ * agent (and its native modules, built for Node) runs in its own Node process and the desktop shell stays glue.
+ */
+export function connectToBridge(address: string): BridgeClient {
+  const url = new URL(address);
+  const origin = url.origin;
+  const token = new URLSearchParams(url.hash.slice(1)).get('token') ?? '';
+  const headers = { 'content-type': 'application/json', 'x-flowsync-token': token, origin };
+  return {
+    async call(method, input) {
+      if (!Object.hasOwn(AGENT_API, method)) throw new AgentApiError('not_found', `No method ${method}.`);
+      const response = await request(`${origin}/api/${method as AgentApiMethod}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(input ?? {}),
+      });
+      const reply = (await response.body.json()) as {
+        ok: boolean;
+        value?: unknown;
+        error?: AgentApiErrorBody;
+      };
+      if (!reply.ok) {
+        const error = reply.error ?? { code: 'internal' as const, message: `HTTP ${response.statusCode}` };
+        throw new AgentApiError(error.code, error.message, error.issues);
+      }
+      return reply.value;
+    },
+    subscribe(listener) {
+      const controller = new AbortController();
+      void (async () => {
+        const response = await request(`${origin}/api/events?token=${encodeURIComponent(token)}`, {
+          headers: { origin },
+          signal: controller.signal,
+        });
+        let buffer = '';
+        for await (const chunk of response.body) {
+          buffer += String(chunk);
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const message = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = message.split('\n').find((line) => line.startsWith('data: '));
+            if (data) listener(JSON.parse(data.slice(6)) as AgentEvent);
+          }
+        }
+      })().catch(() => {});
+      return () => controller.abort();
+    },
+  };
+}
