@@ -16,7 +16,7 @@ import {
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { deliver, issueCreated } from '../support/tracker.ts';
+import { seedLoginTasks } from '../support/tracker.ts';
 
 let svc: TestService;
 let repo: TestRepo;
@@ -222,21 +222,7 @@ describe('AgentApi through the bridge', () => {
 
   it('searches tasks seeded by webhooks, opens one, and changes its status with the choices of its team', async () => {
     await call('addRepository', { path: repo.root });
-    await deliver(
-      svc,
-      issueCreated({ id: 'i-1', identifier: 'ENG-1', title: 'Fix login', state: { name: 'Todo' } }),
-    );
-    await deliver(
-      svc,
-      issueCreated({ id: 'i-2', identifier: 'ENG-2', title: 'Login page', parentId: 'i-1' }),
-    );
-    await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
-      team_id: 'team-eng',
-      states: [
-        { id: 's1', name: 'Todo', normalized_name: 'todo' },
-        { id: 's2', name: 'Done', normalized_name: 'done' },
-      ],
-    });
+    await seedLoginTasks(svc);
 
     const noKey = await call('searchTasks', { query: 'login' });
     expect(noKey.status).toBe(422);

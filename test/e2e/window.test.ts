@@ -7,7 +7,7 @@ import { startAgentProcess, type AgentProcess } from '../support/agent-process.t
 import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { deliver, issueCreated } from '../support/tracker.ts';
+import { seedLoginTasks } from '../support/tracker.ts';
 
 let browser: Browser;
 let svc: TestService;
@@ -75,21 +75,7 @@ describe('the window, in Chromium, over the loopback bridge', () => {
 
   it('searches tasks seeded by webhooks, opens one and changes its status, sub-tasks included', async () => {
     await addRepository();
-    await deliver(
-      svc,
-      issueCreated({ id: 'i-1', identifier: 'ENG-1', title: 'Fix login', state: { name: 'Todo' } }),
-    );
-    await deliver(
-      svc,
-      issueCreated({ id: 'i-2', identifier: 'ENG-2', title: 'Login form', parentId: 'i-1' }),
-    );
-    await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
-      team_id: 'team-eng',
-      states: [
-        { id: 's1', name: 'Todo', normalized_name: 'todo' },
-        { id: 's2', name: 'Done', normalized_name: 'done' },
-      ],
-    });
+    await seedLoginTasks(svc);
 
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByLabel('New personal API key').fill('lin_api_window_test_key_0042');

@@ -59,3 +59,23 @@ export async function deliver(
 export function issueCreated(fields: IssueFields) {
   return { action: 'create', type: 'Issue', data: { teamId: 'team-eng', ...fields } };
 }
+
+/**
+ * A small tracker through the webhooks, as the tests of the window and its API use it: ENG-1 "Fix login" (Todo)
+ * with a sub-task ENG-2 "Login form", and team-eng's workflow states Todo and Done.
+ */
+export async function seedLoginTasks(svc: TestService): Promise<void> {
+  await deliver(
+    svc,
+    issueCreated({ id: 'i-1', identifier: 'ENG-1', title: 'Fix login', state: { name: 'Todo' } }),
+  );
+  await deliver(svc, issueCreated({ id: 'i-2', identifier: 'ENG-2', title: 'Login form', parentId: 'i-1' }));
+  const states = await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
+    team_id: 'team-eng',
+    states: [
+      { id: 's1', name: 'Todo', normalized_name: 'todo' },
+      { id: 's2', name: 'Done', normalized_name: 'done' },
+    ],
+  });
+  expect(states.statusCode).toBe(200);
+}
