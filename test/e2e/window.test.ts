@@ -17,7 +17,7 @@ let address: string;
 let page: Page;
 
 beforeAll(async () => {
-  await buildRenderer();
+  buildRenderer();
   browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {

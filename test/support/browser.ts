@@ -1,6 +1,6 @@
-import { chromium, type Browser } from 'playwright-core';
-import { build } from 'vite';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
 
 /** Debian's Chromium (installed by .ci/run); playwright never downloads a browser here. */
 export const CHROMIUM = process.env.FLOWSYNC_CHROMIUM ?? '/usr/bin/chromium';
@@ -12,10 +12,20 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Builds the renderer into renderer/dist, the files the bridge serves, as `npm run build:renderer` does. */
-export async function buildRenderer(): Promise<void> {
-  await build({
-    configFile: fileURLToPath(new URL('../../renderer/vite.config.ts', import.meta.url)),
-    logLevel: 'warn',
-  });
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Builds the renderer into renderer/dist, the files the bridge serves, exactly as `npm run build:renderer` does:
+ * in its own process, out of vitest's NODE_ENV=test, so the tests see the production bundle users get.
+ */
+export function buildRenderer(): void {
+  execFileSync(
+    process.execPath,
+    [`${ROOT}/node_modules/vite/bin/vite.js`, 'build', 'renderer', '--logLevel', 'warn'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: 'inherit',
+    },
+  );
 }
