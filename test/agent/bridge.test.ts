@@ -121,6 +121,26 @@ describe('the loopback bridge', () => {
   });
 });
 
+describe('closing the bridge', () => {
+  it('ends open event streams instead of waiting for the window to go away', async () => {
+    const api = createAgentApi(agent);
+    const second = await startBridge({ api, subscribe: statusEvents(agent, api) });
+    const secondOrigin = `http://127.0.0.1:${second.port}`;
+    const secondToken = new URL(second.url).hash.replace('#token=', '');
+    const stream = await request(`${secondOrigin}/api/events?token=${secondToken}`, {
+      headers: { origin: secondOrigin },
+    });
+    const ended = new Promise<void>((resolve) => {
+      stream.body.on('end', () => resolve());
+      stream.body.on('error', () => resolve());
+      stream.body.resume();
+    });
+    // With an open stream, close() used to wait forever: Ctrl-C on `npm start` hung while a window was open.
+    await second.close();
+    await ended;
+  });
+});
+
 describe('the bridge client (what the Electron main process serves IPC with)', () => {
   it('calls methods, turns refusals into AgentApiErrors, and follows the status stream', async () => {
     const client = connectToBridge(bridge.url);

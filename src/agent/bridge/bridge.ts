@@ -59,7 +59,9 @@ const CSP =
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const token = randomBytes(24).toString('base64url');
   const tokenBytes = Buffer.from(token);
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+  // An open window keeps its event stream open: closing the bridge must end those, not wait for them.
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, forceCloseConnections: true });
+  const streams = new Set<NodeJS.WritableStream & { end(): void }>();
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
 
@@ -127,11 +129,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     const send = (event: AgentEvent) =>
       stream.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     const unsubscribe = options.subscribe(send);
+    streams.add(stream);
     // A comment now and then keeps proxies and the browser from closing an idle stream.
     const heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), 15_000);
     request.raw.on('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
+      streams.delete(stream);
     });
   });
 
@@ -160,6 +164,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   return {
     url: `http://127.0.0.1:${port}/#token=${token}`,
     port,
-    close: () => app.close(),
+    close: async () => {
+      for (const stream of streams) stream.end();
+      await app.close();
+    },
   };
 }
