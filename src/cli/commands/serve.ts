@@ -1,13 +1,6 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { parsePort } from '../options.ts';
 import { DEFAULT_SERVICE_PORT, defaultServiceDbPath } from '../../agent/index.ts';
-
-export function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 = any free port).');
-  }
-  return port;
-}
 
 export function serveCommand(): Command {
   return new Command('serve')

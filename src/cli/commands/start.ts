@@ -11,6 +11,7 @@ import {
   type WatchedRepository,
 } from '../../agent/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
+import { parsePort } from '../options.ts';
 import { ProgressDisplay } from '../progress.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
@@ -56,13 +57,6 @@ export function uiCommand(): Command {
 interface RunOptions {
   url?: string;
   uiPort: number;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UsageError(`${value} is not a port (0-65535).`);
-  return port;
 }
 
 const RENDERER_DIST = fileURLToPath(new URL('../../../renderer/dist', import.meta.url));
