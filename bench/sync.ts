@@ -3,19 +3,22 @@
  * Run: npm run bench -- sync   (about three minutes: it builds trees of up to 100,000 files)
  */
 import Database from 'better-sqlite3';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { createClient } from '../src/client/index.ts';
 import { Hasher, SyncEngine, SyncState, type SyncReport } from '../src/sync/index.ts';
 import { FLOWSYNC_BIN } from '../test/support/cli.ts';
 import { twoBranches } from '../test/support/git.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
 import { percentile, printTable, type BenchRow } from './report.ts';
+
+const run = promisify(execFile);
 
 function writeTree(root: string, flows: number, filesPerFlow: number, bytes: number, tag = ''): void {
   for (let f = 0; f < flows; f++) {
@@ -140,7 +143,7 @@ async function editLatency(dir: string, service: ServeProcess): Promise<BenchRow
 async function gitCheckout(dir: string, service: ServeProcess, logPath: string): Promise<BenchRow[]> {
   const root = join(dir, 'git');
   writeTree(root, 250, 20, 512, 'main ');
-  const git = twoBranches(root, () => writeTree(root, 250, 20, 512, 'other '));
+  twoBranches(root, () => writeTree(root, 250, 20, 512, 'other '));
 
   const { engine, close } = engineFor(root, dir, service, 'git');
   await engine.start();
@@ -156,8 +159,10 @@ async function gitCheckout(dir: string, service: ServeProcess, logPath: string):
       .filter((l) => l.includes('svc/flow_def/')).length;
   const before = uploads();
   const start = performance.now();
-  git('checkout', '-q', 'other');
+  // git in its own process, as a user runs it, while the agent (in this process) follows the events.
+  const checkout = run('git', ['-C', root, 'checkout', '-q', 'other']);
   while ((onOtherBranch.pluck().get() as number) < 5000) await sleep(100);
+  await checkout;
   const converged = performance.now() - start;
   await sleep(1000); // anything still in flight is counted too
   const requests = uploads() - before;
