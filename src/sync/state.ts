@@ -116,6 +116,10 @@ export class SyncState {
         'UPDATE repos SET last_sync_at = coalesce(?, last_sync_at), last_error = ? WHERE id = ?',
       ),
       files: db.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ?`),
+      filesUnder: db.prepare(
+        `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = @repoId
+           AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
+      ),
       filesOfFlow: db.prepare(
         `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ? AND flow_path = ? ORDER BY path`,
       ),
@@ -189,6 +193,11 @@ export class SyncState {
 
   files(repoId: number): FileRecord[] {
     return this.statements.files.all(repoId) as FileRecord[];
+  }
+
+  /** The files below a folder (relative to the repository). */
+  filesUnder(repoId: number, folder: string): FileRecord[] {
+    return this.statements.filesUnder.all({ repoId, prefix: folder }) as FileRecord[];
   }
 
   filesOfFlow(repoId: number, flowPath: string): FileRecord[] {
