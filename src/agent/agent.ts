@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import {
   MissingCredentialsError,
   createClient,
@@ -23,7 +23,6 @@ import {
   type SyncStatus,
 } from '../sync/index.ts';
 import {
-  ConfigError,
   DEFAULT_SERVICE_PORT,
   loadConfig,
   saveConfig,
@@ -33,7 +32,7 @@ import {
 import { startEmbeddedService } from './embedded-service.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
-import { identifyRepository, withRepository, type RepositoryIdentity } from './repositories.ts';
+import { identifyRepository, sameFolder, withRepository, type RepositoryIdentity } from './repositories.ts';
 
 export interface AgentOptions {
   config?: AgentConfig;
@@ -153,8 +152,6 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Registers a repository and returns its engine (not started). */
   async addRepository(folder: string, configured?: RepositoryConfig): Promise<WatchedRepository> {
-    if (!existsSync(folder))
-      throw new ConfigError(`${folder} does not exist: give the folder of a repository.`);
     const identity = await identifyRepository(folder, configured);
     const existing = this.repositories.get(identity.root);
     if (existing) return existing;
@@ -283,13 +280,5 @@ export class Agent extends EventEmitter<AgentEvents> {
     await this.client.close();
     this.state.close();
     await this.embedded?.close();
-  }
-}
-
-function sameFolder(a: string, b: string): boolean {
-  try {
-    return realpathSync(a) === realpathSync(b);
-  } catch {
-    return a === b;
   }
 }

@@ -52,7 +52,7 @@ export async function identifyRepository(
 /** The config with this folder registered (once, by real path). */
 export function withRepository(config: AgentConfig, folder: string): AgentConfig {
   const root = existingFolder(folder);
-  if (config.repositories.some((repo) => safeRealpath(repo.path) === root)) return config;
+  if (config.repositories.some((repo) => sameFolder(repo.path, root))) return config;
   return agentConfigSchema.parse({ ...config, repositories: [...config.repositories, { path: root }] });
 }
 
@@ -69,10 +69,11 @@ function existingFolder(folder: string): string {
   return root;
 }
 
-function safeRealpath(path: string): string {
+/** Whether two paths name one folder (through symbolic links); plain comparison for a folder that is gone. */
+export function sameFolder(a: string, b: string): boolean {
   try {
-    return realpathSync(path);
+    return realpathSync(a) === realpathSync(b);
   } catch {
-    return resolve(path);
+    return resolve(a) === resolve(b);
   }
 }
