@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { readDatabase, startTestService, type TestService } from '../support/service.ts';
 
 let svc: TestService;
 let repo: TestRepo;
@@ -153,10 +153,7 @@ describe('with no service configured: the embedded service', () => {
     expect(await first.exited).toBe(0);
 
     const dbPath = join(repo.dir, 'home/.local/share/flowsync/service.db');
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(dbPath, { readonly: true });
-    expect(db.prepare('SELECT content FROM flow_files').pluck().all()).toEqual(['embedded\n']);
-    db.close();
+    expect(readDatabase(dbPath)('SELECT content FROM flow_files')).toEqual([{ content: 'embedded\n' }]);
 
     const second = start();
     await second.waitFor(/Watching 1 repository/);

@@ -44,6 +44,18 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** A read-only query on a service's SQLite file, opened and closed for each call (the service keeps writing). */
+export function readDatabase(dbPath: string) {
+  return <T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[] => {
+    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  };
+}
+
 export function baggage(): { trace_id: string; traffic_type: string } {
   return { trace_id: randomUUID(), traffic_type: 'external' };
 }
@@ -101,14 +113,7 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
       });
     },
     raw,
-    read(sql, ...params) {
-      const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-      try {
-        return db.prepare(sql).all(...params) as never;
-      } finally {
-        db.close();
-      }
-    },
+    read: readDatabase(dbPath),
     async stop() {
       await service.close();
     },

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,7 +5,7 @@ import { startEngine, type EngineHarness } from '../support/engine.ts';
 import { twoBranches } from '../support/git.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { readDatabase, startTestService, type TestService } from '../support/service.ts';
 
 let repo: TestRepo | null = null;
 let harness: EngineHarness | null = null;
@@ -22,17 +21,6 @@ afterEach(async () => {
   repo?.cleanup();
   repo = null;
 });
-
-function readDb(dbPath: string) {
-  return <T>(sql: string, ...params: unknown[]): T[] => {
-    const db = new Database(dbPath, { readonly: true });
-    try {
-      return db.prepare(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
-  };
-}
 
 describe('the service stopped during 200 edits, then started again', () => {
   it('goes offline with the pending count, catches up when the service is back, and converges exactly', async () => {
@@ -64,7 +52,7 @@ describe('the service stopped during 200 edits, then started again', () => {
       await sleep(5);
     }
     await eventually(
-      () => expect(serviceTree(readDb(dbPath), 'acme', 'app')).toEqual(diskTree(repo!.root)),
+      () => expect(serviceTree(readDatabase(dbPath), 'acme', 'app')).toEqual(diskTree(repo!.root)),
       60_000,
     );
     expect(phases).toContain('offline');
