@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { createClient } from '../src/client/index.ts';
-import { Hasher, SyncEngine, SyncState, type SyncReport } from '../src/sync/index.ts';
+import type { SyncReport } from '../src/sync/index.ts';
 import { FLOWSYNC_BIN } from '../test/support/cli.ts';
+import { createEngine } from '../test/support/engine.ts';
 import { twoBranches } from '../test/support/git.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
 import { percentile, printTable, type BenchRow } from './report.ts';
@@ -34,25 +34,14 @@ function writeTree(root: string, flows: number, filesPerFlow: number, bytes: num
 }
 
 function engineFor(root: string, dir: string, service: ServeProcess, name: string) {
-  const client = createClient({ baseUrl: service.url, auth: { userToken: service.tokens.user } });
-  const state = new SyncState(join(dir, `${name}.state.db`));
-  const hasher = new Hasher();
-  const engine = new SyncEngine({
-    repo: { root, owner: 'bench', name, flowRoots: ['flows'] },
-    client,
-    state,
-    hasher,
-    serviceKey: service.url,
+  return createEngine({
+    root,
+    statePath: join(dir, `${name}.state.db`),
+    url: service.url,
+    userToken: service.tokens.user,
+    owner: 'bench',
+    name,
   });
-  return {
-    engine,
-    async close() {
-      await engine.stop();
-      await hasher.close();
-      await client.close();
-      state.close();
-    },
-  };
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { createClient, type RemoteClient } from '../../src/client/index.ts';
-import { Hasher, SyncEngine, SyncState, type SyncReport } from '../../src/sync/index.ts';
+import {
+  Hasher,
+  SyncEngine,
+  SyncState,
+  type SyncEngineOptions,
+  type SyncReport,
+} from '../../src/sync/index.ts';
 import type { TestRepo } from './repo.ts';
 
 export interface EngineHarness {
@@ -11,25 +17,40 @@ export interface EngineHarness {
   close(): Promise<void>;
 }
 
-/** A real engine on a real repository folder, talking over HTTP to `url`, with test-sized back-off. */
-export function startEngine(
-  repo: TestRepo,
-  url: string,
-  userToken: string,
-  flowRoots = ['flows'],
-): EngineHarness {
-  const client = createClient({ baseUrl: url, auth: { userToken }, retry: { attempts: 1 } });
-  const state = new SyncState(join(repo.dir, 'state.db'));
+export interface EngineSetup {
+  root: string;
+  statePath: string;
+  url: string;
+  userToken: string;
+  owner?: string;
+  name?: string;
+  flowRoots?: string[];
+  /** Client retries and engine timings; defaults are the product's. */
+  clientAttempts?: number;
+  timings?: Pick<SyncEngineOptions, 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs'>;
+}
+
+/** A real engine (client, state file, hasher pool) on a real folder, talking over HTTP to a service. */
+export function createEngine(setup: EngineSetup): EngineHarness {
+  const client = createClient({
+    baseUrl: setup.url,
+    auth: { userToken: setup.userToken },
+    ...(setup.clientAttempts !== undefined && { retry: { attempts: setup.clientAttempts } }),
+  });
+  const state = new SyncState(setup.statePath);
   const hasher = new Hasher();
   const engine = new SyncEngine({
-    repo: { root: repo.root, owner: 'acme', name: 'app', flowRoots },
+    repo: {
+      root: setup.root,
+      owner: setup.owner ?? 'acme',
+      name: setup.name ?? 'app',
+      flowRoots: setup.flowRoots ?? ['flows'],
+    },
     client,
     state,
     hasher,
-    serviceKey: url,
-    retryBaseMs: 50,
-    retryMaxMs: 300,
-    presenceIntervalMs: 100,
+    serviceKey: setup.url,
+    ...setup.timings,
   });
   const reports: SyncReport[] = [];
   engine.on('synced', (report) => reports.push(report));
@@ -45,4 +66,22 @@ export function startEngine(
       state.close();
     },
   };
+}
+
+/** The engine of a test repository as acme/app, with test-sized back-off so outages resolve in milliseconds. */
+export function startEngine(
+  repo: TestRepo,
+  url: string,
+  userToken: string,
+  flowRoots = ['flows'],
+): EngineHarness {
+  return createEngine({
+    root: repo.root,
+    statePath: join(repo.dir, 'state.db'),
+    url,
+    userToken,
+    flowRoots,
+    clientAttempts: 1,
+    timings: { retryBaseMs: 50, retryMaxMs: 300, presenceIntervalMs: 100 },
+  });
 }
