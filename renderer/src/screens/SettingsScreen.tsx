@@ -7,6 +7,11 @@ export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
   const keep = (value: Settings) => queries.setQueryData(['settings'], value);
+  // A secret leaves the form as soon as the agent has it.
+  const keepAndClear = (clear: (text: string) => void) => (value: Settings) => {
+    clear('');
+    keep(value);
+  };
   const [serviceUrl, setServiceUrl] = useState<string | null>(null);
   const [token, setToken] = useState('');
   const [admin, setAdmin] = useState(false);
@@ -17,18 +22,12 @@ export function SettingsScreen({ api }: ScreenProps) {
   });
   const signIn = useMutation({
     mutationFn: () => api.signIn({ token, admin }),
-    onSuccess: (value) => {
-      setToken('');
-      keep(value);
-    },
+    onSuccess: keepAndClear(setToken),
   });
   const signOut = useMutation({ mutationFn: () => api.signOut({}), onSuccess: keep });
   const saveKey = useMutation({
     mutationFn: () => api.setApiKey({ secret: apiKey }),
-    onSuccess: (value) => {
-      setApiKey('');
-      keep(value);
-    },
+    onSuccess: keepAndClear(setApiKey),
   });
   const submit = (action: () => void) => (event: FormEvent) => {
     event.preventDefault();
@@ -64,14 +63,7 @@ export function SettingsScreen({ api }: ScreenProps) {
           Signed in: {data?.signedIn.user ? 'user' : 'no user token'}
           {data?.signedIn.admin ? ', admin' : ''}
         </p>
-        <label htmlFor="token">Token</label>
-        <input
-          id="token"
-          type="password"
-          autoComplete="off"
-          value={token}
-          onChange={(e) => setToken(e.target.value)}
-        />
+        <SecretInput id="token" label="Token" value={token} onChange={setToken} />
         <label className="check">
           <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} />
           Admin token
@@ -86,19 +78,28 @@ export function SettingsScreen({ api }: ScreenProps) {
       </form>
       <form onSubmit={submit(() => saveKey.mutate())}>
         <p data-testid="api-key">Personal API key: {data?.apiKey ?? 'none'}</p>
-        <label htmlFor="api-key">New personal API key</label>
-        <input
-          id="api-key"
-          type="password"
-          autoComplete="off"
-          value={apiKey}
-          onChange={(e) => setApiKey(e.target.value)}
-        />
+        <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
         <button type="submit" disabled={apiKey.trim().length < 8}>
           Save key
         </button>
         <ErrorLine error={saveKey.error} />
       </form>
     </section>
+  );
+}
+
+/** A secret typed once: hidden, never autocompleted. */
+function SecretInput(props: { id: string; label: string; value: string; onChange: (text: string) => void }) {
+  return (
+    <>
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="password"
+        autoComplete="off"
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+      />
+    </>
   );
 }
