@@ -330,8 +330,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   private async hashAndSave(files: ScannedFile[]): Promise<void> {
     const { state, hasher } = this.options;
-    const unsafe = files.filter((file) => FlowLayout.unsafeReason(file) !== null);
-    const safe = files.filter((file) => FlowLayout.unsafeReason(file) === null);
+    const unsafe: ScannedFile[] = [];
+    const safe: ScannedFile[] = [];
+    for (const file of files) (FlowLayout.unsafeReason(file) === null ? safe : unsafe).push(file);
     state.saveLocal(
       this.repoId,
       unsafe.map((file) => ({ ...file, localHash: '', warning: 'unsafe-path' })),
