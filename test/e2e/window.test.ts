@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -121,6 +121,33 @@ describe('the window, in Chromium, over the loopback bridge', () => {
       'app',
     );
     expect(JSON.parse(row!.config)).toEqual(expected);
+  });
+
+  it('keeps the repository config form closed until its data arrives, then keeps what the user typed', async () => {
+    await addRepository();
+    mkdirSync(join(repo.root, '.flowsync'), { recursive: true });
+    writeFileSync(join(repo.root, '.flowsync/repo-config.json'), JSON.stringify({ user: 'ada' }));
+    // The config arrives late, as it does on a loaded machine: hold the agent's answer until the test lets it go.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/api/getRepoConfig', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('tab', { name: 'Repo config' }).click();
+    expect(await page.getByLabel('Editor').isEditable()).toBe(false);
+    expect(await page.getByTestId('repo-config-form').getAttribute('aria-busy')).toBe('true');
+    release();
+    await page.getByLabel('Editor').fill('code'); // waits until the field can be edited
+    await expect.poll(() => page.getByTestId('repo-config-form').getAttribute('aria-busy')).toBe('false');
+    expect(await page.getByLabel('Editor').inputValue()).toBe('code');
+    expect(await page.getByLabel('User').inputValue()).toBe('ada');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('and the service');
+    expect(JSON.parse(readFileSync(join(repo.root, '.flowsync/repo-config.json'), 'utf8'))).toEqual({
+      editor: 'code',
+      user: 'ada',
+    });
   });
 
   it('shows an invalid config inline and saves nothing', async () => {

@@ -1,6 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { z } from 'zod';
 import type { AgentApi } from '../../../src/agent/index.ts';
@@ -94,11 +94,16 @@ export function RepoConfigScreen({ api }: ScreenProps) {
 
 function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
   const current = useQuery({ queryKey: ['repoConfig', root], queryFn: () => api.getRepoConfig({ root }) });
-  const form = useForm<Form>({ resolver: zodResolver(formSchema), defaultValues: toForm({}) });
+  // The form follows the loaded config, and a later refetch never overwrites a field the user has changed. Until
+  // the config arrives nothing can be edited: a reset on arrival would wipe what was typed (issue 9, item 9).
+  const form = useForm<Form>({
+    resolver: zodResolver(formSchema),
+    defaultValues: toForm({}),
+    values: current.data ? toForm(current.data.config) : undefined,
+    resetOptions: { keepDirtyValues: true },
+  });
   const jobs = useFieldArray({ control: form.control, name: 'jobs' });
-  useEffect(() => {
-    if (current.data) form.reset(toForm(current.data.config));
-  }, [current.data, form]);
+  const loaded = current.data !== undefined;
   const save = useMutation({
     mutationFn: (values: Form) => api.saveRepoConfig({ root, config: toConfig(values) }),
     onError: (error) => {
@@ -121,64 +126,73 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
     ) : null;
 
   return (
-    <form onSubmit={form.handleSubmit((values) => save.mutate(values))} noValidate>
+    <form
+      onSubmit={form.handleSubmit((values) => save.mutate(values))}
+      noValidate
+      aria-busy={!loaded}
+      data-testid="repo-config-form"
+    >
       <ErrorLine error={current.error} />
-      {current.data && (
+      {current.data ? (
         <p className="muted">{current.data.exists ? current.data.path : `New file: ${current.data.path}`}</p>
+      ) : (
+        !current.error && <p className="muted">Loading the repository's config…</p>
       )}
-      <fieldset>
-        <legend>Artifacts and editor</legend>
-        <label htmlFor="artifact-dir">Artifact folder (artifact_config.dir)</label>
-        <input id="artifact-dir" {...form.register('artifactDir')} />
-        <label htmlFor="editor">Editor</label>
-        <input id="editor" {...form.register('editor')} />
-        <label htmlFor="user">User</label>
-        <input id="user" {...form.register('user')} />
-        <label htmlFor="copy-ignored">Ignored files to copy (one per line)</label>
-        <textarea id="copy-ignored" rows={3} {...form.register('copyIgnored')} />
-      </fieldset>
-      <fieldset>
-        <legend>Assistant</legend>
-        <label htmlFor="assistant-model">Model</label>
-        <input id="assistant-model" {...form.register('model')} />
-        <label htmlFor="permission-mode">Permission mode</label>
-        <input id="permission-mode" {...form.register('permissionMode')} />
-      </fieldset>
-      <fieldset>
-        <legend>Background jobs</legend>
-        {jobs.fields.map((job, index) => (
-          <div key={job.id} className="job" role="group" aria-label={`Background job ${index + 1}`}>
-            <label htmlFor={`job-${index}-name`}>Name</label>
-            <input id={`job-${index}-name`} {...form.register(`jobs.${index}.name`)} />
-            {fieldError(errors.jobs?.[index]?.name?.message, `job-${index}-name-error`)}
-            <label htmlFor={`job-${index}-command`}>Command</label>
-            <input id={`job-${index}-command`} {...form.register(`jobs.${index}.command`)} />
-            {fieldError(errors.jobs?.[index]?.command?.message, `job-${index}-command-error`)}
-            <label htmlFor={`job-${index}-description`}>Description</label>
-            <input id={`job-${index}-description`} {...form.register(`jobs.${index}.description`)} />
-            <button type="button" onClick={() => jobs.remove(index)}>
-              Remove job {index + 1}
-            </button>
-          </div>
-        ))}
-        {fieldError(errors.jobs?.root?.message ?? errors.jobs?.message, 'jobs-error')}
-        <button type="button" onClick={() => jobs.append({ name: '', command: '', description: '' })}>
-          Add a background job
+      <fieldset className="plain" disabled={!loaded}>
+        <fieldset>
+          <legend>Artifacts and editor</legend>
+          <label htmlFor="artifact-dir">Artifact folder (artifact_config.dir)</label>
+          <input id="artifact-dir" {...form.register('artifactDir')} />
+          <label htmlFor="editor">Editor</label>
+          <input id="editor" {...form.register('editor')} />
+          <label htmlFor="user">User</label>
+          <input id="user" {...form.register('user')} />
+          <label htmlFor="copy-ignored">Ignored files to copy (one per line)</label>
+          <textarea id="copy-ignored" rows={3} {...form.register('copyIgnored')} />
+        </fieldset>
+        <fieldset>
+          <legend>Assistant</legend>
+          <label htmlFor="assistant-model">Model</label>
+          <input id="assistant-model" {...form.register('model')} />
+          <label htmlFor="permission-mode">Permission mode</label>
+          <input id="permission-mode" {...form.register('permissionMode')} />
+        </fieldset>
+        <fieldset>
+          <legend>Background jobs</legend>
+          {jobs.fields.map((job, index) => (
+            <div key={job.id} className="job" role="group" aria-label={`Background job ${index + 1}`}>
+              <label htmlFor={`job-${index}-name`}>Name</label>
+              <input id={`job-${index}-name`} {...form.register(`jobs.${index}.name`)} />
+              {fieldError(errors.jobs?.[index]?.name?.message, `job-${index}-name-error`)}
+              <label htmlFor={`job-${index}-command`}>Command</label>
+              <input id={`job-${index}-command`} {...form.register(`jobs.${index}.command`)} />
+              {fieldError(errors.jobs?.[index]?.command?.message, `job-${index}-command-error`)}
+              <label htmlFor={`job-${index}-description`}>Description</label>
+              <input id={`job-${index}-description`} {...form.register(`jobs.${index}.description`)} />
+              <button type="button" onClick={() => jobs.remove(index)}>
+                Remove job {index + 1}
+              </button>
+            </div>
+          ))}
+          {fieldError(errors.jobs?.root?.message ?? errors.jobs?.message, 'jobs-error')}
+          <button type="button" onClick={() => jobs.append({ name: '', command: '', description: '' })}>
+            Add a background job
+          </button>
+        </fieldset>
+        <fieldset>
+          <legend>Backend and service (JSON)</legend>
+          <label htmlFor="backend-config">backend_config</label>
+          <textarea id="backend-config" rows={4} {...form.register('backendJson')} />
+          {fieldError(errors.backendJson?.message, 'backend-error')}
+          <label htmlFor="service-config">service_config</label>
+          <textarea id="service-config" rows={4} {...form.register('serviceJson')} />
+          {fieldError(errors.serviceJson?.message, 'service-error')}
+        </fieldset>
+        {fieldError(errors.root?.message, 'form-error')}
+        <button type="submit" disabled={save.isPending}>
+          {save.isPending ? 'Saving…' : 'Save'}
         </button>
       </fieldset>
-      <fieldset>
-        <legend>Backend and service (JSON)</legend>
-        <label htmlFor="backend-config">backend_config</label>
-        <textarea id="backend-config" rows={4} {...form.register('backendJson')} />
-        {fieldError(errors.backendJson?.message, 'backend-error')}
-        <label htmlFor="service-config">service_config</label>
-        <textarea id="service-config" rows={4} {...form.register('serviceJson')} />
-        {fieldError(errors.serviceJson?.message, 'service-error')}
-      </fieldset>
-      {fieldError(errors.root?.message, 'form-error')}
-      <button type="submit" disabled={save.isPending}>
-        {save.isPending ? 'Saving…' : 'Save'}
-      </button>
       {save.isSuccess && <p role="status">Saved to {save.data.path} and the service.</p>}
       {save.error && !(save.error instanceof ApiError && save.error.body.issues) && (
         <ErrorLine error={save.error} />

@@ -45,18 +45,21 @@ export function SettingsScreen({ api }: ScreenProps) {
         </p>
       )}
       <form onSubmit={submit(() => saveUrl.mutate(serviceUrl ?? data?.serviceUrl ?? ''))}>
-        <label htmlFor="service-url">Service URL (empty: the embedded service)</label>
-        <input
-          id="service-url"
-          value={serviceUrl ?? data?.serviceUrl ?? ''}
-          onChange={(event) => setServiceUrl(event.target.value)}
-          placeholder="https://flows.example.com"
-        />
-        <button type="submit">Save</button>
-        <p className="muted">
-          In use now: {data?.activeServiceUrl}. A change takes effect at the next start.
-        </p>
-        <ErrorLine error={saveUrl.error} />
+        {/* Not editable until the settings arrive, so nothing typed is shown over or lost. */}
+        <fieldset className="plain" disabled={!data}>
+          <label htmlFor="service-url">Service URL (empty: the embedded service)</label>
+          <input
+            id="service-url"
+            value={serviceUrl ?? data?.serviceUrl ?? ''}
+            onChange={(event) => setServiceUrl(event.target.value)}
+            placeholder="https://flows.example.com"
+          />
+          <button type="submit">Save</button>
+          <p className="muted">
+            In use now: {data?.activeServiceUrl}. A change takes effect at the next start.
+          </p>
+          <ErrorLine error={saveUrl.error} />
+        </fieldset>
       </form>
       <form onSubmit={submit(() => signIn.mutate())}>
         <p>
