@@ -67,7 +67,10 @@ export async function startEmbeddedService(options: {
     auth: bothTokens(tokens),
     notice: kept
       ? `The embedded service's tokens are in the OS keychain (flowsync / ${keyUrl}#access-token, #admin-token).`
-      : `No OS keychain: the embedded service's tokens are kept in memory for this run only.`,
+      : // Not kept anywhere: shown this once (as `flowsync serve` does) so `flowsync call` and curl can use them.
+        `No OS keychain: the embedded service's tokens live in memory for this run only. To call it from ` +
+        `another terminal:\n  export FLOWSYNC_URL=${service.url} FLOWSYNC_TOKEN=${tokens.user} ` +
+        `FLOWSYNC_ADMIN_TOKEN=${tokens.admin}`,
   };
 }
 

@@ -19,3 +19,8 @@ export function defaultStatePath(): string {
 export function configFilePath(): string {
   return join(folders().config, 'config.json');
 }
+
+/** The agent's own log (JSON lines): what it did, and the details of any incident the window or CLI reports. */
+export function defaultAgentLogPath(): string {
+  return join(folders().data, 'agent.log');
+}

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { agentConfigSchema, ConfigError, type AgentConfig, type RepositoryConfig } from './config.ts';
+import { agentConfigSchema, type AgentConfig, type RepositoryConfig } from './config.ts';
+import { checkRepositoryFolder } from './folder-check.ts';
 
 const run = promisify(execFile);
 
@@ -33,8 +34,7 @@ export async function identifyRepository(
   folder: string,
   configured?: RepositoryConfig,
 ): Promise<RepositoryIdentity> {
-  const root = realpathSync(resolve(folder));
-  if (!statSync(root).isDirectory()) throw new ConfigError(`${folder} is not a folder.`);
+  const root = checkRepositoryFolder(folder);
   let fromRemote: { owner: string; name: string } | null = null;
   try {
     const { stdout } = await run('git', ['-C', root, 'config', '--get', 'remote.origin.url']);
@@ -51,22 +51,9 @@ export async function identifyRepository(
 
 /** The config with this folder registered (once, by real path). */
 export function withRepository(config: AgentConfig, folder: string): AgentConfig {
-  const root = existingFolder(folder);
+  const root = checkRepositoryFolder(folder);
   if (config.repositories.some((repo) => sameFolder(repo.path, root))) return config;
   return agentConfigSchema.parse({ ...config, repositories: [...config.repositories, { path: root }] });
-}
-
-/** The real path of a folder, or a one-line ConfigError naming what is wrong with it. */
-function existingFolder(folder: string): string {
-  let root: string;
-  try {
-    root = realpathSync(resolve(folder));
-  } catch {
-    throw new ConfigError(`${folder} does not exist: give the folder of a repository.`);
-  }
-  if (!statSync(root).isDirectory())
-    throw new ConfigError(`${folder} is not a folder: give the folder of a repository.`);
-  return root;
 }
 
 /** Whether two paths name one folder (through symbolic links); plain comparison for a folder that is gone. */

@@ -8,7 +8,6 @@ import { startCommand, uiCommand } from './commands/start.ts';
 import { statusCommand } from './commands/status.ts';
 import { syncCommand } from './commands/sync.ts';
 import { EXIT } from './exit-codes.ts';
-import { reportError } from './report-error.ts';
 
 export { EXIT };
 
@@ -46,8 +45,8 @@ export async function runCli(argv: string[]): Promise<number> {
       // --help and --version end through here too, with exit code 0.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const code = reportError(error);
-    if (code === undefined) throw error;
-    return code;
+    // Loaded only when something failed: `--version` and `--help` stay free of the agent's modules.
+    const { reportError } = await import('./report-error.ts');
+    return reportError(error);
   }
 }

@@ -1,36 +1,30 @@
-import { ConfigError } from '../agent/index.ts';
-import {
-  InvalidArgsError,
-  MissingCredentialsError,
-  ProtocolError,
-  RemoteError,
-  TransportError,
-} from '../client/index.ts';
-import { KeychainUnavailable } from '../secrets/index.ts';
-import { EXIT } from './exit-codes.ts';
+import { RemoteError } from '../client/index.ts';
+import { agentLogPath, classifyError, reportIncident } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
+import { EXIT } from './exit-codes.ts';
 
 /**
- * The exit code for an error a person can act on, after printing it as one line; undefined for anything else,
- * which is a bug and should surface with its stack.
+ * Prints an error as one line and returns the exit code. A person's mistake or the service's answer is said as
+ * it is (the agent's one classifier decides which is which); a bug gets an incident id, with its stack in the
+ * agent's log, never on the terminal.
  */
-export function reportError(error: unknown): number | undefined {
-  const code = exitCodeOf(error);
-  if (code !== undefined) process.stderr.write(`flowsync: ${(error as Error).message}\n`);
-  return code;
-}
-
-function exitCodeOf(error: unknown): number | undefined {
-  if (error instanceof RemoteError) return EXIT.remote;
-  if (error instanceof TransportError || error instanceof ProtocolError) return EXIT.transport;
-  if (
-    error instanceof UsageError ||
-    error instanceof InvalidArgsError ||
-    error instanceof MissingCredentialsError ||
-    error instanceof KeychainUnavailable ||
-    error instanceof ConfigError
-  ) {
-    return EXIT.usage;
+export function reportError(error: unknown): number {
+  const classified = classifyError(error, [
+    (e) =>
+      e instanceof UsageError
+        ? { outcome: 'usage' as const, apiCode: 'invalid_input' as const, message: e.message, kind: null }
+        : null,
+  ]);
+  if (classified) {
+    // The CLI's line keeps what a script or an operator needs: the function, the HTTP status, the trace id.
+    const line = error instanceof RemoteError ? error.message : classified.message;
+    process.stderr.write(`flowsync: ${line}\n`);
+    return EXIT[classified.outcome];
   }
-  return undefined;
+  const incident = reportIncident(error);
+  process.stderr.write(
+    `flowsync: something went wrong (incident ${incident}); the details are in ${agentLogPath()}. ` +
+      'Please report it with that part of the log.\n',
+  );
+  return EXIT.remote;
 }

@@ -1,4 +1,4 @@
-import type { SecretKind, SecretStore } from './secret-store.ts';
+import type { SecretKind, SecretSource, SecretStore } from './secret-store.ts';
 
 /** The environment variable that overrides each kind of secret, for CI and headless machines. */
 export const SECRET_ENV_VARS: Record<SecretKind, string> = {
@@ -25,6 +25,16 @@ export class LayeredSecretStore implements SecretStore {
 
   async get(serviceUrl: string, kind: SecretKind): Promise<string | null> {
     return environmentSecret(kind, this.env) ?? this.keychain.get(serviceUrl, kind);
+  }
+
+  /** Each secret on its own: one variable missing from the environment says nothing about the others. */
+  async locate(
+    serviceUrl: string,
+    kind: SecretKind,
+  ): Promise<{ secret: string | null; source: SecretSource }> {
+    const fromEnv = environmentSecret(kind, this.env);
+    if (fromEnv) return { secret: fromEnv, source: 'environment' };
+    return this.keychain.locate(serviceUrl, kind);
   }
 
   set(serviceUrl: string, kind: SecretKind, secret: string): Promise<void> {

@@ -5,10 +5,12 @@ import type { SecretStore } from './secret-store.ts';
 export {
   KEYCHAIN_SERVICE,
   SECRET_KINDS,
+  InvalidServiceUrl,
   accountFor,
   maskSecret,
   normalizeServiceUrl,
   type SecretKind,
+  type SecretSource,
   type SecretStore,
 } from './secret-store.ts';
 export { KeychainSecretStore, KeychainUnavailable } from './keychain-store.ts';

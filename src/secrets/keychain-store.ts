@@ -1,5 +1,11 @@
 import type * as KeytarModule from 'keytar';
-import { KEYCHAIN_SERVICE, accountFor, type SecretKind, type SecretStore } from './secret-store.ts';
+import {
+  KEYCHAIN_SERVICE,
+  accountFor,
+  type SecretKind,
+  type SecretSource,
+  type SecretStore,
+} from './secret-store.ts';
 
 type Keytar = typeof KeytarModule;
 
@@ -25,6 +31,19 @@ export class KeychainSecretStore implements SecretStore {
 
   async get(serviceUrl: string, kind: SecretKind): Promise<string | null> {
     return this.use((keytar) => keytar.getPassword(KEYCHAIN_SERVICE, accountFor(serviceUrl, kind)));
+  }
+
+  async locate(
+    serviceUrl: string,
+    kind: SecretKind,
+  ): Promise<{ secret: string | null; source: SecretSource }> {
+    try {
+      const secret = await this.get(serviceUrl, kind);
+      return { secret, source: secret === null ? 'none' : 'keychain' };
+    } catch (error) {
+      if (error instanceof KeychainUnavailable) return { secret: null, source: 'unavailable' };
+      throw error;
+    }
   }
 
   async set(serviceUrl: string, kind: SecretKind, secret: string): Promise<void> {

@@ -2,9 +2,14 @@
 export type SecretKind = 'access-token' | 'admin-token' | 'api-key';
 export const SECRET_KINDS: readonly SecretKind[] = ['access-token', 'admin-token', 'api-key'];
 
+/** Where a secret in use came from; `unavailable`: not in the environment, and no keychain answered. */
+export type SecretSource = 'environment' | 'keychain' | 'none' | 'unavailable';
+
 /** Where secrets live. Implementations never write a secret to a file. */
 export interface SecretStore {
   get(serviceUrl: string, kind: SecretKind): Promise<string | null>;
+  /** The secret and where it came from; never throws for a missing keychain (that is `unavailable`). */
+  locate(serviceUrl: string, kind: SecretKind): Promise<{ secret: string | null; source: SecretSource }>;
   set(serviceUrl: string, kind: SecretKind, secret: string): Promise<void>;
   /** Returns true when there was a secret to delete. */
   delete(serviceUrl: string, kind: SecretKind): Promise<boolean>;
@@ -21,8 +26,28 @@ export function accountFor(serviceUrl: string, kind: SecretKind): string {
   return `${normalizeServiceUrl(serviceUrl)}#${kind}`;
 }
 
+/** A service address that is not an http(s) URL; the message says what one looks like. */
+export class InvalidServiceUrl extends Error {
+  override readonly name = 'InvalidServiceUrl';
+  constructor(readonly given: string) {
+    super(
+      `"${given}" is not a service URL: give one like http://127.0.0.1:7420 or https://flows.example.com.`,
+    );
+  }
+}
+
+/**
+ * The one rule for a service address: http or https, compared without a trailing slash and with the scheme and
+ * host lower-cased. Anything else is an InvalidServiceUrl, for the CLI, the config and the window alike.
+ */
 export function normalizeServiceUrl(serviceUrl: string): string {
-  const url = new URL(serviceUrl);
+  let url: URL;
+  try {
+    url = new URL(serviceUrl.trim());
+  } catch {
+    throw new InvalidServiceUrl(serviceUrl);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidServiceUrl(serviceUrl);
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 

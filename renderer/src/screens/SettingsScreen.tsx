@@ -3,6 +3,15 @@ import { useState, type FormEvent } from 'react';
 import type { Settings } from '../../../src/agent/index.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
 
+/** Where each secret comes from, in words, with the variable that would provide it. */
+const SOURCE_TEXT: Record<Settings['sources']['user'], (variable: string) => string> = {
+  environment: (variable) => `from ${variable} in the agent's environment`,
+  keychain: () => 'in the OS keychain',
+  embedded: () => "the embedded service's own",
+  none: (variable) => `none (sign in below, or set ${variable})`,
+  unavailable: (variable) => `none, and no OS keychain to keep one: set ${variable}`,
+};
+
 export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
@@ -62,10 +71,12 @@ export function SettingsScreen({ api }: ScreenProps) {
         </fieldset>
       </form>
       <form onSubmit={submit(() => signIn.mutate())}>
-        <p>
-          Signed in: {data?.signedIn.user ? 'user' : 'no user token'}
-          {data?.signedIn.admin ? ', admin' : ''}
-        </p>
+        {data && (
+          <ul className="sources" data-testid="secret-sources">
+            <li>User token: {SOURCE_TEXT[data.sources.user]('FLOWSYNC_TOKEN')}</li>
+            <li>Admin token: {SOURCE_TEXT[data.sources.admin]('FLOWSYNC_ADMIN_TOKEN')}</li>
+          </ul>
+        )}
         <SecretInput id="token" label="Token" value={token} onChange={setToken} />
         <label className="check">
           <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} />
@@ -80,7 +91,11 @@ export function SettingsScreen({ api }: ScreenProps) {
         <ErrorLine error={signIn.error ?? signOut.error} />
       </form>
       <form onSubmit={submit(() => saveKey.mutate())}>
-        <p data-testid="api-key">Personal API key: {data?.apiKey ?? 'none'}</p>
+        <p data-testid="api-key">
+          Personal API key: {data?.apiKey ?? 'none'}
+          {data && data.apiKey === null && ` (${SOURCE_TEXT[data.sources.apiKey]('FLOWSYNC_API_KEY')})`}
+          {data?.sources.apiKey === 'environment' && ' (from FLOWSYNC_API_KEY)'}
+        </p>
         <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
         <button type="submit" disabled={apiKey.trim().length < 8}>
           Save key

@@ -60,11 +60,18 @@ export const agentStatusSchema = z.object({
 });
 export type AgentStatus = z.infer<typeof agentStatusSchema>;
 
+const secretSourceSchema = z.enum(['environment', 'keychain', 'embedded', 'none', 'unavailable']);
+
 export const settingsSchema = z.object({
   /** Empty: the embedded service. A change takes effect at the next start. */
   serviceUrl: z.string(),
   activeServiceUrl: z.string(),
   signedIn: z.object({ user: z.boolean(), admin: z.boolean() }),
+  /**
+   * Where each secret in use comes from, each on its own: the environment (FLOWSYNC_TOKEN, FLOWSYNC_ADMIN_TOKEN,
+   * FLOWSYNC_API_KEY), the keychain, the embedded service (its own tokens), none, or unavailable (no keychain).
+   */
+  sources: z.object({ user: secretSourceSchema, admin: secretSourceSchema, apiKey: secretSourceSchema }),
   /** The personal API key as prefix…suffix, never whole; null when none is kept. */
   apiKey: z.string().nullable(),
   keychain: z.enum(['available', 'unavailable']),

@@ -3,27 +3,20 @@ import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  InvalidArgsError,
-  MissingCredentialsError,
-  ProtocolError,
-  RemoteError,
-  TransportError,
-} from '../../client/index.ts';
+import { MissingCredentialsError, RemoteError } from '../../client/index.ts';
 import {
   KeychainUnavailable,
+  SECRET_ENV_VARS,
   maskSecret,
   normalizeServiceUrl,
   secretStoreAuth,
+  type SecretKind,
 } from '../../secrets/index.ts';
 import type { Agent } from '../agent.ts';
-import { checkSecret } from '../credentials.ts';
-import {
-  REPO_CONFIG_FILE,
-  RepoConfigFileError,
-  readRepoConfigFile,
-  writeRepoConfigFile,
-} from '../repo-config-file.ts';
+import { agentLogPath, reportIncident } from '../agent-log.ts';
+import { classifyError } from '../errors.ts';
+import { SECRET_NAMES, checkSecret } from '../credentials.ts';
+import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../repo-config-file.ts';
 import {
   AgentApiError,
   type AgentApi,
@@ -80,39 +73,37 @@ export function createAgentApi(agent: Agent): AgentApi {
 
   const settings = async (): Promise<Settings> => {
     const { secrets, secretsUrl } = agent;
-    try {
-      const [user, admin, apiKey] = await Promise.all([
-        secrets.get(secretsUrl, 'access-token'),
-        secrets.get(secretsUrl, 'admin-token'),
-        secrets.get(secretsUrl, 'api-key'),
-      ]);
-      return {
-        serviceUrl: agent.config.serviceUrl,
-        activeServiceUrl: agent.serviceUrl,
-        signedIn: {
-          user: user !== null || agent.embedded !== null,
-          admin: admin !== null || agent.embedded !== null,
-        },
-        apiKey: apiKey === null ? null : maskSecret(apiKey),
-        keychain: 'available',
-      };
-    } catch (error) {
-      if (!(error instanceof KeychainUnavailable)) throw error;
-      return {
-        serviceUrl: agent.config.serviceUrl,
-        activeServiceUrl: agent.serviceUrl,
-        signedIn: { user: agent.embedded !== null, admin: agent.embedded !== null },
-        apiKey: null,
-        keychain: 'unavailable',
-      };
-    }
+    // One lookup per secret: a variable missing from the environment must not hide the ones that are set.
+    const [user, admin, apiKey] = await Promise.all([
+      secrets.locate(secretsUrl, 'access-token'),
+      secrets.locate(secretsUrl, 'admin-token'),
+      secrets.locate(secretsUrl, 'api-key'),
+    ]);
+    const embedded = agent.embedded !== null;
+    // The embedded service's tokens are the agent's own, kept or not.
+    const tokenSource = (found: typeof user) =>
+      found.secret === null && embedded ? ('embedded' as const) : found.source;
+    return {
+      serviceUrl: agent.config.serviceUrl,
+      activeServiceUrl: agent.serviceUrl,
+      signedIn: { user: user.secret !== null || embedded, admin: admin.secret !== null || embedded },
+      sources: { user: tokenSource(user), admin: tokenSource(admin), apiKey: apiKey.source },
+      apiKey: apiKey.secret === null ? null : maskSecret(apiKey.secret),
+      keychain: [user, admin, apiKey].some((found) => found.source === 'unavailable')
+        ? 'unavailable'
+        : 'available',
+    };
   };
 
   const apiKey = async () => {
-    const secret = await agent.secrets.get(agent.secretsUrl, 'api-key');
-    if (!secret)
-      throw new AgentApiError('refused', 'Add your personal API key in Settings to use the tracker.');
-    return { secret, type: 'personal-api-key' as const };
+    const { secret, source } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
+    if (secret) return { secret, type: 'personal-api-key' as const };
+    throw new AgentApiError(
+      'refused',
+      source === 'unavailable'
+        ? `No personal API key, and no OS keychain to keep one: set ${SECRET_ENV_VARS['api-key']} in the agent's environment and restart it.`
+        : `No personal API key yet: add it in Settings (or set ${SECRET_ENV_VARS['api-key']} in the agent's environment).`,
+    );
   };
 
   const repository = (root: string | undefined) => {
@@ -211,7 +202,7 @@ export function createAgentApi(agent: Agent): AgentApi {
     signIn: async ({ token, admin }) => {
       const kind = admin ? 'admin-token' : 'access-token';
       await checkSecret(agent.serviceUrl, kind, token, secretStoreAuth(agent.secrets, agent.secretsUrl));
-      await agent.secrets.set(agent.secretsUrl, kind, token);
+      await keepSecret(agent, kind, token);
       return settings();
     },
 
@@ -222,35 +213,21 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     setApiKey: async ({ secret }) => {
-      // With operator rights (always, for the embedded service) the key is registered as it is stored.
-      const payload = {
-        type: 'key-created' as const,
-        hash: createHash('sha256').update(secret).digest('hex'),
-        name: 'flowsync desktop',
-        prefix_4: secret.slice(0, 4),
-        suffix_4: secret.slice(-4),
-        user_id: userInfo().username || 'me',
-      };
+      // Kept first: a key the agent cannot keep is never registered with the service.
+      await keepSecret(agent, 'api-key', secret);
       try {
-        await agent.client.apiKey.addActivity({
-          api_key_tid: `flowsync-${payload.hash.slice(0, 12)}`,
-          ts: Date.now(),
-          payload,
-        });
+        await registerApiKey(agent, secret);
+        await checkSecret(
+          agent.serviceUrl,
+          'api-key',
+          secret,
+          secretStoreAuth(agent.secrets, agent.secretsUrl),
+        );
       } catch (error) {
-        if (
-          !(error instanceof MissingCredentialsError) &&
-          !(error instanceof RemoteError && error.statusCode === 403)
-        )
-          throw error;
+        // Not usable after all: do not leave a key in the keychain that the service refuses.
+        await agent.secrets.delete(agent.secretsUrl, 'api-key').catch(() => false);
+        throw error;
       }
-      await checkSecret(
-        agent.serviceUrl,
-        'api-key',
-        secret,
-        secretStoreAuth(agent.secrets, agent.secretsUrl),
-      );
-      await agent.secrets.set(agent.secretsUrl, 'api-key', secret);
       return settings();
     },
   };
@@ -265,45 +242,69 @@ function withErrorMapping(api: AgentApi): AgentApi {
       try {
         return await method(input);
       } catch (error) {
-        throw toAgentApiError(error);
+        throw toAgentApiError(error, name);
       }
     };
   }
   return mapped as AgentApi;
 }
 
-export function toAgentApiError(error: unknown): AgentApiError {
-  if (error instanceof AgentApiError) return error;
-  if (error instanceof RemoteError) {
-    const issues = Array.isArray(error.errorData.issues)
-      ? (error.errorData.issues as { path: (string | number)[]; message: string }[])
-      : undefined;
-    return new AgentApiError(
-      error.statusCode === 400 ? 'invalid_input' : 'refused',
-      error.errorMessage,
-      issues,
+/**
+ * The AgentApi error for anything thrown below: the one classifier decides; a bug gets an incident id that is in
+ * the agent's log, and the answer names the log.
+ */
+export function toAgentApiError(error: unknown, method?: string): AgentApiError {
+  if (error instanceof AgentApiError && error.code !== 'internal') return error;
+  const classified = classifyError(error);
+  if (classified) {
+    // The window shows the service's own words; the function, status and trace id are for the CLI's line.
+    const message = error instanceof RemoteError ? error.errorMessage : classified.message;
+    return new AgentApiError(classified.apiCode, message, classified.issues);
+  }
+  const incident = reportIncident(error, { method });
+  return new AgentApiError(
+    'internal',
+    `Something went wrong in the agent (incident ${incident}); the details are in ${agentLogPath()}.`,
+  );
+}
+
+/** Keeps a secret in the keychain; without one, says which variable to set instead. */
+async function keepSecret(agent: Agent, kind: SecretKind, secret: string): Promise<void> {
+  try {
+    await agent.secrets.set(agent.secretsUrl, kind, secret);
+  } catch (error) {
+    if (!(error instanceof KeychainUnavailable)) throw error;
+    throw new AgentApiError(
+      'refused',
+      `No OS keychain is reachable to keep the ${SECRET_NAMES[kind]}: set ${SECRET_ENV_VARS[kind]} in the agent's environment and restart it.`,
     );
   }
-  if (error instanceof InvalidArgsError) {
-    return new AgentApiError(
-      'invalid_input',
-      error.message,
-      error.issues.map(({ path, message }) => ({ path, message })),
-    );
+}
+
+/** With operator rights (always, for the embedded service) a personal API key is registered (add_activity). */
+async function registerApiKey(agent: Agent, secret: string): Promise<void> {
+  const payload = {
+    type: 'key-created' as const,
+    hash: createHash('sha256').update(secret).digest('hex'),
+    name: 'flowsync desktop',
+    prefix_4: secret.slice(0, 4),
+    suffix_4: secret.slice(-4),
+    user_id: userInfo().username || 'me',
+  };
+  try {
+    await agent.client.apiKey.addActivity({
+      api_key_tid: `flowsync-${payload.hash.slice(0, 12)}`,
+      ts: Date.now(),
+      payload,
+    });
+  } catch (error) {
+    // Without operator rights the key must already be registered; checkSecret says so if it is not.
+    if (
+      !(error instanceof MissingCredentialsError) &&
+      !(error instanceof RemoteError && error.statusCode === 403)
+    )
+      throw error;
   }
-  if (error instanceof TransportError || error instanceof ProtocolError)
-    return new AgentApiError('unavailable', error.message);
-  if (error instanceof RepoConfigFileError) {
-    return new AgentApiError(
-      'invalid_input',
-      error.message,
-      error.issues.map(({ path, message }) => ({ path, message })),
-    );
-  }
-  if (error instanceof MissingCredentialsError || error instanceof KeychainUnavailable) {
-    return new AgentApiError('refused', error.message);
-  }
-  return new AgentApiError('internal', 'Something went wrong in the agent; its log has the details.');
 }
 
 async function git(root: string, ...args: string[]): Promise<string | null> {

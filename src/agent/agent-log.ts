@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { defaultAgentLogPath } from './paths.ts';
+
+/** Past this size the log is moved to `agent.log.1` (one old copy kept) when the agent next opens it. */
+export const MAX_LOG_BYTES = 5 * 1024 * 1024;
+
+let opened: { path: string; logger: Logger } | null = null;
+
+/**
+ * The agent's log: pino JSON lines in the data folder, 0600, rotated by size. Opened on first use, so commands
+ * that log nothing (`--version`, `status`) never create it. Secrets are never passed to it; the redaction is a
+ * second line of defence for an error that quotes a request.
+ */
+export function agentLog(at?: string): Logger {
+  if (opened && (at === undefined || opened.path === at)) return opened.logger;
+  const path = at ?? defaultAgentLogPath();
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  if (size > MAX_LOG_BYTES) renameSync(path, `${path}.1`);
+  const logger = pino(
+    {
+      base: { pid: process.pid },
+      redact: ['*.authorization', '*.token', '*.secret', '*.api_key', 'req.headers.authorization'],
+    },
+    pino.destination({ dest: path, sync: true, mkdir: true, mode: 0o600 }),
+  );
+  opened = { path, logger };
+  return logger;
+}
+
+export function agentLogPath(): string {
+  return opened?.path ?? defaultAgentLogPath();
+}
+
+/**
+ * Logs an error nobody foresaw (a bug) with a short incident id, and returns the id: the window and the CLI show
+ * the id and the log's path instead of a stack, and the log has the stack under the same id.
+ */
+export function reportIncident(error: unknown, context: Record<string, unknown> = {}): string {
+  const incident = randomBytes(4).toString('hex');
+  try {
+    agentLog().error({ incident, ...context, err: error }, 'incident');
+  } catch {
+    // A log that cannot be written must not turn one failure into two; the id is still shown.
+  }
+  return incident;
+}

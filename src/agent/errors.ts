@@ -1,0 +1,113 @@
+import { RemoteError, failureKind, type FailureKind } from '../client/index.ts';
+import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
+import { AgentApiError, type AgentApiErrorBody } from './api/contract.ts';
+import { ConfigError } from './config.ts';
+import { RepoConfigFileError } from './repo-config-file.ts';
+
+/**
+ * Which way a command ends (the CLI maps these to its exit codes 1, 2 and 3): the service refused, the user's
+ * input or setup is wrong, or the service could not be reached.
+ */
+export type Outcome = 'remote' | 'usage' | 'transport';
+
+/** What an error means to a person, whichever door it comes out of (the CLI, the bridge, the desktop app). */
+export interface ClassifiedError {
+  outcome: Outcome;
+  apiCode: AgentApiErrorBody['code'];
+  /** One line that says what happened and what to do. */
+  message: string;
+  issues?: AgentApiErrorBody['issues'];
+  kind: FailureKind | null;
+}
+
+type Handler = (error: unknown) => ClassifiedError | null;
+
+const API_OUTCOME: Record<AgentApiErrorBody['code'], Outcome> = {
+  invalid_input: 'usage',
+  not_found: 'usage',
+  refused: 'remote',
+  unavailable: 'transport',
+  internal: 'remote',
+};
+
+const wireIssues = (issues: readonly { path: readonly (string | number)[]; message: string }[]) =>
+  issues.map(({ path, message }) => ({ path: [...path], message }));
+
+/**
+ * The ordered chain (GitHub Desktop's error handlers are the model): the first handler that knows the error
+ * decides. Errors of the service and the network come from the client's one `failureKind`; the agent's own
+ * mistakes-of-input follow. Whatever no handler knows is a bug: the caller logs it with an incident id.
+ */
+const HANDLERS: Handler[] = [
+  (error) =>
+    error instanceof AgentApiError && error.code !== 'internal'
+      ? {
+          outcome: API_OUTCOME[error.code],
+          apiCode: error.code,
+          message: error.message,
+          issues: error.issues,
+          kind: null,
+        }
+      : null,
+  (error) =>
+    error instanceof ConfigError || error instanceof InvalidServiceUrl
+      ? { outcome: 'usage', apiCode: 'invalid_input', message: error.message, kind: null }
+      : null,
+  (error) =>
+    error instanceof RepoConfigFileError
+      ? {
+          outcome: 'usage',
+          apiCode: 'invalid_input',
+          message: error.message,
+          issues: wireIssues(error.issues),
+          kind: null,
+        }
+      : null,
+  (error) =>
+    error instanceof KeychainUnavailable
+      ? { outcome: 'usage', apiCode: 'refused', message: error.message, kind: null }
+      : null,
+  (error) => {
+    const kind = failureKind(error);
+    if (kind === null) return null;
+    const message = (error as Error).message;
+    switch (kind) {
+      case 'unreachable':
+      case 'throttled':
+      case 'server':
+        return { outcome: 'transport', apiCode: 'unavailable', message, kind };
+      case 'invalid': {
+        const issues = (error as { issues?: { path: (string | number)[]; message: string }[] }).issues;
+        return { outcome: 'usage', apiCode: 'invalid_input', message, issues, kind };
+      }
+      case 'unauthorized':
+        // No token at hand is a usage problem (sign in); a token the service refused is its answer.
+        return error instanceof RemoteError
+          ? { outcome: 'remote', apiCode: 'refused', message: error.errorMessage, kind }
+          : { outcome: 'usage', apiCode: 'refused', message, kind };
+      case 'refused': {
+        const remote = error as RemoteError;
+        const issues = Array.isArray(remote.errorData.issues)
+          ? wireIssues(remote.errorData.issues as { path: (string | number)[]; message: string }[])
+          : undefined;
+        return {
+          outcome: 'remote',
+          apiCode: remote.statusCode === 400 ? 'invalid_input' : 'refused',
+          // The window shows the service's words; the CLI line keeps the function, status and trace id.
+          message: remote.errorMessage,
+          issues,
+          kind,
+        };
+      }
+    }
+  },
+];
+
+/** The classification of an error a person can act on; null for a bug. */
+export function classifyError(error: unknown, extra: readonly Handler[] = []): ClassifiedError | null {
+  for (const handler of [...extra, ...HANDLERS]) {
+    const classified = handler(error);
+    if (classified) return classified;
+  }
+  return null;
+}

@@ -1,0 +1,36 @@
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ConfigError } from './config.ts';
+
+/** `~` and `~/…` as a shell would expand them: a folder typed in the window is not passed through a shell. */
+export function expandHome(folder: string): string {
+  const trimmed = folder.trim();
+  if (trimmed === '~') return homedir();
+  if (trimmed.startsWith('~/')) return join(homedir(), trimmed.slice(2));
+  return trimmed;
+}
+
+/**
+ * The one check of a repository folder, for the CLI, the window and the desktop app: `~` expanded, it exists, it
+ * is a folder, and it can be read. Returns its real path; a ConfigError says, in one line, what is wrong and what
+ * to give instead.
+ */
+export function checkRepositoryFolder(folder: string): string {
+  const shown = folder.trim();
+  if (shown === '') throw new ConfigError('Give the folder of a repository, e.g. ~/code/app.');
+  let root: string;
+  try {
+    root = realpathSync(resolve(expandHome(shown)));
+  } catch {
+    throw new ConfigError(`${shown} does not exist: give the folder of a repository.`);
+  }
+  if (!statSync(root).isDirectory())
+    throw new ConfigError(`${shown} is not a folder: give the folder of a repository.`);
+  try {
+    accessSync(root, constants.R_OK | constants.X_OK);
+  } catch {
+    throw new ConfigError(`${shown} cannot be read by you: check its permissions (ls -ld ${shown}).`);
+  }
+  return root;
+}

@@ -1,0 +1,37 @@
+import {
+  InvalidArgsError,
+  MissingCredentialsError,
+  ProtocolError,
+  RemoteError,
+  TransportError,
+} from './errors.ts';
+
+/**
+ * What a failed call means to the code that made it, decided once for every caller (the sync engine, the agent's
+ * API, the CLI):
+ * - `unreachable`: no answer (down, refused connection, time-out, 408): try again soon, the service may be back.
+ * - `throttled`, `server`: it answered 429 or 5xx (or something that is not a flowsync answer): back off.
+ * - `unauthorized`: 401/403 or no token at hand: a person must sign in; retrying changes nothing.
+ * - `refused`: the service read the call and said no (400, 404, 413, 422): the content must change first.
+ * - `invalid`: our own schema refused the args; nothing was sent.
+ */
+export type FailureKind = 'unreachable' | 'throttled' | 'server' | 'unauthorized' | 'refused' | 'invalid';
+
+export function failureKind(error: unknown): FailureKind | null {
+  if (error instanceof TransportError) return 'unreachable';
+  if (error instanceof ProtocolError) return 'server';
+  if (error instanceof InvalidArgsError) return 'invalid';
+  if (error instanceof MissingCredentialsError) return 'unauthorized';
+  if (!(error instanceof RemoteError)) return null;
+  const status = error.statusCode;
+  if (status === 401 || status === 403) return 'unauthorized';
+  if (status === 408) return 'unreachable';
+  if (status === 429) return 'throttled';
+  if (status >= 500) return 'server';
+  return 'refused';
+}
+
+/** Whether the same call may go through later as it is. */
+export function isRetryable(kind: FailureKind | null): boolean {
+  return kind === 'unreachable' || kind === 'throttled' || kind === 'server';
+}

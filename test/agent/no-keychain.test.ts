@@ -1,0 +1,126 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/agent/index.ts';
+import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { makeRepo, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+/**
+ * A headless machine with no Secret Service: the agent runs on tokens from the environment. Its window must say
+ * where each secret comes from, say which variable to set for what is missing, and register nothing it cannot
+ * keep. And a user's mistakes in the window get the CLI's one-line answers, not "something went wrong".
+ */
+let svc: TestService;
+let repo: TestRepo;
+let agent: AgentProcess;
+let home: string;
+
+const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
+
+function homeEnv() {
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+  };
+}
+
+async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
+  agent = startAgentProcess(['ui'], { ...homeEnv(), ...env });
+  await agent.waitFor(/Window: (\S+)/, 40_000);
+  return connectToBridge(/Window: (\S+)/.exec(agent.output())![1]!);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<AgentApiError> {
+  const error = await promise.then(
+    () => null,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(AgentApiError);
+  return error as AgentApiError;
+}
+
+beforeEach(async () => {
+  svc = await startTestService();
+  repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
+  home = join(repo.dir, 'home');
+  mkdirSync(home);
+});
+afterEach(async () => {
+  agent?.signal('SIGINT');
+  await agent?.exited;
+  await svc.close();
+  repo.cleanup();
+});
+
+describe('no keychain, tokens in the environment', () => {
+  it('reports each secret by its source, and says which variable to set for the key', async () => {
+    const bridge = await startUi({
+      ...NO_KEYCHAIN,
+      FLOWSYNC_URL: svc.url,
+      FLOWSYNC_TOKEN: svc.tokens.user,
+      FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
+      FLOWSYNC_API_KEY: '',
+    });
+    const settings = (await bridge.call('getSettings', {})) as {
+      signedIn: { user: boolean; admin: boolean };
+      sources: Record<string, string>;
+    };
+    expect(settings.signedIn).toEqual({ user: true, admin: true });
+    expect(settings.sources).toEqual({ user: 'environment', admin: 'environment', apiKey: 'unavailable' });
+
+    const search = await refusal(bridge.call('searchTasks', { query: 'login' }));
+    expect(search.message).toContain('FLOWSYNC_API_KEY');
+
+    // The key cannot be kept: it must not be registered with the service either.
+    const save = await refusal(bridge.call('setApiKey', { secret: 'lin_api_headless_key_0042' }));
+    expect(save.message).toContain('FLOWSYNC_API_KEY');
+    expect(svc.read('SELECT * FROM api_keys')).toEqual([]);
+  });
+
+  it('prints the embedded service tokens once, with how to use them, when it cannot keep them', async () => {
+    agent = startAgentProcess(['start', repo.root], {
+      ...homeEnv(),
+      ...NO_KEYCHAIN,
+      FLOWSYNC_URL: '',
+      FLOWSYNC_TOKEN: '',
+      FLOWSYNC_ADMIN_TOKEN: '',
+      FLOWSYNC_EMBEDDED_PORT: '0',
+    });
+    await agent.waitFor(
+      /export FLOWSYNC_URL=(\S+) FLOWSYNC_TOKEN=(fsu_\S+) FLOWSYNC_ADMIN_TOKEN=(fsa_\S+)/,
+      40_000,
+    );
+  });
+});
+
+describe('a user\u2019s mistakes in the window', () => {
+  it('answers a folder that is missing, a file, or under ~ as the CLI does', async () => {
+    const bridge = await startUi({
+      FLOWSYNC_URL: svc.url,
+      FLOWSYNC_TOKEN: svc.tokens.user,
+      FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
+    });
+    const missing = await refusal(bridge.call('addRepository', { path: join(repo.dir, 'nowhere') }));
+    expect(missing.code).toBe('invalid_input');
+    expect(missing.message).toBe(
+      `${join(repo.dir, 'nowhere')} does not exist: give the folder of a repository.`,
+    );
+
+    writeFileSync(join(repo.dir, 'a-file'), 'x');
+    const file = await refusal(bridge.call('addRepository', { path: join(repo.dir, 'a-file') }));
+    expect(file.code).toBe('invalid_input');
+    expect(file.message).toContain('is not a folder');
+
+    // `~` is the agent's home, as a shell would expand it.
+    mkdirSync(join(home, 'code/app/flows/hi'), { recursive: true });
+    writeFileSync(join(home, 'code/app/flows/hi/main.yaml'), 'hi\n');
+    const added = (await bridge.call('addRepository', { path: '~/code/app' })) as { root: string };
+    expect(added.root).toBe(join(home, 'code/app'));
+    const config = JSON.parse(readFileSync(join(home, '.config/flowsync/config.json'), 'utf8')) as {
+      repositories: { path: string }[];
+    };
+    expect(config.repositories.map((r) => r.path)).toEqual([join(home, 'code/app')]);
+  });
+});
