@@ -56,7 +56,12 @@ type Parsed = ReturnType<typeof JSON.parse>;
 async function call(method: string, input: unknown = {}, headers: Record<string, string> = {}) {
   const response = await request(`${origin}/api/${method}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-flowsync-token': token, origin, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+      origin,
+      ...headers,
+    },
     body: JSON.stringify(input),
   });
   return {
@@ -71,9 +76,9 @@ describe('the loopback bridge', () => {
   });
 
   it('refuses a request without the token, or with a wrong one (401)', async () => {
-    const without = await call('status', {}, { 'x-flowsync-token': '' });
+    const without = await call('status', {}, { authorization: '' });
     expect(without.status).toBe(401);
-    const wrong = await call('status', {}, { 'x-flowsync-token': `${token.slice(0, -1)}x` });
+    const wrong = await call('status', {}, { authorization: `Bearer ${token.slice(0, -1)}x` });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.message).toContain('open the address flowsync printed');
   });
