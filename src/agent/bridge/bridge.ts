@@ -10,6 +10,7 @@ import {
   type AgentEvent,
 } from '../api/contract.ts';
 import { toAgentApiError } from '../api/implementation.ts';
+import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 
 export interface BridgeOptions {
   api: AgentApi;
@@ -90,6 +91,31 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const refuse = (reply: FastifyReply, status: number, message: string) =>
     reply.code(status).send({ ok: false, error: { code: 'refused', message } });
+
+  // The depth is checked before the body is parsed: the contract's schemas recurse once a level, and 20,000
+  // levels in a z.json() field overflowed the stack (500).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    const deep = findDeepNesting(text);
+    if (!deep) return parseJson(request, text, done);
+    const message = `nested deeper than ${MAX_JSON_DEPTH} levels`;
+    done(
+      new AgentApiError('invalid_input', `${deep.join('.')}: ${message}`, [{ path: deep, message }]),
+      undefined,
+    );
+  });
+  app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
+    if (error instanceof AgentApiError) {
+      return reply.code(HTTP_STATUS[error.code]).send({ ok: false, error: error.toBody() });
+    }
+    if (error.statusCode !== undefined && error.statusCode < 500) {
+      const body = { code: 'invalid_input', message: 'The body is not valid JSON.' };
+      return reply.code(error.statusCode).send({ ok: false, error: body });
+    }
+    return reply.code(500).send({ ok: false, error: toAgentApiError(error).toBody() });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
