@@ -50,7 +50,7 @@ function loopbackBridge(token: string): WindowBridge {
     get: (_target, method: string) => async (input: unknown) => {
       const response = await fetch(`/api/${method}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-flowsync-token': token },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify(input ?? {}),
       });
       const reply = (await response.json()) as { ok: boolean; value?: unknown; error?: AgentApiErrorBody };
@@ -62,6 +62,7 @@ function loopbackBridge(token: string): WindowBridge {
   return {
     api,
     subscribe(listener) {
+      // EventSource cannot send a header: the event stream is the one route that takes the token in the query.
       const source = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
       source.addEventListener('status', (message) =>
         listener(JSON.parse((message as MessageEvent<string>).data)),

@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import {
   MissingCredentialsError,
   createClient,
   type ClientAuth,
   type RemoteClient,
 } from '../client/index.ts';
-import type { RunningService } from '../service/index.ts';
+import { ensurePrivateFolder, type RunningService } from '../service/index.ts';
 import {
   createSecretStore,
   normalizeServiceUrl,
@@ -142,7 +143,10 @@ export class Agent extends EventEmitter<AgentEvents> {
       auth,
       retry: { attempts: 2, baseDelayMs: 100, maxDelayMs: 500 },
     });
-    const state = new SyncState(options.statePath ?? defaultStatePath());
+    const statePath = options.statePath ?? defaultStatePath();
+    // The state's folder is flowsync's data folder, also with a remote service: 0700 (0755 before issue 8).
+    ensurePrivateFolder(dirname(statePath));
+    const state = new SyncState(statePath);
     const serviceKey = embedded ? 'embedded' : url;
     return new Agent(url, serviceKey, secretsUrl, embedded, notice, client, state, secrets, new Hasher(), {
       ...options,

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { ensurePrivateFile, ensurePrivateFolder } from '../service/index.ts';
 import { configFilePath } from './paths.ts';
 
 /** The address `flowsync serve` listens on by default, and so the one the CLI talks to by default. */
@@ -43,6 +44,9 @@ export function loadConfig(path = configFilePath()): AgentConfig {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return agentConfigSchema.parse({});
     throw error;
   }
+  // An older flowsync, or a hand-made file, may have left it readable by others.
+  ensurePrivateFolder(dirname(path));
+  ensurePrivateFile(path);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -60,7 +64,7 @@ export function loadConfig(path = configFilePath()): AgentConfig {
 /** Writes the whole file atomically: a crash leaves the old file or the new one, never half of one. */
 export function saveConfig(config: AgentConfig, path = configFilePath()): void {
   const valid = agentConfigSchema.parse(config);
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateFolder(dirname(path));
   const temp = `${path}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(valid, null, 2)}\n`, { mode: 0o600 });
   renameSync(temp, path);

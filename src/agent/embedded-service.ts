@@ -1,8 +1,13 @@
 import { createWriteStream } from 'node:fs';
-import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { RemoteError, checkAccess, createClient, type ClientAuth } from '../client/index.ts';
-import type { IssuedTokens, RunningService } from '../service/index.ts';
+import {
+  createService,
+  ensurePrivateFile,
+  ensurePrivateFolder,
+  type IssuedTokens,
+  type RunningService,
+} from '../service/index.ts';
 import type { SecretStore } from '../secrets/index.ts';
 
 export interface EmbeddedService {
@@ -25,11 +30,11 @@ export async function startEmbeddedService(options: {
   port: number;
   secrets: SecretStore;
 }): Promise<EmbeddedService> {
+  // The service's folder is flowsync's data folder: every synced flow is in it.
+  ensurePrivateFolder(dirname(options.dbPath));
   const logPath = join(dirname(options.dbPath), 'service.log');
-  mkdirSync(dirname(logPath), { recursive: true });
-  const logDestination = createWriteStream(logPath, { flags: 'a' });
-  // Loaded only when the agent runs the service itself, not for commands that talk to another one.
-  const { createService } = await import('../service/index.ts');
+  ensurePrivateFile(logPath);
+  const logDestination = createWriteStream(logPath, { flags: 'a', mode: 0o600 });
   const start = async (newTokens: boolean): Promise<RunningService> => {
     const config = {
       dbPath: options.dbPath,

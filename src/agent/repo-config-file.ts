@@ -2,7 +2,9 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import type { RemoteClient } from '../client/index.ts';
 import {
+  MAX_JSON_DEPTH,
   describeIssues,
+  findDeepNesting,
   repoConfigSchema,
   toWireIssues,
   type RepoConfig,
@@ -30,6 +32,15 @@ export function readRepoConfigFile(root: string): RepoConfig | null {
     text = readFileSync(path, 'utf8');
   } catch {
     return null;
+  }
+  // One level less than the service reads: it gets these fields inside {"args": …}. Checked before the schema,
+  // which recurses once a level (a hostile repository's file overflowed the stack).
+  const deep = findDeepNesting(text, MAX_JSON_DEPTH - 1);
+  if (deep) {
+    const field = ['config', ...deep].join('.');
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} nests deeper than ${MAX_JSON_DEPTH - 1} levels at ${field}: make it flatter.`,
+    );
   }
   let json: unknown;
   try {

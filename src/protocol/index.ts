@@ -1,5 +1,6 @@
 export * from './common.ts';
 export * from './envelope.ts';
+export * from './limits.ts';
 export * from './paths.ts';
 export * from './flow-def.ts';
 export * from './repo-config.ts';

@@ -1,3 +1,5 @@
+import { MAX_JSON_DEPTH } from '../protocol/index.ts';
+
 /**
  * A well-formed call that the function refuses (HTTP 422): an unknown id, a hash that does not match, a path that
  * escapes its folder. The message is shown to the caller as is, so it must never contain a secret.
@@ -16,5 +18,14 @@ export class UnknownApiKey extends Error {
   constructor() {
     super('The personal API key is not registered: register it with add_activity (type key-created) first.');
     this.name = 'UnknownApiKey';
+  }
+}
+
+/** A request body nested deeper than MAX_JSON_DEPTH (HTTP 400), found before it is parsed. */
+export class NestedTooDeep extends Error {
+  readonly statusCode = 400;
+  constructor(readonly path: (string | number)[]) {
+    super(`The body nests deeper than ${MAX_JSON_DEPTH} levels at ${path.join('.')}: send flatter JSON.`);
+    this.name = 'NestedTooDeep';
   }
 }

@@ -11,3 +11,4 @@ export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
 export { SyncState, type RepoCounts, type RepoRecord } from './state.ts';
 export { FlowLayout } from './flow-layout.ts';
 export { IgnoreRules } from './ignore-rules.ts';
+export { chunkPlans } from './uploader.ts';

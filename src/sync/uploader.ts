@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { InvalidArgsError, RemoteError, type RemoteClient } from '../client/index.ts';
-import type { FileEntry, FlowEntry } from '../protocol/index.ts';
+import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
 import type { Hasher } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import type { FileRecord, FlowAck } from './state.ts';
 
-export const MAX_FLOWS_PER_BATCH = 200;
-export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+// Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
+export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
+export const MAX_BATCH_BYTES = Math.min(4 * 1024 * 1024, SYNC_CALL_LIMITS.contentBytes);
 export const MAX_IN_FLIGHT = 2;
 
 export interface UploadTarget {

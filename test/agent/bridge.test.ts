@@ -56,7 +56,12 @@ type Parsed = ReturnType<typeof JSON.parse>;
 async function call(method: string, input: unknown = {}, headers: Record<string, string> = {}) {
   const response = await request(`${origin}/api/${method}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-flowsync-token': token, origin, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+      origin,
+      ...headers,
+    },
     body: JSON.stringify(input),
   });
   return {
@@ -71,9 +76,9 @@ describe('the loopback bridge', () => {
   });
 
   it('refuses a request without the token, or with a wrong one (401)', async () => {
-    const without = await call('status', {}, { 'x-flowsync-token': '' });
+    const without = await call('status', {}, { authorization: '' });
     expect(without.status).toBe(401);
-    const wrong = await call('status', {}, { 'x-flowsync-token': `${token.slice(0, -1)}x` });
+    const wrong = await call('status', {}, { authorization: `Bearer ${token.slice(0, -1)}x` });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.message).toContain('open the address flowsync printed');
   });
@@ -238,6 +243,30 @@ describe('AgentApi through the bridge', () => {
       expect(configs().map((row) => JSON.parse(row.config))).toEqual([{ editor: 'emacs' }]),
     );
     expect((await call('status')).body.value.repositories[0].configProblem).toBeNull();
+  });
+
+  it('refuses JSON nested deeper than 64 levels, in a call (400) and in the config file (reported), naming the field', async () => {
+    const { root } = (await call('addRepository', { path: repo.root })).body.value;
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const response = await request(`${origin}/api/saveRepoConfig`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, origin },
+      body: `{"root":${JSON.stringify(root)},"config":{"backend_config":${deep}}}`,
+    });
+    expect(response.statusCode).toBe(400);
+    const reply = (await response.body.json()) as { ok: boolean; error: Parsed };
+    expect(reply.error).toMatchObject({
+      code: 'invalid_input',
+      issues: [{ path: ['config', 'backend_config'] }],
+    });
+    expect((await call('status')).status).toBe(200);
+
+    repo.write('.flowsync/repo-config.json', `{"editor":"vim","service_config":${deep}}`);
+    await eventually(async () => {
+      const view = (await call('status')).body.value.repositories[0];
+      // 63 in the file: the service gets its fields one level down, inside {"args": …}.
+      expect(view.configProblem).toContain('deeper than 63 levels at config.service_config');
+    });
   });
 
   it('searches tasks seeded by webhooks, opens one, and changes its status with the choices of its team', async () => {

@@ -182,7 +182,7 @@ describe('the window, in Chromium, over the loopback bridge', () => {
         try {
           const response = await fetch(`${url}/api/status`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-flowsync-token': secret! },
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${secret!}` },
             body: '{}',
           });
           return `answered ${response.status}`;

@@ -22,7 +22,8 @@ export function connectToBridge(address: string): BridgeClient {
   const url = new URL(address);
   const origin = url.origin;
   const token = new URLSearchParams(url.hash.slice(1)).get('token') ?? '';
-  const headers = { 'content-type': 'application/json', 'x-flowsync-token': token, origin };
+  const authorization = `Bearer ${token}`;
+  const headers = { 'content-type': 'application/json', authorization, origin };
   return {
     async call(method, input) {
       if (!Object.hasOwn(AGENT_API, method)) throw new AgentApiError('not_found', `No method ${method}.`);
@@ -45,8 +46,9 @@ export function connectToBridge(address: string): BridgeClient {
     subscribe(listener) {
       const controller = new AbortController();
       void (async () => {
-        const response = await request(`${origin}/api/events?token=${encodeURIComponent(token)}`, {
-          headers: { origin },
+        // Node can send a header on the event stream too, so the token stays out of the URL here as well.
+        const response = await request(`${origin}/api/events`, {
+          headers: { authorization, origin },
           signal: controller.signal,
         });
         let buffer = '';

@@ -1,5 +1,5 @@
-import Fastify, { type FastifyReply } from 'fastify';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import {
@@ -10,6 +10,7 @@ import {
   type AgentEvent,
 } from '../api/contract.ts';
 import { toAgentApiError } from '../api/implementation.ts';
+import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 
 export interface BridgeOptions {
   api: AgentApi;
@@ -50,15 +51,38 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes the token from `?token=` too: only the event stream, which EventSource opens. */
+    tokenInQuery?: boolean;
+  }
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * The token a request presents: `Authorization: Bearer <token>`, never the query (a URL ends up in shell history
+ * and logs), except on the event stream, which a browser opens with EventSource and so cannot send a header.
+ */
+function presentedToken(request: FastifyRequest): string {
+  const header = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (header !== undefined) return header;
+  const query = (request.query as { token?: unknown }).token;
+  return request.routeOptions.config.tokenInQuery && typeof query === 'string' ? query : '';
+}
+
+/** Compared as SHA-256 digests, so the time taken tells nothing about the token, not even its length. */
+const sameToken = (presented: string, expected: Buffer) => timingSafeEqual(digest(presented), expected);
+
 /**
  * The loopback bridge: AgentApi over HTTP on 127.0.0.1 for a browser, like Syncthing's web GUI. Every API request
- * needs the random token; the Host header must name this loopback address (no DNS rebinding) and an Origin, when
- * sent, must be this page's (no other site may call it from a user's browser). Status is pushed as server-sent
- * events.
+ * needs the random token (checked after routing, see `api` below); the Host header must name this loopback address
+ * (no DNS rebinding) and an Origin, when sent, must be this page's (no other site may call it from a user's
+ * browser). Status is pushed as server-sent events.
  */
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const token = randomBytes(24).toString('base64url');
-  const tokenBytes = Buffer.from(token);
+  const tokenDigest = digest(token);
   // An open window keeps its event stream open: closing the bridge must end those, not wait for them.
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, forceCloseConnections: true });
   const streams = new Set<NodeJS.WritableStream & { end(): void }>();
@@ -67,6 +91,31 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const refuse = (reply: FastifyReply, status: number, message: string) =>
     reply.code(status).send({ ok: false, error: { code: 'refused', message } });
+
+  // The depth is checked before the body is parsed: the contract's schemas recurse once a level, and 20,000
+  // levels in a z.json() field overflowed the stack (500).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    const deep = findDeepNesting(text);
+    if (!deep) return parseJson(request, text, done);
+    const message = `nested deeper than ${MAX_JSON_DEPTH} levels`;
+    done(
+      new AgentApiError('invalid_input', `${deep.join('.')}: ${message}`, [{ path: deep, message }]),
+      undefined,
+    );
+  });
+  app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
+    if (error instanceof AgentApiError) {
+      return reply.code(HTTP_STATUS[error.code]).send({ ok: false, error: error.toBody() });
+    }
+    if (error.statusCode !== undefined && error.statusCode < 500) {
+      const body = { code: 'invalid_input', message: 'The body is not valid JSON.' };
+      return reply.code(error.statusCode).send({ ok: false, error: body });
+    }
+    return reply.code(500).send({ ok: false, error: toAgentApiError(error).toBody() });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -79,16 +128,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     if (origin !== undefined && !allowedHosts().some((host) => origin === `http://${host}`)) {
       return refuse(reply, 403, 'Requests from other sites are refused.');
     }
-    if (request.url.startsWith('/api/')) {
-      const presented = request.headers['x-flowsync-token'] ?? (request.query as { token?: string }).token;
-      const bytes = Buffer.from(typeof presented === 'string' ? presented : '');
-      if (bytes.length !== tokenBytes.length || !timingSafeEqual(bytes, tokenBytes)) {
-        return refuse(reply, 401, 'The bridge token is missing or wrong: open the address flowsync printed.');
-      }
-    }
   });
 
-  app.post('/api/:method', async (request, reply) => {
+  const callMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const name = (request.params as { method: string }).method;
     if (!Object.hasOwn(AGENT_API, name)) {
       return reply.code(404).send({ ok: false, error: { code: 'not_found', message: `No method ${name}.` } });
@@ -115,9 +157,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       const error = toAgentApiError(thrown);
       return reply.code(HTTP_STATUS[error.code]).send({ ok: false, error: error.toBody() });
     }
-  });
+  };
 
-  app.get('/api/events', (request, reply) => {
+  const streamEvents = (request: FastifyRequest, reply: FastifyReply) => {
     reply.hijack();
     const stream = reply.raw;
     stream.writeHead(200, {
@@ -137,7 +179,20 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       unsubscribe();
       streams.delete(stream);
     });
-  });
+  };
+
+  // Every route under /api needs the token. The check is a hook of this plugin, so it runs after routing, on the
+  // route the router chose: a spelling of the path that the router decodes (`/%61pi/status`) cannot skip it.
+  const api = async (routes: FastifyInstance) => {
+    routes.addHook('onRequest', async (request, reply) => {
+      if (!sameToken(presentedToken(request), tokenDigest)) {
+        return refuse(reply, 401, 'The bridge token is missing or wrong: open the address flowsync printed.');
+      }
+    });
+    routes.post('/:method', callMethod);
+    routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);
+  };
+  await app.register(api, { prefix: '/api' });
 
   app.get('/*', async (request, reply) => {
     const asset = normalize((request.params as { '*': string })['*'] || 'index.html').replace(

@@ -1,13 +1,12 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { ensurePrivateFile } from '../private-files.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type ServiceDatabase = Database.Database;
 
-/** Opens (creating if needed) the service's SQLite file in WAL mode and brings its schema up to date. */
+/** Opens (creating if needed, 0600) the service's SQLite file in WAL mode and brings its schema up to date. */
 export function openServiceDatabase(path: string): ServiceDatabase {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') ensurePrivateFile(path);
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commits.

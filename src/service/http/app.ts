@@ -1,6 +1,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { Logger } from 'pino';
-import { API_PREFIX } from '../../protocol/index.ts';
+import { API_PREFIX, MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
+import { NestedTooDeep } from '../errors.ts';
 import { dispatchCall, type Dispatcher } from './dispatch.ts';
 import { sendError } from './envelope.ts';
 
@@ -23,10 +24,16 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
   });
 
   // Any content type is read as JSON: a caller that forgot the header gets the same answer as one that sent it.
+  // The depth is checked first, without recursion: what reads the body after it (zod) recurses once a level.
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseBody: typeof parseJson = (request, body, done) => {
+    const deep = findDeepNesting(String(body));
+    if (deep) return done(new NestedTooDeep(deep), undefined);
+    return parseJson(request, body, done);
+  };
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseBody);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseBody);
 
   app.all(`${API_PREFIX}*`, (request, reply) => {
     const path = (request.params as { '*': string })['*'];
@@ -42,6 +49,14 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
   );
 
   app.setErrorHandler((error: { statusCode?: number; code?: string }, request, reply) => {
+    if (error instanceof NestedTooDeep) {
+      const issue = {
+        path: error.path,
+        message: `nested deeper than ${MAX_JSON_DEPTH} levels`,
+        code: 'too_deep',
+      };
+      return sendError(reply, 400, error.message, { issues: [issue] });
+    }
     if (error.statusCode === 413) {
       return sendError(reply, 413, `The body is larger than ${options.bodyLimit} bytes: send less per call.`);
     }

@@ -13,6 +13,7 @@ import type { AccessTokens } from '../store/access-tokens.ts';
 import type { ApiKeys } from '../store/api-keys.ts';
 import type { Implementation, Implementations } from '../functions/types.ts';
 import { parseAuthorization } from './authorization.ts';
+import { describeLimit, exceededLimit } from './call-limits.ts';
 import { sendError, sendValue } from './envelope.ts';
 
 export interface Dispatcher {
@@ -54,6 +55,12 @@ export function dispatchCall(deps: Dispatcher, path: string, request: FastifyReq
     const issues = toWireIssues(body.error.issues);
     return sendError(reply, 400, `The body must be {"args": {...}}: ${describeIssues(issues, 'body')}`, {
       issues,
+    });
+  }
+  const exceeded = exceededLimit(fn.path, body.data.args);
+  if (exceeded) {
+    return sendError(reply, 413, `${fn.path} takes ${describeLimit(exceeded)}: send fewer per call.`, {
+      ...exceeded,
     });
   }
   const args = fn.args.safeParse(body.data.args);

@@ -1,0 +1,39 @@
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+// What flowsync keeps names every synced flow, its files' content and the tracker's tasks: this user's only.
+const PRIVATE_FOLDER = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/** Takes an existing file or folder down to `mode`; a missing one is left missing. */
+function tighten(path: string, mode: number): void {
+  let current: number;
+  try {
+    current = statSync(path).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (current !== mode) chmodSync(path, mode);
+}
+
+/**
+ * A folder of flowsync's own (its data or config folder): created 0700, or taken to 0700 when an older flowsync
+ * left it 0755.
+ */
+export function ensurePrivateFolder(path: string): void {
+  mkdirSync(path, { recursive: true, mode: PRIVATE_FOLDER });
+  tighten(path, PRIVATE_FOLDER);
+}
+
+/**
+ * A file flowsync writes (a database, a log, the config): created 0600 (missing folders 0700), or taken to
+ * 0600 when it already exists with a looser mode. Called before a SQLite database is opened, it also takes the
+ * `-wal` and `-shm` files an earlier run left next to it to 0600; the ones SQLite creates later get the database
+ * file's mode (measured with better-sqlite3: a 0600 database gets 0600 ones, a 0644 one 0644 ones).
+ */
+export function ensurePrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
+  closeSync(openSync(path, 'a', PRIVATE_FILE));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file, PRIVATE_FILE);
+}

@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
+import { startEngine, type EngineHarness } from '../support/engine.ts';
+import { makeRepo, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let svc: TestService;
+let repo: TestRepo;
+let harness: EngineHarness;
+
+afterEach(async () => {
+  await harness?.close();
+  await svc?.close();
+  repo?.cleanup();
+});
+
+describe("a repository larger than one call of the service's caps", () => {
+  it('syncs 10,000 flows completely, in calls the service accepts', async () => {
+    const flows = 10_000;
+    expect(flows).toBeGreaterThan(SYNC_CALL_LIMITS.flows);
+    svc = await startTestService();
+    repo = makeRepo();
+    for (let i = 0; i < flows; i++) repo.write(`flows/f${i}/main.yaml`, `${i}\n`);
+    harness = startEngine(repo, svc.url, svc.tokens.user);
+    await harness.engine.start();
+
+    expect(harness.engine.status().counts).toMatchObject({ flows, files: flows, pending: 0 });
+    const [row] = svc.read<{ n: number }>(
+      `SELECT count(*) AS n FROM flow_files ff JOIN flows f ON f.id = ff.flow_id
+       JOIN repos r ON r.id = f.repo_id WHERE r.owner = 'acme' AND r.name = 'app'`,
+    );
+    expect(row!.n).toBe(flows);
+    expect(svc.logs.filter((line) => line.includes('"status":413'))).toEqual([]);
+  });
+});
