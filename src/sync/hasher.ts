@@ -1,10 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { FileWarning } from '../protocol/index.ts';
 
 /** Files over this size are not sent (DESIGN.md): the service stores flow definitions, not assets. */
 export const MAX_FILE_BYTES = 1024 * 1024;
-
-export type FileWarning = 'binary' | 'oversized';
 
 export type HashResult =
   | { missing: false; size: number; hash: string; warning: FileWarning | null; content: string | null }
@@ -21,6 +20,7 @@ interface WorkerResult {
 
 interface Job {
   id: number;
+  root: string;
   files: string[];
   withContent: boolean;
   resolve: (results: WorkerResult[]) => void;
@@ -47,14 +47,17 @@ export class Hasher {
     this.size = Math.max(1, size);
   }
 
-  /** Hashes files by absolute path; with `withContent`, also returns the UTF-8 text of those that are text. */
-  async hash(absolutePaths: readonly string[], withContent = false): Promise<HashResult[]> {
+  /**
+   * Hashes files given by path relative to `root` (`/`-separated), read under the containment rule
+   * (contained-fs.mjs); with `withContent`, also returns the UTF-8 text of those that are text.
+   */
+  async hash(root: string, paths: readonly string[], withContent = false): Promise<HashResult[]> {
     const jobs: Promise<WorkerResult[]>[] = [];
-    for (let start = 0; start < absolutePaths.length; start += FILES_PER_JOB) {
-      const files = absolutePaths.slice(start, start + FILES_PER_JOB);
+    for (let start = 0; start < paths.length; start += FILES_PER_JOB) {
+      const files = paths.slice(start, start + FILES_PER_JOB);
       jobs.push(
         new Promise((resolve, reject) =>
-          this.submit({ id: this.nextId++, files, withContent, resolve, reject }),
+          this.submit({ id: this.nextId++, root, files, withContent, resolve, reject }),
         ),
       );
     }
@@ -78,6 +81,7 @@ export class Hasher {
     this.busy.set(worker, job);
     worker.postMessage({
       id: job.id,
+      root: job.root,
       files: job.files,
       maxBytes: MAX_FILE_BYTES,
       withContent: job.withContent,
@@ -99,6 +103,7 @@ export class Hasher {
         this.busy.set(worker, next);
         worker.postMessage({
           id: next.id,
+          root: next.root,
           files: next.files,
           maxBytes: MAX_FILE_BYTES,
           withContent: next.withContent,
