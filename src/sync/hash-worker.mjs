@@ -4,7 +4,10 @@ import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { readContained } from './contained-fs.mjs';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// Bytes are the truth: the content sent is exactly the bytes hashed. fatal: invalid UTF-8 is binary, not
+// replaced. ignoreBOM: a byte-order mark (Windows editors write one) stays in the text; stripped, the content no
+// longer matched its hash and the service refused the whole flow (422 hash mismatch).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 parentPort.on('message', ({ id, root, files, maxBytes, withContent }) => {
   // Folders found real on the way to this job's files: a job is 32 files of mostly the same folders.
