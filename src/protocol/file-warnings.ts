@@ -8,6 +8,7 @@ export const FILE_WARNINGS = {
   'unsafe-path': 'a name the service refuses (a backslash or similar)',
   symlink: 'a symbolic link: not followed',
   special: 'a FIFO, socket or device: not read',
+  unreadable: 'could not be read: reading it stopped the reader twice',
 } as const;
 
 export type FileWarning = keyof typeof FILE_WARNINGS;
