@@ -102,6 +102,7 @@ describe('a repository full of links to ~/.ssh', () => {
     link(ssh, 'flows/good/ssh'); // a folder inside a flow linking to ~/.ssh
     link(ssh, 'flows/stolen'); // a flow folder that is a link
     link(ssh, 'flows/good/sub/deeper'); // and one further down
+    link(ssh, 'flows/good/node_modules'); // ignored like any node_modules: not even a warning
     mkfifo('flows/pipe/fifo');
     // The state where `flowsync status` looks for it, so that the command a user types is what is checked.
     const home = join(repo.dir, 'home');
@@ -202,6 +203,33 @@ describe('a flow root that is a link', () => {
     await eventually(() => expect(stored()).toEqual({ 'flows/own/main.yaml': 'own 2\n' }));
     expect(serviceHolds(MARKER)).toBe(false);
     expect(engine.status().message).toContain('linked is a symbolic link');
+  });
+
+  it('is refused when the flow root is swapped for a link while watching: its files leave the service', async () => {
+    repo = makeRepo({ 'flows/a/main.yaml': 'a\n', 'flows/b/main.yaml': 'b\n' });
+    const { engine, state } = await start();
+    expect(Object.keys(stored())).toHaveLength(2);
+    renameSync(join(repo.root, 'flows'), join(repo.dir, 'flows-away'));
+    mkdirSync(join(ssh, 'a'));
+    writeFileSync(join(ssh, 'a/main.yaml'), `${MARKER}\n`);
+    link(ssh, 'flows');
+    await eventually(() => expect(stored()).toEqual({}));
+    await eventually(() =>
+      expect(engine.status().message).toBe(
+        'the flow folder flows is a symbolic link: not followed, nothing under it is synced',
+      ),
+    );
+    expect(state.warnings(engine.repoId)).toEqual([{ flowPath: 'flows', path: '', warning: 'symlink' }]);
+    appendFileSync(join(ssh, 'a/main.yaml'), 'changed\n');
+    // Back to a real folder: synced again, the refusal gone.
+    repo.remove('flows');
+    renameSync(join(repo.dir, 'flows-away'), join(repo.root, 'flows'));
+    await eventually(() =>
+      expect(stored()).toEqual({ 'flows/a/main.yaml': 'a\n', 'flows/b/main.yaml': 'b\n' }),
+    );
+    await eventually(() => expect(engine.status().message).toBeNull());
+    expect(state.warnings(engine.repoId)).toEqual([]);
+    expect(serviceHolds(MARKER)).toBe(false);
   });
 });
 
