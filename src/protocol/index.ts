@@ -10,3 +10,4 @@ export * from './logs.ts';
 export * from './crypto.ts';
 export * from './functions.ts';
 export * from './describe.ts';
+export * from './file-warnings.ts';

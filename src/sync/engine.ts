@@ -3,12 +3,14 @@ import { existsSync, statSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RemoteError, type RemoteClient } from '../client/index.ts';
+import { describeFileWarning } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
+import { kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { planUploads } from './planner.ts';
-import { scanFlows, type ScannedFile } from './scanner.ts';
+import { placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
 import type { FileRecord, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans } from './uploader.ts';
 import { FlowWatcher } from './watcher.ts';
@@ -96,6 +98,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private outerIgnoreFiles = '';
   private stopped = false;
   private work: Promise<void> = Promise.resolve();
+  /** Flow roots that are links (or below one): refused, with the message that names them. */
+  private readonly refusedRoots = new Map<string, string>();
 
   constructor(private readonly options: SyncEngineOptions) {
     super();
@@ -137,7 +141,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       get counts() {
         return state.counts(repoId);
       },
-      message: this.message,
+      message: this.message ?? ([...this.refusedRoots.values()].join('; ') || null),
       retryAt: this.retryAt,
     };
   }
@@ -302,7 +306,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private async rescan(under: readonly string[] = this.layout.roots): Promise<void> {
     if (!existsSync(this.repo.root)) return;
     this.setPhase('scanning', null);
-    const scanned = await scanFlows(this.repo.root, this.layout, this.rules, under);
+    const { files: scanned, refused } = await scanFlows(this.repo.root, this.layout, this.rules, under);
+    this.noteRefusedRoots(under, refused);
     const { state } = this.options;
     // Only what is below the rescanned folders: a new flow folder must not load a 100,000-file repository.
     const records =
@@ -310,7 +315,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         ? state.files(this.repoId)
         : under.flatMap((f) => state.filesUnder(this.repoId, f));
     const known = new Map(records.map((file) => [`${file.flowPath}/${file.path}`, file]));
-    const seen = new Set<string>();
+    const seen = new Set(refused.map((entry) => `${entry.flowPath}/${entry.path}`));
     const toHash: ScannedFile[] = [];
     for (const file of scanned) {
       const key = `${file.flowPath}/${file.path}`;
@@ -325,7 +330,33 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         under.some((folder) => `${file.flowPath}/${file.path}`.startsWith(`${folder}/`)),
     );
     state.markGone(this.repoId, gone);
+    this.saveRefused(refused);
     await this.hashAndSave(toHash);
+  }
+
+  /** Links, FIFOs, sockets and devices are kept as files not sent, each with its reason. */
+  private saveRefused(refused: RefusedEntry[]): void {
+    this.options.state.saveLocal(
+      this.repoId,
+      refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, localHash: '' })),
+    );
+  }
+
+  /** Remembers which of the flow roots just looked at are links, for the status message that names them. */
+  private noteRefusedRoots(under: readonly string[], refused: RefusedEntry[]): void {
+    for (const root of under) this.refusedRoots.delete(root);
+    for (const entry of refused) {
+      if (entry.path !== '' || !this.layout.roots.includes(entry.flowPath)) continue;
+      const root = entry.flowPath;
+      const link = notRealFolder(this.repo.root, root)?.path ?? root;
+      const what = describeFileWarning(entry.warning);
+      this.refusedRoots.set(
+        root,
+        link === root
+          ? `the flow folder ${root} is ${what}, nothing under it is synced`
+          : `the flow folder ${root} is below ${link}, ${what}, nothing under it is synced`,
+      );
+    }
   }
 
   private async hashAndSave(files: ScannedFile[]): Promise<void> {
@@ -340,7 +371,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const CHUNK = 512;
     for (let start = 0; start < safe.length; start += CHUNK) {
       const chunk = safe.slice(start, start + CHUNK);
-      const results = await hasher.hash(chunk.map((file) => join(this.repo.root, file.flowPath, file.path)));
+      const results = await hasher.hash(
+        this.repo.root,
+        chunk.map((file) => `${file.flowPath}/${file.path}`),
+      );
       const present = [];
       const missing = [];
       for (const [index, result] of results.entries()) {
@@ -368,25 +402,41 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const files: ScannedFile[] = [];
     const folders: string[] = [];
     const gone: { flowPath: string; path: string }[] = [];
+    const refused: RefusedEntry[] = [];
+    // Folders found real on the way to this burst's paths (containment: no link on the way is followed).
+    const known = new Set<string>();
     for (const path of paths) {
       if (path.endsWith('.gitignore')) {
         this.rules.forget(dirname(path) === '.' ? '' : dirname(path));
         this.fullRescanDue = true;
         continue;
       }
-      const stat = await lstat(join(this.repo.root, path)).catch(() => null);
+      // Below a link (or a FIFO...) the path is not in the repository: what was there is gone.
+      const slash = path.lastIndexOf('/');
+      const outside = slash > 0 ? notRealFolder(this.repo.root, path.slice(0, slash), known) : null;
+      const stat = outside ? null : await lstat(join(this.repo.root, path)).catch(() => null);
+      const kind = stat ? kindOf(stat) : 'missing';
       const location = this.layout.locate(path);
-      if (stat?.isFile()) {
+      if (stat && kind === 'file') {
         if (location && !this.rules.ignores(path))
           files.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
-      } else if (stat?.isDirectory()) {
+      } else if (kind === 'folder') {
         if (!this.rules.ignores(`${path}/`)) folders.push(path);
       } else {
         if (location) gone.push(location);
         this.options.state.markGoneUnder(this.repoId, path);
+        const warning = warningOf(kind);
+        const place = placeOf(this.layout, path);
+        if (warning && place && !this.rules.ignores(path) && !this.rules.ignores(`${path}/`))
+          refused.push({ ...place, warning });
+        if (this.layout.roots.includes(path)) {
+          this.noteRefusedRoots([path], refused);
+          this.watcher.forget(path);
+        }
       }
     }
     this.options.state.markGone(this.repoId, gone);
+    this.saveRefused(refused);
     await this.hashAndSave(files);
     if (folders.length > 0) await this.rescan(folders);
     void this.sync();
@@ -402,8 +452,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     return [...folders].map((folder) => statSignature(join(this.repo.root, folder, '.gitignore'))).join('|');
   }
 
+  /** Flow roots that are real folders are watched; one that is a link (or below one) never is. */
   private async watchPresentRoots(): Promise<void> {
-    const present = this.layout.roots.filter((root) => existsSync(join(this.repo.root, root)));
+    const present = this.layout.roots.filter((root) => notRealFolder(this.repo.root, root) === null);
     await this.watcher.add(present);
   }
 
@@ -430,9 +481,20 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       void this.sync();
     }
     const present: string[] = [];
+    const linked: string[] = [];
     for (const root of this.layout.roots) {
-      if (existsSync(join(this.repo.root, root))) present.push(root);
-      else this.watcher.forget(root); // watched again, and scanned whole, when it comes back
+      const outside = notRealFolder(this.repo.root, root);
+      if (outside === null) {
+        present.push(root);
+        continue;
+      }
+      this.watcher.forget(root); // watched again, and scanned whole, when it comes back
+      // Swapped for a link: scanned once, so that what was below it leaves and the link is reported.
+      if (warningOf(outside.kind) && !this.refusedRoots.has(root)) linked.push(root);
+    }
+    if (linked.length > 0) {
+      await this.rescan(linked);
+      void this.sync();
     }
     const appeared = await this.watcher.add(present);
     if (appeared.length > 0) {

@@ -1,28 +1,33 @@
-// The hasher's worker: reads files, rejects what is not UTF-8 text, and hashes the bytes. Plain JavaScript so that
-// it runs in a worker thread without the TypeScript loader the main thread uses.
+// The hasher's worker: reads files under the containment rule, rejects what is not UTF-8 text, and hashes the
+// bytes. Plain JavaScript so that it runs in a worker thread without the TypeScript loader the main thread uses.
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { readContained } from './contained-fs.mjs';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// Bytes are the truth: the content sent is exactly the bytes hashed. fatal: invalid UTF-8 is binary, not
+// replaced. ignoreBOM: a byte-order mark (Windows editors write one) stays in the text; stripped, the content no
+// longer matched its hash and the service refused the whole flow (422 hash mismatch).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-parentPort.on('message', ({ id, files, maxBytes, withContent }) => {
-  const results = files.map((absolutePath) => {
+parentPort.on('message', ({ id, root, files, maxBytes, withContent }) => {
+  // Folders found real on the way to this job's files: a job is 32 files of mostly the same folders.
+  const known = new Set();
+  const results = files.map((path) => {
     try {
-      // Not read at all when too large: a 2 GB video in a flow folder must not stall the agent.
-      const { size } = statSync(absolutePath);
-      if (size > maxBytes) return { size, hash: '', warning: 'oversized' };
-      const bytes = readFileSync(absolutePath);
+      const read = readContained(root, path, maxBytes, known);
+      if (read.missing) return { missing: true, code: read.code };
+      if (read.warning) return { size: read.size, hash: '', warning: read.warning };
+      const { bytes, size } = read;
+      if (bytes === null) return { size, hash: '', warning: 'oversized' };
       const hash = createHash('sha256').update(bytes).digest('hex');
-      if (bytes.length > maxBytes) return { size: bytes.length, hash: '', warning: 'oversized' };
-      if (bytes.includes(0)) return { size: bytes.length, hash, warning: 'binary' };
+      if (bytes.includes(0)) return { size, hash, warning: 'binary' };
       let content;
       try {
         content = utf8.decode(bytes);
       } catch {
-        return { size: bytes.length, hash, warning: 'binary' };
+        return { size, hash, warning: 'binary' };
       }
-      return withContent ? { size: bytes.length, hash, content } : { size: bytes.length, hash };
+      return withContent ? { size, hash, content } : { size, hash };
     } catch (error) {
       return { missing: true, code: error && error.code ? String(error.code) : 'EIO' };
     }

@@ -1,10 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { FileWarning } from '../protocol/index.ts';
 
 /** Files over this size are not sent (DESIGN.md): the service stores flow definitions, not assets. */
 export const MAX_FILE_BYTES = 1024 * 1024;
-
-export type FileWarning = 'binary' | 'oversized';
 
 export type HashResult =
   | { missing: false; size: number; hash: string; warning: FileWarning | null; content: string | null }
@@ -20,41 +19,56 @@ interface WorkerResult {
 }
 
 interface Job {
-  id: number;
+  root: string;
   files: string[];
   withContent: boolean;
+  /** Workers that died while reading this job (counted for jobs of one file only; see `requeue`). */
+  crashes: number;
   resolve: (results: WorkerResult[]) => void;
   reject: (error: Error) => void;
 }
 
+export interface HasherOptions {
+  /** Sees each job as it is handed to a worker: the supervision tests kill that worker with it. */
+  onDispatch?: (worker: Worker, files: readonly string[]) => void;
+}
+
 /** Files a message to a worker carries: enough to amortize the hand-off, few enough to spread over workers. */
 const FILES_PER_JOB = 32;
+/** A file whose reading stopped a worker this many times is reported as unreadable instead of tried forever. */
+const CRASH_LIMIT = 2;
 
 /**
  * SHA-256 of files in a pool of worker threads, one per core: hashing a large repository uses every core while
- * the main thread keeps answering the watcher and the network.
+ * the main thread keeps answering the watcher and the network. The pool is supervised: a worker that dies (an
+ * uncaught error, terminated) is replaced and its job read again, so no path waits until it changes again.
  */
 export class Hasher {
   private readonly size: number;
   private readonly idle: Worker[] = [];
   private readonly busy = new Map<Worker, Job>();
   private readonly queue: Job[] = [];
-  private nextId = 0;
   private workers = 0;
   private closed = false;
 
-  constructor(size = availableParallelism()) {
+  constructor(
+    size = availableParallelism(),
+    private readonly options: HasherOptions = {},
+  ) {
     this.size = Math.max(1, size);
   }
 
-  /** Hashes files by absolute path; with `withContent`, also returns the UTF-8 text of those that are text. */
-  async hash(absolutePaths: readonly string[], withContent = false): Promise<HashResult[]> {
+  /**
+   * Hashes files given by path relative to `root` (`/`-separated), read under the containment rule
+   * (contained-fs.mjs); with `withContent`, also returns the UTF-8 text of those that are text.
+   */
+  async hash(root: string, paths: readonly string[], withContent = false): Promise<HashResult[]> {
     const jobs: Promise<WorkerResult[]>[] = [];
-    for (let start = 0; start < absolutePaths.length; start += FILES_PER_JOB) {
-      const files = absolutePaths.slice(start, start + FILES_PER_JOB);
+    for (let start = 0; start < paths.length; start += FILES_PER_JOB) {
+      const files = paths.slice(start, start + FILES_PER_JOB);
       jobs.push(
         new Promise((resolve, reject) =>
-          this.submit({ id: this.nextId++, files, withContent, resolve, reject }),
+          this.submit({ root, files, withContent, crashes: 0, resolve, reject }),
         ),
       );
     }
@@ -63,6 +77,7 @@ export class Hasher {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('the hasher is closed'));
     const all = [...this.idle, ...this.busy.keys()];
     this.idle.length = 0;
     await Promise.all(all.map((worker) => worker.terminate()));
@@ -70,18 +85,25 @@ export class Hasher {
 
   private submit(job: Job): void {
     if (this.closed) return job.reject(new Error('the hasher is closed'));
-    const worker = this.idle.pop() ?? this.spawn();
-    if (!worker) {
-      this.queue.push(job);
-      return;
+    this.queue.push(job);
+    this.drain();
+  }
+
+  /** Hands queued jobs to idle workers, starting workers up to the pool's size. */
+  private drain(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      const worker = this.idle.pop() ?? this.spawn();
+      if (!worker) return;
+      const job = this.queue.shift()!;
+      this.busy.set(worker, job);
+      worker.postMessage({
+        root: job.root,
+        files: job.files,
+        maxBytes: MAX_FILE_BYTES,
+        withContent: job.withContent,
+      });
+      this.options.onDispatch?.(worker, job.files);
     }
-    this.busy.set(worker, job);
-    worker.postMessage({
-      id: job.id,
-      files: job.files,
-      maxBytes: MAX_FILE_BYTES,
-      withContent: job.withContent,
-    });
   }
 
   private spawn(): Worker | null {
@@ -93,27 +115,45 @@ export class Hasher {
     worker.on('message', ({ results }: { results: WorkerResult[] }) => {
       const job = this.busy.get(worker);
       this.busy.delete(worker);
+      this.idle.push(worker);
       job?.resolve(results);
-      const next = this.queue.shift();
-      if (next) {
-        this.busy.set(worker, next);
-        worker.postMessage({
-          id: next.id,
-          files: next.files,
-          maxBytes: MAX_FILE_BYTES,
-          withContent: next.withContent,
-        });
-      } else {
-        this.idle.push(worker);
-      }
+      this.drain();
     });
-    worker.on('error', (error) => {
+    // An uncaught error in the worker is followed by its exit, where it is replaced.
+    worker.on('error', () => {});
+    worker.on('exit', () => {
+      this.workers--;
+      const index = this.idle.indexOf(worker);
+      if (index >= 0) this.idle.splice(index, 1);
       const job = this.busy.get(worker);
       this.busy.delete(worker);
-      this.workers--;
-      job?.reject(error);
+      if (!job) return;
+      if (this.closed) return job.reject(new Error('the hasher is closed'));
+      this.requeue(job);
+      this.drain();
     });
     return worker;
+  }
+
+  /**
+   * A job whose worker died is read again. Which of its files was at fault is not known, so a job of several
+   * files goes back as one job per file; a single file that stops a worker CRASH_LIMIT times is reported as
+   * unreadable, so that a file that always crashes the reader cannot keep the pool restarting forever.
+   */
+  private requeue(job: Job): void {
+    if (job.files.length > 1) {
+      const parts = job.files.map(
+        (file) =>
+          new Promise<WorkerResult[]>((resolve, reject) =>
+            this.queue.unshift({ ...job, files: [file], crashes: 0, resolve, reject }),
+          ),
+      );
+      Promise.all(parts).then((results) => job.resolve(results.flat()), job.reject);
+    } else if (++job.crashes >= CRASH_LIMIT) {
+      job.resolve([{ size: 0, hash: '', warning: 'unreadable' }]);
+    } else {
+      this.queue.unshift(job);
+    }
   }
 }
 

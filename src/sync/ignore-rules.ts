@@ -1,6 +1,5 @@
 import ignore, { type Ignore } from 'ignore';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readContained } from './contained-fs.mjs';
 
 /**
  * Never part of a flow: version-control and dependency folders, editor swap and backup files, OS litter.
@@ -26,6 +25,9 @@ const ALWAYS_IGNORED = [
 ];
 
 const builtIn = ignore().add(ALWAYS_IGNORED);
+
+/** A .gitignore larger than this is not read (git's own are a few KiB; the Linux kernel's largest is 2 KiB). */
+const MAX_BYTES = 1024 * 1024;
 
 /**
  * The repository's ignore rules: the built-in list plus every `.gitignore` from the repository root down to the
@@ -63,11 +65,13 @@ export class IgnoreRules {
   private rulesOf(folder: string): Ignore | null {
     if (this.perFolder.has(folder)) return this.perFolder.get(folder) ?? null;
     let rules: Ignore | null = null;
-    try {
-      rules = ignore().add(readFileSync(join(this.repoRoot, folder, '.gitignore'), 'utf8'));
-    } catch {
-      rules = null;
-    }
+    // Read under the containment rule like every file of the repository: a .gitignore that is a link is not read.
+    const read = readContained(
+      this.repoRoot,
+      folder === '' ? '.gitignore' : `${folder}/.gitignore`,
+      MAX_BYTES,
+    );
+    if (read.bytes) rules = ignore().add(read.bytes.toString('utf8'));
     this.perFolder.set(folder, rules);
     return rules;
   }

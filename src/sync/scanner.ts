@@ -1,7 +1,8 @@
 import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { FlowLayout } from './flow-layout.ts';
+import { kindOf, notRealFolder, warningOf, type ContainmentWarning } from './contained-fs.mjs';
+import type { FlowFileLocation, FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 
 /** A file found on disk, with what the mtime+size cache needs. */
@@ -12,12 +13,19 @@ export interface ScannedFile {
   mtimeMs: number;
 }
 
+/** A link, FIFO, socket or device found where a flow's file, a flow or a flow root would be: never synced. */
+export interface RefusedEntry extends FlowFileLocation {
+  warning: ContainmentWarning;
+}
+
 /** Entries looked at between two yields to the event loop: a few milliseconds of work each. */
 const SLICE = 2000;
 
 /**
  * Walks the flow roots (or folders below them) and lists every file of every flow, skipping ignored folders
- * without entering them. Symbolic links are not followed, as git and Syncthing do not.
+ * without entering them. Under the containment rule (contained-fs.mjs): a symbolic link is never followed, as
+ * git and Syncthing do not, and neither it nor a FIFO, socket or device is read; each is listed as refused, so
+ * that it is reported. A loop of links costs nothing: no link is entered.
  *
  * The walk uses the synchronous calls in slices, yielding between them: for 100,000 files that is 0.4 s against
  * 1.5 s through the thread pool, and the event loop still answers in between.
@@ -27,9 +35,20 @@ export async function scanFlows(
   layout: FlowLayout,
   rules: IgnoreRules,
   under: readonly string[] = layout.roots,
-): Promise<ScannedFile[]> {
+): Promise<{ files: ScannedFile[]; refused: RefusedEntry[] }> {
   const files: string[] = [];
-  const folders = [...under];
+  const refused: RefusedEntry[] = [];
+  const refuse = (path: string, warning: ContainmentWarning | null, fallback = path) => {
+    const place = placeOf(layout, path) ?? placeOf(layout, fallback);
+    if (warning && place) refused.push({ ...place, warning });
+  };
+  // The folders to walk must be reached through real folders too: `flows` itself may be a link.
+  const folders: string[] = [];
+  for (const folder of under) {
+    const outside = notRealFolder(repoRoot, folder);
+    if (outside === null) folders.push(folder);
+    else refuse(outside.path, warningOf(outside.kind), folder);
+  }
   let budget = SLICE;
   while (folders.length > 0) {
     const folder = folders.pop()!;
@@ -41,10 +60,13 @@ export async function scanFlows(
     }
     for (const entry of entries) {
       const path = folder === '' ? entry.name : `${folder}/${entry.name}`;
-      if (entry.isDirectory()) {
+      const kind = kindOf(entry);
+      if (kind === 'folder') {
         if (!rules.ignores(`${path}/`)) folders.push(path);
-      } else if (entry.isFile() && !rules.ignores(path) && layout.locate(path)) {
-        files.push(path);
+      } else if (kind === 'file') {
+        if (!rules.ignores(path) && layout.locate(path)) files.push(path);
+      } else if (!rules.ignores(path) && !rules.ignores(`${path}/`)) {
+        refuse(path, warningOf(kind));
       }
     }
     budget -= entries.length;
@@ -63,5 +85,17 @@ export async function scanFlows(
     }
     await yieldToEventLoop();
   }
-  return scanned;
+  return { files: scanned, refused };
+}
+
+/**
+ * Where an entry that is not synced is listed: as a file of its flow (`flows/a` + `key`), or, standing where a
+ * flow or a flow root would be, as that folder with an empty path (`flows/b` + ``); null outside every flow root.
+ */
+export function placeOf(layout: FlowLayout, path: string): FlowFileLocation | null {
+  const location = layout.locate(path);
+  if (location) return location;
+  if (layout.flowOfDirectory(path) !== null || layout.roots.includes(path))
+    return { flowPath: path, path: '' };
+  return null;
 }

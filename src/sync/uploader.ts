@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { InvalidArgsError, RemoteError, type RemoteClient } from '../client/index.ts';
 import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
 import type { Hasher } from './hasher.ts';
@@ -111,7 +110,7 @@ export async function uploadPlans(
 
   async function updateOneFile(plan: FlowPlan): Promise<void> {
     const file = plan.upserts[0]!;
-    const [read] = await hasher.hash([join(target.root, plan.flowPath, file.path)], true);
+    const [read] = await hasher.hash(target.root, [`${plan.flowPath}/${file.path}`], true);
     if (!read || read.missing || read.content === null) return done(1); // changed again meanwhile: next round
     result.requests++;
     try {
@@ -192,7 +191,8 @@ export async function uploadPlans(
       (batch.full ? plan.present : plan.upserts).map((file) => ({ plan, file })),
     );
     const reads = await hasher.hash(
-      wanted.map(({ plan, file }) => join(target.root, plan.flowPath, file.path)),
+      target.root,
+      wanted.map(({ plan, file }) => `${plan.flowPath}/${file.path}`),
       true,
     );
     const entries = new Map<FlowPlan, FileEntry[]>(batch.plans.map((plan) => [plan, []]));

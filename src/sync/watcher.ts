@@ -32,8 +32,12 @@ export class FlowWatcher {
     }
     this.watcher = watch(paths, {
       ignoreInitial: true,
+      // Containment: a link is never followed, so a link to ~/.ssh is never watched, and a loop of links
+      // (`up -> ..`) costs nothing. A link's own changes arrive as its folder's raw events.
+      followSymlinks: false,
       ignored: (absolute, stats) => {
-        if (stats?.isFile()) return true;
+        // Folders only (files arrive as their folder's raw events); links, FIFOs and devices are not entered.
+        if (stats && !stats.isDirectory()) return true;
         const repoPath = this.toRepoPath(absolute);
         if (repoPath === null || repoPath === '') return false;
         return stats?.isDirectory() === true && this.rules.ignores(`${repoPath}/`);

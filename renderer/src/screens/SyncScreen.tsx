@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, RepositoryView } from '../../../src/agent/index.ts';
+import { describeFileWarning, warnedPath } from '../../../src/protocol/index.ts';
 import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
 
 export function SyncScreen({ api }: ScreenProps) {
@@ -94,8 +95,8 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
           <summary>Not sent and refused</summary>
           <ul>
             {repo.warnings.map((w) => (
-              <li key={`${w.flowPath}/${w.path}`}>
-                {w.flowPath}/{w.path}: {w.warning}
+              <li key={warnedPath(w)}>
+                {warnedPath(w)}: {describeFileWarning(w.warning)}
               </li>
             ))}
             {repo.rejected.map((r) => (

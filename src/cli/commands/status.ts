@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { readRepositoryStatuses, type RepositoryStatus } from '../../agent/index.ts';
-import { describeWarning } from '../describe-warning.ts';
+import { describeFileWarning, warnedPath } from '../../protocol/index.ts';
 
 const LISTED = 5;
 
@@ -35,7 +35,7 @@ function describe(status: RepositoryStatus): string {
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   for (const warning of status.warnings.slice(0, LISTED)) {
-    lines.push(`  not sent: ${warning.flowPath}/${warning.path}: ${describeWarning(warning.warning)}`);
+    lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
   }
   if (status.warnings.length > LISTED) lines.push(`  … and ${status.warnings.length - LISTED} more not sent`);
   for (const rejected of status.rejected)

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { Agent, loadConfig } from '../../agent/index.ts';
+import { describeFileWarning, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
-import { describeWarning } from '../describe-warning.ts';
 import { syncLine } from './start.ts';
 
 export function syncCommand(): Command {
@@ -33,7 +33,7 @@ export function syncCommand(): Command {
           refused += counts.rejected;
           for (const warning of agent.warningsOf(watched)) {
             process.stderr.write(
-              `warning: ${warning.flowPath}/${warning.path} not sent: ${describeWarning(warning.warning)}\n`,
+              `warning: ${warnedPath(warning)} not sent: ${describeFileWarning(warning.warning)}\n`,
             );
           }
         }
