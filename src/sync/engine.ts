@@ -129,7 +129,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       onHashed: (done, total) => this.emit('progress', { stage: 'hashing', done, total }),
     });
     this.coalescer = new Coalescer(
-      (paths) => void this.local(() => this.reconciler.applyChanges(paths)),
+      (paths) => this.inBackground(this.local(() => this.reconciler.applyChanges(paths))),
       options.quietMs ?? 30,
       options.maxWaitMs ?? 500,
     );
@@ -151,7 +151,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     });
     this.scheduler = new Scheduler(
       {
-        round: () => this.uploadRound().then(({ outcome }) => outcome),
+        // A round that fails outside the upload (a rescan) backs off like any other failure.
+        round: () =>
+          this.uploadRound().then(
+            ({ outcome }) => outcome,
+            (error: unknown) => failureOutcome(error, messageOf(error)),
+          ),
         probe: () => this.probe(),
         settled: (outcome) => this.settled(outcome),
       },
@@ -210,7 +215,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       // One check at a time: a long round must not pile up a check per second behind it.
       if (this.presenceQueued || this.stopped) return;
       this.presenceQueued = true;
-      void this.local(() => this.presence.check(), false).finally(() => (this.presenceQueued = false));
+      this.inBackground(
+        this.local(() => this.presence.check(), false).finally(() => (this.presenceQueued = false)),
+      );
     }, interval);
     this.presenceTimer.unref();
   }
@@ -241,6 +248,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     await this.watcher.close();
     await this.scheduler.stop();
     this.setPhase('stopped', null);
+  }
+
+  /** Work nobody awaits (a burst of changes, a presence check): a failure shows in the status, never crashes. */
+  private inBackground(work: Promise<void>): void {
+    work.catch((error: unknown) => this.setPhase(this.phase, messageOf(error)));
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -284,7 +296,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       // What is left is either new (ids that went stale: go on) or what was just sent (back off, do not loop).
       return { report, outcome: { kind: plansKey(left) === plansKey(plans) ? 'stalled' : 'progress' } };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
       return { report, outcome: failureOutcome(error, message), error };
     }
@@ -323,6 +335,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.message = message;
     this.emit('status', this.status());
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function emptyReport(): SyncReport {

@@ -92,21 +92,10 @@ export async function uploadPlans(
   const tally: UploadTally = { rejected: [], flows: 0, created: 0, updated: 0, deleted: 0, requests: 0 };
   let flowsDone = 0;
   const done = (count: number) => onProgress((flowsDone += count));
-  const rest = plans.filter((plan) => !isSingleUpdate(plan));
+  const singles = plans.filter(isSingleUpdate);
   const tasks = [
-    ...plans
-      .filter(isSingleUpdate)
-      .map((plan) => () => updateOneFile(context, plan, tally).then(() => done(1))),
-    ...[
-      ...chunkPlans(
-        rest.filter((plan) => plan.full),
-        true,
-      ),
-      ...chunkPlans(
-        rest.filter((plan) => !plan.full),
-        false,
-      ),
-    ].map(
+    ...singles.map((plan) => () => updateOneFile(context, plan, tally).then(() => done(1))),
+    ...batchesOf(plans.filter((plan) => !singles.includes(plan))).map(
       (batch) => () =>
         sendWithBisection(
           batch.plans,
@@ -120,6 +109,20 @@ export async function uploadPlans(
   ];
   await runInLanes(tasks, MAX_IN_FLIGHT);
   return tally;
+}
+
+/** Full listings first (flows that lost files, or whose answer was lost), then flows with changes only. */
+function batchesOf(plans: readonly FlowPlan[]): Batch[] {
+  return [
+    ...chunkPlans(
+      plans.filter((plan) => plan.full),
+      true,
+    ),
+    ...chunkPlans(
+      plans.filter((plan) => !plan.full),
+      false,
+    ),
+  ];
 }
 
 /**

@@ -68,16 +68,17 @@ describe('the outbox under every fault at once (issue 9, "done when")', () => {
     await restart();
     await storm(400, 40); // 10 kills
 
-    // A lost answer: the service freezes with a batch in its socket, the agent dies, the file goes.
+    // A lost answer: the service freezes with a batch in its socket, the agent dies, the flow goes (a flow of
+    // its own, so that no later edit to it happens to send a full listing that would hide the fault).
     await agent!.waitFor(/Watching 1 repository/, 60_000);
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 60_000);
     service.signal('SIGSTOP');
-    tree.write('flows/f0/lost.yaml', 'sent, never acknowledged\n');
+    tree.write('flows/lost/only.yaml', 'sent, never acknowledged\n');
     await eventually(() => expect(unreadBytesAt(port)).toBeGreaterThan(0));
     await restart();
     service.signal('SIGCONT');
-    await eventually(() => expect(stored()['flows/f0/lost.yaml']).toBe('sent, never acknowledged\n'));
-    tree.remove('flows/f0/lost.yaml');
+    await eventually(() => expect(stored()['flows/lost/only.yaml']).toBe('sent, never acknowledged\n'));
+    tree.remove('flows/lost');
 
     // A 15 s outage, with edits and kills during it.
     await service.stop();
@@ -92,6 +93,6 @@ describe('the outbox under every fault at once (issue 9, "done when")', () => {
     expect(kills).toBe(20);
     await agent!.waitFor(/Watching 1 repository/, 60_000);
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 60_000);
-    expect(Object.keys(stored())).not.toContain('flows/f0/lost.yaml');
+    expect(Object.keys(stored())).not.toContain('flows/lost/only.yaml');
   }, 240_000);
 });
