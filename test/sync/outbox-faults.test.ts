@@ -3,16 +3,23 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startEngine, type EngineHarness } from '../support/engine.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
-import { readDatabase } from '../support/service.ts';
+import { readDatabase, startTestService } from '../support/service.ts';
 import { unreadBytesAt } from '../support/socket-queue.ts';
 
 let repo: TestRepo | null = null;
 let service: ServeProcess | null = null;
 const agents: AgentProcess[] = [];
+let harness: EngineHarness | null = null;
+const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
+  await harness?.close();
+  harness = null;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
   for (const agent of agents.splice(0)) {
     agent.signal('SIGKILL');
     await agent.exited;
@@ -95,6 +102,34 @@ describe('an answer lost with the agent (the service committed, the agent died b
     await second.waitFor(/Watching 1 repository/);
     await eventually(() => expect(stored()).toEqual({ 'flows/a/keep.yaml': 'keep\n' }));
   }, 90_000);
+});
+
+describe('an answer lost on the way (a gateway time-out after the service committed)', () => {
+  it('the agent keeps running, and a file deleted meanwhile is deleted on the service', async () => {
+    const tree = makeRepo({ 'flows/a/keep.yaml': 'keep\n' });
+    repo = tree;
+    const svc = await startTestService();
+    const proxy = await startFaultProxy(svc.url);
+    cleanups.push(
+      () => proxy.close(),
+      () => svc.close(),
+    );
+    harness = startEngine(tree, proxy.url, svc.tokens.user);
+    await harness.engine.start();
+    const stored = () => serviceTree(svc.read, 'acme', 'app');
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+
+    proxy.loseAnswer = (path) => path.includes('sync_batch');
+    tree.write('flows/a/lost.yaml', 'stored, answer lost\n');
+    await eventually(() => expect(stored()['flows/a/lost.yaml']).toBe('stored, answer lost\n'));
+    await eventually(() => expect(harness!.engine.status().phase).toBe('offline'));
+    tree.remove('flows/a/lost.yaml');
+    proxy.loseAnswer = () => false;
+    await eventually(() => expect(stored()).toEqual({ 'flows/a/keep.yaml': 'keep\n' }));
+    await eventually(() =>
+      expect(harness!.engine.status()).toMatchObject({ phase: 'idle', counts: { pending: 0 } }),
+    );
+  });
 });
 
 describe('a stale local hash in the state (state and disk disagree on a file)', () => {
