@@ -13,9 +13,12 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { SyncReport } from '../src/sync/index.ts';
 import { FLOWSYNC_BIN } from '../test/support/cli.ts';
+import { editStorm, flowFiles, seededRandom } from '../test/support/edit-storm.ts';
 import { createEngine } from '../test/support/engine.ts';
 import { twoBranches } from '../test/support/git.ts';
+import { diskTree, makeRepo, serviceTree } from '../test/support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
+import { readDatabase } from '../test/support/service.ts';
 import { percentile, printTable, type BenchRow } from './report.ts';
 
 const run = promisify(execFile);
@@ -279,17 +282,64 @@ async function largeRepository(dir: string, service: ServeProcess, logPath: stri
   ];
 }
 
+/**
+ * The service stopped for 15 s while 1,000 edits (folder renames among them) happen, then started again on the
+ * same port: how long until it holds exactly what is on disk, from the moment it listens again.
+ */
+async function outage(dir: string): Promise<BenchRow[]> {
+  const tree = makeRepo(flowFiles(100, 10));
+  const dbPath = join(dir, 'outage.db');
+  const logPath = join(dir, 'outage.log');
+  const first = await startServeProcess(dbPath, logPath);
+  const { engine, close } = createEngine({
+    root: tree.root,
+    statePath: join(dir, 'outage.state.db'),
+    url: first.url,
+    userToken: first.tokens.user,
+    clientAttempts: 2,
+  });
+  let second: ServeProcess | null = null;
+  try {
+    await engine.start();
+    await first.stop();
+    const outageEnds = performance.now() + 15_000;
+    await editStorm(tree, 1000, seededRandom(15), async (edit) => {
+      if (edit % 10 === 0) await sleep(100);
+    });
+    while (performance.now() < outageEnds) await sleep(50);
+    second = await startServeProcess(dbPath, logPath, ['--port', String(first.port)]);
+    const answering = performance.now();
+    const disk = JSON.stringify(diskTree(tree.root));
+    const read = readDatabase(dbPath);
+    while (JSON.stringify(serviceTree(read, 'acme', 'app')) !== disk) await sleep(50);
+    const catchUp = performance.now() - answering;
+    return [
+      {
+        metric: 'catch-up after a 15 s outage (1,000 edits, folder renames), from the service answering',
+        value: seconds(catchUp),
+        target: '≤ 5 s',
+        met: catchUp <= 5000,
+      },
+    ];
+  } finally {
+    await close();
+    await second?.stop();
+    tree.cleanup();
+  }
+}
+
 export async function runSyncBench(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-sync-'));
   const logPath = join(dir, 'service.log');
   const service = await startServeProcess(join(dir, 'service.db'), logPath);
-  // FLOWSYNC_BENCH_PARTS=initial,edits,git,large runs only those parts (all by default).
-  const parts = (process.env.FLOWSYNC_BENCH_PARTS ?? 'initial,edits,git,large').split(',');
+  // FLOWSYNC_BENCH_PARTS=initial,edits,git,large,outage runs only those parts (all by default).
+  const parts = (process.env.FLOWSYNC_BENCH_PARTS ?? 'initial,edits,git,large,outage').split(',');
   const runs: Record<string, () => Promise<BenchRow[]>> = {
     initial: () => initialSync(dir, service),
     edits: () => editLatency(dir, service),
     git: () => gitCheckout(dir, service, logPath),
     large: () => largeRepository(dir, service, logPath),
+    outage: () => outage(dir),
   };
   try {
     const rows: BenchRow[] = [];

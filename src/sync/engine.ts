@@ -1,17 +1,15 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, statSync } from 'node:fs';
-import { lstat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { RemoteError, type RemoteClient } from '../client/index.ts';
-import { describeFileWarning } from '../protocol/index.ts';
+import { existsSync } from 'node:fs';
+import { checkAccess, RemoteError, TransportError, type RemoteClient } from '../client/index.ts';
 import { Coalescer } from './coalescer.ts';
-import { kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import { IgnoreRules } from './ignore-rules.ts';
-import { planUploads } from './planner.ts';
-import { placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
-import type { FileRecord, RepoCounts, SyncState } from './state.ts';
+import { planUploads, plansKey } from './planner.ts';
+import { PresenceCheck } from './presence.ts';
+import { Reconciler } from './reconciler.ts';
+import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
+import type { RepoCounts, SyncState } from './state.ts';
 import { uploadPlans } from './uploader.ts';
 import { FlowWatcher } from './watcher.ts';
 
@@ -30,7 +28,7 @@ export interface SyncStatus {
   counts: RepoCounts;
   /** Why the engine is offline, unauthorized or missing; null otherwise. */
   message: string | null;
-  /** When the next attempt is due, while offline. */
+  /** When the next attempt is due, while offline (or backing off). */
   retryAt: number | null;
 }
 
@@ -51,6 +49,12 @@ export interface SyncReport {
   ms: number;
 }
 
+/** In sync again after an outage (offline, unauthorized, or the folder missing): "Back in sync: N files sent". */
+export interface SyncRecovery {
+  /** Files the service created, updated or deleted from the end of the outage until in sync. */
+  files: number;
+}
+
 export interface SyncEngineOptions {
   repo: RepositorySpec;
   client: RemoteClient;
@@ -60,9 +64,12 @@ export interface SyncEngineOptions {
   serviceKey: string;
   quietMs?: number;
   maxWaitMs?: number;
-  /** Back-off after a failed upload: doubled per failure from `retryBaseMs`, at most `retryMaxMs`, with jitter. */
+  /** Back-off after an answer that says "not now" (5xx, 429, 401): doubled per failure, at most `retryMaxMs`. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** While the service does not answer, a cheap probe every `probeMinMs`–`probeMaxMs` (default 2–4 s). */
+  probeMinMs?: number;
+  probeMaxMs?: number;
   /** How often to look for flow roots that appeared and for the repository folder itself. */
   presenceIntervalMs?: number;
 }
@@ -71,57 +78,95 @@ interface EngineEvents {
   status: [SyncStatus];
   progress: [SyncProgress];
   synced: [SyncReport];
+  recovered: [SyncRecovery];
 }
 
+const MISSING = (root: string) => `${root} is gone; syncing resumes when it is back`;
+
 /**
- * Keeps one repository's flows in sync: scan and hash, plan what differs from what the service acknowledged,
- * upload, acknowledge; then watch and do the same for each burst of changes. Failures to reach the service back
- * off and retry; nothing pending is lost because the state is the outbox.
+ * Keeps one repository's flows in sync. The reconciler brings the state in line with the disk (scan, hash); the
+ * planner says what differs from what the service acknowledged; the uploader sends it; the scheduler runs all
+ * of it in one loop and decides when to try again. The watcher and the presence check feed the loop.
  */
 export class SyncEngine extends EventEmitter<EngineEvents> {
   readonly repoId: number;
   private readonly repo: RepositorySpec;
   private readonly layout: FlowLayout;
-  private readonly rules: IgnoreRules;
   private readonly watcher: FlowWatcher;
   private readonly coalescer: Coalescer;
+  private readonly reconciler: Reconciler;
+  private readonly presence: PresenceCheck;
+  private readonly scheduler: Scheduler;
   private phase: SyncPhase = 'idle';
   private message: string | null = null;
-  private retryAt: number | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
+  /** The phase a round left, to return to after a scan while a retry is waited for. */
+  private resting: { phase: SyncPhase; message: string | null } = { phase: 'idle', message: null };
+  /** Since an outage began: the files sent after it, for the recovered event. */
+  private outage: { files: number } | null = null;
   private presenceTimer: NodeJS.Timeout | null = null;
-  private failures = 0;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private fullRescanDue = false;
-  /** mtimes of the .gitignore files above the flow roots, which the watcher does not see. */
-  private outerIgnoreFiles = '';
+  private presenceQueued = false;
   private stopped = false;
-  private work: Promise<void> = Promise.resolve();
-  /** Flow roots that are links (or below one): refused, with the message that names them. */
-  private readonly refusedRoots = new Map<string, string>();
 
   constructor(private readonly options: SyncEngineOptions) {
     super();
     this.repo = options.repo;
     this.layout = new FlowLayout(options.repo.flowRoots);
-    this.rules = new IgnoreRules(options.repo.root);
+    const rules = new IgnoreRules(options.repo.root);
     this.repoId = options.state.ensureRepo(
       options.repo.root,
       options.serviceKey,
       options.repo.owner,
       options.repo.name,
     );
+    this.reconciler = new Reconciler({
+      repo: options.repo,
+      state: options.state,
+      hasher: options.hasher,
+      repoId: this.repoId,
+      layout: this.layout,
+      rules,
+      setPhase: (phase, message) => this.setPhase(phase, message),
+      onHashed: (done, total) => this.emit('progress', { stage: 'hashing', done, total }),
+      forgetRoot: (root) => this.watcher.forget(root),
+    });
     this.coalescer = new Coalescer(
-      (paths) => this.enqueue(() => this.applyChanges(paths)),
+      (paths) => this.inBackground(this.local(() => this.reconciler.applyChanges(paths))),
       options.quietMs ?? 30,
       options.maxWaitMs ?? 500,
     );
     this.watcher = new FlowWatcher(
       options.repo.root,
-      this.rules,
+      rules,
       (path) => this.coalescer.add(path),
       (error) => this.setPhase(this.phase, `watching failed: ${error.message}`),
+    );
+    this.presence = new PresenceCheck({
+      repo: options.repo,
+      layout: this.layout,
+      rules,
+      watcher: this.watcher,
+      reconciler: this.reconciler,
+      isMissing: () => this.phase === 'missing',
+      setMissing: (message) => this.setPhase('missing', message),
+      changed: () => this.scheduler.want(),
+    });
+    this.scheduler = new Scheduler(
+      {
+        // A round that fails outside the upload (a rescan) backs off like any other failure.
+        round: () =>
+          this.uploadRound().then(
+            ({ outcome }) => outcome,
+            (error: unknown) => failureOutcome(error, messageOf(error)),
+          ),
+        probe: () => this.probe(),
+        settled: (outcome) => this.settled(outcome),
+      },
+      {
+        retryBaseMs: options.retryBaseMs ?? DEFAULT_TIMINGS.retryBaseMs,
+        retryMaxMs: options.retryMaxMs ?? DEFAULT_TIMINGS.retryMaxMs,
+        probeMinMs: options.probeMinMs ?? DEFAULT_TIMINGS.probeMinMs,
+        probeMaxMs: options.probeMaxMs ?? DEFAULT_TIMINGS.probeMaxMs,
+      },
     );
   }
 
@@ -141,8 +186,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       get counts() {
         return state.counts(repoId);
       },
-      message: this.message ?? ([...this.refusedRoots.values()].join('; ') || null),
-      retryAt: this.retryAt,
+      message: this.message ?? ([...this.reconciler.refusedRoots.values()].join('; ') || null),
+      retryAt: this.scheduler.retryAt,
     };
   }
 
@@ -154,8 +199,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** The first scan and round of uploads. */
   async initialSync(): Promise<void> {
-    this.outerIgnoreFiles = this.outerIgnoreSignature();
-    await this.enqueue(() => this.rescan());
+    this.presence.remember();
+    await this.local(() => this.reconciler.rescan(), false);
     await this.sync();
   }
 
@@ -164,356 +209,146 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * very large repository), so nothing done meanwhile is missed.
    */
   async watch(): Promise<void> {
-    await this.watchPresentRoots();
-    await this.enqueue(() => this.rescan());
-    void this.sync();
+    await this.presence.watchPresentRoots();
+    await this.local(() => this.reconciler.rescan());
     const interval = this.options.presenceIntervalMs ?? 1000;
-    this.presenceTimer = setInterval(() => void this.enqueue(() => this.checkPresence()), interval);
+    this.presenceTimer = setInterval(() => {
+      // One check at a time: a long round must not pile up a check per second behind it.
+      if (this.presenceQueued || this.stopped) return;
+      this.presenceQueued = true;
+      this.inBackground(
+        this.local(() => this.presence.check(), false).finally(() => (this.presenceQueued = false)),
+      );
+    }, interval);
     this.presenceTimer.unref();
   }
 
   /** One scan and one round of uploads, without watching: `flowsync sync`. Throws when the service is unreachable. */
   async syncOnce(): Promise<SyncReport> {
-    await this.rescan();
-    return this.uploadRound(true);
+    const ran: { round?: Awaited<ReturnType<SyncEngine['uploadRound']>> } = {};
+    await this.scheduler.run(async () => {
+      await this.reconciler.rescan();
+      ran.round = await this.uploadRound();
+    });
+    if (!ran.round) return emptyReport(); // stopped before it ran
+    if (ran.round.error !== undefined) throw ran.round.error;
+    this.settled(ran.round.outcome);
+    return ran.round.report;
   }
 
-  /** Asks for a round now (a change, "sync now", or the network coming back). */
+  /** Asks for a round now (a change, "sync now", or the network coming back), even while backing off. */
   sync(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.uploadRound(false);
-        } while (this.again && !this.stopped);
-      } finally {
-        this.running = null;
-      }
-    })();
-    return this.running;
+    return this.scheduler.now();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.reconciler.stopped = true;
     this.coalescer.clear();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.presenceTimer) clearInterval(this.presenceTimer);
     await this.watcher.close();
-    await this.running?.catch(() => {});
-    await this.work.catch(() => {});
+    await this.scheduler.stop();
     this.setPhase('stopped', null);
   }
 
-  /** Local work (scans, change handling) runs one piece at a time, in order. */
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    const next = this.work.then(task, task);
-    this.work = next.catch(() => {});
-    return next;
+  /** Work nobody awaits (a burst of changes, a presence check): a failure shows in the status, never crashes. */
+  private inBackground(work: Promise<void>): void {
+    work.catch((error: unknown) => this.setPhase(this.phase, messageOf(error)));
   }
 
-  private async uploadRound(throwOnFailure: boolean): Promise<SyncReport> {
-    const report: SyncReport = {
-      flows: 0,
-      created: 0,
-      updated: 0,
-      deleted: 0,
-      rejected: [],
-      requests: 0,
-      ms: 0,
-    };
+  /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
+  private async local(task: () => Promise<void>, thenRound = true): Promise<void> {
+    await this.scheduler.run(async () => {
+      await task();
+      // A scan while a retry is waited for: back to what the last round said, until the retry.
+      if (this.phase === 'scanning' && this.scheduler.retryAt !== null)
+        this.setPhase(this.resting.phase, this.resting.message);
+    });
+    if (thenRound) this.scheduler.want();
+  }
+
+  private async uploadRound(): Promise<{ report: SyncReport; outcome: RoundOutcome; error?: unknown }> {
+    const report = emptyReport();
     const started = performance.now();
-    await this.work;
-    if (this.fullRescanDue) {
-      this.fullRescanDue = false;
-      await this.enqueue(() => this.rescan());
+    if (this.reconciler.fullRescanDue) {
+      this.reconciler.fullRescanDue = false;
+      await this.reconciler.rescan();
     }
     if (!existsSync(this.repo.root)) {
-      this.setPhase('missing', `${this.repo.root} is gone; syncing resumes when it is back`);
-      return report;
+      this.setPhase('missing', MISSING(this.repo.root));
+      return { report, outcome: { kind: 'settled' } };
     }
-    const { state } = this.options;
+    const { state, client, hasher } = this.options;
     const { plans } = planUploads(state, this.repoId);
-    if (plans.length === 0) {
-      if (this.phase !== 'offline' || this.failures === 0) this.setPhase('idle', null);
-      return report;
-    }
+    if (plans.length === 0) return { report, outcome: { kind: 'settled' } };
     this.setPhase('syncing', null);
     try {
-      const result = await uploadPlans(this.options.client, this.options.hasher, this.repo, plans, (done) =>
-        this.emit('progress', { stage: 'uploading', done, total: plans.length }),
+      const tally = await uploadPlans(
+        { client, hasher, target: this.repo, state, repoId: this.repoId },
+        plans,
+        (done) => this.emit('progress', { stage: 'uploading', done, total: plans.length }),
       );
-      state.acknowledge(this.repoId, result.acks);
-      for (const stale of result.staleFileIds) {
-        state.acknowledge(this.repoId, [{ flowPath: stale.flowPath, stored: [], dropped: [stale.path] }]);
-      }
-      for (const { plan } of result.acks.map((ack) => ({ plan: ack.flowPath })))
-        state.clearRejection(this.repoId, plan);
-      for (const { plan, message } of result.rejected) {
-        state.reject(this.repoId, plan.flowPath, message, plan.signature);
-        report.rejected.push({ flowPath: plan.flowPath, message });
-      }
-      Object.assign(report, {
-        flows: result.flows,
-        created: result.created,
-        updated: result.updated,
-        deleted: result.deleted,
-        requests: result.requests,
-        ms: Math.round(performance.now() - started),
-      });
+      Object.assign(report, tally, { ms: Math.round(performance.now() - started) });
       state.recordSyncResult(this.repoId, null);
-      this.failures = 0;
-      this.retryAt = null;
-      this.setPhase('idle', null);
+      if (this.outage) this.outage.files += report.created + report.updated + report.deleted;
       this.emit('synced', report);
-      // What changed during the upload, or ids that went stale, is sent in the next round.
-      if (state.pendingFlows(this.repoId).length > report.rejected.length) this.again = true;
-      return report;
+      const left = planUploads(state, this.repoId).plans;
+      if (left.length === 0) return { report, outcome: { kind: 'settled' } };
+      // What is left is either new (ids that went stale: go on) or what was just sent (back off, do not loop).
+      return { report, outcome: { kind: plansKey(left) === plansKey(plans) ? 'stalled' : 'progress' } };
     } catch (error) {
-      if (throwOnFailure) throw error;
-      this.scheduleRetry(error);
-      return report;
+      const message = messageOf(error);
+      state.recordSyncResult(this.repoId, message);
+      return { report, outcome: failureOutcome(error, message), error };
     }
   }
 
-  private scheduleRetry(error: unknown): void {
-    const unauthorized =
-      error instanceof RemoteError && (error.statusCode === 401 || error.statusCode === 403);
-    const message = error instanceof Error ? error.message : String(error);
-    this.options.state.recordSyncResult(this.repoId, message);
-    this.failures++;
-    const base = this.options.retryBaseMs ?? 1000;
-    const ceiling = Math.min(this.options.retryMaxMs ?? 60_000, base * 2 ** (this.failures - 1));
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
-    this.retryAt = Date.now() + delay;
-    this.setPhase(unauthorized ? 'unauthorized' : 'offline', message);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void this.sync(), delay);
-    this.retryTimer.unref();
+  /** After a round: the phase it leaves, and "back in sync" at the end of an outage. */
+  private settled(outcome: RoundOutcome): void {
+    if (outcome.kind === 'unreachable' || outcome.kind === 'refused') {
+      this.resting = { phase: outcome.phase, message: outcome.message };
+      this.setPhase(outcome.phase, outcome.message);
+      return;
+    }
+    if (this.phase === 'missing') return;
+    this.resting = { phase: 'idle', message: null };
+    this.setPhase('idle', null);
+    if (outcome.kind === 'settled' && this.outage) {
+      const recovery = { files: this.outage.files };
+      this.outage = null;
+      this.emit('recovered', recovery);
+    }
+  }
+
+  /** A call that changes nothing: does the service answer at all? */
+  private async probe(): Promise<boolean> {
+    try {
+      await checkAccess(this.options.client);
+      return true;
+    } catch (error) {
+      return !(error instanceof TransportError);
+    }
   }
 
   private setPhase(phase: SyncPhase, message: string | null): void {
+    if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing') this.outage ??= { files: 0 };
     this.phase = phase;
     this.message = message;
     this.emit('status', this.status());
   }
-
-  /** Brings the state in line with the disk below `under` (default: all flow roots). */
-  private async rescan(under: readonly string[] = this.layout.roots): Promise<void> {
-    if (!existsSync(this.repo.root)) return;
-    this.setPhase('scanning', null);
-    const { files: scanned, refused } = await scanFlows(this.repo.root, this.layout, this.rules, under);
-    this.noteRefusedRoots(under, refused);
-    const { state } = this.options;
-    // Only what is below the rescanned folders: a new flow folder must not load a 100,000-file repository.
-    const records =
-      under === this.layout.roots
-        ? state.files(this.repoId)
-        : under.flatMap((f) => state.filesUnder(this.repoId, f));
-    const known = new Map(records.map((file) => [`${file.flowPath}/${file.path}`, file]));
-    const seen = new Set(refused.map((entry) => `${entry.flowPath}/${entry.path}`));
-    const toHash: ScannedFile[] = [];
-    for (const file of scanned) {
-      const key = `${file.flowPath}/${file.path}`;
-      seen.add(key);
-      const record = known.get(key);
-      if (!isUnchanged(record, file)) toHash.push(file);
-    }
-    const gone = [...known.values()].filter(
-      (file) =>
-        file.localHash !== null &&
-        !seen.has(`${file.flowPath}/${file.path}`) &&
-        under.some((folder) => `${file.flowPath}/${file.path}`.startsWith(`${folder}/`)),
-    );
-    state.markGone(this.repoId, gone);
-    this.saveRefused(refused);
-    await this.hashAndSave(toHash);
-  }
-
-  /** Links, FIFOs, sockets and devices are kept as files not sent, each with its reason. */
-  private saveRefused(refused: RefusedEntry[]): void {
-    this.options.state.saveLocal(
-      this.repoId,
-      refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, localHash: '' })),
-    );
-  }
-
-  /** Remembers which of the flow roots just looked at are links, for the status message that names them. */
-  private noteRefusedRoots(under: readonly string[], refused: RefusedEntry[]): void {
-    for (const root of under) this.refusedRoots.delete(root);
-    for (const entry of refused) {
-      if (entry.path !== '' || !this.layout.roots.includes(entry.flowPath)) continue;
-      const root = entry.flowPath;
-      const link = notRealFolder(this.repo.root, root)?.path ?? root;
-      const what = describeFileWarning(entry.warning);
-      this.refusedRoots.set(
-        root,
-        link === root
-          ? `the flow folder ${root} is ${what}, nothing under it is synced`
-          : `the flow folder ${root} is below ${link}, ${what}, nothing under it is synced`,
-      );
-    }
-  }
-
-  private async hashAndSave(files: ScannedFile[]): Promise<void> {
-    const { state, hasher } = this.options;
-    const unsafe: ScannedFile[] = [];
-    const safe: ScannedFile[] = [];
-    for (const file of files) (FlowLayout.unsafeReason(file) === null ? safe : unsafe).push(file);
-    state.saveLocal(
-      this.repoId,
-      unsafe.map((file) => ({ ...file, localHash: '', warning: 'unsafe-path' })),
-    );
-    const CHUNK = 512;
-    for (let start = 0; start < safe.length; start += CHUNK) {
-      const chunk = safe.slice(start, start + CHUNK);
-      const results = await hasher.hash(
-        this.repo.root,
-        chunk.map((file) => `${file.flowPath}/${file.path}`),
-      );
-      const present = [];
-      const missing = [];
-      for (const [index, result] of results.entries()) {
-        const file = chunk[index]!;
-        if (result.missing) missing.push(file);
-        else present.push({ ...file, size: result.size, localHash: result.hash, warning: result.warning });
-      }
-      state.saveLocal(this.repoId, present);
-      state.markGone(this.repoId, missing);
-      this.emit('progress', {
-        stage: 'hashing',
-        done: Math.min(safe.length, start + CHUNK),
-        total: safe.length,
-      });
-    }
-  }
-
-  /** Handles a burst of watcher events: each path is looked at as it is now. */
-  private async applyChanges(paths: Set<string>): Promise<void> {
-    if (this.stopped) return;
-    if (!existsSync(this.repo.root)) {
-      this.setPhase('missing', `${this.repo.root} is gone; syncing resumes when it is back`);
-      return;
-    }
-    const files: ScannedFile[] = [];
-    const folders: string[] = [];
-    const gone: { flowPath: string; path: string }[] = [];
-    const refused: RefusedEntry[] = [];
-    // Folders found real on the way to this burst's paths (containment: no link on the way is followed).
-    const known = new Set<string>();
-    for (const path of paths) {
-      if (path.endsWith('.gitignore')) {
-        this.rules.forget(dirname(path) === '.' ? '' : dirname(path));
-        this.fullRescanDue = true;
-        continue;
-      }
-      // Below a link (or a FIFO...) the path is not in the repository: what was there is gone.
-      const slash = path.lastIndexOf('/');
-      const outside = slash > 0 ? notRealFolder(this.repo.root, path.slice(0, slash), known) : null;
-      const stat = outside ? null : await lstat(join(this.repo.root, path)).catch(() => null);
-      const kind = stat ? kindOf(stat) : 'missing';
-      const location = this.layout.locate(path);
-      if (stat && kind === 'file') {
-        if (location && !this.rules.ignores(path))
-          files.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
-      } else if (kind === 'folder') {
-        if (!this.rules.ignores(`${path}/`)) folders.push(path);
-      } else {
-        if (location) gone.push(location);
-        this.options.state.markGoneUnder(this.repoId, path);
-        const warning = warningOf(kind);
-        const place = placeOf(this.layout, path);
-        if (warning && place && !this.rules.ignores(path) && !this.rules.ignores(`${path}/`))
-          refused.push({ ...place, warning });
-        if (this.layout.roots.includes(path)) {
-          this.noteRefusedRoots([path], refused);
-          this.watcher.forget(path);
-        }
-      }
-    }
-    this.options.state.markGone(this.repoId, gone);
-    this.saveRefused(refused);
-    await this.hashAndSave(files);
-    if (folders.length > 0) await this.rescan(folders);
-    void this.sync();
-  }
-
-  /** The repository's own .gitignore and those of the folders above each flow root (`apps/` for `apps/flows`). */
-  private outerIgnoreSignature(): string {
-    const folders = new Set(['']);
-    for (const root of this.layout.roots) {
-      const segments = root.split('/');
-      for (let depth = 1; depth < segments.length; depth++) folders.add(segments.slice(0, depth).join('/'));
-    }
-    return [...folders].map((folder) => statSignature(join(this.repo.root, folder, '.gitignore'))).join('|');
-  }
-
-  /** Flow roots that are real folders are watched; one that is a link (or below one) never is. */
-  private async watchPresentRoots(): Promise<void> {
-    const present = this.layout.roots.filter((root) => notRealFolder(this.repo.root, root) === null);
-    await this.watcher.add(present);
-  }
-
-  /** Flow roots that appeared (or vanished) and the repository folder itself, looked at every second. */
-  private async checkPresence(): Promise<void> {
-    if (this.stopped) return;
-    if (!existsSync(this.repo.root)) {
-      if (this.phase !== 'missing')
-        this.setPhase('missing', `${this.repo.root} is gone; syncing resumes when it is back`);
-      return;
-    }
-    if (this.phase === 'missing') {
-      for (const root of this.layout.roots) this.watcher.forget(root);
-      await this.rescan();
-      await this.watchPresentRoots();
-      void this.sync();
-      return;
-    }
-    const outer = this.outerIgnoreSignature();
-    if (outer !== this.outerIgnoreFiles) {
-      this.outerIgnoreFiles = outer;
-      this.rules.forgetAll();
-      await this.rescan();
-      void this.sync();
-    }
-    const present: string[] = [];
-    const linked: string[] = [];
-    for (const root of this.layout.roots) {
-      const outside = notRealFolder(this.repo.root, root);
-      if (outside === null) {
-        present.push(root);
-        continue;
-      }
-      this.watcher.forget(root); // watched again, and scanned whole, when it comes back
-      // Swapped for a link: scanned once, so that what was below it leaves and the link is reported.
-      if (warningOf(outside.kind) && !this.refusedRoots.has(root)) linked.push(root);
-    }
-    if (linked.length > 0) {
-      await this.rescan(linked);
-      void this.sync();
-    }
-    const appeared = await this.watcher.add(present);
-    if (appeared.length > 0) {
-      await this.rescan(appeared);
-      void this.sync();
-    }
-  }
 }
 
-function statSignature(path: string): string {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  return stat ? `${stat.mtimeMs}:${stat.size}` : '-';
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
-function isUnchanged(record: FileRecord | undefined, file: ScannedFile): boolean {
-  return (
-    record !== undefined &&
-    record.localHash !== null &&
-    record.size === file.size &&
-    record.mtimeMs === file.mtimeMs
-  );
+function emptyReport(): SyncReport {
+  return { flows: 0, created: 0, updated: 0, deleted: 0, rejected: [], requests: 0, ms: 0 };
+}
+
+/** No answer: probe until there is one. An answer that is not a success: back off. */
+function failureOutcome(error: unknown, message: string): RoundOutcome {
+  if (error instanceof TransportError) return { kind: 'unreachable', phase: 'offline', message };
+  const unauthorized = error instanceof RemoteError && (error.statusCode === 401 || error.statusCode === 403);
+  return { kind: 'refused', phase: unauthorized ? 'unauthorized' : 'offline', message };
 }

@@ -4,6 +4,7 @@ export {
   type SyncEngineOptions,
   type SyncPhase,
   type SyncProgress,
+  type SyncRecovery,
   type SyncReport,
   type SyncStatus,
 } from './engine.ts';
@@ -11,4 +12,23 @@ export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
 export { SyncState, type RepoCounts, type RepoRecord } from './state.ts';
 export { FlowLayout } from './flow-layout.ts';
 export { IgnoreRules } from './ignore-rules.ts';
-export { chunkPlans } from './uploader.ts';
+// The engine's parts, each with its own unit tests.
+export { Coalescer } from './coalescer.ts';
+export { planUploads, plansKey, type FlowPlan } from './planner.ts';
+export {
+  DEFAULT_TIMINGS,
+  retryDelayMs,
+  Scheduler,
+  type RoundOutcome,
+  type SchedulerHooks,
+  type SchedulerTimings,
+} from './scheduler.ts';
+export {
+  chunkPlans,
+  isSingleUpdate,
+  MAX_BATCH_BYTES,
+  MAX_FLOWS_PER_BATCH,
+  refusalOf,
+  runInLanes,
+  sendWithBisection,
+} from './uploader.ts';

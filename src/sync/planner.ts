@@ -12,6 +12,13 @@ export interface FlowPlan {
   present: FileRecord[];
   /** Identifies this exact content, so a flow the service refused is not sent again until it changes. */
   signature: string;
+  /** Sent before without an answer: what the service holds of it is unknown. */
+  uncertain: boolean;
+  /**
+   * Sent as a full listing with delete_missing: when files must go, and when the service may hold files the
+   * state does not know of (an unanswered request), which only a full listing can remove.
+   */
+  full: boolean;
 }
 
 function isSendable(file: FileRecord): boolean {
@@ -30,6 +37,7 @@ export function planUploads(
   repoId: number,
 ): { plans: FlowPlan[]; stillRejected: string[] } {
   const rejected = new Map(state.rejections(repoId).map((r) => [r.flowPath, r.signature]));
+  const uncertain = new Set(state.uncertainFlows(repoId));
   const plans: FlowPlan[] = [];
   const stillRejected: string[] = [];
   for (const flowPath of state.pendingFlows(repoId)) {
@@ -40,13 +48,30 @@ export function planUploads(
       stillRejected.push(flowPath);
       continue;
     }
+    const deletes = files.filter((file) => !isSendable(file) && file.ackedHash !== null);
     plans.push({
       flowPath,
       upserts: present.filter((file) => file.localHash !== file.ackedHash),
-      deletes: files.filter((file) => !isSendable(file) && file.ackedHash !== null),
+      deletes,
       present,
       signature,
+      uncertain: uncertain.has(flowPath),
+      full: deletes.length > 0 || uncertain.has(flowPath),
     });
   }
   return { plans, stillRejected };
+}
+
+/**
+ * Names what a set of plans would do, against what the service acknowledged: the same key before and after a
+ * round means the round changed nothing, and sending again at once would loop.
+ */
+export function plansKey(plans: readonly FlowPlan[]): string {
+  const hash = createHash('sha256');
+  for (const plan of plans) {
+    hash.update(`${plan.flowPath}\0${plan.signature}\0${plan.full}\n`);
+    for (const file of [...plan.upserts, ...plan.deletes])
+      hash.update(`${file.path}\0${file.localHash}\0${file.ackedHash}\0${file.fileId}\n`);
+  }
+  return hash.digest('hex');
 }

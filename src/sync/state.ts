@@ -5,7 +5,8 @@ import { ensurePrivateFile } from '../service/index.ts';
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
  * mtime and hash: the cache that spares re-reading unchanged files) and what the service has acknowledged. The
  * difference is the outbox: whatever differs is pending, so a crash, a kill or a dead network loses nothing; a
- * restart rescans and sends exactly what differs.
+ * restart rescans and sends exactly what differs. What was sent but not answered is a state of its own
+ * (`in_flight`), so a lost answer cannot leave on the service a file that the agent forgot.
  */
 const SCHEMA = [
   `CREATE TABLE repos (
@@ -35,6 +36,12 @@ const SCHEMA = [
     flow_path TEXT NOT NULL,
     message TEXT NOT NULL,
     signature TEXT NOT NULL,
+    PRIMARY KEY (repo_id, flow_path)
+  ) WITHOUT ROWID;`,
+  // Sent but not answered: the service may hold what the files table does not say it holds (a lost answer).
+  `CREATE TABLE in_flight (
+    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+    flow_path TEXT NOT NULL,
     PRIMARY KEY (repo_id, flow_path)
   ) WITHOUT ROWID;`,
 ];
@@ -82,6 +89,9 @@ const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, lo
   acked_hash AS ackedHash, file_id AS fileId`;
 /** A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what is. */
 const PENDING = '(CASE WHEN warning IS NULL THEN local_hash END) IS NOT acked_hash';
+/** Flows with a pending file, and flows sent but not answered (their content on the service is unknown). */
+const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND ${PENDING}
+  UNION SELECT flow_path FROM in_flight WHERE repo_id = @repoId`;
 
 export class SyncState {
   readonly db: Database.Database;
@@ -140,9 +150,20 @@ export class SyncState {
       dropForgotten: db.prepare(
         'DELETE FROM files WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL',
       ),
-      pendingFlows: db
-        .prepare(`SELECT DISTINCT flow_path FROM files WHERE repo_id = ? AND ${PENDING}`)
-        .pluck(),
+      pendingFlows: db.prepare(PENDING_FLOWS).pluck(),
+      uncertainFlows: db.prepare('SELECT flow_path FROM in_flight WHERE repo_id = ?').pluck(),
+      markSending: db.prepare(
+        'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
+      ),
+      settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
+      recordRead: db.prepare(
+        `UPDATE files SET local_hash = @hash, size = @size, warning = @warning
+         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND local_hash IS @expected`,
+      ),
+      recordGone: db.prepare(
+        `UPDATE files SET local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL
+         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND local_hash IS @expected`,
+      ),
       ackStored: db.prepare(
         `UPDATE files SET acked_hash = @hash, file_id = coalesce(@fileId, file_id)
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path`,
@@ -153,8 +174,12 @@ export class SyncState {
       counts: db.prepare(
         `SELECT count(DISTINCT CASE WHEN local_hash IS NOT NULL THEN flow_path END) AS flows,
            count(CASE WHEN local_hash IS NOT NULL THEN 1 END) AS files,
-           count(CASE WHEN ${PENDING} THEN 1 END) AS pending,
-           count(DISTINCT CASE WHEN ${PENDING} THEN flow_path END) AS pendingFlows,
+           -- A flow sent but not answered counts as one pending file when none of its files is pending.
+           count(CASE WHEN ${PENDING} THEN 1 END)
+             + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (
+                 SELECT 1 FROM files p WHERE p.repo_id = @repoId AND p.flow_path = i.flow_path
+                   AND (CASE WHEN p.warning IS NULL THEN p.local_hash END) IS NOT p.acked_hash)) AS pending,
+           (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
            (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId) AS rejected
          FROM files WHERE repo_id = @repoId`,
@@ -220,7 +245,11 @@ export class SyncState {
     })();
   }
 
-  /** Files gone from disk: pending deletes when the service has them, forgotten otherwise. */
+  /**
+   * Files gone from disk: pending deletes when the service acknowledged them, forgotten otherwise. A file that
+   * was sent but never acknowledged may be on the service all the same: its flow is in `in_flight`, so it is
+   * sent next as a full listing, which deletes it there.
+   */
   markGone(repoId: number, files: { flowPath: string; path: string }[]): void {
     this.db.transaction(() => {
       for (const file of files) this.statements.markGone.run(repoId, file.flowPath, file.path);
@@ -236,14 +265,61 @@ export class SyncState {
     })();
   }
 
+  /** Flows that differ from what the service acknowledged, or whose last request was never answered. */
   pendingFlows(repoId: number): string[] {
-    return this.statements.pendingFlows.all(repoId) as string[];
+    return this.statements.pendingFlows.all({ repoId }) as string[];
   }
 
-  /** Stores what the service confirmed; local changes made meanwhile stay pending. */
+  /**
+   * Flows sent without an answer (the agent died, the connection dropped, a gateway timed out): the service may
+   * have stored them. Such a flow is sent next as a full listing, so a file deleted meanwhile is deleted there too.
+   */
+  uncertainFlows(repoId: number): string[] {
+    return this.statements.uncertainFlows.all(repoId) as string[];
+  }
+
+  /** Written before a request leaves, so that a crash before the answer leaves a trace. */
+  markSending(repoId: number, flowPaths: readonly string[]): void {
+    this.db.transaction(() => {
+      for (const flowPath of flowPaths) this.statements.markSending.run(repoId, flowPath);
+    })();
+  }
+
+  /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */
+  settle(repoId: number, flowPaths: readonly string[]): void {
+    this.db.transaction(() => {
+      for (const flowPath of flowPaths) this.statements.settle.run(repoId, flowPath);
+    })();
+  }
+
+  /**
+   * What the uploader read of files as it sent them becomes their local state (`read` null: gone), unless a
+   * file was looked at again since it was planned (its local hash is no longer `expected`): state and disk
+   * cannot stay apart, which would send the same flow again and again.
+   */
+  recordReads(
+    repoId: number,
+    reads: {
+      flowPath: string;
+      path: string;
+      expected: string | null;
+      read: { hash: string; size: number; warning: string | null } | null;
+    }[],
+  ): void {
+    this.db.transaction(() => {
+      for (const { flowPath, path, expected, read } of reads) {
+        if (read) this.statements.recordRead.run({ repoId, flowPath, path, expected, ...read });
+        else this.statements.recordGone.run({ repoId, flowPath, path, expected });
+      }
+      this.statements.dropForgotten.run(repoId);
+    })();
+  }
+
+  /** Stores what the service confirmed (and that those flows are answered); local changes made meanwhile stay pending. */
   acknowledge(repoId: number, acks: FlowAck[]): void {
     this.db.transaction(() => {
       for (const ack of acks) {
+        this.statements.settle.run(repoId, ack.flowPath);
         for (const file of ack.stored) {
           this.statements.ackStored.run({
             repoId,

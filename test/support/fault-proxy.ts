@@ -14,6 +14,8 @@ export interface FaultProxy {
   requests: string[];
   /** Decides per request: a fault to answer with, or null to pass the request on to the service. */
   fault: (path: string, index: number) => Fault | null;
+  /** Decides per request passed on: true drops the service's answer and sends a gateway time-out instead. */
+  loseAnswer: (path: string, index: number) => boolean;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     url: '',
     requests: [],
     fault: () => null,
+    loseAnswer: () => false,
     close: () => new Promise((done) => server.close(() => done())),
   };
   const server = createServer((req, res) => {
@@ -44,8 +47,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
         body,
       });
+      const answer = await upstream.body.text();
+      if (proxy.loseAnswer(path, index)) {
+        // What a gateway does when the service answers too late: the call went through, the answer is lost.
+        res.writeHead(504, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 'error', errorMessage: 'gateway time-out', errorData: {} }));
+        return;
+      }
       res.writeHead(upstream.statusCode, { 'content-type': 'application/json' });
-      res.end(await upstream.body.text());
+      res.end(answer);
     })();
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));

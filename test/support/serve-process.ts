@@ -7,6 +7,10 @@ export interface ServeProcess {
   /** Everything the command printed on stdout so far. */
   stdout(): string;
   tokens: { user: string; admin: string };
+  /** Sends a signal to the process: SIGSTOP freezes it mid-call, SIGCONT lets it go on. */
+  signal(signal: NodeJS.Signals): void;
+  /** The TCP port it listens on. */
+  port: number;
   stop(): Promise<void>;
 }
 
@@ -40,11 +44,14 @@ export function startServeProcess(
         url,
         stdout: () => out,
         tokens: { user, admin },
+        signal: (signal) => child.kill(signal),
+        port: Number(new URL(url).port),
         stop: () =>
           new Promise((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();
             // A server that does not stop within 10 s is a bug the test should see, not a hung run.
             const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+            child.kill('SIGCONT'); // a frozen server cannot stop
             child.once('exit', () => {
               clearTimeout(killer);
               done();

@@ -17,7 +17,15 @@ function plans(flows: number, files: number, size: number): Plans {
       ackedHash: null,
       fileId: null,
     }));
-    return { flowPath: `f/${f}`, upserts: records, deletes: [], present: records, signature: '' };
+    return {
+      flowPath: `f/${f}`,
+      upserts: records,
+      deletes: [],
+      present: records,
+      signature: '',
+      uncertain: false,
+      full: false,
+    };
   });
 }
 

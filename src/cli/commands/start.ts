@@ -93,7 +93,18 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
   agent.on('synced', (watched, report) => out(syncLine(watched, report)));
+  // Each engine says when it is back in sync after an outage; repositories added later are followed too.
+  const recovering = new WeakSet<WatchedRepository>();
+  const followRecovery = (watched: WatchedRepository) => {
+    if (recovering.has(watched)) return;
+    recovering.add(watched);
+    watched.engine.on('recovered', ({ files }) =>
+      out(`${time()} ${watched.identity.owner}/${watched.identity.name}: ${recoveryLine(files)}`),
+    );
+  };
+  for (const watched of agent.repositories.values()) followRecovery(watched);
   agent.on('status', (watched, status) => {
+    followRecovery(watched);
     const previous = phases.get(watched);
     phases.set(watched, status.phase);
     const name = `${watched.identity.owner}/${watched.identity.name}`;
@@ -107,11 +118,6 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       );
     } else if (status.phase === 'missing') {
       out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
-    } else if (
-      status.phase === 'idle' &&
-      (previous === 'offline' || previous === 'unauthorized' || previous === 'missing')
-    ) {
-      out(`${time()} ${name}: back in sync`);
     }
   });
   const api = createAgentApi(agent);
@@ -145,6 +151,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       ? 'Stopped; everything was in sync.'
       : `Stopped; ${pending} files pending, sent at the next start.`,
   );
+}
+
+function recoveryLine(files: number): string {
+  return `Back in sync: ${files} ${files === 1 ? 'file' : 'files'} sent`;
 }
 
 function time(): string {

@@ -1,0 +1,240 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidArgsError, RemoteError } from '../../src/client/index.ts';
+import {
+  chunkPlans,
+  isSingleUpdate,
+  MAX_FLOWS_PER_BATCH,
+  planUploads,
+  plansKey,
+  refusalOf,
+  runInLanes,
+  sendWithBisection,
+  SyncState,
+  type FlowPlan,
+} from '../../src/sync/index.ts';
+
+const PATH = 'svc/flow_def/action/sync_batch/run';
+const refused = (status: number, errorData: Record<string, unknown> = {}) =>
+  new RemoteError(PATH, status, 'no', { reason: 'refused', ...errorData }, 'trace-1');
+
+describe('refusalOf: which errors are about the content (not retried as they are)', () => {
+  it('names the flow at fault from the path the service gives, and explains a body too large', () => {
+    expect(refusalOf(refused(422, { path: ['flows', 3, 'files', 0, 'path'] }))).toEqual({
+      message: 'no (HTTP 422)',
+      flowIndex: 3,
+    });
+    expect(refusalOf(refused(400, { issues: [{ path: ['flows', 1], message: 'bad' }] }))?.flowIndex).toBe(1);
+    expect(refusalOf(refused(413))).toEqual({
+      message: 'the flow is larger than the service accepts in one request',
+      flowIndex: null,
+    });
+    const invalid = new InvalidArgsError(PATH, [{ path: ['flows', 2, 'flow_path'], message: 'x' }], 'x');
+    expect(refusalOf(invalid)?.flowIndex).toBe(2);
+  });
+
+  it('leaves what is worth retrying to the back-off: 401, 403, 408, 429, 5xx, no answer', () => {
+    for (const status of [401, 403, 408, 429, 500, 502, 503]) expect(refusalOf(refused(status))).toBeNull();
+    expect(refusalOf(new Error('ECONNRESET'))).toBeNull();
+  });
+});
+
+function plan(flowPath: string, sizes: number[], extra: Partial<FlowPlan> = {}): FlowPlan {
+  const files = sizes.map((size, i) => ({
+    flowPath,
+    path: `f${i}.yaml`,
+    size,
+    mtimeMs: 1,
+    localHash: `h${i}`,
+    warning: null,
+    ackedHash: null,
+    fileId: null,
+  }));
+  return {
+    flowPath,
+    upserts: files,
+    deletes: [],
+    present: files,
+    signature: flowPath,
+    uncertain: false,
+    full: false,
+    ...extra,
+  };
+}
+
+describe('chunkPlans', () => {
+  it('cuts batches at the flow limit and at the byte limit; a flow over the byte limit goes alone', () => {
+    const limits = { flows: 3, bytes: 10_000 };
+    const plans = ['a', 'b', 'c', 'd'].map((name) => plan(`flows/${name}`, [100]));
+    expect(chunkPlans(plans, false, limits).map((b) => b.plans.length)).toEqual([3, 1]);
+    const heavy = [plan('flows/a', [4000]), plan('flows/b', [4000]), plan('flows/huge', [50_000])];
+    expect(chunkPlans(heavy, true, limits).map((b) => b.plans.map((p) => p.flowPath))).toEqual([
+      ['flows/a', 'flows/b'],
+      ['flows/huge'],
+    ]);
+    expect(chunkPlans(heavy, true, limits).every((b) => b.full)).toBe(true);
+  });
+
+  it('counts the full listing for a full batch and only the changes otherwise', () => {
+    const limits = { flows: 10, bytes: 10_000 };
+    const big = plan('flows/a', [5000, 5000]);
+    const onlyOneChanged = { ...big, upserts: big.upserts.slice(0, 1) };
+    const plans = [onlyOneChanged, plan('flows/b', [100])];
+    expect(chunkPlans(plans, false, limits)).toHaveLength(1);
+    expect(chunkPlans(plans, true, limits)).toHaveLength(2);
+    expect(MAX_FLOWS_PER_BATCH).toBe(200);
+  });
+});
+
+describe('runInLanes', () => {
+  it('runs tasks in order with at most two at once', async () => {
+    let running = 0;
+    let most = 0;
+    const started: number[] = [];
+    const tasks = Array.from({ length: 7 }, (_, i) => async () => {
+      started.push(i);
+      most = Math.max(most, ++running);
+      await sleep(i % 3);
+      running--;
+    });
+    await runInLanes(tasks, 2);
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(most).toBe(2);
+  });
+
+  it('after a failure starts nothing new, lets the running task finish, then throws the failure', async () => {
+    const finished: number[] = [];
+    const tasks = [
+      async () => {
+        await sleep(20);
+        finished.push(0);
+      },
+      async () => {
+        throw new Error('no answer');
+      },
+      async () => {
+        finished.push(2);
+      },
+    ];
+    await expect(runInLanes(tasks, 2)).rejects.toThrow('no answer');
+    expect(finished).toEqual([0]);
+  });
+});
+
+describe('sendWithBisection', () => {
+  /** A service that refuses any request holding a bad flow, naming it or not. */
+  function service(bad: Set<string>, names: boolean) {
+    const requests: string[][] = [];
+    const send = async (plans: string[]) => {
+      requests.push(plans);
+      const at = plans.findIndex((p) => bad.has(p));
+      if (at >= 0) throw refused(422, names ? { path: ['flows', at, 'path'] } : {});
+    };
+    return { requests, send };
+  }
+
+  it('drops the flow the refusal names and sends the others in one more request', async () => {
+    const { requests, send } = service(new Set(['c']), true);
+    const rejected: string[] = [];
+    await sendWithBisection(['a', 'b', 'c', 'd'], send, (p) => rejected.push(p));
+    expect(rejected).toEqual(['c']);
+    expect(requests).toEqual([
+      ['a', 'b', 'c', 'd'],
+      ['a', 'b', 'd'],
+    ]);
+  });
+
+  it('halves a batch until it finds the flows at fault when the refusal does not name them', async () => {
+    const { requests, send } = service(new Set(['b', 'g']), false);
+    const rejected: string[] = [];
+    await sendWithBisection(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], send, (p) => rejected.push(p));
+    expect(rejected).toEqual(['b', 'g']);
+    const delivered = requests.filter((r) => !r.some((p) => p === 'b' || p === 'g')).flat();
+    expect(delivered.sort()).toEqual(['a', 'c', 'd', 'e', 'f', 'h']);
+    expect(requests.length).toBeLessThanOrEqual(1 + 2 * 2 * 3);
+  });
+
+  it('throws what is not a refusal, for the back-off', async () => {
+    const error = refused(503);
+    await expect(
+      sendWithBisection(
+        ['a', 'b'],
+        () => Promise.reject(error),
+        () => {},
+      ),
+    ).rejects.toBe(error);
+  });
+});
+
+describe('the planner, on a real state file', () => {
+  let state: SyncState;
+  let repoId: number;
+  beforeEach(() => {
+    state = new SyncState(':memory:');
+    repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
+  });
+  afterEach(() => state.close());
+
+  const local = (flowPath: string, path: string, localHash: string) =>
+    state.saveLocal(repoId, [{ flowPath, path, size: 1, mtimeMs: 1, localHash, warning: null }]);
+  const ack = (flowPath: string, path: string, hash: string, fileId: string | null = null) =>
+    state.acknowledge(repoId, [{ flowPath, stored: [{ path, hash, fileId }], dropped: [] }]);
+
+  it('plans changed files only, a full listing when a file is gone, nothing when in sync', () => {
+    local('flows/a', 'x', 'h1');
+    local('flows/b', 'y', 'h1');
+    local('flows/b', 'z', 'h1');
+    ack('flows/b', 'y', 'h1');
+    ack('flows/b', 'z', 'h1');
+    state.markGone(repoId, [{ flowPath: 'flows/b', path: 'z' }]);
+    const { plans } = planUploads(state, repoId);
+    expect(plans.map((p) => [p.flowPath, p.full, p.upserts.length, p.deletes.length])).toEqual([
+      ['flows/a', false, 1, 0],
+      ['flows/b', true, 0, 1],
+    ]);
+  });
+
+  it('sends a flow whose request went unanswered as a full listing, even with no file pending or left', () => {
+    local('flows/a', 'x', 'h1');
+    ack('flows/a', 'x', 'h1');
+    state.markSending(repoId, ['flows/a', 'flows/gone']);
+    const { plans } = planUploads(state, repoId);
+    expect(plans.map((p) => [p.flowPath, p.full, p.uncertain, p.present.length])).toEqual([
+      ['flows/a', true, true, 1],
+      ['flows/gone', true, true, 0],
+    ]);
+    expect(state.counts(repoId)).toMatchObject({ pending: 2, pendingFlows: 2 });
+    expect(plans.some(isSingleUpdate)).toBe(false);
+    state.acknowledge(repoId, [{ flowPath: 'flows/a', stored: [], dropped: [] }]);
+    state.settle(repoId, ['flows/gone']);
+    expect(planUploads(state, repoId).plans).toEqual([]);
+  });
+
+  it('uses update_file only for a single changed file whose id is known', () => {
+    local('flows/a', 'x', 'h1');
+    ack('flows/a', 'x', 'h1', 'id-1');
+    local('flows/a', 'x', 'h2');
+    expect(planUploads(state, repoId).plans.map(isSingleUpdate)).toEqual([true]);
+  });
+
+  it('keys plans by what they would do: an acknowledgement or a read recorded changes the key', () => {
+    local('flows/a', 'x', 'stale');
+    ack('flows/a', 'x', 'h1');
+    const before = plansKey(planUploads(state, repoId).plans);
+    expect(plansKey(planUploads(state, repoId).plans)).toBe(before);
+    state.recordReads(repoId, [
+      { flowPath: 'flows/a', path: 'x', expected: 'stale', read: { hash: 'h1', size: 1, warning: null } },
+    ]);
+    expect(planUploads(state, repoId).plans).toEqual([]);
+  });
+
+  it('does not record a read over a file looked at again since it was planned', () => {
+    local('flows/a', 'x', 'h1');
+    local('flows/a', 'x', 'h2'); // the watcher saw a newer version meanwhile
+    state.recordReads(repoId, [
+      { flowPath: 'flows/a', path: 'x', expected: 'h1', read: { hash: 'h1', size: 1, warning: null } },
+      { flowPath: 'flows/a', path: 'x', expected: 'h1', read: null },
+    ]);
+    expect(state.files(repoId)).toMatchObject([{ path: 'x', localHash: 'h2' }]);
+  });
+});
