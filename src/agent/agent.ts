@@ -16,7 +16,7 @@ import {
 import {
   Hasher,
   SyncEngine,
-  SyncState,
+  type SyncState,
   type SyncEngineOptions,
   type SyncProgress,
   type SyncReport,
@@ -30,6 +30,7 @@ import {
   type RepositoryConfig,
 } from './config.ts';
 import { startEmbeddedService } from './embedded-service.ts';
+import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { identifyRepository, sameFolder, withRepository, type RepositoryIdentity } from './repositories.ts';
@@ -142,7 +143,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       auth,
       retry: { attempts: 2, baseDelayMs: 100, maxDelayMs: 500 },
     });
-    const state = new SyncState(options.statePath ?? defaultStatePath());
+    const state = openState(options.statePath ?? defaultStatePath());
     const serviceKey = embedded ? 'embedded' : url;
     return new Agent(url, serviceKey, secretsUrl, embedded, notice, client, state, secrets, new Hasher(), {
       ...options,
@@ -196,6 +197,9 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Adds a folder while running: saved in the config, synced, and watched if the agent is watching. */
   async addAndStart(folder: string): Promise<WatchedRepository> {
+    // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
+    const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
+    if (known) return known;
     const watched = await this.addRepository(folder);
     this.updateConfig(withRepository(this.config, watched.identity.root));
     await watched.engine.initialSync();

@@ -19,3 +19,8 @@ export function defaultStatePath(): string {
 export function configFilePath(): string {
   return join(folders().config, 'config.json');
 }
+
+/** Names the agent that runs, next to the state it owns (see agent-lock.ts). */
+export function defaultLockPath(): string {
+  return join(folders().data, 'agent.lock');
+}

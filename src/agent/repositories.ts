@@ -57,7 +57,7 @@ export function withRepository(config: AgentConfig, folder: string): AgentConfig
 }
 
 /** The real path of a folder, or a one-line ConfigError naming what is wrong with it. */
-function existingFolder(folder: string): string {
+export function existingFolder(folder: string): string {
   let root: string;
   try {
     root = realpathSync(resolve(folder));

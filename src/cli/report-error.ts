@@ -1,4 +1,4 @@
-import { ConfigError } from '../agent/index.ts';
+import { AgentApiError, ConfigError } from '../agent/index.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -22,6 +22,11 @@ export function reportError(error: unknown): number | undefined {
 
 function exitCodeOf(error: unknown): number | undefined {
   if (error instanceof RemoteError) return EXIT.remote;
+  // A running agent's answer, when a folder was handed to it.
+  if (error instanceof AgentApiError) {
+    if (error.code === 'unavailable') return EXIT.transport;
+    return error.code === 'internal' ? EXIT.remote : EXIT.usage;
+  }
   if (error instanceof TransportError || error instanceof ProtocolError) return EXIT.transport;
   if (
     error instanceof UsageError ||
