@@ -68,7 +68,7 @@ export class AgentLock {
       if (text === null) continue; // released meanwhile
       const held = parseOwner(text);
       if (held && isAlive(held)) return held;
-      removeStale(path, text);
+      removeStale(path, (now) => now === text);
     }
     throw new Error(`Could not take ${path}: it keeps changing.`);
   }
@@ -89,15 +89,38 @@ export class AgentLock {
   }
 }
 
+/**
+ * Takes the lock, or returns the live agent that holds it. Where the OS gives no process start time (macOS,
+ * Windows), a reused pid looks alive: a recorded window that no longer answers settles it, and the lock is
+ * taken over.
+ */
+export async function claimAgentLock(
+  command: AgentLockOwner['command'],
+  path = defaultLockPath(),
+): Promise<AgentLock | AgentLockOwner> {
+  for (;;) {
+    const claim = AgentLock.acquire(command, path);
+    if (claim instanceof AgentLock || (await confirmed(claim))) return claim;
+    removeStale(path, (text) => parseOwner(text)?.nonce === claim.nonce);
+  }
+}
+
 /** The agent that holds the lock, if it is alive; null when none runs (no lock, or a stale one). */
 export async function findRunningAgent(path = defaultLockPath()): Promise<AgentLockOwner | null> {
   const text = readText(path);
   const owner = text === null ? null : parseOwner(text);
-  if (!owner || !isAlive(owner)) return null;
-  // Without the OS's process start time a reused pid looks alive: a recorded window that no longer answers
-  // settles it.
-  if (owner.processStart === null && owner.bridge !== null && !(await answers(owner.bridge))) return null;
-  return owner;
+  return owner && isAlive(owner) && (await confirmed(owner)) ? owner : null;
+}
+
+/** Whether a live-looking owner is the agent: its start time already matched, or its window answers. */
+async function confirmed(owner: AgentLockOwner): Promise<boolean> {
+  if (owner.processStart !== null || owner.bridge === null) return true;
+  try {
+    await connectToBridge(owner.bridge).call('status', {});
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isAlive(owner: AgentLockOwner): boolean {
@@ -128,21 +151,12 @@ function processStartOf(pid: number): string | null {
   return fields[19] ?? null;
 }
 
-async function answers(address: string): Promise<boolean> {
-  try {
-    await connectToBridge(address).call('status', {});
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Moves a stale lock out of the way without ever removing a live one: the lock is renamed aside (atomic, so
- * of two starts only one gets it) and deleted only if it is the stale one that was judged; a fresh lock taken
- * meanwhile by a third start is put back.
+ * of two starts only one gets it) and deleted only if it is the stale one that was judged (`judged`); a fresh
+ * lock taken meanwhile by a third start is put back.
  */
-function removeStale(path: string, staleText: string): void {
+function removeStale(path: string, judged: (text: string) => boolean): void {
   const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     renameSync(path, aside);
@@ -150,7 +164,7 @@ function removeStale(path: string, staleText: string): void {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  if (readText(aside) !== staleText) {
+  if (!judged(readText(aside) ?? '')) {
     try {
       linkSync(aside, path);
     } catch (error) {

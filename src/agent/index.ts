@@ -10,7 +10,7 @@ export {
 } from './config.ts';
 export { configFilePath, defaultLockPath, defaultServiceDbPath, defaultStatePath } from './paths.ts';
 export { existingFolder, identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
-export { AgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
+export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentApiError,
   AgentLock,
+  claimAgentLock,
   connectToBridge,
   existingFolder,
   repositoryViewSchema,
@@ -51,7 +52,7 @@ async function claimLock(
 ): Promise<AgentLock | AgentLockOwner> {
   let told = false;
   for (;;) {
-    const claim = AgentLock.acquire(command);
+    const claim = await claimAgentLock(command);
     if (claim instanceof AgentLock || settled(claim)) return claim;
     if (!told) {
       out(

@@ -145,6 +145,14 @@ describe('one agent per machine user', () => {
     first.signal('SIGINT');
     expect(await first.exited).toBe(0);
 
+    // Where the OS tells no start time (macOS, Windows), a window that does not answer shows the pid was reused.
+    writeFileSync(lockPath, JSON.stringify({ ...reused, processStart: null }));
+    const second = start();
+    await second.waitFor(/Watching 1 repository/);
+    expect(second.output()).not.toMatch(/already running/);
+    second.signal('SIGINT');
+    expect(await second.exited).toBe(0);
+
     writeFileSync(lockPath, '\0\0garbage');
     const next = start();
     await next.waitFor(/Watching 1 repository/);
