@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { AgentApiError } from './api/index.ts';
 import { connectToBridge } from './bridge/index.ts';
 import { defaultLockPath } from './paths.ts';
 
@@ -118,8 +119,9 @@ async function confirmed(owner: AgentLockOwner): Promise<boolean> {
   try {
     await connectToBridge(owner.bridge).call('status', {});
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    // A refusal is still an answer from the agent; nothing listening (or something else) is not.
+    return error instanceof AgentApiError;
   }
 }
 
