@@ -17,7 +17,7 @@ import {
 import {
   Hasher,
   SyncEngine,
-  SyncState,
+  type SyncState,
   type SyncEngineOptions,
   type SyncProgress,
   type SyncReport,
@@ -31,6 +31,7 @@ import {
   type RepositoryConfig,
 } from './config.ts';
 import { startEmbeddedService } from './embedded-service.ts';
+import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { identifyRepository, sameFolder, withRepository, type RepositoryIdentity } from './repositories.ts';
@@ -146,7 +147,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const statePath = options.statePath ?? defaultStatePath();
     // The state's folder is flowsync's data folder, also with a remote service: 0700 (0755 before issue 8).
     ensurePrivateFolder(dirname(statePath));
-    const state = new SyncState(statePath);
+    const state = openState(statePath);
     const serviceKey = embedded ? 'embedded' : url;
     return new Agent(url, serviceKey, secretsUrl, embedded, notice, client, state, secrets, new Hasher(), {
       ...options,
@@ -200,6 +201,9 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Adds a folder while running: saved in the config, synced, and watched if the agent is watching. */
   async addAndStart(folder: string): Promise<WatchedRepository> {
+    // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
+    const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
+    if (known) return known;
     const watched = await this.addRepository(folder);
     this.updateConfig(withRepository(this.config, watched.identity.root));
     await watched.engine.initialSync();

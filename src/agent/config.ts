@@ -2,6 +2,8 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ensurePrivateFile, ensurePrivateFolder } from '../service/index.ts';
+import { asideName } from '../sync/index.ts';
+import { notice } from './notice.ts';
 import { configFilePath } from './paths.ts';
 
 /** The address `flowsync serve` listens on by default, and so the one the CLI talks to by default. */
@@ -36,13 +38,21 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The config file, or the defaults when there is none. A file that is not JSON at all (truncated, overwritten,
+ * empty) cannot be fixed by naming a field: it is kept aside as `config.json.bad-<time>`, said in one line, and
+ * the defaults are used, so the agent keeps running. A file that is JSON but has a wrong field is someone's
+ * edit: moving it aside would silently drop every repository and switch to the embedded service, so that one
+ * is refused with the field named, and left where it is.
+ */
 export function loadConfig(path = configFilePath()): AgentConfig {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return agentConfigSchema.parse({});
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return agentConfigSchema.parse({});
+    throw new ConfigError(`Cannot read ${path} (${code}): check that it is a file you may read.`);
   }
   // An older flowsync, or a hand-made file, may have left it readable by others.
   ensurePrivateFolder(dirname(path));
@@ -51,7 +61,19 @@ export function loadConfig(path = configFilePath()): AgentConfig {
   try {
     json = JSON.parse(text);
   } catch {
-    throw new ConfigError(`${path} is not valid JSON: fix or delete it.`);
+    const aside = asideName(path, 'bad');
+    try {
+      renameSync(path, aside);
+    } catch (error) {
+      // Another flowsync command moved it a moment ago.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return loadConfig(path);
+      throw error;
+    }
+    notice(
+      `${path} was not valid JSON: kept it as ${aside} and continued with the default settings ` +
+        '(fix it and move it back, or add your folders again).',
+    );
+    return agentConfigSchema.parse({});
   }
   const parsed = agentConfigSchema.safeParse(json);
   if (!parsed.success) {

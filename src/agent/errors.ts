@@ -40,7 +40,7 @@ const wireIssues = (issues: readonly { path: readonly (string | number)[]; messa
  */
 const HANDLERS: Handler[] = [
   (error) =>
-    error instanceof AgentApiError && error.code !== 'internal'
+    error instanceof AgentApiError
       ? {
           outcome: API_OUTCOME[error.code],
           apiCode: error.code,

@@ -8,8 +8,9 @@ export {
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
-export { configFilePath, defaultServiceDbPath, defaultStatePath } from './paths.ts';
+export { configFilePath, defaultLockPath, defaultServiceDbPath, defaultStatePath } from './paths.ts';
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
+export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';

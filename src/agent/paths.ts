@@ -24,3 +24,8 @@ export function configFilePath(): string {
 export function defaultAgentLogPath(): string {
   return join(folders().data, 'agent.log');
 }
+
+/** Names the agent that runs, next to the state it owns (see agent-lock.ts). */
+export function defaultLockPath(): string {
+  return join(folders().data, 'agent.lock');
+}

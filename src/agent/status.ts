@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { SyncState, type RepoCounts } from '../sync/index.ts';
+import { SyncState, stateDamage, type RepoCounts } from '../sync/index.ts';
+import { notice } from './notice.ts';
+import { openState } from './open-state.ts';
 import { defaultStatePath } from './paths.ts';
 
 export interface RepositoryStatus {
@@ -14,10 +16,27 @@ export interface RepositoryStatus {
   rejected: { flowPath: string; message: string }[];
 }
 
-/** What the state file says of every repository: readable while an agent runs (WAL), and after it stopped. */
-export function readRepositoryStatuses(statePath = defaultStatePath()): RepositoryStatus[] {
+/**
+ * What the state file says of every repository: readable while an agent runs (WAL), and after it stopped. A
+ * damaged file is rebuilt (moved aside, a new one made), except under a running agent that still has it open:
+ * that agent rebuilds it when it starts again.
+ */
+export function readRepositoryStatuses(
+  statePath = defaultStatePath(),
+  { runningAgentPid = null }: { runningAgentPid?: number | null } = {},
+): RepositoryStatus[] {
   if (!existsSync(statePath)) return [];
-  const state = new SyncState(statePath);
+  if (runningAgentPid !== null) {
+    const damage = stateDamage(statePath);
+    if (damage !== null) {
+      notice(
+        `the state database could not be read (${damage}); the running agent (pid ${runningAgentPid}) ` +
+          'rebuilds it when it is started again.',
+      );
+      return [];
+    }
+  }
+  const state = runningAgentPid === null ? openState(statePath) : new SyncState(statePath);
   try {
     return state.repos().map((repo) => ({
       root: repo.root,

@@ -10,6 +10,7 @@ export {
 } from './engine.ts';
 export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
 export { SyncState, type RepoCounts, type RepoRecord } from './state.ts';
+export { asideName, openSyncState, stateDamage, type OpenedState } from './state-file.ts';
 export { FlowLayout } from './flow-layout.ts';
 export { IgnoreRules } from './ignore-rules.ts';
 // The engine's parts, each with its own unit tests.

@@ -3,6 +3,7 @@ import { FLOWSYNC_BIN } from './cli.ts';
 import { eventually } from './repo.ts';
 
 export interface AgentProcess {
+  pid: number;
   output(): string;
   /** Resolves when the output matches (stdout and stderr together). */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
@@ -21,6 +22,7 @@ export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv): Agent
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return {
+    pid: child.pid!,
     output: () => output,
     waitFor: (pattern, timeoutMs = 20_000) =>
       eventually(() => {

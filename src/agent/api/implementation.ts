@@ -254,7 +254,7 @@ function withErrorMapping(api: AgentApi): AgentApi {
  * the agent's log, and the answer names the log.
  */
 export function toAgentApiError(error: unknown, method?: string): AgentApiError {
-  if (error instanceof AgentApiError && error.code !== 'internal') return error;
+  if (error instanceof AgentApiError) return error;
   const classified = classifyError(error);
   if (classified) {
     // The window shows the service's own words; the function, status and trace id are for the CLI's line.

@@ -13,6 +13,7 @@ import {
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { ProgressDisplay } from '../progress.ts';
+import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -62,6 +63,14 @@ interface RunOptions {
 const RENDERER_DIST = fileURLToPath(new URL('../../../renderer/dist', import.meta.url));
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const lock = await becomeAgentOrHandOver(needsRepository ? 'start' : 'ui', folders, out);
+  if (!lock) return;
+  // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
+  const quit = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
+  process.once('SIGINT', quit);
+  process.once('SIGTERM', quit);
+
   let config = loadConfig();
   const before = JSON.stringify(config);
   for (const folder of folders) config = withRepository(config, folder);
@@ -71,7 +80,6 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   }
 
   const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
-  const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
   if (agent.notice) out(agent.notice);
   await agent.addConfigured();
@@ -127,11 +135,14 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     port: options.uiPort,
     staticDir: RENDERER_DIST,
   });
+  lock.setBridge(bridge.url);
   out(`Window: ${bridge.url}`);
   out(
     `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
   );
 
+  process.off('SIGINT', quit);
+  process.off('SIGTERM', quit);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.stderr.write('\nStopping…\n');
@@ -146,6 +157,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
   await bridge.close();
   await agent.close();
+  lock.release();
   out(
     pending === 0
       ? 'Stopped; everything was in sync.'

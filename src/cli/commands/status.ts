@@ -1,5 +1,10 @@
 import { Command } from 'commander';
-import { readRepositoryStatuses, type RepositoryStatus } from '../../agent/index.ts';
+import {
+  findRunningAgent,
+  readRepositoryStatuses,
+  type AgentLockOwner,
+  type RepositoryStatus,
+} from '../../agent/index.ts';
 import { describeFileWarning, warnedPath } from '../../protocol/index.ts';
 
 const LISTED = 5;
@@ -7,24 +12,39 @@ const LISTED = 5;
 export function statusCommand(): Command {
   return new Command('status')
     .summary('show each repository: flows, files, pending, warnings, last sync')
-    .description('Reads the agent state (also while `flowsync start` runs) and shows each repository.')
+    .description(
+      'Says whether an agent runs (its pid and window address), then reads the agent state (also while\n' +
+        '`flowsync start` runs) and shows each repository. --json prints the repositories only.',
+    )
     .option('--json', 'print as JSON')
     .addHelpText(
       'after',
       '\nExamples:\n  $ flowsync status\n  $ flowsync status --json | jq ".[].counts.pending"',
     )
-    .action((options: { json?: boolean }) => {
-      const statuses = readRepositoryStatuses();
+    .action(async (options: { json?: boolean }) => {
+      const running = await findRunningAgent();
+      const statuses = readRepositoryStatuses(undefined, { runningAgentPid: running?.pid ?? null });
       if (options.json) {
         process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
         return;
       }
+      process.stdout.write(`${describeAgent(running)}\n\n`);
       if (statuses.length === 0) {
         process.stdout.write('No repositories yet: `npm start -- <folder>` adds one.\n');
         return;
       }
       process.stdout.write(statuses.map(describe).join('\n\n') + '\n');
     });
+}
+
+function describeAgent(running: AgentLockOwner | null): string {
+  if (!running) return 'Agent: not running (`npm start` starts it).';
+  if (running.command === 'sync')
+    return `Agent: not running; \`flowsync sync\` is running (pid ${running.pid}).`;
+  const since = `since ${localTime(running.startedAt)}`;
+  return running.bridge
+    ? `Agent: running (pid ${running.pid}, ${since}), window ${running.bridge}`
+    : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
 function describe(status: RepositoryStatus): string {

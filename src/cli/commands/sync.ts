@@ -3,6 +3,7 @@ import { Agent, loadConfig } from '../../agent/index.ts';
 import { describeFileWarning, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
+import { lockForSync } from '../running-agent.ts';
 import { syncLine } from './start.ts';
 
 export function syncCommand(): Command {
@@ -11,7 +12,8 @@ export function syncCommand(): Command {
     .description(
       'Scans the folders, sends what differs from what the service has, and exits: 0 when everything went\n' +
         'through, 1 when the service refused a flow, 3 when it could not be reached. For scripts and CI; the\n' +
-        'folders are not added to the ones `flowsync start` watches.',
+        'folders are not added to the ones `flowsync start` watches. While an agent runs it owns the state and\n' +
+        'sends every change itself: sync refuses (exit 2) and says so.',
     )
     .argument('<folders...>', 'repository folders')
     .addOption(urlOption())
@@ -20,6 +22,7 @@ export function syncCommand(): Command {
       '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
     )
     .action(async (folders: string[], options: { url?: string }) => {
+      const lock = await lockForSync((line) => process.stderr.write(`${line}\n`));
       const config = loadConfig();
       const agent = await Agent.open({ config, serviceUrl: options.url });
       try {
@@ -40,6 +43,7 @@ export function syncCommand(): Command {
         process.exitCode = refused > 0 ? EXIT.remote : EXIT.ok;
       } finally {
         await agent.close();
+        lock.release();
       }
     });
 }

@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { AgentApiError } from './api/index.ts';
+import { connectToBridge } from './bridge/index.ts';
+import { defaultLockPath } from './paths.ts';
+
+/**
+ * One agent per machine user: two agents on one state file and one embedded service database would both send
+ * every change and fight over the service's port. The lock is a small JSON file next to the state naming the
+ * agent that runs (its pid and window address), so that a second `flowsync start` can hand its folders over.
+ */
+const ownerSchema = z.object({
+  pid: z.int().positive(),
+  /** What holds it: an agent (`start`, `ui`, both serve a window) or a one-shot `sync`, which serves none. */
+  command: z.enum(['start', 'ui', 'sync']),
+  /** When the process started as the OS counts it (Linux: /proc/<pid>/stat), to tell a reused pid apart. */
+  processStart: z.string().nullable(),
+  startedAt: z.string(),
+  /** The agent's window address (with its token); null while the agent is still starting. */
+  bridge: z.string().nullable(),
+  /** Tells this lock apart from an earlier one of the same process. */
+  nonce: z.string(),
+});
+export type AgentLockOwner = z.infer<typeof ownerSchema>;
+
+export class AgentLock {
+  private owner: AgentLockOwner;
+  private released = false;
+  private readonly releaseOnExit = () => this.release();
+
+  private constructor(
+    readonly path: string,
+    owner: AgentLockOwner,
+  ) {
+    this.owner = owner;
+    // process.exit and a normal end both pass here; SIGKILL does not, and the next start sees a dead pid.
+    process.once('exit', this.releaseOnExit);
+  }
+
+  /**
+   * Takes the lock, or returns the agent that holds it. Creation is one `link` of a complete file, which fails
+   * when the lock exists: of two starts at the same moment exactly one wins, and nobody reads half a lock.
+   */
+  static acquire(command: AgentLockOwner['command'], path = defaultLockPath()): AgentLock | AgentLockOwner {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const owner: AgentLockOwner = {
+      pid: process.pid,
+      command,
+      processStart: processStartOf(process.pid),
+      startedAt: new Date().toISOString(),
+      bridge: null,
+      nonce: randomBytes(8).toString('hex'),
+    };
+    // Each turn either wins, finds a live owner, or removes a stale lock; more than a few turns means others
+    // keep taking and dropping it, which only a bug does.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const temp = writeTemp(path, owner);
+      try {
+        linkSync(temp, path);
+        return new AgentLock(path, owner);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      } finally {
+        unlinkSync(temp);
+      }
+      const text = readText(path);
+      if (text === null) continue; // released meanwhile
+      const held = parseOwner(text);
+      if (held && isAlive(held)) return held;
+      removeStale(path, (now) => now === text);
+    }
+    throw new Error(`Could not take ${path}: it keeps changing.`);
+  }
+
+  /** Records the window address once the bridge listens, so a second start can hand its folders over. */
+  setBridge(address: string): void {
+    this.owner = { ...this.owner, bridge: address };
+    renameSync(writeTemp(this.path, this.owner), this.path);
+  }
+
+  /** Removes the lock if it is still this agent's. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    process.off('exit', this.releaseOnExit);
+    const text = readText(this.path);
+    if (text !== null && parseOwner(text)?.nonce === this.owner.nonce) unlinkSync(this.path);
+  }
+}
+
+/**
+ * Takes the lock, or returns the live agent that holds it. Where the OS gives no process start time (macOS,
+ * Windows), a reused pid looks alive: a recorded window that no longer answers settles it, and the lock is
+ * taken over.
+ */
+export async function claimAgentLock(
+  command: AgentLockOwner['command'],
+  path = defaultLockPath(),
+): Promise<AgentLock | AgentLockOwner> {
+  for (;;) {
+    const claim = AgentLock.acquire(command, path);
+    if (claim instanceof AgentLock || (await confirmed(claim))) return claim;
+    removeStale(path, (text) => parseOwner(text)?.nonce === claim.nonce);
+  }
+}
+
+/** The agent that holds the lock, if it is alive; null when none runs (no lock, or a stale one). */
+export async function findRunningAgent(path = defaultLockPath()): Promise<AgentLockOwner | null> {
+  const text = readText(path);
+  const owner = text === null ? null : parseOwner(text);
+  return owner && isAlive(owner) && (await confirmed(owner)) ? owner : null;
+}
+
+/** Whether a live-looking owner is the agent: its start time already matched, or its window answers. */
+async function confirmed(owner: AgentLockOwner): Promise<boolean> {
+  if (owner.processStart !== null || owner.bridge === null) return true;
+  try {
+    await connectToBridge(owner.bridge).call('status', {});
+    return true;
+  } catch (error) {
+    // A refusal is still an answer from the agent; nothing listening (or something else) is not.
+    return error instanceof AgentApiError;
+  }
+}
+
+function isAlive(owner: AgentLockOwner): boolean {
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    // EPERM: the pid runs as another user (an agent started with sudo, say): alive, and not ours to replace.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (owner.processStart === null) return true;
+  const now = processStartOf(owner.pid);
+  return now === null || now === owner.processStart;
+}
+
+/**
+ * The start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), on Linux; null
+ * elsewhere. A pid reused after a crash has another start time.
+ */
+function processStartOf(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces: count fields after its closing one.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? null;
+}
+
+/**
+ * Moves a stale lock out of the way without ever removing a live one: the lock is renamed aside (atomic, so
+ * of two starts only one gets it) and deleted only if it is the stale one that was judged (`judged`); a fresh
+ * lock taken meanwhile by a third start is put back.
+ */
+function removeStale(path: string, judged: (text: string) => boolean): void {
+  const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (!judged(readText(aside) ?? '')) {
+    try {
+      linkSync(aside, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  unlinkSync(aside);
+}
+
+function writeTemp(path: string, owner: AgentLockOwner): string {
+  const temp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+  return temp;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+function parseOwner(text: string): AgentLockOwner | null {
+  try {
+    const parsed = ownerSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null; // not JSON: a damaged lock, as good as stale
+  }
+}

@@ -1,0 +1,98 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  AgentApiError,
+  AgentLock,
+  claimAgentLock,
+  connectToBridge,
+  checkRepositoryFolder,
+  repositoryViewSchema,
+  type AgentLockOwner,
+} from '../agent/index.ts';
+import { UsageError } from './usage-error.ts';
+
+type Out = (line: string) => void;
+
+/** How often a command waiting for the lock looks again; a start or a sync finishes in seconds. */
+const POLL_MS = 200;
+
+/**
+ * Takes the agent lock for `start` or `ui`. When another agent holds it, hands it these folders over its window's
+ * bridge, prints its window address and returns null: one agent per machine user. An agent that is still
+ * starting is waited for (its window comes up after its first sync), and so is a `flowsync sync`.
+ */
+export async function becomeAgentOrHandOver(
+  command: 'start' | 'ui',
+  folders: string[],
+  out: Out,
+): Promise<AgentLock | null> {
+  const claim = await claimLock(command, (held) => held.bridge !== null, out);
+  if (claim instanceof AgentLock) return claim;
+  await handOver(claim, folders, out);
+  return null;
+}
+
+/**
+ * Takes the lock for a one-shot `flowsync sync` (waiting for another one to finish). A running agent already
+ * sends every change of its repositories as it happens and owns the state file, so a sync beside it is refused
+ * in one line that says what to do instead.
+ */
+export async function lockForSync(out: Out): Promise<AgentLock> {
+  const claim = await claimLock('sync', (held) => held.command !== 'sync', out);
+  if (claim instanceof AgentLock) return claim;
+  throw new UsageError(
+    `An agent is already running (pid ${claim.pid}) and keeps its repositories in sync: \`flowsync status\` ` +
+      'shows where they stand and `flowsync start <folder>` hands it another folder; stop it to run `flowsync sync`.',
+  );
+}
+
+async function claimLock(
+  command: AgentLockOwner['command'],
+  settled: (held: AgentLockOwner) => boolean,
+  out: Out,
+): Promise<AgentLock | AgentLockOwner> {
+  let told = false;
+  for (;;) {
+    const claim = await claimAgentLock(command);
+    if (claim instanceof AgentLock || settled(claim)) return claim;
+    if (!told) {
+      out(
+        claim.command === 'sync'
+          ? `flowsync: \`flowsync sync\` is running (pid ${claim.pid}); waiting for it to finish…`
+          : `flowsync: an agent is starting (pid ${claim.pid}); waiting for its window…`,
+      );
+      told = true;
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+async function handOver(owner: AgentLockOwner, folders: string[], out: Out): Promise<void> {
+  const address = owner.bridge!;
+  // Checked here too, so that a wrong folder gets the same one line as when no agent runs.
+  const roots = folders.map(checkRepositoryFolder);
+  out(
+    `flowsync: an agent is already running (pid ${owner.pid})` +
+      (roots.length > 0 ? `; handing it ${roots.join(', ')}` : '') +
+      '.',
+  );
+  const bridge = connectToBridge(address);
+  for (const root of roots) {
+    let reply: unknown;
+    try {
+      reply = await bridge.call('addRepository', { path: root });
+    } catch (error) {
+      if (error instanceof AgentApiError) throw error;
+      throw new AgentApiError(
+        'unavailable',
+        `The running agent (pid ${owner.pid}) does not answer at ${new URL(address).origin}: ` +
+          'if it is stuck, stop it and start again.',
+      );
+    }
+    const { owner: who, name, counts } = repositoryViewSchema.parse(reply);
+    out(
+      `${who}/${name} (${root}): ${counts.flows} flows, ${counts.files} files, ` +
+        `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent`,
+    );
+  }
+  out(`Window: ${address}`);
+}

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentLock } from '../../src/agent/index.ts';
+import { eventually } from '../support/repo.ts';
+
+const INDEX = fileURLToPath(new URL('../../src/agent/index.ts', import.meta.url));
+
+/**
+ * A process that takes the lock when told ("go" on stdin), says whether it won, and holds it until its stdin
+ * ends: real processes, so that the race is the OS's, not the event loop's.
+ */
+const CONTENDER = `
+const { AgentLock } = await import(process.env.LOCK_INDEX);
+process.stdout.write('ready\\n');
+await new Promise((go) => process.stdin.once('data', go));
+const claim = AgentLock.acquire('start', process.env.LOCK_PATH);
+process.stdout.write(claim instanceof AgentLock ? 'won\\n' : 'lost\\n');
+await new Promise((done) => { process.stdin.on('end', done); process.stdin.resume(); });
+if (claim instanceof AgentLock) claim.release();
+`;
+
+let dir: string;
+let lockPath: string;
+const children: ChildProcess[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'flowsync-lock-'));
+  lockPath = join(dir, 'agent.lock');
+});
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function contender() {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CONTENDER], {
+    env: { ...process.env, LOCK_INDEX: INDEX, LOCK_PATH: lockPath },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return { child, output: () => output };
+}
+
+/** Starts n contenders, lets them all take the lock at once, and returns how many won. */
+async function race(n: number): Promise<number> {
+  const all = Array.from({ length: n }, contender);
+  await eventually(() => expect(all.every(({ output }) => output().includes('ready'))).toBe(true), 60_000);
+  for (const { child } of all) child.stdin!.write('go\n');
+  await eventually(() => expect(all.every(({ output }) => /won|lost/.test(output()))).toBe(true), 60_000);
+  const winners = all.filter(({ output }) => output().includes('won')).length;
+  await Promise.all(
+    all.map(({ child }) => {
+      child.stdin!.end();
+      return new Promise((exited) => child.once('exit', exited));
+    }),
+  );
+  return winners;
+}
+
+describe('the agent lock', () => {
+  it('of several processes taking it at once, exactly one wins, also over a stale lock', async () => {
+    expect(await race(5)).toBe(1);
+    // Released on exit: the winner is gone, so is its lock.
+    expect(existsSync(lockPath)).toBe(false);
+
+    // A lock left by a process that no longer exists: everyone sees it stale, still only one takes it over.
+    const dead = spawn(process.execPath, ['-e', '']);
+    const deadPid = dead.pid!;
+    await new Promise((exited) => dead.once('exit', exited));
+    const stale = { pid: deadPid, command: 'start', processStart: null, startedAt: '', bridge: null };
+    writeFileSync(lockPath, JSON.stringify({ ...stale, nonce: 'stale' }));
+    expect(await race(5)).toBe(1);
+    expect(existsSync(lockPath)).toBe(false);
+  }, 120_000);
+
+  it('returns the live owner to a second taker and is released only by its owner', () => {
+    const lock = AgentLock.acquire('ui', lockPath);
+    expect(lock).toBeInstanceOf(AgentLock);
+    const again = AgentLock.acquire('start', lockPath);
+    expect(again).toMatchObject({ pid: process.pid, command: 'ui', bridge: null });
+    (lock as AgentLock).setBridge('http://127.0.0.1:1234/#token=t');
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).bridge).toBe('http://127.0.0.1:1234/#token=t');
+    (lock as AgentLock).release();
+    expect(existsSync(lockPath)).toBe(false);
+  });
+});
