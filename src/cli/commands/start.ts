@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { fileURLToPath } from 'node:url';
 import {
   Agent,
+  announceReady,
   createAgentApi,
   loadConfig,
   saveConfig,
@@ -122,6 +123,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     staticDir: RENDERER_DIST,
   });
   out(`Window: ${bridge.url}`);
+  // The same address as a message, for a parent that started us (the desktop app): no scraping of the line above.
+  announceReady(bridge.url);
   out(
     `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
   );

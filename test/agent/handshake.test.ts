@@ -1,0 +1,95 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  agentReadySchema,
+  connectToBridge,
+  readyMessage,
+  waitForAgentReady,
+  type AgentStatus,
+} from '../../src/agent/index.ts';
+import { FLOWSYNC_BIN } from '../support/cli.ts';
+import { eventually, makeRepo, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let svc: TestService;
+let repo: TestRepo;
+let child: ChildProcess | undefined;
+let stdout: string;
+
+beforeEach(async () => {
+  svc = await startTestService();
+  repo = makeRepo();
+  stdout = '';
+});
+afterEach(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  child = undefined;
+  await svc.close();
+  repo.cleanup();
+});
+
+/** `flowsync ui` as the desktop app starts it in development: a Node child with an IPC channel. */
+function forkUi(...args: string[]): ChildProcess {
+  const home = join(repo.dir, 'home');
+  mkdirSync(home, { recursive: true });
+  child = fork(FLOWSYNC_BIN, ['ui', ...args], {
+    // Not vitest's own flags: the child is started as the app starts it.
+    execArgv: [],
+    env: {
+      ...process.env,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, '.config'),
+      XDG_DATA_HOME: join(home, '.local/share'),
+      FLOWSYNC_URL: svc.url,
+      FLOWSYNC_TOKEN: svc.tokens.user,
+      FLOWSYNC_ADMIN_TOKEN: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr!.resume();
+  return child;
+}
+
+describe('the structured handshake of flowsync ui', () => {
+  it('sends {type: ready, url, port, token} over IPC, and the bridge answers at that address with that token', async () => {
+    const ready = await waitForAgentReady(forkUi());
+
+    expect(ready).toEqual(agentReadySchema.parse(ready));
+    expect(new URL(ready.url).port).toBe(String(ready.port));
+    // The port and the token as given, without the url: what a parent that does not parse addresses uses.
+    const bridge = connectToBridge(`http://127.0.0.1:${ready.port}/#token=${ready.token}`);
+    const status = (await bridge.call('status', {})) as AgentStatus;
+    expect(status.repositories).toEqual([]);
+    // A terminal still gets the human line, with the same address.
+    await eventually(() => expect(stdout).toContain(`Window: ${ready.url}\n`));
+  });
+
+  it('ends the wait with the exit code when the agent stops before it is ready', async () => {
+    await expect(waitForAgentReady(forkUi('--ui-port', 'not-a-port'))).rejects.toThrow(
+      'The agent (flowsync ui) exited with code 2 before its window was ready.',
+    );
+  });
+});
+
+describe('readyMessage', () => {
+  it('takes the port and the token from the address the bridge gives', () => {
+    expect(readyMessage('http://127.0.0.1:8384/#token=abc_-1')).toEqual({
+      type: 'ready',
+      url: 'http://127.0.0.1:8384/#token=abc_-1',
+      port: 8384,
+      token: 'abc_-1',
+    });
+  });
+
+  it('refuses an address without a token, or not http', () => {
+    expect(() => readyMessage('http://127.0.0.1:8384/')).toThrow();
+    expect(() => readyMessage('file:///tmp/x#token=abc')).toThrow();
+  });
+});
