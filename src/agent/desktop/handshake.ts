@@ -37,7 +37,9 @@ export function readyMessage(bridgeUrl: string): AgentReady {
 export function announceReady(bridgeUrl: string): void {
   const { parentPort } = process as { parentPort?: ParentPort };
   if (parentPort) parentPort.postMessage(readyMessage(bridgeUrl));
-  else if (process.send && process.connected) process.send(readyMessage(bridgeUrl));
+  // A parent that closed the channel meanwhile only loses the message: without the callback, Node would raise the
+  // failed send as an 'error' on the process and end the agent.
+  else if (process.send && process.connected) process.send(readyMessage(bridgeUrl), undefined, {}, () => {});
 }
 
 /** What both an Electron UtilityProcess and a Node ChildProcess offer: messages from the child, and its exit. */

@@ -1,5 +1,5 @@
 // The desktop app's side of the agent: the handshake and the window's rules. Light on purpose (zod and node:url
-// only): Electron's main process imports this door, and must not load the agent's native modules.
+// only): Electron's main process imports this door, and has no use for the rest of the agent.
 export {
   agentReadySchema,
   announceReady,
