@@ -1,14 +1,8 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  agentReadySchema,
-  connectToBridge,
-  readyMessage,
-  waitForAgentReady,
-  type AgentStatus,
-} from '../../src/agent/index.ts';
+import { connectToBridge, readyMessage, waitForAgentReady, type AgentStatus } from '../../src/agent/index.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
 import { eventually, makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -61,7 +55,12 @@ describe('the structured handshake of flowsync ui', () => {
   it('sends {type: ready, url, port, token} over IPC, and the bridge answers at that address with that token', async () => {
     const ready = await waitForAgentReady(forkUi());
 
-    expect(ready).toEqual(agentReadySchema.parse(ready));
+    expect(ready).toEqual({
+      type: 'ready',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+$/),
+      port: expect.any(Number),
+      token: expect.any(String),
+    });
     expect(new URL(ready.url).port).toBe(String(ready.port));
     // The port and the token as given, without the url: what a parent that does not parse addresses uses.
     const bridge = connectToBridge(`http://127.0.0.1:${ready.port}/#token=${ready.token}`);
@@ -78,6 +77,22 @@ describe('the structured handshake of flowsync ui', () => {
   });
 });
 
+describe('waitForAgentReady', () => {
+  /** A real child that sends what `script` sends over its IPC channel, then exits. */
+  const childSending = (script: string) =>
+    spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+
+  it('refuses a ready message that does not hold to the schema', async () => {
+    const sender = childSending("process.send({ type: 'ready', url: 'http://attacker.example/', port: 80 })");
+    await expect(waitForAgentReady(sender)).rejects.toThrow("The agent's ready message is malformed");
+  });
+
+  it('passes over other messages', async () => {
+    const sender = childSending("process.send({ type: 'hello' }, () => process.exit(3))");
+    await expect(waitForAgentReady(sender)).rejects.toThrow('exited with code 3 before its window was ready');
+  });
+});
+
 describe('readyMessage', () => {
   it('takes the port and the token from the address the bridge gives', () => {
     expect(readyMessage('http://127.0.0.1:8384/#token=abc_-1')).toEqual({
@@ -88,8 +103,9 @@ describe('readyMessage', () => {
     });
   });
 
-  it('refuses an address without a token, or not http', () => {
+  it('refuses an address without a token, not http, or not on loopback', () => {
     expect(() => readyMessage('http://127.0.0.1:8384/')).toThrow();
-    expect(() => readyMessage('file:///tmp/x#token=abc')).toThrow();
+    expect(() => readyMessage('https://127.0.0.1:8384/#token=abc')).toThrow();
+    expect(() => readyMessage('http://example.com:8384/#token=abc')).toThrow();
   });
 });

@@ -7,7 +7,8 @@ import { z } from 'zod';
  */
 export const agentReadySchema = z.object({
   type: z.literal('ready'),
-  url: z.url({ protocol: /^http$/ }),
+  // The bridge listens on loopback only: any other address is not the agent's.
+  url: z.url({ protocol: /^http$/, hostname: /^127\.0\.0\.1$/ }),
   port: z.number().int().min(1).max(65_535),
   token: z.string().min(1),
 });
