@@ -87,6 +87,23 @@ describe('waitForAgentReady', () => {
     await expect(waitForAgentReady(sender)).rejects.toThrow("The agent's ready message is malformed");
   });
 
+  it('gets the message of a process that announces and exits at once, as one finding an agent running does', async () => {
+    const desktop = new URL('../../src/agent/desktop/index.ts', import.meta.url).href;
+    const sender = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `const { announceReady } = await import('${desktop}');
+         await announceReady('http://127.0.0.1:8384/#token=abc');
+         process.exit(0);`,
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    );
+    expect(await waitForAgentReady(sender)).toMatchObject({ port: 8384, token: 'abc' });
+  });
+
   it('passes over other messages', async () => {
     const sender = childSending("process.send({ type: 'hello' }, () => process.exit(3))");
     await expect(waitForAgentReady(sender)).rejects.toThrow('exited with code 3 before its window was ready');

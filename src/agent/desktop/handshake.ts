@@ -33,14 +33,21 @@ export function readyMessage(bridgeUrl: string): AgentReady {
 /**
  * Tells the parent, if there is one listening, that the window is served at `bridgeUrl`: through Electron's
  * parentPort in a utility process, or through the IPC channel of a Node child (`fork`, or `spawn` with 'ipc').
- * In a terminal there is neither, and the human line is all there is.
+ * In a terminal there is neither, and the human line is all there is. Resolves once Node reports the message sent
+ * (a send is asynchronous where the pipe is, as on Windows), so a process that exits right after, one that found
+ * an agent already running, can await it and not lose it.
  */
-export function announceReady(bridgeUrl: string): void {
+export function announceReady(bridgeUrl: string): Promise<void> {
+  const message = readyMessage(bridgeUrl);
   const { parentPort } = process as { parentPort?: ParentPort };
-  if (parentPort) parentPort.postMessage(readyMessage(bridgeUrl));
-  // A parent that closed the channel meanwhile only loses the message: without the callback, Node would raise the
-  // failed send as an 'error' on the process and end the agent.
-  else if (process.send && process.connected) process.send(readyMessage(bridgeUrl), undefined, {}, () => {});
+  if (parentPort) {
+    parentPort.postMessage(message);
+    return Promise.resolve();
+  }
+  if (!process.send || !process.connected) return Promise.resolve();
+  // With a callback, a parent that closed the channel meanwhile only loses the message; without one, Node would
+  // raise the failed send as an 'error' on the process and end the agent.
+  return new Promise((resolve) => process.send!(message, undefined, {}, () => resolve()));
 }
 
 /** What both an Electron UtilityProcess and a Node ChildProcess offer: messages from the child, and its exit. */

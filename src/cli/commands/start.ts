@@ -124,7 +124,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   });
   out(`Window: ${bridge.url}`);
   // The same address as a message, for a parent that started us (the desktop app): no scraping of the line above.
-  announceReady(bridge.url);
+  await announceReady(bridge.url);
   out(
     `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
   );
