@@ -104,6 +104,15 @@ describe('waitForAgentReady', () => {
     expect(await waitForAgentReady(sender)).toMatchObject({ port: 8384, token: 'abc' });
   });
 
+  it('ends the wait when the agent cannot be started at all', async () => {
+    const missing = spawn(join(repo.dir, 'no-such-node'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    await expect(waitForAgentReady(missing)).rejects.toThrow(
+      /failed before its window was ready: spawn .*no-such-node ENOENT/,
+    );
+  });
+
   it('passes over other messages', async () => {
     const sender = childSending("process.send({ type: 'hello' }, () => process.exit(3))");
     await expect(waitForAgentReady(sender)).rejects.toThrow('exited with code 3 before its window was ready');

@@ -50,10 +50,12 @@ export function announceReady(bridgeUrl: string): Promise<void> {
   return new Promise((resolve) => process.send!(message, undefined, {}, () => resolve()));
 }
 
-/** What both an Electron UtilityProcess and a Node ChildProcess offer: messages from the child, and its exit. */
+/** What both an Electron UtilityProcess and a Node ChildProcess offer: messages from the child, and its end. */
 export interface AgentChild {
   on(event: 'message', listener: (message: unknown) => void): unknown;
   once(event: 'exit', listener: (code: number | null) => void): unknown;
+  /** A Node child that could not be started (no `node` on the PATH) has an error and no exit. */
+  once(event: 'error', listener: (error: unknown) => void): unknown;
   off(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
@@ -74,6 +76,14 @@ export function waitForAgentReady(child: AgentChild): Promise<AgentReady> {
     child.once('exit', (code) => {
       child.off('message', onMessage);
       reject(new Error(`The agent (flowsync ui) exited with code ${code} before its window was ready.`));
+    });
+    child.once('error', (error) => {
+      child.off('message', onMessage);
+      reject(
+        new Error(
+          `The agent (flowsync ui) failed before its window was ready: ${(error as Error).message ?? error}`,
+        ),
+      );
     });
   });
 }
