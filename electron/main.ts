@@ -1,38 +1,50 @@
-// The desktop shell: glue only. The agent runs as `flowsync ui` in its own Node process (its native modules stay
-// built for Node); this process shows its window, forwards AgentApi calls over IPC to the agent's loopback bridge,
-// and keeps a tray icon with the sync state.
-import { app, BrowserWindow, ipcMain, Menu, nativeImage, session, Tray } from 'electron';
-import { spawn, type ChildProcess } from 'node:child_process';
+// The desktop shell: glue only. The agent runs as `flowsync ui` outside this process and says where its bridge is
+// with a ready message; this process shows the window, forwards AgentApi calls over IPC to that bridge, and keeps a
+// tray icon with the sync state. The rules it applies live in src/agent/desktop, where Node tests hold them.
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  ipcMain,
+  Menu,
+  nativeImage,
+  session,
+  Tray,
+  utilityProcess,
+} from 'electron';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { AGENT_API, toAgentApiError, type AgentStatus } from '../src/agent/api/index.ts';
 import { connectToBridge, type BridgeClient } from '../src/agent/bridge/index.ts';
+import { appPageUrl, isAppPage, waitForAgentReady, type AgentReady } from '../src/agent/desktop/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/flowsync.js', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
-const PAGE = fileURLToPath(new URL('../renderer/dist/index.html', import.meta.url));
+/** The one page the window shows, and the only one whose IPC calls are served. */
+const PAGE_URL = appPageUrl(fileURLToPath(new URL('../renderer/dist/index.html', import.meta.url)));
 const ICON = fileURLToPath(new URL('./resources/tray.png', import.meta.url));
 
 let window: BrowserWindow | null = null;
 let tray: Tray | null = null;
-let agent: ChildProcess | null = null;
+let stopAgent = () => {};
 let quitting = false;
 
-/** Starts `flowsync ui` and reads the bridge address it prints. Packaged, Electron itself runs it as Node. */
-function startAgent(): Promise<string> {
-  const node = app.isPackaged ? process.execPath : (process.env.FLOWSYNC_NODE ?? 'node');
-  agent = spawn(node, [BIN, 'ui'], {
-    env: { ...process.env, ...(app.isPackaged && { ELECTRON_RUN_AS_NODE: '1' }) },
-    stdio: ['ignore', 'pipe', 'inherit'],
+/**
+ * Starts `flowsync ui` and waits for its ready message. Packaged: in Electron's utility process, with the native
+ * modules electron-builder rebuilt for Electron and no ELECTRON_RUN_AS_NODE, so the RunAsNode fuse stays off. In
+ * development: in plain Node with an IPC channel, since the repository's native modules are built for Node.
+ */
+function startAgent(): Promise<AgentReady> {
+  if (app.isPackaged) {
+    const child = utilityProcess.fork(BIN, ['ui'], { serviceName: 'flowsync agent', stdio: 'inherit' });
+    stopAgent = () => child.kill();
+    return waitForAgentReady(child);
+  }
+  const child = spawn(process.env.FLOWSYNC_NODE ?? 'node', [BIN, 'ui'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    agent!.once('exit', (code) => reject(new Error(`flowsync ui exited with ${code}: ${out}`)));
-    agent!.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const address = /Window: (\S+)/.exec(out)?.[1];
-      if (address) resolve(address);
-    });
-  });
+  stopAgent = () => child.kill('SIGINT');
+  return waitForAgentReady(child);
 }
 
 function showWindow(): void {
@@ -47,7 +59,7 @@ function showWindow(): void {
     title: 'flowsync',
     webPreferences: { preload: PRELOAD, contextIsolation: true, sandbox: true, nodeIntegration: false },
   });
-  void window.loadFile(PAGE);
+  void window.loadURL(PAGE_URL);
   // Closing the window keeps the agent syncing; quit from the tray.
   window.on('close', (event) => {
     if (quitting) return;
@@ -68,7 +80,8 @@ function trayLabel(status: AgentStatus): string {
 function serveIpc(bridge: BridgeClient): void {
   // One handler for every AgentApi method; the name is checked against the contract before anything is sent.
   ipcMain.handle('agent:call', async (event, method: string, input: unknown) => {
-    if (event.senderFrame?.url.startsWith('file://') !== true || !Object.hasOwn(AGENT_API, method)) {
+    const frame = event.senderFrame && { url: event.senderFrame.url, top: event.senderFrame.parent === null };
+    if (!isAppPage(frame, PAGE_URL) || !Object.hasOwn(AGENT_API, method)) {
       return { ok: false, error: { code: 'refused', message: 'Not a flowsync window.' } };
     }
     try {
@@ -89,18 +102,28 @@ if (!app.requestSingleInstanceLock()) {
   app.on('second-instance', showWindow);
   app.on('web-contents-created', (_event, contents) => {
     contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+    // The page never leaves itself: no navigation (of the page or a frame), no redirect.
     contents.on('will-navigate', (event) => event.preventDefault());
+    contents.on('will-frame-navigate', (event) => event.preventDefault());
+    contents.on('will-redirect', (event) => event.preventDefault());
   });
   app.on('before-quit', () => {
     quitting = true;
-    agent?.kill('SIGINT');
+    stopAgent();
   });
   app.on('window-all-closed', () => {
     // Stay in the tray.
   });
   void app.whenReady().then(async () => {
+    // No permission is granted when asked for, nor reported as granted when checked.
     session.defaultSession.setPermissionRequestHandler((_contents, _permission, grant) => grant(false));
-    const bridge = connectToBridge(await startAgent());
+    session.defaultSession.setPermissionCheckHandler(() => false);
+    const ready = await startAgent().catch((error: Error) => {
+      dialog.showErrorBox('flowsync could not start its agent', error.message);
+      app.exit(1);
+    });
+    if (!ready) return;
+    const bridge = connectToBridge(ready.url);
     serveIpc(bridge);
     tray = new Tray(nativeImage.createFromPath(ICON));
     tray.setToolTip('flowsync');

@@ -20,3 +20,4 @@ export { REPO_CONFIG_FILE, RepoConfigFilePublisher, readRepoConfigFile } from '.
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
 export { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident } from './agent-log.ts';
 export { checkRepositoryFolder, expandHome } from './folder-check.ts';
+export * from './desktop/index.ts';

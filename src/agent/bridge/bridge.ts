@@ -48,7 +48,7 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /** No remote content, no framing, no inline script: the page can only talk to this bridge. */
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 declare module 'fastify' {

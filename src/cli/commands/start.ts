@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { fileURLToPath } from 'node:url';
 import {
   Agent,
+  announceReady,
   createAgentApi,
   loadConfig,
   saveConfig,
@@ -137,6 +138,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   });
   lock.setBridge(bridge.url);
   out(`Window: ${bridge.url}`);
+  // The same address as a message, for a parent that started us (the desktop app): no scraping of the line above.
+  await announceReady(bridge.url);
   out(
     `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
   );
