@@ -3,13 +3,15 @@
 // and keeps a tray icon with the sync state.
 import { app, BrowserWindow, ipcMain, Menu, nativeImage, session, Tray } from 'electron';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_API, toAgentApiError, type AgentStatus } from '../src/agent/api/index.ts';
 import { connectToBridge, type BridgeClient } from '../src/agent/bridge/index.ts';
+import { rendererDir } from '../src/agent/paths.ts';
 
 const BIN = fileURLToPath(new URL('../bin/flowsync.js', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
-const PAGE = fileURLToPath(new URL('../renderer/dist/index.html', import.meta.url));
+const PAGE = join(rendererDir(), 'index.html');
 const ICON = fileURLToPath(new URL('./resources/tray.png', import.meta.url));
 
 let window: BrowserWindow | null = null;

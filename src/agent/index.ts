@@ -8,7 +8,7 @@ export {
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
-export { configFilePath, defaultServiceDbPath, defaultStatePath } from './paths.ts';
+export { configFilePath, defaultServiceDbPath, defaultStatePath, rendererDir } from './paths.ts';
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';

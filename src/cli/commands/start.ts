@@ -1,9 +1,9 @@
 import { Command } from 'commander';
-import { fileURLToPath } from 'node:url';
 import {
   Agent,
   createAgentApi,
   loadConfig,
+  rendererDir,
   saveConfig,
   startBridge,
   statusEvents,
@@ -58,8 +58,6 @@ interface RunOptions {
   url?: string;
   uiPort: number;
 }
-
-const RENDERER_DIST = fileURLToPath(new URL('../../../renderer/dist', import.meta.url));
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   let config = loadConfig();
@@ -119,7 +117,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     api,
     subscribe: statusEvents(agent, api),
     port: options.uiPort,
-    staticDir: RENDERER_DIST,
+    staticDir: rendererDir(),
   });
   out(`Window: ${bridge.url}`);
   out(
