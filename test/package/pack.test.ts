@@ -20,7 +20,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectToBridge } from '../../src/agent/index.ts';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
-import { runFlowsync } from '../support/cli.ts';
+import { packagesLoadedBy, runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { readDatabase, startTestService, type TestService } from '../support/service.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -106,6 +106,11 @@ describe('the build (dist/bin/flowsync.js)', () => {
         const fromBuild = execFileSync(process.execPath, [built, ...args], { encoding: 'utf8' });
         expect(fromBuild).toBe((await runFlowsync(args)).stdout);
       }
+      // Each command bundles only what it uses: `status` reads SQLite without the service or the keychain.
+      const status = packagesLoadedBy(built, ['status'], { HOME: join(work, 'status-home') });
+      expect(status).toContain('better-sqlite3');
+      for (const heavy of ['fastify', 'keytar', 'undici', 'pino']) expect(status).not.toContain(heavy);
+
       svc = await startTestService();
       repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
       const env = userEnv({ FLOWSYNC_URL: svc.url, FLOWSYNC_TOKEN: svc.tokens.user });

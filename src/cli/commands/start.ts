@@ -18,7 +18,6 @@ import { UsageError } from '../usage-error.ts';
 
 export function startCommand(): Command {
   return new Command('start')
-    .summary('sync repositories and keep them in sync (npm start -- <folder>)')
     .description(
       'Adds the folders to the repositories flowsync keeps in sync (saved in the config file), syncs every\n' +
         'flow folder (each folder under flows/) with the service, then watches and sends each change as it\n' +
@@ -42,7 +41,6 @@ export function startCommand(): Command {
 
 export function uiCommand(): Command {
   return new Command('ui')
-    .summary('run the agent and print the address of its window, for a browser')
     .description(
       'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address with a\n' +
         'random token, printed below: open it in a browser on this machine. Like `flowsync start`, it syncs\n' +
