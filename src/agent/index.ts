@@ -16,3 +16,12 @@ export { SECRET_NAMES, checkSecret } from './credentials.ts';
 export * from './api/index.ts';
 export * from './bridge/index.ts';
 export { REPO_CONFIG_FILE, RepoConfigFilePublisher, readRepoConfigFile } from './repo-config-file.ts';
+export {
+  autostartEntry,
+  autostartKind,
+  autostartState,
+  disableAutostart,
+  enableAutostart,
+  type AutostartEntry,
+  type AutostartKind,
+} from './autostart.ts';

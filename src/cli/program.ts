@@ -71,6 +71,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'list the 20 functions of the service',
     load: async () => (await import('./commands/functions.ts')).functionsCommand(),
   },
+  {
+    name: 'autostart',
+    usage: '<action>',
+    summary: 'start the agent when you log in (enable, disable, status)',
+    load: async () => (await import('./commands/autostart.ts')).autostartCommand(),
+  },
 ];
 
 /**
