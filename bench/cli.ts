@@ -13,6 +13,7 @@ import { startServeProcess } from '../test/support/serve-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILT = join(ROOT, 'dist/bin/flowsync.js');
+const SOURCES = join(ROOT, 'bin/flowsync.js');
 const RUNS = 20;
 /** GNU time reports the peak RSS of the whole process (`apt-get install time`). */
 const GNU_TIME = '/usr/bin/time';
@@ -78,6 +79,8 @@ export async function runCliBench(): Promise<BenchRow[]> {
       { label: '`flowsync --version`', args: [BUILT, '--version'], ms: 120 },
       { label: '`flowsync --help`', args: [BUILT, '--help'], ms: 120 },
       { label: '`flowsync status` (one repository)', args: [BUILT, 'status'], ms: 150 },
+      // For comparison: what a clone runs, the sources through tsx (bin/flowsync.js).
+      { label: '`flowsync --version` from the sources (tsx)', args: [SOURCES, '--version'], ms: null },
     ];
     const samples = commands.map(() => [] as Sample[]);
     // Round-robin, so that a busy moment on the machine weighs on every command alike.
