@@ -210,7 +210,7 @@ describe('the npm package', () => {
       'flows/hello/main.yaml': 'hello\n',
       'flows/hello/steps/one.yaml': 'one\n',
     });
-  });
+  }, 240_000); // npm fetches about 100 packages from the registry: seconds here, more on a busy machine
 });
 
 describe('the desktop package', () => {
