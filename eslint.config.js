@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-/** DESIGN.md's layers, top first: each may import only the ones before it. */
+/** The layers of docs/architecture.md, top first: each may import only the ones before it. */
 const LAYERS = ['protocol', 'client', 'service', 'secrets', 'sync', 'agent', 'cli'];
 const DOOR = {
   regex: '^(\\.\\./)+(src/)?(protocol|client|service|secrets|sync|agent|cli)/(?!index\\.ts$).+',
@@ -22,7 +22,7 @@ export default tseslint.config(
     },
   },
   {
-    // A layer reaches another only through its index.ts door (see DESIGN.md, "Layers").
+    // A layer reaches another only through its index.ts door (see docs/architecture.md, "Layers").
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [DOOR] }] },
   },
@@ -39,7 +39,7 @@ export default tseslint.config(
               ? [
                   {
                     regex: `^(\\.\\./)+(${LAYERS.slice(index + 1).join('|')})(/|$)`,
-                    message: `src/${layer} may import only ${LAYERS.slice(0, index).join(', ') || 'no other layer'} (DESIGN.md, "Layers").`,
+                    message: `src/${layer} may import only ${LAYERS.slice(0, index).join(', ') || 'no other layer'} (docs/architecture.md, "Layers").`,
                   },
                 ]
               : []),

@@ -1,8 +1,10 @@
 /**
- * Runs the benchmarks and prints their tables. `npm run bench` runs all; `npm run bench -- service` one.
+ * Runs the benchmarks and prints their tables. `npm run bench` runs all; `npm run bench -- service` one
+ * (service, client, sync, cli).
  * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
  */
 import { printTable, type BenchRow } from './report.ts';
+import { runCliBench } from './cli.ts';
 import { runClientBench } from './client.ts';
 import { runServiceBench } from './service.ts';
 import { runSyncBench } from './sync.ts';
@@ -11,6 +13,7 @@ const benches: Record<string, { title: string; run: () => Promise<BenchRow[]> }>
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
   client: { title: 'client (bench/client.ts)', run: runClientBench },
   sync: { title: 'sync (bench/sync.ts)', run: runSyncBench },
+  cli: { title: 'cli (bench/cli.ts)', run: runCliBench },
 };
 
 const wanted = process.argv.slice(2);

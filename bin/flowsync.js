@@ -1,6 +1,20 @@
 #!/usr/bin/env node
-// The CLI runs the TypeScript sources directly (tsx), so `npx flowsync` after `npm ci` needs no build step.
-import { register } from 'tsx/esm/api';
+// The `flowsync` command. In a checkout it runs the TypeScript sources through tsx (a dev dependency): what you
+// edit is what runs, and a forgotten `npm run build` can never leave you on stale code. An installed package has
+// no sources (`files` in package.json) and runs the build, dist/bin/flowsync.js, as the desktop app does.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const sources = new URL('../src/cli/main.ts', import.meta.url);
+const build = new URL('../dist/bin/flowsync.js', import.meta.url);
+const tsx = existsSync(sources) ? await import('tsx/esm/api').catch(() => undefined) : undefined;
+if (tsx) {
+  tsx.register();
+  await import(sources.href);
+} else if (existsSync(build)) {
+  await import(build.href);
+} else {
+  process.stderr.write(
+    'flowsync: neither tsx nor a build (dist/) is here: run `npm ci`, or `npm run build`.\n',
+  );
+  process.exit(1);
+}

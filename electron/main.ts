@@ -13,15 +13,17 @@ import {
   utilityProcess,
 } from 'electron';
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_API, toAgentApiError, type AgentStatus } from '../src/agent/api/index.ts';
 import { connectToBridge, type BridgeClient } from '../src/agent/bridge/index.ts';
+import { rendererDir } from '../src/agent/paths.ts';
 import { appPageUrl, isAppPage, waitForAgentReady, type AgentReady } from '../src/agent/desktop/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/flowsync.js', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
 /** The one page the window shows, and the only one whose IPC calls are served. */
-const PAGE_URL = appPageUrl(fileURLToPath(new URL('../renderer/dist/index.html', import.meta.url)));
+const PAGE_URL = appPageUrl(join(rendererDir(), 'index.html'));
 const ICON = fileURLToPath(new URL('./resources/tray.png', import.meta.url));
 
 let window: BrowserWindow | null = null;

@@ -3,7 +3,6 @@ import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSyn
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { AgentApiError } from './api/index.ts';
-import { connectToBridge } from './bridge/index.ts';
 import { defaultLockPath } from './paths.ts';
 
 /**
@@ -117,6 +116,8 @@ export async function findRunningAgent(path = defaultLockPath()): Promise<AgentL
 async function confirmed(owner: AgentLockOwner): Promise<boolean> {
   if (owner.processStart !== null || owner.bridge === null) return true;
   try {
+    // Loaded here only: `flowsync status` reads the lock and must not pay for the HTTP client (undici).
+    const { connectToBridge } = await import('./bridge/index.ts');
     await connectToBridge(owner.bridge).call('status', {});
     return true;
   } catch (error) {

@@ -8,7 +8,13 @@ export {
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
-export { configFilePath, defaultLockPath, defaultServiceDbPath, defaultStatePath } from './paths.ts';
+export {
+  configFilePath,
+  defaultLockPath,
+  defaultServiceDbPath,
+  defaultStatePath,
+  rendererDir,
+} from './paths.ts';
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
 export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
@@ -21,3 +27,12 @@ export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
 export { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident } from './agent-log.ts';
 export { checkRepositoryFolder, expandHome } from './folder-check.ts';
 export * from './desktop/index.ts';
+export {
+  autostartEntry,
+  autostartKind,
+  autostartState,
+  disableAutostart,
+  enableAutostart,
+  type AutostartEntry,
+  type AutostartKind,
+} from './autostart.ts';

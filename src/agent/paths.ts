@@ -1,5 +1,6 @@
 import envPaths from 'env-paths';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The OS folders flowsync uses (XDG on Linux, ~/Library on macOS, %APPDATA% on Windows). */
 function folders() {
@@ -28,4 +29,12 @@ export function defaultAgentLogPath(): string {
 /** Names the agent that runs, next to the state it owns (see agent-lock.ts). */
 export function defaultLockPath(): string {
   return join(folders().data, 'agent.lock');
+}
+
+/**
+ * The window's files, Vite's build of renderer/. Found from this module's own place: two folders below the package
+ * root in the sources (src/agent/) and in the build (dist/bin/, dist/electron/; scripts/build.mjs keeps it so).
+ */
+export function rendererDir(): string {
+  return fileURLToPath(new URL('../../renderer/dist', import.meta.url));
 }

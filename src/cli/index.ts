@@ -1,1 +1,1 @@
-export { buildProgram, runCli, EXIT } from './program.ts';
+export { buildProgram, runCli, COMMANDS, EXIT } from './program.ts';

@@ -1,42 +1,113 @@
 import { Command, CommanderError } from 'commander';
-import { callCommand } from './commands/call.ts';
-import { functionsCommand } from './commands/functions.ts';
-import { loginCommand } from './commands/login.ts';
-import { logoutCommand } from './commands/logout.ts';
-import { serveCommand } from './commands/serve.ts';
-import { startCommand, uiCommand } from './commands/start.ts';
-import { statusCommand } from './commands/status.ts';
-import { syncCommand } from './commands/sync.ts';
 import { EXIT } from './exit-codes.ts';
 
 export { EXIT };
 
-export function buildProgram(): Command {
+interface CommandEntry {
+  name: string;
+  /** What the command list shows after the name: the command's own arguments (checked by test/cli/program.test.ts). */
+  usage: string;
+  summary: string;
+  load: () => Promise<Command>;
+}
+
+/**
+ * Every command, and the module that defines it. A module is imported only when its command runs (or shows its
+ * own help): `flowsync --version` and `--help` load commander and this file, not fastify, the service, the sync
+ * engine, the keychain or SQLite (bench/cli.ts measures it).
+ */
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'start',
+    usage: '[options] [folders...]',
+    summary: 'sync repositories and keep them in sync (npm start -- <folder>)',
+    load: async () => (await import('./commands/start.ts')).startCommand(),
+  },
+  {
+    name: 'sync',
+    usage: '[options] <folders...>',
+    summary: 'sync folders once and exit; the exit code says if everything went through',
+    load: async () => (await import('./commands/sync.ts')).syncCommand(),
+  },
+  {
+    name: 'status',
+    usage: '[options]',
+    summary: 'show each repository: flows, files, pending, warnings, last sync',
+    load: async () => (await import('./commands/status.ts')).statusCommand(),
+  },
+  {
+    name: 'ui',
+    usage: '[options]',
+    summary: 'run the agent and print the address of its window, for a browser',
+    load: async () => (await import('./commands/start.ts')).uiCommand(),
+  },
+  {
+    name: 'serve',
+    usage: '[options]',
+    summary: 'run the remote-function service (all 20 functions) on this machine',
+    load: async () => (await import('./commands/serve.ts')).serveCommand(),
+  },
+  {
+    name: 'login',
+    usage: '[options]',
+    summary: 'check a token with the service and keep it in the OS keychain',
+    load: async () => (await import('./commands/login.ts')).loginCommand(),
+  },
+  {
+    name: 'logout',
+    usage: '[options]',
+    summary: "remove this service's tokens from the OS keychain",
+    load: async () => (await import('./commands/logout.ts')).logoutCommand(),
+  },
+  {
+    name: 'call',
+    usage: '[options] <path> [stdin]',
+    summary: 'call one function and print its value as JSON',
+    load: async () => (await import('./commands/call.ts')).callCommand(),
+  },
+  {
+    name: 'functions',
+    usage: '[options]',
+    summary: 'list the 20 functions of the service',
+    load: async () => (await import('./commands/functions.ts')).functionsCommand(),
+  },
+  {
+    name: 'autostart',
+    usage: '<action>',
+    summary: 'start the agent when you log in (enable, disable, status)',
+    load: async () => (await import('./commands/autostart.ts')).autostartCommand(),
+  },
+];
+
+/**
+ * The program with the command named in `args` (the arguments after `flowsync`) loaded in full, and every other
+ * command as a name and a summary, which is all the command list and commander's "unknown command" need.
+ */
+export async function buildProgram(args: readonly string[]): Promise<Command> {
   const program = new Command('flowsync')
     .description('Keep flow-definition folders in sync with a remote-function service.')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(text) });
-  for (const command of [
-    startCommand(),
-    syncCommand(),
-    statusCommand(),
-    uiCommand(),
-    serveCommand(),
-    loginCommand(),
-    logoutCommand(),
-    callCommand(),
-    functionsCommand(),
-  ]) {
+    .configureOutput({ outputError: (text, write) => write(text) })
+    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage()}` });
+  const named = namedCommand(args);
+  for (const entry of COMMANDS) {
+    const command = entry.name === named ? await entry.load() : new Command(entry.name).usage(entry.usage);
     // addCommand does not pass exitOverride and the output settings on: copy them so usage errors exit with 2.
-    program.addCommand(command.copyInheritedSettings(program));
+    program.addCommand(command.summary(entry.summary).copyInheritedSettings(program));
   }
   return program;
 }
 
+/** The command `flowsync <args>` runs (or `flowsync help <command>` explains): the first word not an option. */
+function namedCommand(args: readonly string[]): string | undefined {
+  const words = args.filter((arg) => !arg.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
+
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv.slice(2));
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;

@@ -47,6 +47,7 @@ describe('flowsync usage', () => {
       'logout',
       'call',
       'functions',
+      'autostart',
     ]);
     for (const command of commands) {
       const help = await runFlowsync([command, '--help']);

@@ -11,9 +11,12 @@ export interface AgentProcess {
   exited: Promise<number | null>;
 }
 
-/** A long-running `flowsync` command (start) as a user runs it, its output gathered as it comes. */
-export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv): AgentProcess {
-  const child = spawn(process.execPath, [FLOWSYNC_BIN, ...args], {
+/**
+ * A long-running `flowsync` command (start) as a user runs it, its output gathered as it comes. `bin` is the
+ * checkout's by default; test/package runs the built and the installed ones.
+ */
+export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv, bin = FLOWSYNC_BIN): AgentProcess {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

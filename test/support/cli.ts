@@ -1,4 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const FLOWSYNC_BIN = fileURLToPath(new URL('../../bin/flowsync.js', import.meta.url));
@@ -34,4 +37,29 @@ export function runFlowsync(
     });
     child.stdin.end(options.stdin ?? '');
   });
+}
+
+/**
+ * The packages whose CommonJS modules a `flowsync` run loaded (fastify, better-sqlite3, keytar, undici and pino are
+ * CommonJS), read from require.cache as the process exits.
+ */
+export function packagesLoadedBy(bin: string, args: string[], env: NodeJS.ProcessEnv): Set<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowsync-probe-'));
+  try {
+    const probe = join(dir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      "process.on('exit', () => process.stderr.write('\\nLOADED ' + JSON.stringify(Object.keys(require.cache)) + '\\n'));\n",
+    );
+    const run = spawnSync(process.execPath, ['--require', probe, bin, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    const line = run.stderr.split('\n').find((l) => l.startsWith('LOADED '));
+    if (run.status !== 0 || !line) throw new Error(`flowsync ${args.join(' ')} failed: ${run.stderr}`);
+    const files = JSON.parse(line.slice('LOADED '.length)) as string[];
+    return new Set(files.flatMap((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? []));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

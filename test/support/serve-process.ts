@@ -16,13 +16,17 @@ export interface ServeProcess {
 
 const BIN = fileURLToPath(new URL('../../bin/flowsync.js', import.meta.url));
 
-/** Starts `flowsync serve` on a free port with a fresh database and reads its address and tokens from stdout. */
+/**
+ * Starts `flowsync serve` on a free port with a fresh database and reads its address and tokens from stdout.
+ * `bin` is the checkout's by default; test/package runs the installed one.
+ */
 export function startServeProcess(
   dbPath: string,
   logPath: string,
   extraArgs: string[] = [],
+  bin = BIN,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', dbPath, ...extraArgs], {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--db', dbPath, ...extraArgs], {
     stdio: ['ignore', 'pipe', openSync(logPath, 'a')],
   });
   const stdout = child.stdout;

@@ -17,7 +17,6 @@ interface CallOptions {
 
 export function callCommand(): Command {
   return new Command('call')
-    .summary('call one function and print its value as JSON')
     .description(
       'Calls a function with the token kept by `flowsync login` (the admin token for operator functions or with\n' +
         '--admin) and prints its value as JSON; --raw prints the whole envelope. `baggage` is filled in, and so is\n' +

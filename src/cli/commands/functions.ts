@@ -3,7 +3,6 @@ import { FUNCTIONS } from '../../protocol/index.ts';
 
 export function functionsCommand(): Command {
   return new Command('functions')
-    .summary('list the 20 functions of the service')
     .description(
       'List every function with its kind and who may call it (user = Bearer token, admin = Admin token).',
     )

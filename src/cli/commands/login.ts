@@ -19,7 +19,6 @@ interface LoginOptions {
 
 export function loginCommand(): Command {
   return new Command('login')
-    .summary('check a token with the service and keep it in the OS keychain')
     .description(
       'Reads a token (hidden prompt, or the first line of stdin), checks it with the service, and keeps it in\n' +
         'the OS keychain under "flowsync", account "<url>#<kind>". Never written to a file. `flowsync serve`\n' +

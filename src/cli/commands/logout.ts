@@ -4,7 +4,6 @@ import { resolveServiceUrl, urlOption } from '../service-url.ts';
 
 export function logoutCommand(): Command {
   return new Command('logout')
-    .summary("remove this service's tokens from the OS keychain")
     .description(
       'Removes the user and admin tokens kept for the service from the OS keychain; with --all, also the\n' +
         'personal API key. Variables set in the environment (FLOWSYNC_TOKEN, …) are not touched.',

@@ -4,7 +4,6 @@ import { DEFAULT_SERVICE_PORT, defaultServiceDbPath } from '../../agent/index.ts
 
 export function serveCommand(): Command {
   return new Command('serve')
-    .summary('run the remote-function service (all 20 functions) on this machine')
     .description(
       'Run the remote-function service over HTTP, backed by a SQLite file. On the first start of a database it\n' +
         'creates a user token and an admin token and prints them once; only their SHA-256 is stored.',

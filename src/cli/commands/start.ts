@@ -1,10 +1,10 @@
 import { Command } from 'commander';
-import { fileURLToPath } from 'node:url';
 import {
   Agent,
   announceReady,
   createAgentApi,
   loadConfig,
+  rendererDir,
   saveConfig,
   startBridge,
   statusEvents,
@@ -20,7 +20,6 @@ import { UsageError } from '../usage-error.ts';
 
 export function startCommand(): Command {
   return new Command('start')
-    .summary('sync repositories and keep them in sync (npm start -- <folder>)')
     .description(
       'Adds the folders to the repositories flowsync keeps in sync (saved in the config file), syncs every\n' +
         'flow folder (each folder under flows/) with the service, then watches and sends each change as it\n' +
@@ -44,7 +43,6 @@ export function startCommand(): Command {
 
 export function uiCommand(): Command {
   return new Command('ui')
-    .summary('run the agent and print the address of its window, for a browser')
     .description(
       'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address with a\n' +
         'random token, printed below: open it in a browser on this machine. Like `flowsync start`, it syncs\n' +
@@ -60,8 +58,6 @@ interface RunOptions {
   url?: string;
   uiPort: number;
 }
-
-const RENDERER_DIST = fileURLToPath(new URL('../../../renderer/dist', import.meta.url));
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -134,7 +130,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     api,
     subscribe: statusEvents(agent, api),
     port: options.uiPort,
-    staticDir: RENDERER_DIST,
+    staticDir: rendererDir(),
   });
   lock.setBridge(bridge.url);
   out(`Window: ${bridge.url}`);

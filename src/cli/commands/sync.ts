@@ -8,7 +8,6 @@ import { syncLine } from './start.ts';
 
 export function syncCommand(): Command {
   return new Command('sync')
-    .summary('sync folders once and exit; the exit code says if everything went through')
     .description(
       'Scans the folders, sends what differs from what the service has, and exits: 0 when everything went\n' +
         'through, 1 when the service refused a flow, 3 when it could not be reached. For scripts and CI; the\n' +

@@ -1,0 +1,67 @@
+// `npm run build`: compiles the CLI and the desktop shell's main process into dist/ (the renderer is Vite's, in
+// renderer/dist). Plain JavaScript, so that it runs on a fresh `npm ci` before anything is compiled.
+//
+//   dist/bin/flowsync.js      the `flowsync` command; each command's code in a chunk beside it, loaded when it runs
+//   dist/bin/hash-worker.mjs  the hasher's worker thread, next to the code that starts it (new URL('./hash-worker.mjs')),
+//                             with contained-fs.mjs, the containment rule it imports
+//   dist/electron/main.js     Electron's main process, with preload.cjs and resources/ beside it
+//
+// Every chunk sits two folders below the package root, as every source file in src/<layer>/ does, so a path found
+// from a module's own location (src/agent/paths.ts: the window's renderer/dist) is the same in both.
+//
+// Rolldown (Vite's bundler) rather than tsc or esbuild: both of those split at the file level, so `flowsync status`,
+// which imports one function through src/agent/index.ts, would load the whole agent (the service, fastify, the
+// sync engine): 0.27 s of CPU and 78 MB instead of 0.08 s and 51 MB (bench/cli.ts has the current numbers).
+// Dependencies stay in node_modules, as installed: the package and the desktop app ship them anyway, and native
+// modules (better-sqlite3, keytar) cannot be bundled.
+import { cpSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rolldown } from 'rolldown';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// `node scripts/build.mjs <folder>` builds into another folder (test/package stages the package with it).
+const DIST = process.argv[2] ? resolve(process.argv[2]) : join(ROOT, 'dist');
+
+const bundles = [
+  { folder: 'bin', input: { flowsync: 'src/cli/main.ts' } },
+  { folder: 'electron', input: { main: 'electron/main.ts' } },
+];
+
+for (const { folder, input } of bundles) {
+  // Only our own folders: dist/desktop is electron-builder's.
+  rmSync(join(DIST, folder), { recursive: true, force: true });
+  const bundle = await rolldown({
+    cwd: ROOT,
+    input,
+    platform: 'node',
+    // Everything that is not our own file comes from node_modules (or is Node's, or Electron itself).
+    external: (id) => !id.startsWith('.') && !id.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(id),
+    // Our modules only define things on import, so a command gets only what it uses, not every module
+    // a folder's index.ts re-exports.
+    treeshake: { moduleSideEffects: (id, external) => external || !id.startsWith(ROOT) },
+    logLevel: 'warn',
+  });
+  const { output } = await bundle.write({
+    dir: join(DIST, folder),
+    format: 'esm',
+    // The maps carry the sources: a stack trace from an installed package points into src/ without shipping it.
+    sourcemap: true,
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name]-[hash].js',
+  });
+  await bundle.close();
+  // The worker is plain JavaScript loaded by its URL: it goes where the hasher went.
+  const hasher = output.some(
+    (chunk) => chunk.type === 'chunk' && Object.hasOwn(chunk.modules, join(ROOT, 'src/sync/hasher.ts')),
+  );
+  // The worker imports the containment rule (contained-fs.mjs) by its relative URL: both go there.
+  if (hasher) {
+    for (const file of ['hash-worker.mjs', 'contained-fs.mjs'])
+      cpSync(join(ROOT, 'src/sync', file), join(DIST, folder, file));
+  }
+}
+
+// The sandboxed preload is plain CommonJS already (it may require only 'electron'); and the tray icon.
+cpSync(join(ROOT, 'electron/preload.cjs'), join(DIST, 'electron/preload.cjs'));
+cpSync(join(ROOT, 'electron/resources'), join(DIST, 'electron/resources'), { recursive: true });
