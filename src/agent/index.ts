@@ -13,6 +13,7 @@ export { identifyRepository, parseRemoteUrl, withRepository } from './repositori
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';
+export { describeWarning } from './warnings.ts';
 export * from './api/index.ts';
 export * from './bridge/index.ts';
 export { REPO_CONFIG_FILE, RepoConfigFilePublisher, readRepoConfigFile } from './repo-config-file.ts';
