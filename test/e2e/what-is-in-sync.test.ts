@@ -4,7 +4,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { SAMPLE_COUNTS, makeSampleRepo } from '../support/sample-repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { seedViewerTasks } from '../support/tracker.ts';
+import { registerApiKey, seedLoginTasks, seedViewerTasks } from '../support/tracker.ts';
 import { VIEWPORT, addRepository, openWindow, type OpenWindow } from '../support/window.ts';
 import type { TestRepo } from '../support/repo.ts';
 
@@ -100,6 +100,51 @@ describe('a paused repository (finding 7)', () => {
     await page.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
     expect(await page.getByRole('button', { name: 'Sync now' }).isDisabled()).toBe(false);
+  });
+});
+
+describe('no stale messages, a list of permission modes, counts in words (finding 7)', () => {
+  it('Repo config: permission mode is a choice; "New file" and "Saved …" do not outlive what they describe', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await page.getByRole('tab', { name: 'Repo config' }).click();
+    await expect.poll(() => page.getByText(/^New file: /).count(), SLOW).toBe(1);
+    const mode = page.getByRole('combobox', { name: 'Permission mode' });
+    expect(await mode.locator('option').allTextContents()).toEqual([
+      '(none)',
+      'ask',
+      'acceptEdits',
+      'plan',
+      'bypassPermissions',
+    ]);
+    await page.getByLabel('Model').fill('large');
+    await mode.selectOption('plan');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('Saved to');
+    await expect.poll(() => page.getByText(/^New file: /).count(), SLOW).toBe(0);
+    await page.getByLabel('Editor').fill('code');
+    await expect.poll(() => page.getByRole('status').count(), SLOW).toBe(0);
+  });
+
+  it('Tasks: "1 sub-task", and "Updated …" goes when the next change begins', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await seedLoginTasks(svc);
+    await registerApiKey(svc, SECRET, 'u-ada');
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('New personal API key').fill(SECRET);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
+    await page.getByRole('tab', { name: 'Tasks' }).click();
+    await page.getByLabel('Search the tracker').fill('login');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'Open ENG-1', exact: true }).click();
+    const detail = page.getByTestId('task-detail');
+    await expect.poll(() => detail.textContent(), SLOW).toContain('with 1 sub-task');
+    expect(await detail.textContent()).not.toContain('1 sub-tasks');
+    await detail.getByLabel('Priority').selectOption('High');
+    await detail.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => detail.getByRole('status').count(), SLOW).toBe(1);
+    await detail.getByLabel('Status').selectOption('Done');
+    await expect.poll(() => detail.getByRole('status').count(), SLOW).toBe(0);
   });
 });
 
