@@ -94,7 +94,7 @@ function serveIpc(bridge: BridgeClient): void {
   });
   bridge.subscribe((event) => {
     window?.webContents.send('agent:event', event);
-    tray?.setToolTip(trayLabel(event.status));
+    if (event.type === 'status') tray?.setToolTip(trayLabel(event.status));
   });
 }
 

@@ -1,10 +1,14 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type KeyboardEvent } from 'react';
+import type { ActivityEntry } from '../../src/agent/index.ts';
 import type { WindowBridge } from './api.ts';
 import { RepoConfigScreen } from './screens/RepoConfigScreen.tsx';
 import { SettingsScreen } from './screens/SettingsScreen.tsx';
 import { SyncScreen } from './screens/SyncScreen.tsx';
 import { TasksScreen } from './screens/TasksScreen.tsx';
+
+/** As many as the agent keeps (src/agent/activity.ts). */
+const ACTIVITY_LIMIT = 200;
 
 const SCREENS = [
   { id: 'sync', label: 'Sync', Screen: SyncScreen },
@@ -17,9 +21,24 @@ export function App({ bridge }: { bridge: WindowBridge }) {
   const [current, setCurrent] = useState(0);
   const queries = useQueryClient();
 
-  // Pushed status replaces the cached one: the Sync screen follows the agent without polling.
+  // Pushed status replaces the cached one, and pushed activity joins the list: the Sync screen follows the agent
+  // without polling. Every change that adds an activity entry is followed by a status push, which also reloads
+  // the list: a transport that carries only status (or a stream that reconnected and missed some) stays whole.
   useEffect(
-    () => bridge.subscribe((event) => queries.setQueryData(['status'], event.status)),
+    () =>
+      bridge.subscribe((event) => {
+        if (event.type === 'status') {
+          queries.setQueryData(['status'], event.status);
+          void queries.invalidateQueries({ queryKey: ['activity'] });
+        } else {
+          queries.setQueryData(['activity'], (list: { entries: ActivityEntry[] } | undefined) => ({
+            entries: [event.entry, ...(list?.entries ?? []).filter((e) => e.id !== event.entry.id)].slice(
+              0,
+              ACTIVITY_LIMIT,
+            ),
+          }));
+        }
+      }),
     [bridge, queries],
   );
 
@@ -53,8 +72,11 @@ export function App({ bridge }: { bridge: WindowBridge }) {
           ))}
         </nav>
       </header>
-      <main id={`panel-${id}`} role="tabpanel" aria-labelledby={`tab-${id}`} className="screen">
-        <Screen api={bridge.api} />
+      {/* The main landmark holds the tab panel: a <main> given role="tabpanel" would stop being a landmark. */}
+      <main className="screen">
+        <div id={`panel-${id}`} role="tabpanel" aria-labelledby={`tab-${id}`}>
+          <Screen api={bridge.api} />
+        </div>
       </main>
     </div>
   );

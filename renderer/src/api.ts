@@ -64,9 +64,9 @@ function loopbackBridge(token: string): WindowBridge {
     subscribe(listener) {
       // EventSource cannot send a header: the event stream is the one route that takes the token in the query.
       const source = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
-      source.addEventListener('status', (message) =>
-        listener(JSON.parse((message as MessageEvent<string>).data)),
-      );
+      // Every event type the agent pushes (status, activity), each a server-sent event of its own name.
+      const forward = (message: Event) => listener(JSON.parse((message as MessageEvent<string>).data));
+      for (const type of ['status', 'activity'] as const) source.addEventListener(type, forward);
       return () => source.close();
     },
   };

@@ -23,6 +23,7 @@ import {
   type SyncReport,
   type SyncStatus,
 } from '../sync/index.ts';
+import { ActivityLog, followActivity } from './activity.ts';
 import {
   DEFAULT_SERVICE_PORT,
   loadConfig,
@@ -78,6 +79,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly progress = new Map<string, SyncProgress>();
   /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
   readonly configFiles = new Map<string, RepoConfigFilePublisher>();
+  /** The window's Recent activity: files sent, flows refused, the service gone and back. */
+  readonly activity = new ActivityLog();
   private watching = false;
   private configTimer: NodeJS.Timeout | null = null;
 
@@ -97,6 +100,16 @@ export class Agent extends EventEmitter<AgentEvents> {
     private readonly options: AgentOptions & { config: AgentConfig },
   ) {
     super();
+    followActivity(this, this.activity);
+  }
+
+  /** The state's id for a repository with this service, running or paused; null when it never synced. */
+  stateIdOf(root: string): number | null {
+    const watched = this.repositories.get(root);
+    if (watched) return watched.engine.repoId;
+    return (
+      this.state.repos().find((repo) => repo.root === root && repo.service === this.serviceKey)?.id ?? null
+    );
   }
 
   get config(): AgentConfig {

@@ -1,20 +1,23 @@
 /**
- * Why a file on disk is not sent: the code the agent stores per file, and the words every screen shows for it
- * (`flowsync status`, `flowsync sync`, the window). Here, next to the codes, so that they all say the same.
+ * Why a file on disk is not sent, and what to do about it: the code the agent stores per file, and the words every
+ * screen shows for it (`flowsync status`, `flowsync sync`, the window). Here, next to the codes, so that they all
+ * say the same.
  */
 export const FILE_WARNINGS = {
-  binary: 'binary (not UTF-8 text)',
-  oversized: 'over 1 MiB',
-  'unsafe-path': 'a name the service refuses (a backslash or similar)',
-  symlink: 'a symbolic link: not followed',
-  special: 'a FIFO, socket or device: not read',
-  unreadable: 'could not be read: reading it stopped the reader twice',
+  binary: { reason: 'binary (not UTF-8 text)', fix: 'add it to .gitignore' },
+  oversized: { reason: 'over 1 MiB', fix: 'add it to .gitignore' },
+  'unsafe-path': { reason: 'a name the service refuses', fix: 'rename it' },
+  symlink: { reason: 'a symbolic link', fix: 'not followed' },
+  special: { reason: 'a FIFO, socket or device', fix: 'not read' },
+  unreadable: { reason: 'could not be read (reading it stopped the reader twice)', fix: 'check the file' },
 } as const;
 
 export type FileWarning = keyof typeof FILE_WARNINGS;
 
+/** `binary` → "binary (not UTF-8 text): add it to .gitignore"; an unknown code is shown as it is. */
 export function describeFileWarning(warning: string): string {
-  return (FILE_WARNINGS as Record<string, string>)[warning] ?? warning;
+  const known = (FILE_WARNINGS as Record<string, { reason: string; fix: string }>)[warning];
+  return known ? `${known.reason}: ${known.fix}` : warning;
 }
 
 /**

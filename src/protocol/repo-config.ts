@@ -11,6 +11,12 @@ export const backgroundJobSchema = z.strictObject({
 export type BackgroundJob = z.infer<typeof backgroundJobSchema>;
 
 /**
+ * The assistant's permission modes the window offers. The spec types `permission_mode` as a string, so the wire
+ * accepts any (another server may know other modes); a value outside this list is kept and shown as it is.
+ */
+export const PERMISSION_MODES = ['ask', 'acceptEdits', 'plan', 'bypassPermissions'] as const;
+
+/**
  * A repository's configuration: the document in `.flowsync/repo-config.json` and the body of function 7.
  * Every field is optional (the spec does not say which are required); owner and name come from the repository.
  * `backend_config` and `service_config` are any JSON value.

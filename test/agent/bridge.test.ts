@@ -50,6 +50,11 @@ afterEach(async () => {
   repo.cleanup();
 });
 
+/** The newest status pushed (activity entries come on the same stream). */
+function lastStatus(events: AgentEvent[]) {
+  return events.findLast((event) => event.type === 'status')?.status;
+}
+
 /** A reply as parsed JSON: each test reads the fields it checks. */
 type Parsed = ReturnType<typeof JSON.parse>;
 
@@ -120,7 +125,7 @@ describe('the loopback bridge', () => {
     await call('addRepository', { path: repo.root });
     repo.write('flows/hello/second.yaml', 'second\n');
     await eventually(() =>
-      expect(events.at(-1)?.status.repositories[0]).toMatchObject({ counts: { files: 2, pending: 0 } }),
+      expect(lastStatus(events)?.repositories[0]).toMatchObject({ counts: { files: 2, pending: 0 } }),
     );
     stream.body.destroy();
   });
@@ -156,7 +161,7 @@ describe('the bridge client (what the Electron main process serves IPC with)', (
     const stop = client.subscribe((event) => events.push(event));
     await eventually(() => expect(events.length).toBeGreaterThan(0));
     await client.call('addRepository', { path: repo.root });
-    await eventually(() => expect(events.at(-1)?.status.repositories).toHaveLength(1));
+    await eventually(() => expect(lastStatus(events)?.repositories).toHaveLength(1));
     stop();
   });
 });

@@ -38,6 +38,7 @@ export interface IssueFields {
   state?: { name: string };
   teamId?: string;
   parentId?: string | null;
+  assigneeId?: string | null;
   archivedAt?: string | null;
 }
 
@@ -75,6 +76,65 @@ export async function seedLoginTasks(svc: TestService): Promise<void> {
     states: [
       { id: 's1', name: 'Todo', normalized_name: 'todo' },
       { id: 's2', name: 'Done', normalized_name: 'done' },
+    ],
+  });
+  expect(states.statusCode).toBe(200);
+}
+
+export const VIEWER = { id: 'u-ada', name: 'Ada Lovelace', email: 'ada@example.com' };
+
+const TITLES = [
+  'Retry webhook deliveries that time out',
+  'Show the flow graph in the editor',
+  'Export a flow as YAML',
+  'Rate-limit the public search endpoint',
+  'Keep the last 50 runs of each flow',
+  'Explain refused uploads in the CLI',
+];
+
+/**
+ * A tracker with a viewer: Ada's personal API key (`secret`) is registered as hers, the tracker knows her, and
+ * `count` open tasks are assigned to her (ENG-101…, with descriptions), next to a task of someone else and one of
+ * hers that is done. team-eng's workflow states are Todo, In Progress and Done.
+ */
+export async function seedViewerTasks(svc: TestService, secret: string, count: number): Promise<void> {
+  await registerApiKey(svc, secret, VIEWER.id);
+  await deliver(svc, { action: 'create', type: 'User', data: VIEWER });
+  await deliver(
+    svc,
+    issueCreated({ id: 'i-other', identifier: 'ENG-90', title: 'Not Ada’s', assigneeId: 'u-bob' }),
+  );
+  await deliver(
+    svc,
+    issueCreated({
+      id: 'i-done',
+      identifier: 'ENG-91',
+      title: 'Already done',
+      assigneeId: VIEWER.id,
+      state: { name: 'Done' },
+    }),
+  );
+  for (let n = 0; n < count; n++) {
+    const title = TITLES[n % TITLES.length]!;
+    await deliver(
+      svc,
+      issueCreated({
+        id: `i-${101 + n}`,
+        identifier: `ENG-${101 + n}`,
+        title: n < TITLES.length ? title : `${title} (part ${Math.floor(n / TITLES.length) + 1})`,
+        description: `${title}.\n\nSteps: open the flow, run it twice, compare the logs. Task ${101 + n}.`,
+        priority: (n % 4) + 1,
+        state: { name: n % 3 === 0 ? 'In Progress' : 'Todo' },
+        assigneeId: VIEWER.id,
+      }),
+    );
+  }
+  const states = await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
+    team_id: 'team-eng',
+    states: [
+      { id: 's1', name: 'Todo', normalized_name: 'todo' },
+      { id: 's2', name: 'In Progress', normalized_name: 'in progress' },
+      { id: 's3', name: 'Done', normalized_name: 'done' },
     ],
   });
   expect(states.statusCode).toBe(200);

@@ -1,10 +1,15 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { z } from 'zod';
 import type { AgentApi } from '../../../src/agent/index.ts';
-import { backgroundJobSchema, repoConfigSchema, type RepoConfig } from '../../../src/protocol/index.ts';
+import {
+  PERMISSION_MODES,
+  backgroundJobSchema,
+  repoConfigSchema,
+  type RepoConfig,
+} from '../../../src/protocol/index.ts';
 import { ApiError } from '../api.ts';
 import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
 
@@ -104,8 +109,11 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
   });
   const jobs = useFieldArray({ control: form.control, name: 'jobs' });
   const loaded = current.data !== undefined;
+  const queries = useQueryClient();
   const save = useMutation({
     mutationFn: (values: Form) => api.saveRepoConfig({ root, config: toConfig(values) }),
+    // The file exists now: "New file" must not stay.
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['repoConfig', root] }),
     onError: (error) => {
       // The agent's own check (the same schema) names fields too: show them where they are.
       if (error instanceof ApiError) {
@@ -117,6 +125,15 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
       }
     },
   });
+  // "Saved …" is about what was saved: the next edit makes it stale. Same for a refusal.
+  const { reset: forgetSave } = save;
+  useEffect(() => {
+    const watching = form.watch((_values, { type }) => {
+      if (type === 'change') forgetSave();
+    });
+    return () => watching.unsubscribe();
+  }, [form, forgetSave]);
+  const permissionMode = form.watch('permissionMode');
   const { errors } = form.formState;
   const fieldError = (message: string | undefined, id: string) =>
     message ? (
@@ -155,7 +172,15 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
           <label htmlFor="assistant-model">Model</label>
           <input id="assistant-model" {...form.register('model')} />
           <label htmlFor="permission-mode">Permission mode</label>
-          <input id="permission-mode" {...form.register('permissionMode')} />
+          <select id="permission-mode" {...form.register('permissionMode')}>
+            <option value="">(none)</option>
+            {PERMISSION_MODES.map((mode) => (
+              <option key={mode}>{mode}</option>
+            ))}
+            {permissionMode && !(PERMISSION_MODES as readonly string[]).includes(permissionMode) && (
+              <option>{permissionMode}</option>
+            )}
+          </select>
         </fieldset>
         <fieldset>
           <legend>Background jobs</legend>

@@ -45,7 +45,7 @@ export function SettingsScreen({ api }: ScreenProps) {
   const data = settings.data;
 
   return (
-    <section aria-labelledby="settings-title">
+    <section aria-labelledby="settings-title" className="settings">
       <h2 id="settings-title">Settings</h2>
       <ErrorLine error={settings.error} />
       {data?.keychain === 'unavailable' && (

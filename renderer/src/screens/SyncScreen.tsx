@@ -1,7 +1,9 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { AgentApi, RepositoryView } from '../../../src/agent/index.ts';
-import { describeFileWarning, warnedPath } from '../../../src/protocol/index.ts';
+import type { AgentApi, FlowView, RepositoryView } from '../../../src/agent/index.ts';
+import { warnedPath } from '../../../src/protocol/index.ts';
+import { plural } from '../plural.ts';
+import { RecentActivity } from './RecentActivity.tsx';
 import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
 
 export function SyncScreen({ api }: ScreenProps) {
@@ -36,7 +38,10 @@ export function SyncScreen({ api }: ScreenProps) {
         <input
           id="add-folder"
           value={folder}
-          onChange={(event) => setFolder(event.target.value)}
+          onChange={(event) => {
+            setFolder(event.target.value);
+            if (add.error) add.reset();
+          }}
           placeholder="/home/you/code/app"
         />
         <button type="submit" disabled={add.isPending}>
@@ -50,7 +55,17 @@ export function SyncScreen({ api }: ScreenProps) {
           <Repository key={repo.root} repo={repo} api={api} onChange={refresh} />
         ))}
       </ul>
+      <RecentActivity api={api} />
     </section>
+  );
+}
+
+/** Busy repositories change at every step: their flows are read again once the work settles. */
+function settledVersion(repo: RepositoryView): string {
+  if (repo.phase === 'scanning' || repo.phase === 'syncing') return 'busy';
+  const { counts } = repo;
+  return [repo.phase, repo.lastSyncAt, counts.files, counts.pending, counts.warnings, counts.rejected].join(
+    '|',
   );
 }
 
@@ -64,8 +79,16 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
     },
     onSettled: onChange,
   });
+  const version = settledVersion(repo);
+  const detail = useQuery({
+    queryKey: ['detail', repo.root, version],
+    queryFn: () => api.repositoryDetail({ root: repo.root }),
+    enabled: version !== 'busy',
+    placeholderData: keepPreviousData,
+  });
   const { counts } = repo;
   const label = `${repo.owner}/${repo.name}`;
+  const stopped = repo.phase === 'paused' || repo.phase === 'stopped';
   return (
     <li className="repository" aria-label={label}>
       <div className="row">
@@ -76,7 +99,8 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
       </div>
       <p className="muted">{repo.root}</p>
       <p data-testid="counts">
-        {counts.flows} flows · {counts.files} files · {counts.pending} pending · {counts.warnings} not sent
+        {plural(counts.flows, 'flow')} · {plural(counts.files, 'file')} · {counts.pending} pending ·{' '}
+        {counts.warnings} not sent
         {counts.rejected > 0 ? ` · ${counts.rejected} refused` : ''}
       </p>
       {repo.message && <p className="muted">{repo.message}</p>}
@@ -90,31 +114,32 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         Last sync: {repo.lastSyncAt ? new Date(repo.lastSyncAt).toLocaleString() : 'never'}
       </p>
       {repo.configProblem && <p className="error">{repo.configProblem}</p>}
-      {(repo.warnings.length > 0 || repo.rejected.length > 0) && (
+      <ErrorLine error={detail.error} />
+      {detail.data && detail.data.flows.length > 0 && (
+        <Flows api={api} root={repo.root} flows={detail.data.flows} version={version} />
+      )}
+      {repo.warnings.length > 0 && (
         <details>
-          <summary>Not sent and refused</summary>
-          <ul>
+          <summary>{plural(repo.warnings.length, 'file')} not sent</summary>
+          <ul className="files">
             {repo.warnings.map((w) => (
               <li key={warnedPath(w)}>
-                {warnedPath(w)}: {describeFileWarning(w.warning)}
-              </li>
-            ))}
-            {repo.rejected.map((r) => (
-              <li key={r.flowPath}>
-                {r.flowPath}: refused: {r.message}
+                <code>{warnedPath(w)}</code>: {w.reason}
               </li>
             ))}
           </ul>
         </details>
       )}
       <div className="row">
-        <button onClick={() => act.mutate('sync')} disabled={repo.phase === 'paused'}>
+        <button onClick={() => act.mutate('sync')} disabled={stopped || act.isPending}>
           Sync now
         </button>
         {repo.phase === 'paused' ? (
           <button onClick={() => act.mutate('resume')}>Resume</button>
         ) : (
-          <button onClick={() => act.mutate('pause')}>Pause</button>
+          <button onClick={() => act.mutate('pause')} disabled={repo.phase === 'stopped'}>
+            Pause
+          </button>
         )}
         <button
           onClick={() => {
@@ -128,3 +153,91 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
     </li>
   );
 }
+
+const FLOW_STATES: Record<FlowView['state'], string> = {
+  synced: 'synced',
+  pending: 'pending',
+  refused: 'refused',
+  'not-sent': 'not sent',
+};
+
+function Flows(props: { api: AgentApi; root: string; flows: FlowView[]; version: string }) {
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (flowPath: string) =>
+    setOpen((current) => {
+      const next = new Set(current);
+      if (!next.delete(flowPath)) next.add(flowPath);
+      return next;
+    });
+  return (
+    <table className="flows">
+      <caption className="visually-hidden">Flows</caption>
+      <thead>
+        <tr>
+          <th scope="col">Flow</th>
+          <th scope="col">Files</th>
+          <th scope="col">State</th>
+        </tr>
+      </thead>
+      {props.flows.map((flow) => {
+        const expanded = open.has(flow.flowPath);
+        const filesId = `files-${props.root}-${flow.flowPath}`.replace(/[^\w-]/g, '_');
+        return (
+          <tbody key={flow.flowPath}>
+            <tr>
+              <th scope="row">
+                <button
+                  className="disclosure"
+                  aria-expanded={expanded}
+                  aria-controls={expanded ? filesId : undefined}
+                  onClick={() => toggle(flow.flowPath)}
+                  title={flow.flowPath}
+                >
+                  {flow.name}
+                </button>
+              </th>
+              <td>{flow.files}</td>
+              <td>
+                <span className={`state state-${flow.state}`}>{FLOW_STATES[flow.state]}</span>
+                {flow.state === 'pending' && ` (${flow.pending})`}
+                {flow.state !== 'not-sent' && flow.notSent > 0 && ` · ${flow.notSent} not sent`}
+                {flow.message && <span className="error">: {flow.message}</span>}
+              </td>
+            </tr>
+            {expanded && (
+              <tr id={filesId}>
+                <td colSpan={3}>
+                  <FlowFiles api={props.api} root={props.root} flow={flow} version={props.version} />
+                </td>
+              </tr>
+            )}
+          </tbody>
+        );
+      })}
+    </table>
+  );
+}
+
+function FlowFiles(props: { api: AgentApi; root: string; flow: FlowView; version: string }) {
+  const { root, flow } = props;
+  const files = useQuery({
+    queryKey: ['flowFiles', root, flow.flowPath, props.version],
+    queryFn: () => props.api.flowFiles({ root, flowPath: flow.flowPath }),
+    placeholderData: keepPreviousData,
+  });
+  if (files.error) return <ErrorLine error={files.error} />;
+  if (!files.data) return <p className="muted">Reading the files of {flow.name}…</p>;
+  return (
+    <ul className="files" aria-label={`Files of ${flow.name}`}>
+      {files.data.files.map((file) => (
+        <li key={file.path}>
+          <code>{file.path}</code>{' '}
+          <span className={`state state-${file.state}`}>{FILE_STATES[file.state]}</span>
+          {file.reason && <span className="muted">: {file.reason}</span>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+const FILE_STATES = { synced: 'synced', pending: 'pending', 'not-sent': 'not sent' } as const;

@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import {
   issuesSearchValueSchema,
+  pageInfoSchema,
   repoConfigRecordSchema,
   repoConfigSchema,
   syncTaskValueSchema,
   taskUpdateValueSchema,
+  trackerIssueSchema,
+  trackerUserSchema,
   workflowStateCacheValueSchema,
 } from '../../protocol/index.ts';
 
@@ -46,7 +49,10 @@ export const repositoryViewSchema = z.object({
     .object({ stage: z.enum(['hashing', 'uploading']), done: z.number(), total: z.number() })
     .nullable(),
   lastSyncAt: z.string().nullable(),
-  warnings: z.array(z.object({ flowPath: z.string(), path: z.string(), warning: z.string() })),
+  /** Files not sent: `warning` is the code, `reason` says why in words and what to do (see describeWarning). */
+  warnings: z.array(
+    z.object({ flowPath: z.string(), path: z.string(), warning: z.string(), reason: z.string() }),
+  ),
   rejected: z.array(z.object({ flowPath: z.string(), message: z.string() })),
   /** What is wrong with `.flowsync/repo-config.json` (invalid, or not sent yet); null when nothing is. */
   configProblem: z.string().nullable(),
@@ -61,6 +67,48 @@ export const agentStatusSchema = z.object({
 export type AgentStatus = z.infer<typeof agentStatusSchema>;
 
 const secretSourceSchema = z.enum(['environment', 'keychain', 'embedded', 'none', 'unavailable']);
+
+/**
+ * A flow as the Sync screen lists it. `state`: refused (the service said no, `message` says why), pending (some
+ * file differs from what the service acknowledged), not-sent (no file of it can be sent), else synced.
+ */
+export const flowViewSchema = z.object({
+  flowPath: z.string(),
+  name: z.string(),
+  files: z.number(),
+  pending: z.number(),
+  notSent: z.number(),
+  state: z.enum(['synced', 'pending', 'refused', 'not-sent']),
+  message: z.string().nullable(),
+});
+export type FlowView = z.infer<typeof flowViewSchema>;
+
+/** One file of a flow: `reason` says why it is pending (deleted here) or not sent, and what to do. */
+export const fileViewSchema = z.object({
+  path: z.string(),
+  state: z.enum(['synced', 'pending', 'not-sent']),
+  reason: z.string().nullable(),
+});
+export type FileView = z.infer<typeof fileViewSchema>;
+
+/**
+ * What happened, newest first in the window: files the service took (one entry each, or one `sent` entry with
+ * counts for a large round), flows it refused, and the service going away and coming back.
+ */
+export const activityEntrySchema = z.object({
+  id: z.number(),
+  at: z.string(),
+  root: z.string(),
+  repository: z.string(),
+  kind: z.enum(['created', 'updated', 'deleted', 'sent', 'refused', 'offline', 'online', 'missing']),
+  flowPath: z.string().nullable(),
+  path: z.string().nullable(),
+  message: z.string().nullable(),
+  counts: z
+    .object({ flows: z.number(), created: z.number(), updated: z.number(), deleted: z.number() })
+    .nullable(),
+});
+export type ActivityEntry = z.infer<typeof activityEntrySchema>;
 
 export const settingsSchema = z.object({
   /** Empty: the embedded service. A change takes effect at the next start. */
@@ -97,6 +145,20 @@ export const AGENT_API = {
   pauseRepository: method(z.object({ root }), repositoryViewSchema),
   resumeRepository: method(z.object({ root }), repositoryViewSchema),
   syncNow: method(z.object({ root: root.optional() }), agentStatusSchema),
+  repositoryDetail: method(
+    z.object({ root }),
+    z.object({ root: z.string(), flows: z.array(flowViewSchema) }),
+  ),
+  flowFiles: method(
+    z.object({ root, flowPath: z.string().min(1).max(4096) }),
+    z.object({ root: z.string(), flowPath: z.string(), files: z.array(fileViewSchema) }),
+  ),
+  activity: method(none, z.object({ entries: z.array(activityEntrySchema) })),
+  /** The open tasks assigned to the owner of the personal API key (the tracker's viewer). */
+  myTasks: method(
+    z.object({ after: z.string().min(1).max(200).optional() }),
+    z.object({ viewer: trackerUserSchema, nodes: z.array(trackerIssueSchema), pageInfo: pageInfoSchema }),
+  ),
   searchTasks: method(
     z.object({
       query: z.string().max(500),
@@ -171,6 +233,12 @@ export class AgentApiError extends Error {
   }
 }
 
-/** Events pushed to a window: the status whenever it changes (server-sent events, IPC messages). */
-export const agentEventSchema = z.object({ type: z.literal('status'), status: agentStatusSchema });
+/**
+ * Events pushed to a window (server-sent events, IPC messages): the status whenever it changes, and each new
+ * Recent activity entry as it happens.
+ */
+export const agentEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('status'), status: agentStatusSchema }),
+  z.object({ type: z.literal('activity'), entry: activityEntrySchema }),
+]);
 export type AgentEvent = z.infer<typeof agentEventSchema>;

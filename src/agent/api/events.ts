@@ -5,16 +5,18 @@ import type { AgentApi, AgentEvent } from './contract.ts';
 const THROTTLE_MS = 100;
 
 /**
- * Status pushes for windows: the whole AgentStatus, sent on subscribing and after each change of any repository
- * (throttled). Returns a `subscribe` for the transports.
+ * Pushes for windows: the whole AgentStatus, sent on subscribing and after each change of any repository
+ * (throttled), and each Recent activity entry as the agent records it. Returns a `subscribe` for the transports.
  */
 export function statusEvents(agent: Agent, api: AgentApi) {
   const listeners = new Set<(event: AgentEvent) => void>();
   let timer: NodeJS.Timeout | null = null;
+  const send = (event: AgentEvent) => {
+    for (const listener of listeners) listener(event);
+  };
   const push = async () => {
     timer = null;
-    const event: AgentEvent = { type: 'status', status: await api.status({}) };
-    for (const listener of listeners) listener(event);
+    send({ type: 'status', status: await api.status({}) });
   };
   // A push that races the agent's shutdown has nobody left to tell.
   const pushQuietly = () => void push().catch(() => {});
@@ -24,6 +26,8 @@ export function statusEvents(agent: Agent, api: AgentApi) {
   agent.on('status', schedule);
   agent.on('progress', schedule);
   agent.on('synced', schedule);
+  // Few and small (one per file a round touched, at most 20): not throttled.
+  agent.activity.on('entry', (entry) => send({ type: 'activity', entry }));
 
   return (listener: (event: AgentEvent) => void) => {
     listeners.add(listener);

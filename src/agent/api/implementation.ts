@@ -17,59 +17,16 @@ import { agentLogPath, reportIncident } from '../agent-log.ts';
 import { classifyError } from '../errors.ts';
 import { SECRET_NAMES, checkSecret } from '../credentials.ts';
 import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../repo-config-file.ts';
-import {
-  AgentApiError,
-  type AgentApi,
-  type AgentStatus,
-  type RepositoryView,
-  type Settings,
-} from './contract.ts';
+import { myOpenTasks } from '../my-tasks.ts';
+import { agentStatus, flowFiles, repositoryDetail, repositoryView } from '../status-view.ts';
+import { AgentApiError, type AgentApi, type Settings } from './contract.ts';
 
 const run = promisify(execFile);
 
 /** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
 export function createAgentApi(agent: Agent): AgentApi {
-  const view = (root: string): RepositoryView => {
-    const watched = agent.repositories.get(root);
-    const paused = agent.paused.get(root);
-    if (!watched && !paused)
-      throw new AgentApiError('not_found', `${root} is not a repository flowsync syncs.`);
-    const identity = watched?.identity ?? paused!;
-    const status = watched?.engine.status();
-    const repoId = watched?.engine.repoId ?? null;
-    const stored = agent.state.repos().find((repo) => repo.root === identity.root && repo.id === repoId);
-    const counts = status?.counts ?? {
-      flows: 0,
-      files: 0,
-      pending: 0,
-      pendingFlows: 0,
-      warnings: 0,
-      rejected: 0,
-    };
-    return {
-      root: identity.root,
-      owner: identity.owner,
-      name: identity.name,
-      flowRoots: [...(watched?.engine.flowRoots ?? paused!.flowRoots)],
-      phase: status ? status.phase : 'paused',
-      message: status?.message ?? null,
-      counts,
-      progress: agent.progress.get(identity.root) ?? null,
-      lastSyncAt: stored?.lastSyncAt ?? null,
-      warnings: repoId === null ? [] : agent.state.warnings(repoId),
-      configProblem: agent.configFiles.get(identity.root)?.problem ?? null,
-      rejected:
-        repoId === null
-          ? []
-          : agent.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
-    };
-  };
-
-  const status = (): AgentStatus => ({
-    serviceUrl: agent.serviceUrl,
-    embedded: agent.embedded !== null,
-    repositories: [...agent.repositories.keys(), ...agent.paused.keys()].sort().map(view),
-  });
+  const view = (root: string) => repositoryView(agent, root);
+  const status = () => agentStatus(agent);
 
   const settings = async (): Promise<Settings> => {
     const { secrets, secretsUrl } = agent;
@@ -140,6 +97,14 @@ export function createAgentApi(agent: Agent): AgentApi {
       await Promise.all(targets.map(({ engine }) => engine.sync()));
       return status();
     },
+
+    repositoryDetail: async ({ root }) => repositoryDetail(agent, root),
+
+    flowFiles: async ({ root, flowPath }) => flowFiles(agent, root, flowPath),
+
+    activity: async () => ({ entries: agent.activity.list() }),
+
+    myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),
 
     searchTasks: async ({ query, after, first }) =>
       agent.client.tracker.searchIssues({

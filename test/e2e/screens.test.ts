@@ -1,0 +1,125 @@
+import axe from 'axe-core';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { SAMPLE_COUNTS, makeSampleRepo } from '../support/sample-repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { seedViewerTasks } from '../support/tracker.ts';
+import { addRepository, openWindow, type OpenWindow } from '../support/window.ts';
+import type { TestRepo } from '../support/repo.ts';
+
+/**
+ * The four screens with realistic data: each one's picture for the README (docs/images/<screen>.png, written at
+ * every run) and an accessibility check (axe-core: no serious or critical violation).
+ */
+
+const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
+const SECRET = 'lin_api_ada_personal_key_0042';
+const SLOW = { timeout: 30_000 };
+
+let browser: Browser;
+let svc: TestService;
+let repo: TestRepo;
+let win: OpenWindow;
+let page: Page;
+
+beforeAll(async () => {
+  buildRenderer();
+  browser = await launchChromium();
+  svc = await startTestService();
+  repo = makeSampleRepo();
+  win = await openWindow(browser, svc, repo);
+  page = win.page;
+  await addRepository(page, repo.root, SAMPLE_COUNTS);
+  await seedViewerTasks(svc, SECRET, 12);
+}, 120_000);
+afterAll(async () => {
+  await win?.close();
+  await svc?.close();
+  repo?.cleanup();
+  await browser?.close();
+});
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function seriousViolations(): Promise<Violation[]> {
+  // Evaluated by the test, not by the page: the page's CSP does not apply.
+  await page.evaluate(axe.source);
+  // A string, run in the page: the test's own types know no DOM.
+  const violations = (await page.evaluate(`axe.run(document).then((results) =>
+    results.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? null,
+      help: v.help,
+      targets: v.nodes.map((node) => node.target.join(' ')),
+    })))`)) as Violation[];
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+async function picture(screen: string): Promise<void> {
+  mkdirSync(IMAGES, { recursive: true });
+  await page.evaluate('window.scrollTo(0, 0)');
+  writeFileSync(`${IMAGES}${screen}.png`, await page.screenshot({ fullPage: false }));
+}
+
+describe('the four screens', () => {
+  it('Sync: flows, files not sent and recent activity', async () => {
+    repo.write('flows/reports/summary.md', '# Summary\n\nRevenue is up.\n');
+    repo.write('flows/onboarding/steps.json', '{"welcome": {"next": null}}\n');
+    const activity = page.getByRole('list', { name: 'Recent activity' });
+    await expect.poll(() => activity.textContent(), SLOW).toContain('flows/onboarding/steps.json');
+    await expect.poll(() => activity.textContent(), SLOW).toContain('flows/reports/summary.md');
+    await page.getByRole('button', { name: 'billing' }).click();
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Files of billing' }).textContent(), SLOW)
+      .toContain('logo.png not sent');
+    await picture('sync');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('Tasks: my open tasks, one open beside the list', async () => {
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('New personal API key').fill(SECRET);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
+    await page.getByRole('tab', { name: 'Tasks' }).click();
+    await page.getByRole('button', { name: 'Open ENG-110', exact: true }).click();
+    await expect
+      .poll(() => page.getByTestId('task-detail').textContent(), SLOW)
+      .toContain('ENG-110 · In Progress');
+    await expect.poll(() => page.getByLabel('Status').locator('option').count(), SLOW).toBe(4);
+    await picture('tasks');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('Repo config: the form with a saved config', async () => {
+    await page.getByRole('tab', { name: 'Repo config' }).click();
+    await page.getByLabel('Editor').fill('code');
+    await page.getByLabel('Artifact folder (artifact_config.dir)').fill('dist');
+    await page.getByLabel('Model').fill('large');
+    await page.getByLabel('Permission mode').selectOption('plan');
+    await page.getByRole('button', { name: 'Add a background job' }).click();
+    await page.getByLabel('Name').fill('dev');
+    await page.getByLabel('Command').fill('npm run dev');
+    await page.getByLabel('Description').fill('The app on port 3000');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('and the service');
+    await picture('repo-config');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('Settings', async () => {
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
+    await picture('settings');
+    expect(await seriousViolations()).toEqual([]);
+  });
+});

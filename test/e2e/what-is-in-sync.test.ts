@@ -1,0 +1,193 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { SAMPLE_COUNTS, makeSampleRepo } from '../support/sample-repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { registerApiKey, seedLoginTasks, seedViewerTasks } from '../support/tracker.ts';
+import { VIEWPORT, addRepository, openWindow, type OpenWindow } from '../support/window.ts';
+import type { TestRepo } from '../support/repo.ts';
+
+/** Issue 11, findings 4, 6 and 7: what the window shows, driven in Chromium as a user would. */
+
+const SECRET = 'lin_api_ada_personal_key_0042';
+const SLOW = { timeout: 30_000 };
+
+let browser: Browser;
+let svc: TestService;
+let proxy: FaultProxy;
+let repo: TestRepo;
+let win: OpenWindow;
+let page: Page;
+
+beforeAll(async () => {
+  buildRenderer();
+  browser = await launchChromium();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+});
+
+beforeEach(async () => {
+  svc = await startTestService();
+  // Between the agent and the service, so that a test can take the service away and give it back.
+  proxy = await startFaultProxy(svc.url);
+  repo = makeSampleRepo();
+  win = await openWindow(browser, { ...svc, url: proxy.url }, repo);
+  page = win.page;
+}, 60_000);
+afterEach(async () => {
+  await win.close();
+  await proxy.close();
+  await svc.close();
+  repo.cleanup();
+});
+
+/** The row of a flow in a repository's flows table. */
+const flowRow = (name: string) => page.getByRole('row').filter({ has: page.getByRole('button', { name }) });
+const filesOf = (name: string) => page.getByRole('list', { name: `Files of ${name}` });
+const activity = () => page.getByRole('list', { name: 'Recent activity' }).textContent();
+
+describe('the Sync screen shows what is in sync (finding 6)', () => {
+  it('lists flows and their files with states, reasons for what is not sent, and recent activity after an edit', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await expect.poll(() => flowRow('billing').textContent(), SLOW).toContain('synced · 2 not sent');
+
+    repo.write('flows/reports/summary.md', '# Summary\n\nRevenue is up.\n');
+    await expect.poll(() => flowRow('reports').textContent(), SLOW).toMatch(/reports\s*3\s*synced/);
+    await page.getByRole('button', { name: 'reports' }).click();
+    await expect.poll(() => filesOf('reports').textContent(), SLOW).toContain('summary.md synced');
+    expect(await filesOf('reports').textContent()).toContain('query.md synced');
+    await expect.poll(activity, SLOW).toContain('Sent new file flows/reports/summary.md');
+
+    await page.getByRole('button', { name: 'billing' }).click();
+    await expect
+      .poll(() => filesOf('billing').textContent(), SLOW)
+      .toContain('logo.png not sent: binary (not UTF-8 text): add it to .gitignore');
+    expect(await filesOf('billing').textContent()).toContain(
+      'sample-data.json not sent: over 1 MiB: add it to .gitignore',
+    );
+    expect(await filesOf('billing').textContent()).not.toContain('.env');
+  });
+
+  it('shows a change as pending while the service is away, and the service going and coming back', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    proxy.fault = () => ({
+      status: 503,
+      body: JSON.stringify({ status: 'error', errorMessage: 'The service is restarting' }),
+    });
+    repo.write('flows/onboarding/flow.yaml', 'name: onboarding\nsteps:\n  - welcome\n');
+    await expect.poll(activity, SLOW).toContain('Offline');
+    await expect.poll(() => flowRow('onboarding').textContent(), SLOW).toContain('pending (1)');
+    await page.getByRole('button', { name: 'onboarding' }).click();
+    await expect.poll(() => filesOf('onboarding').textContent(), SLOW).toContain('flow.yaml pending');
+
+    proxy.fault = () => null;
+    await expect.poll(activity, SLOW).toContain('Back online');
+    await expect.poll(activity, SLOW).toContain('Sent changes to flows/onboarding/flow.yaml');
+    await expect.poll(() => filesOf('onboarding').textContent(), SLOW).toContain('flow.yaml synced');
+  });
+});
+
+describe('a paused repository (finding 7)', () => {
+  it('still shows its counts and last sync, and Sync now is disabled', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('paused');
+    expect(await page.getByTestId('counts').textContent()).toContain(SAMPLE_COUNTS);
+    expect(await page.getByText(/^Last sync:/).textContent()).not.toContain('never');
+    expect(await page.getByRole('button', { name: 'Sync now' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
+    expect(await page.getByRole('button', { name: 'Sync now' }).isDisabled()).toBe(false);
+  });
+});
+
+describe('no stale messages, a list of permission modes, counts in words (finding 7)', () => {
+  it('Repo config: permission mode is a choice; "New file" and "Saved …" do not outlive what they describe', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await page.getByRole('tab', { name: 'Repo config' }).click();
+    await expect.poll(() => page.getByText(/^New file: /).count(), SLOW).toBe(1);
+    const mode = page.getByRole('combobox', { name: 'Permission mode' });
+    expect(await mode.locator('option').allTextContents()).toEqual([
+      '(none)',
+      'ask',
+      'acceptEdits',
+      'plan',
+      'bypassPermissions',
+    ]);
+    await page.getByLabel('Model').fill('large');
+    await mode.selectOption('plan');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('Saved to');
+    await expect.poll(() => page.getByText(/^New file: /).count(), SLOW).toBe(0);
+    await page.getByLabel('Editor').fill('code');
+    await expect.poll(() => page.getByRole('status').count(), SLOW).toBe(0);
+  });
+
+  it('Tasks: "1 sub-task", and "Updated …" goes when the next change begins', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await seedLoginTasks(svc);
+    await registerApiKey(svc, SECRET, 'u-ada');
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('New personal API key').fill(SECRET);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
+    await page.getByRole('tab', { name: 'Tasks' }).click();
+    await page.getByLabel('Search the tracker').fill('login');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: 'Open ENG-1', exact: true }).click();
+    const detail = page.getByTestId('task-detail');
+    await expect.poll(() => detail.textContent(), SLOW).toContain('with 1 sub-task');
+    expect(await detail.textContent()).not.toContain('1 sub-tasks');
+    await detail.getByLabel('Priority').selectOption('High');
+    await detail.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => detail.getByRole('status').count(), SLOW).toBe(1);
+    await detail.getByLabel('Status').selectOption('Done');
+    await expect.poll(() => detail.getByRole('status').count(), SLOW).toBe(0);
+  });
+});
+
+describe('Tasks (finding 4)', () => {
+  it('opens on my open tasks; a task opened from a full page is focused, in view, described, and shows its new status after a save', async () => {
+    await addRepository(page, repo.root, SAMPLE_COUNTS);
+    await seedViewerTasks(svc, SECRET, 30);
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('New personal API key').fill(SECRET);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
+
+    // No search: the screen opens on Ada's open tasks, a full page of them, and none of anyone else's.
+    await page.getByRole('tab', { name: 'Tasks' }).click();
+    await expect
+      .poll(() => page.getByRole('heading', { level: 3 }).first().textContent(), SLOW)
+      .toBe('Open tasks assigned to Ada Lovelace');
+    await expect.poll(() => page.getByRole('button', { name: /^Open ENG-/ }).count(), SLOW).toBe(30);
+    expect(await page.getByRole('button', { name: 'Open ENG-90' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Open ENG-91' }).count()).toBe(0);
+
+    // The last row of the page, far below the fold.
+    const open = page.getByRole('button', { name: 'Open ENG-101', exact: true });
+    await open.scrollIntoViewIfNeeded();
+    await open.click();
+    const detail = page.getByTestId('task-detail');
+    await expect
+      .poll(() => page.evaluate(`document.activeElement?.closest('[data-testid="task-detail"]') !== null`))
+      .toBe(true);
+    await expect.poll(() => detail.textContent(), SLOW).toContain('ENG-101 · In Progress');
+    const box = await page.getByRole('heading', { name: /^ENG-101/ }).boundingBox();
+    expect(box).not.toBeNull();
+    expect(box!.y).toBeGreaterThanOrEqual(0);
+    expect(box!.y + box!.height).toBeLessThanOrEqual(VIEWPORT.height);
+    expect(await detail.getByLabel('Description').textContent()).toContain(
+      'Steps: open the flow, run it twice, compare the logs. Task 101.',
+    );
+
+    await detail.getByLabel('Status').selectOption('Done');
+    await detail.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => detail.getByRole('status').textContent(), SLOW).toContain('Updated ENG-101');
+    await expect
+      .poll(() => page.getByRole('heading', { name: /^ENG-101/ }).textContent(), SLOW)
+      .toBe('ENG-101 · Done');
+  });
+});

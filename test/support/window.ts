@@ -1,0 +1,67 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { startAgentProcess, type AgentProcess } from './agent-process.ts';
+import { eventually, type TestRepo } from './repo.ts';
+import type { TestService } from './service.ts';
+
+/** The window's viewport in the e2e tests and in the README's pictures. */
+export const VIEWPORT = { width: 1280, height: 860 };
+
+export interface OpenWindow {
+  agent: AgentProcess;
+  page: Page;
+  address: string;
+  close(): Promise<void>;
+}
+
+/** Makes a folder a git repository with origin `acme/app` and an author, as the tests' repositories are. */
+export function initGit(repo: TestRepo): void {
+  execFileSync('git', ['-C', repo.root, 'init', '-q']);
+  execFileSync('git', ['-C', repo.root, 'remote', 'add', 'origin', 'git@github.com:acme/app.git']);
+  execFileSync('git', ['-C', repo.root, 'config', 'user.email', 'ada@example.com']);
+}
+
+/**
+ * `flowsync ui` as a user runs it, against the test's service with its tokens in the environment, and a page
+ * (light theme, the README's viewport) open on the address it printed.
+ */
+export async function openWindow(browser: Browser, svc: TestService, repo: TestRepo): Promise<OpenWindow> {
+  const home = join(repo.dir, 'home');
+  mkdirSync(home, { recursive: true });
+  const agent = startAgentProcess(['ui'], {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    FLOWSYNC_URL: svc.url,
+    FLOWSYNC_TOKEN: svc.tokens.user,
+    FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
+  });
+  await agent.waitFor(/Window: (\S+)/);
+  const address = /Window: (\S+)/.exec(agent.output())![1]!;
+  const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light' });
+  await page.goto(address);
+  return {
+    agent,
+    page,
+    address,
+    async close() {
+      await page.close();
+      agent.signal('SIGINT');
+      await agent.exited;
+    },
+  };
+}
+
+/** Adds the repository on the Sync screen, as a user does, and waits for its first sync. */
+export async function addRepository(page: Page, root: string, counts: string): Promise<void> {
+  await page.getByLabel('Repository folder').fill(root);
+  await page.getByRole('button', { name: 'Add folder' }).click();
+  // eventually, not expect.poll: this also runs in set-up hooks.
+  await eventually(
+    async () => expect(await page.getByTestId('counts').textContent()).toContain(counts),
+    30_000,
+  );
+}
