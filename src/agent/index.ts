@@ -22,7 +22,13 @@ export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';
 export * from './api/index.ts';
 export * from './bridge/index.ts';
-export { REPO_CONFIG_FILE, RepoConfigFilePublisher, readRepoConfigFile } from './repo-config-file.ts';
+export {
+  REPO_CONFIG_FILE,
+  RepoConfigFileError,
+  RepoConfigFilePublisher,
+  readRepoConfigFile,
+  writeRepoConfigFile,
+} from './repo-config-file.ts';
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
 export { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident } from './agent-log.ts';
 export { checkRepositoryFolder, expandHome } from './folder-check.ts';

@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RemoteClient } from '../client/index.ts';
 import {
   MAX_JSON_DEPTH,
+  describeFileWarning,
   describeIssues,
   findDeepNesting,
   repoConfigSchema,
@@ -10,6 +11,7 @@ import {
   type RepoConfig,
   type WireIssue,
 } from '../protocol/index.ts';
+import { MAX_FILE_BYTES, notRealFolder, readContained } from '../sync/index.ts';
 
 /** Where a repository keeps its configuration, relative to its root. */
 export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
@@ -26,13 +28,18 @@ export class RepoConfigFileError extends Error {
 
 /** Reads and validates `.flowsync/repo-config.json`; null when there is none. */
 export function readRepoConfigFile(root: string): RepoConfig | null {
-  const path = join(root, REPO_CONFIG_FILE);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return null;
+  // The containment rule of the flows: a regular file reached through real folders, never through a link.
+  refuseLinkedFolder(root);
+  const read = readContained(root, REPO_CONFIG_FILE, MAX_FILE_BYTES);
+  if (read.missing) return null;
+  if (read.warning) {
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} is ${describeFileWarning(read.warning)}: make it a plain file in the repository.`,
+    );
   }
+  if (read.bytes === null)
+    throw new RepoConfigFileError(`${REPO_CONFIG_FILE} is over 1 MiB: make it smaller.`);
+  const text = read.bytes.toString('utf8');
   // One level less than the service reads: it gets these fields inside {"args": …}. Checked before the schema,
   // which recurses once a level (a hostile repository's file overflowed the stack).
   const deep = findDeepNesting(text, MAX_JSON_DEPTH - 1);
@@ -58,8 +65,19 @@ export function readRepoConfigFile(root: string): RepoConfig | null {
   return parsed.data;
 }
 
+/** `.flowsync` as a link (or a FIFO…) would lead reads and writes out of the repository: refused, by name. */
+function refuseLinkedFolder(root: string): void {
+  const outside = notRealFolder(root, dirname(REPO_CONFIG_FILE));
+  if (outside && outside.kind !== 'missing') {
+    throw new RepoConfigFileError(
+      `${outside.path} is not a plain folder (${outside.kind}): flowsync neither reads nor writes through it.`,
+    );
+  }
+}
+
 /** Writes the file atomically: a crash leaves the old file or the new one, never half of one. */
 export function writeRepoConfigFile(root: string, config: RepoConfig): string {
+  refuseLinkedFolder(root);
   const path = join(root, REPO_CONFIG_FILE);
   mkdirSync(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
@@ -86,7 +104,7 @@ export class RepoConfigFilePublisher {
   ) {}
 
   async check(): Promise<void> {
-    const stat = statSync(join(this.root, REPO_CONFIG_FILE), { throwIfNoEntry: false });
+    const stat = lstatSync(join(this.root, REPO_CONFIG_FILE), { throwIfNoEntry: false });
     const signature = stat ? `${stat.mtimeMs}:${stat.size}` : '';
     if (signature === this.seen) return;
     if (!stat) {

@@ -12,6 +12,8 @@ export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
 export { SyncState, type RepoCounts, type RepoRecord } from './state.ts';
 export { asideName, openSyncState, stateDamage, type OpenedState } from './state-file.ts';
 export { FlowLayout } from './flow-layout.ts';
+// The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
+export { notRealFolder, readContained } from './contained-fs.mjs';
 export { IgnoreRules } from './ignore-rules.ts';
 // The engine's parts, each with its own unit tests.
 export { Coalescer } from './coalescer.ts';
