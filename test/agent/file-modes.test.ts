@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
 let repo: TestRepo;
@@ -20,9 +20,7 @@ const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 /** `flowsync start` as a user runs it, with the embedded service, in a HOME of the test's own. */
 function start(home: string, ...folders: string[]) {
   const agent = startAgentProcess(['start', ...folders], {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
+    ...userEnv(home),
     FLOWSYNC_URL: '',
     FLOWSYNC_TOKEN: '',
     FLOWSYNC_ADMIN_TOKEN: '',

@@ -6,6 +6,7 @@ import { connectToBridge, readyMessage, waitForAgentReady, type AgentStatus } fr
 import { FLOWSYNC_BIN } from '../support/cli.ts';
 import { eventually, makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { userEnv } from '../support/agent-process.ts';
 
 let svc: TestService;
 let repo: TestRepo;
@@ -37,12 +38,7 @@ function forkUi(...args: string[]): ChildProcess {
     execArgv: [],
     env: {
       ...process.env,
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, '.config'),
-      XDG_DATA_HOME: join(home, '.local/share'),
-      FLOWSYNC_URL: svc.url,
-      FLOWSYNC_TOKEN: svc.tokens.user,
-      FLOWSYNC_ADMIN_TOKEN: '',
+      ...userEnv(home, svc),
     },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/agent/index.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -18,16 +18,8 @@ let home: string;
 
 const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
-function homeEnv() {
-  return {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-  };
-}
-
 async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
-  agent = startAgentProcess(['ui'], { ...homeEnv(), ...env });
+  agent = startAgentProcess(['ui'], { ...userEnv(home), ...env });
   await agent.waitFor(/Window: (\S+)/, 40_000);
   return connectToBridge(/Window: (\S+)/.exec(agent.output())![1]!);
 }
@@ -81,7 +73,7 @@ describe('no keychain, tokens in the environment', () => {
 
   it('prints the embedded service tokens once, with how to use them, when it cannot keep them', async () => {
     agent = startAgentProcess(['start', repo.root], {
-      ...homeEnv(),
+      ...userEnv(home),
       ...NO_KEYCHAIN,
       FLOWSYNC_URL: '',
       FLOWSYNC_TOKEN: '',

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { FLOWSYNC_BIN } from './cli.ts';
 import { eventually } from './repo.ts';
 
@@ -33,5 +35,26 @@ export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv, bin = 
       }, timeoutMs),
     signal: (signal) => child.kill(signal),
     exited,
+  };
+}
+
+/**
+ * The environment of a user whose home is `home` (created if missing): flowsync's config and data folders below
+ * it, and, given a service, its address and user token (no admin token), as a user would set them.
+ */
+export function userEnv(
+  home: string,
+  service?: { url: string; tokens: { user: string } },
+): NodeJS.ProcessEnv {
+  mkdirSync(home, { recursive: true });
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    ...(service && {
+      FLOWSYNC_URL: service.url,
+      FLOWSYNC_TOKEN: service.tokens.user,
+      FLOWSYNC_ADMIN_TOKEN: '',
+    }),
   };
 }

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { startAgentProcess, type AgentProcess } from './agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from './agent-process.ts';
 import { eventually, type TestRepo } from './repo.ts';
 import type { TestService } from './service.ts';
 
@@ -32,11 +32,7 @@ export async function openWindow(browser: Browser, svc: TestService, repo: TestR
   const home = join(repo.dir, 'home');
   mkdirSync(home, { recursive: true });
   const agent = startAgentProcess(['ui'], {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: svc.url,
-    FLOWSYNC_TOKEN: svc.tokens.user,
+    ...userEnv(home, svc),
     FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
   });
   await agent.waitFor(/Window: (\S+)/);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SyncRecovery } from '../../src/sync/index.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { editStorm, flowFiles, seededRandom } from '../support/edit-storm.ts';
 import { createEngine, type EngineHarness } from '../support/engine.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
@@ -96,12 +96,7 @@ describe('flowsync start after an outage', () => {
     const home = join(tree.dir, 'home');
     mkdirSync(home, { recursive: true });
     agent = startAgentProcess(['start', tree.root], {
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, '.config'),
-      XDG_DATA_HOME: join(home, '.local/share'),
-      FLOWSYNC_URL: first.url,
-      FLOWSYNC_TOKEN: first.tokens.user,
-      FLOWSYNC_ADMIN_TOKEN: '',
+      ...userEnv(home, first),
     });
     await agent.waitFor(/Watching 1 repository/);
     await first.stop();

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { startEngine, type EngineHarness } from '../support/engine.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
@@ -35,12 +35,7 @@ function startAgent(tree: TestRepo, serve: ServeProcess): AgentProcess {
   const home = join(tree.dir, 'home');
   mkdirSync(home, { recursive: true });
   const agent = startAgentProcess(['start', tree.root], {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: serve.url,
-    FLOWSYNC_TOKEN: serve.tokens.user,
-    FLOWSYNC_ADMIN_TOKEN: '',
+    ...userEnv(home, serve),
   });
   agents.push(agent);
   return agent;

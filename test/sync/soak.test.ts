@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { editStorm, flowFiles, seededRandom } from '../support/edit-storm.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -37,12 +37,7 @@ describe('the outbox under every fault at once (issue 9, "done when")', () => {
     const home = join(tree.dir, 'home');
     mkdirSync(home, { recursive: true });
     const env = {
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, '.config'),
-      XDG_DATA_HOME: join(home, '.local/share'),
-      FLOWSYNC_URL: url,
-      FLOWSYNC_TOKEN: tokens.user,
-      FLOWSYNC_ADMIN_TOKEN: '',
+      ...userEnv(home, { url, tokens }),
     };
     const stored = () => serviceTree(readDatabase(dbPath), 'local', 'repo');
     const random = seededRandom(2026);
