@@ -19,6 +19,7 @@ export { identifyRepository, parseRemoteUrl, withRepository } from './repositori
 export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
+export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';
 export * from './api/index.ts';
 export * from './bridge/index.ts';
