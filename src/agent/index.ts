@@ -18,6 +18,7 @@ export {
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
 export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
+export type { FileChange, Round } from './activity.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';

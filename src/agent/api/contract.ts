@@ -93,14 +93,25 @@ export type FileView = z.infer<typeof fileViewSchema>;
 
 /**
  * What happened, newest first in the window: files the service took (one entry each, or one `sent` entry with
- * counts for a large round), flows it refused, and the service going away and coming back.
+ * counts for a large round), flows it refused, files newly not sent (`message`: why, and what to do), and the
+ * service going away and coming back.
  */
 export const activityEntrySchema = z.object({
   id: z.number(),
   at: z.string(),
   root: z.string(),
   repository: z.string(),
-  kind: z.enum(['created', 'updated', 'deleted', 'sent', 'refused', 'offline', 'online', 'missing']),
+  kind: z.enum([
+    'created',
+    'updated',
+    'deleted',
+    'sent',
+    'refused',
+    'skipped',
+    'offline',
+    'online',
+    'missing',
+  ]),
   flowPath: z.string().nullable(),
   path: z.string().nullable(),
   message: z.string().nullable(),
