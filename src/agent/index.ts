@@ -38,3 +38,4 @@ export {
   type AutostartEntry,
   type AutostartKind,
 } from './autostart.ts';
+export { agentCommand } from './start-at-login.ts';

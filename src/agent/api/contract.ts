@@ -137,6 +137,15 @@ export const settingsSchema = z.object({
 });
 export type Settings = z.infer<typeof settingsSchema>;
 
+/** Whether the agent starts when the user logs in, and the file that makes it (src/agent/start-at-login.ts). */
+export const startAtLoginSchema = z.object({
+  enabled: z.boolean(),
+  /** The file exists but runs another flowsync (a moved install); enabling again points it at this one. */
+  stale: z.boolean(),
+  kind: z.enum(['systemd', 'xdg', 'launchd', 'startup-folder']),
+  path: z.string(),
+});
+
 export const repoConfigViewSchema = z.object({
   root: z.string(),
   /** Where the document lives: `<repository>/.flowsync/repo-config.json`. */
@@ -210,6 +219,8 @@ export const AGENT_API = {
   ),
   signOut: method(none, settingsSchema),
   setApiKey: method(z.object({ secret: z.string().trim().min(8).max(500) }), settingsSchema),
+  getStartAtLogin: method(none, startAtLoginSchema),
+  setStartAtLogin: method(z.object({ enabled: z.boolean() }), startAtLoginSchema),
 } as const;
 
 export type AgentApiMethod = keyof typeof AGENT_API;
