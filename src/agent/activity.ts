@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { describeFileWarning } from '../protocol/index.ts';
 import type { SyncReport, SyncState, SyncStatus } from '../sync/index.ts';
 import type { Agent, WatchedRepository } from './agent.ts';
 import type { ActivityEntry } from './api/index.ts';
@@ -13,8 +14,25 @@ const FLOW_DETAIL_LIMIT = 50;
 type NewEntry = Omit<ActivityEntry, 'id' | 'at' | 'root' | 'repository' | 'counts'> &
   Partial<Pick<ActivityEntry, 'counts'>>;
 
-/** The last ACTIVITY_LIMIT things that happened, newest last; emits `entry` for each new one. */
-export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry] }> {
+/** A file a round sent: what the service took, by name. */
+export interface FileChange {
+  kind: 'created' | 'updated' | 'deleted';
+  flowPath: string;
+  path: string;
+}
+
+/** A round as the log saw it: the engine's report, and the files it touched (null when they were not read). */
+export interface Round {
+  repository: WatchedRepository;
+  report: SyncReport;
+  files: FileChange[] | null;
+}
+
+/**
+ * The last ACTIVITY_LIMIT things that happened, newest last; emits `entry` for each new one, and `round` after
+ * each round's entries (the CLI's line per sync names its files from it: one source for the window and the CLI).
+ */
+export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry]; round: [Round] }> {
   private readonly entries: ActivityEntry[] = [];
   private nextId = 1;
 
@@ -30,6 +48,10 @@ export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry] }> {
     this.entries.push(full);
     if (this.entries.length > ACTIVITY_LIMIT) this.entries.shift();
     this.emit('entry', full);
+  }
+
+  roundDone(round: Round): void {
+    this.emit('round', round);
   }
 
   /** Newest first, as the window lists them. */
@@ -51,6 +73,11 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
   const before = new Map<string, Acked | null>();
   /** Repositories whose service is unreachable, or whose folder is gone, since their last entry saying so. */
   const away = new Map<string, 'offline' | 'missing'>();
+  /**
+   * The files not sent of each repository, as of its last settled round. Taken first after the initial sync,
+   * whose summary counts them; a file skipped after that is one `skipped` entry.
+   */
+  const notSent = new Map<string, Set<string>>();
   const back = (repository: WatchedRepository) => {
     if (away.delete(repository.identity.root))
       log.record(repository, { kind: 'online', flowPath: null, path: null, message: null });
@@ -60,6 +87,8 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
     const { root } = repository.identity;
     const { phase, message } = status;
     if (phase === 'syncing') before.set(root, ackedOfPending(agent.state, repository.engine.repoId));
+    if (phase === 'missing' || phase === 'stopped') notSent.delete(root);
+    else if (phase !== 'scanning' && phase !== 'syncing') noteSkipped(repository);
     if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing') {
       const kind = phase === 'missing' ? 'missing' : 'offline';
       if (away.get(root) !== kind) log.record(repository, { kind, flowPath: null, path: null, message });
@@ -72,6 +101,24 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
       back(repository);
     }
   });
+
+  const noteSkipped = (repository: WatchedRepository) => {
+    const { root } = repository.identity;
+    const warnings = agent.state.warnings(repository.engine.repoId);
+    const key = (w: { flowPath: string; path: string; warning: string }) =>
+      `${w.flowPath}\0${w.path}\0${w.warning}`;
+    const known = notSent.get(root);
+    notSent.set(root, new Set(warnings.map(key)));
+    if (!known) return;
+    const fresh = warnings.filter((warning) => !known.has(key(warning)));
+    if (fresh.length > FILE_DETAIL_LIMIT) {
+      const message = `${fresh.length} more files not sent (binary, over 1 MiB, links or FIFOs)`;
+      log.record(repository, { kind: 'skipped', flowPath: null, path: null, message });
+      return;
+    }
+    for (const { flowPath, path, warning } of fresh)
+      log.record(repository, { kind: 'skipped', flowPath, path, message: describeFileWarning(warning) });
+  };
 
   agent.on('synced', (repository, report: SyncReport) => {
     const { root } = repository.identity;
@@ -93,6 +140,7 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
     }
     for (const { flowPath, message } of report.rejected)
       log.record(repository, { kind: 'refused', flowPath, path: null, message });
+    log.roundDone({ repository, report, files: changes });
   });
 }
 
@@ -105,8 +153,8 @@ function ackedOfPending(state: SyncState, repoId: number): Acked | null {
   return acked;
 }
 
-function changedFiles(state: SyncState, repoId: number, before: Acked) {
-  const changes: { kind: 'created' | 'updated' | 'deleted'; flowPath: string; path: string }[] = [];
+function changedFiles(state: SyncState, repoId: number, before: Acked): FileChange[] {
+  const changes: FileChange[] = [];
   for (const [flowPath, files] of before) {
     const after = new Map(state.filesOfFlow(repoId, flowPath).map((f) => [f.path, f.ackedHash]));
     for (const path of new Set([...files.keys(), ...after.keys()])) {

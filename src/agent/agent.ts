@@ -32,6 +32,7 @@ import {
   type RepositoryConfig,
 } from './config.ts';
 import { startEmbeddedService } from './embedded-service.ts';
+import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
@@ -125,7 +126,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   static async open(options: AgentOptions = {}): Promise<Agent> {
     const config = options.config ?? loadConfig();
     const secrets = options.secrets ?? createSecretStore();
-    const configuredUrl = options.serviceUrl || process.env.FLOWSYNC_URL || config.serviceUrl;
+    const configuredUrl = configuredServiceUrl(options.serviceUrl, config);
     let url: string;
     let auth: ClientAuth;
     let secretsUrl: string;
@@ -161,7 +162,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     // The state's folder is flowsync's data folder, also with a remote service: 0700 (0755 before issue 8).
     ensurePrivateFolder(dirname(statePath));
     const state = openState(statePath);
-    const serviceKey = embedded ? 'embedded' : url;
+    const serviceKey = embedded ? EMBEDDED_SERVICE : url;
     return new Agent(url, serviceKey, secretsUrl, embedded, notice, client, state, secrets, new Hasher(), {
       ...options,
       config,

@@ -18,7 +18,9 @@ export {
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
 export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
+export type { FileChange, Round } from './activity.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
+export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
 export { SECRET_NAMES, checkSecret } from './credentials.ts';
 export * from './api/index.ts';
 export * from './bridge/index.ts';
@@ -42,3 +44,4 @@ export {
   type AutostartEntry,
   type AutostartKind,
 } from './autostart.ts';
+export { agentCommand } from './start-at-login.ts';

@@ -3,10 +3,14 @@ import { SyncState, stateDamage, type RepoCounts } from '../sync/index.ts';
 import { notice } from './notice.ts';
 import { openState } from './open-state.ts';
 import { defaultStatePath } from './paths.ts';
+import { sameFolder } from './repositories.ts';
 
 export interface RepositoryStatus {
   root: string;
+  /** 'embedded' or the service's URL: the state keeps an outbox per repository and service. */
   service: string;
+  /** Whether `service` is the one the agent uses now; the others are outboxes of services used before. */
+  current: boolean;
   owner: string;
   name: string;
   counts: RepoCounts;
@@ -16,12 +20,20 @@ export interface RepositoryStatus {
   rejected: { flowPath: string; message: string }[];
 }
 
+export interface StatusScope {
+  /** The folders of the config file: a repository removed from it (in the window) is not listed. */
+  folders: readonly string[];
+  /** The state's name of the current service (serviceKeyOf). */
+  service: string;
+}
+
 /**
- * What the state file says of every repository: readable while an agent runs (WAL), and after it stopped. A
+ * What the state file says of each repository of the config, the current service's entry first: readable while an agent runs (WAL), and after it stopped. A
  * damaged file is rebuilt (moved aside, a new one made), except under a running agent that still has it open:
  * that agent rebuilds it when it starts again.
  */
 export function readRepositoryStatuses(
+  scope: StatusScope,
   statePath = defaultStatePath(),
   { runningAgentPid = null }: { runningAgentPid?: number | null } = {},
 ): RepositoryStatus[] {
@@ -38,9 +50,13 @@ export function readRepositoryStatuses(
   }
   const state = runningAgentPid === null ? openState(statePath) : new SyncState(statePath);
   try {
-    return state.repos().map((repo) => ({
+    const configured = state.repos().filter((repo) => scope.folders.some((f) => sameFolder(f, repo.root)));
+    const current = (repo: { service: string }) => repo.service === scope.service;
+    const ordered = [...configured.filter(current), ...configured.filter((repo) => !current(repo))];
+    return ordered.map((repo) => ({
       root: repo.root,
       service: repo.service,
+      current: current(repo),
       owner: repo.owner,
       name: repo.name,
       counts: state.counts(repo.id),

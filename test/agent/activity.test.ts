@@ -69,6 +69,23 @@ describe('Recent activity', () => {
     );
   });
 
+  it('tells a file newly not sent, with the reason and the fix; not those skipped before', async () => {
+    await api.addRepository({ path: repo.root });
+    repo.write('flows/hello/photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0xff]));
+    await eventually(async () =>
+      expect((await entries())[0]).toMatchObject({
+        kind: 'skipped',
+        flowPath: 'flows/hello',
+        path: 'photo.png',
+        message: 'binary (not UTF-8 text): add it to .gitignore',
+      }),
+    );
+    expect((await entries()).map(brief)).toEqual([
+      'skipped flows/hello/photo.png',
+      'created flows/hello/main.yaml',
+    ]);
+  });
+
   it('sums up a large round in one entry', async () => {
     await api.addRepository({ path: repo.root });
     for (let n = 0; n < 25; n++) repo.write(`flows/many/file-${n}.yaml`, `${n}\n`);

@@ -57,16 +57,34 @@ describe('npm start -- <repository>', () => {
     await agent.waitFor(/Watching 1 repository/);
     expect(agent.output()).toMatch(/local\/repo \(.*\): 1 flows, 2 files, in sync, 1 not sent/);
     expect(agent.output()).toMatch(/Window: http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+\n/);
+    // A round of at most 3 files names them, from the agent's activity (what the window's Recent activity shows).
     repo.write('flows/hello/main.yaml', 'hello again\n');
-    await agent.waitFor(/\d\d:\d\d:\d\d local\/repo: 1 flow, \+0 ~1 -0 files in \d+ ms/);
+    await agent.waitFor(/\d\d:\d\d:\d\d local\/repo: flows\/hello\/main\.yaml updated in \d+ ms\n/);
+    repo.write('flows/hello/photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0xff]));
+    await agent.waitFor(
+      /\d\d:\d\d:\d\d local\/repo: flows\/hello\/photo\.png not sent: binary \(not UTF-8 text\): add it to \.gitignore\n/,
+    );
+    // The file that was skipped from the start is in the summary, not announced again.
+    expect(agent.output()).not.toContain('logo.png not sent');
+    repo.remove('flows/hello/photo.png');
+    repo.write('flows/hello/second.yaml', 'second\n');
+    await agent.waitFor(/local\/repo: flows\/hello\/second\.yaml created in \d+ ms\n/);
+    // More than 3 files in a round: counted (they may come in one round or several; each line is one or the other).
+    for (let n = 0; n < 8; n++) repo.write(`flows/many/file-${n}.yaml`, `${n}\n`);
+    await eventually(() => expect(stored()).toEqual(diskTree(repo.root, 'flows', (p) => p.endsWith('.png'))));
     agent.signal('SIGINT');
     expect(await agent.exited).toBe(0);
     expect(agent.output()).toContain('Stopped; everything was in sync.');
+    const lines = agent.output().split('\n');
+    const named = lines.filter((line) => /local\/repo: flows\/many\/file-\d\.yaml created/.test(line));
+    const counted = lines.filter((line) => /local\/repo: 1 flow, \+\d+ ~0 -0 files in/.test(line));
+    expect(named.length + counted.length).toBeGreaterThan(0);
+    for (const line of named) expect(line.split(', ').length).toBeLessThanOrEqual(3);
 
     const status = await runFlowsync(['status'], { env });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(
-      /local\/repo {2}.* {2}\(http:\/\/127\.0\.0\.1:\d+\)\n {2}1 flows, 2 files, 0 pending, 1 not sent, last sync \d{4}-/,
+      /local\/repo {2}.* {2}\(http:\/\/127\.0\.0\.1:\d+, current service\)\n {2}2 flows, 11 files, 0 pending, 1 not sent, last sync \d{4}-/,
     );
     expect(status.stdout).toContain('not sent: flows/hello/logo.png: binary');
 

@@ -68,6 +68,13 @@ describe('the Sync screen shows what is in sync (finding 6)', () => {
       'sample-data.json not sent: over 1 MiB: add it to .gitignore',
     );
     expect(await filesOf('billing').textContent()).not.toContain('.env');
+
+    // A file skipped after the first sync is told in Recent activity, with the reason and the fix.
+    repo.write('flows/reports/chart.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0xff]));
+    await expect
+      .poll(activity, SLOW)
+      .toContain('Not sent: flows/reports/chart.png: binary (not UTF-8 text): add it to .gitignore');
+    expect(await activity()).not.toContain('Not sent: flows/billing/logo.png');
   });
 
   it('shows a change as pending while the service is away, and the service going and coming back', async () => {

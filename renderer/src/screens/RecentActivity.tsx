@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ActivityEntry, AgentApi } from '../../../src/agent/index.ts';
+import { warnedPath } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { ErrorLine } from './common.tsx';
 
@@ -46,6 +47,10 @@ function describe(entry: ActivityEntry): string {
     }
     case 'refused':
       return `The service refused ${entry.flowPath}: ${entry.message}`;
+    case 'skipped':
+      return entry.flowPath === null || entry.path === null
+        ? `Not sent: ${entry.message}`
+        : `Not sent: ${warnedPath({ flowPath: entry.flowPath, path: entry.path })}: ${entry.message}`;
     case 'offline':
       return `Offline: ${entry.message ?? 'the service cannot be reached'}`;
     case 'online':

@@ -93,14 +93,25 @@ export type FileView = z.infer<typeof fileViewSchema>;
 
 /**
  * What happened, newest first in the window: files the service took (one entry each, or one `sent` entry with
- * counts for a large round), flows it refused, and the service going away and coming back.
+ * counts for a large round), flows it refused, files newly not sent (`message`: why, and what to do), and the
+ * service going away and coming back.
  */
 export const activityEntrySchema = z.object({
   id: z.number(),
   at: z.string(),
   root: z.string(),
   repository: z.string(),
-  kind: z.enum(['created', 'updated', 'deleted', 'sent', 'refused', 'offline', 'online', 'missing']),
+  kind: z.enum([
+    'created',
+    'updated',
+    'deleted',
+    'sent',
+    'refused',
+    'skipped',
+    'offline',
+    'online',
+    'missing',
+  ]),
   flowPath: z.string().nullable(),
   path: z.string().nullable(),
   message: z.string().nullable(),
@@ -125,6 +136,15 @@ export const settingsSchema = z.object({
   keychain: z.enum(['available', 'unavailable']),
 });
 export type Settings = z.infer<typeof settingsSchema>;
+
+/** Whether the agent starts when the user logs in, and the file that makes it (src/agent/start-at-login.ts). */
+export const startAtLoginSchema = z.object({
+  enabled: z.boolean(),
+  /** The file exists but runs another flowsync (a moved install); enabling again points it at this one. */
+  stale: z.boolean(),
+  kind: z.enum(['systemd', 'xdg', 'launchd', 'startup-folder']),
+  path: z.string(),
+});
 
 export const repoConfigViewSchema = z.object({
   root: z.string(),
@@ -199,6 +219,8 @@ export const AGENT_API = {
   ),
   signOut: method(none, settingsSchema),
   setApiKey: method(z.object({ secret: z.string().trim().min(8).max(500) }), settingsSchema),
+  getStartAtLogin: method(none, startAtLoginSchema),
+  setStartAtLogin: method(z.object({ enabled: z.boolean() }), startAtLoginSchema),
 } as const;
 
 export type AgentApiMethod = keyof typeof AGENT_API;

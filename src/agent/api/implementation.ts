@@ -18,6 +18,7 @@ import { classifyError } from '../errors.ts';
 import { SECRET_NAMES, checkSecret } from '../credentials.ts';
 import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../repo-config-file.ts';
 import { myOpenTasks } from '../my-tasks.ts';
+import { setStartAtLogin, startAtLogin } from '../start-at-login.ts';
 import { agentStatus, flowFiles, repositoryDetail, repositoryView } from '../status-view.ts';
 import { AgentApiError, type AgentApi, type Settings } from './contract.ts';
 
@@ -194,6 +195,20 @@ export function createAgentApi(agent: Agent): AgentApi {
         throw error;
       }
       return settings();
+    },
+
+    getStartAtLogin: async () => startAtLogin(),
+
+    setStartAtLogin: async ({ enabled }) => {
+      try {
+        return setStartAtLogin(enabled);
+      } catch (error) {
+        // systemctl refusing, or a folder that cannot be written: the machine's, not a bug of ours.
+        throw new AgentApiError(
+          'unavailable',
+          `Start at login could not be changed: ${(error as Error).message}`,
+        );
+      }
     },
   };
   return withErrorMapping(api);

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { realpathSync } from 'node:fs';
 import {
+  agentCommand,
   autostartEntry,
   autostartKind,
   autostartState,
@@ -33,8 +33,7 @@ export function autostartCommand(): Command {
       '\nExamples:\n  $ flowsync autostart enable\n  $ flowsync autostart status\n  $ flowsync autostart disable',
     )
     .action((action: Action) => {
-      // The same program and script as this run, resolved: a global install's bin is a symlink into the package.
-      const command = [process.execPath, realpathSync(process.argv[1]!), 'ui'];
+      const command = agentCommand();
       const entry = autostartEntry(command, { kind: autostartKind() });
       const out = (line: string) => process.stdout.write(`${line}\n`);
       if (action === 'enable') {

@@ -9,8 +9,11 @@ import {
   startBridge,
   statusEvents,
   withRepository,
+  type ActivityEntry,
+  type FileChange,
   type WatchedRepository,
 } from '../../agent/index.ts';
+import { warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { ProgressDisplay } from '../progress.ts';
@@ -97,7 +100,11 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await agent.watchAll();
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
-  agent.on('synced', (watched, report) => out(syncLine(watched, report)));
+  // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
+  agent.activity.on('round', ({ repository, report, files }) => out(syncLine(repository, report, files)));
+  agent.activity.on('entry', (entry) => {
+    if (entry.kind === 'skipped') out(skippedLine(entry));
+  });
   // Each engine says when it is back in sync after an outage; repositories added later are followed too.
   const recovering = new WeakSet<WatchedRepository>();
   const followRecovery = (watched: WatchedRepository) => {
@@ -164,6 +171,15 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
 }
 
+/** `acme/app: flows/hello/logo.png not sent: binary (not UTF-8 text): add it to .gitignore` */
+function skippedLine(entry: ActivityEntry): string {
+  const what =
+    entry.flowPath === null || entry.path === null
+      ? entry.message
+      : `${warnedPath({ flowPath: entry.flowPath, path: entry.path })} not sent: ${entry.message}`;
+  return `${time()} ${entry.repository}: ${what}`;
+}
+
 function recoveryLine(files: number): string {
   return `Back in sync: ${files} ${files === 1 ? 'file' : 'files'} sent`;
 }
@@ -184,10 +200,22 @@ function summary({ identity }: WatchedRepository, status: SyncStatus): string {
   return `${identity.owner}/${identity.name} (${identity.root}): ${flows} flows, ${files} files, ${extra.join(', ')}`;
 }
 
-export function syncLine({ identity }: WatchedRepository, report: SyncReport): string {
+/** A round that touched at most this many files names them; a larger one is counted. */
+const NAMED_FILES = 3;
+
+/** One line per round; `files` (from the agent's activity, null when not read) names them for a small round. */
+export function syncLine(
+  { identity }: WatchedRepository,
+  report: SyncReport,
+  files: readonly FileChange[] | null = null,
+): string {
   if (report.requests === 0 && report.rejected.length === 0)
     return `${time()} ${identity.owner}/${identity.name}: up to date`;
   const rejected = report.rejected.map((r) => `; refused ${r.flowPath}: ${r.message}`).join('');
+  if (files && files.length > 0 && files.length <= NAMED_FILES) {
+    const named = files.map((file) => `${file.flowPath}/${file.path} ${file.kind}`).join(', ');
+    return `${time()} ${identity.owner}/${identity.name}: ${named} in ${report.ms} ms${rejected}`;
+  }
   return (
     `${time()} ${identity.owner}/${identity.name}: ${report.flows} ${report.flows === 1 ? 'flow' : 'flows'}, ` +
     `+${report.created} ~${report.updated} -${report.deleted} files in ${report.ms} ms${rejected}`

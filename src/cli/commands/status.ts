@@ -1,7 +1,11 @@
 import { Command } from 'commander';
 import {
+  EMBEDDED_SERVICE,
+  configuredServiceUrl,
   findRunningAgent,
+  loadConfig,
   readRepositoryStatuses,
+  serviceKeyOf,
   type AgentLockOwner,
   type RepositoryStatus,
 } from '../../agent/index.ts';
@@ -13,27 +17,55 @@ export function statusCommand(): Command {
   return new Command('status')
     .description(
       'Says whether an agent runs (its pid and window address), then reads the agent state (also while\n' +
-        '`flowsync start` runs) and shows each repository. --json prints the repositories only.',
+        '`flowsync start` runs) and shows each repository of the config file as synced with the current\n' +
+        'service (the one `flowsync start` would use). --all adds what is kept for services used before.\n' +
+        '--json prints the repositories only.',
     )
+    .option('--all', 'also show the entries kept for other services')
     .option('--json', 'print as JSON')
+    .option(
+      '--url <url>',
+      "the current service (default: $FLOWSYNC_URL, else the config file's serviceUrl, else the embedded one)",
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ flowsync status\n  $ flowsync status --json | jq ".[].counts.pending"',
+      '\nExamples:\n  $ flowsync status\n  $ flowsync status --all\n' +
+        '  $ flowsync status --json | jq ".[].counts.pending"',
     )
-    .action(async (options: { json?: boolean }) => {
+    .action(async (options: { json?: boolean; all?: boolean; url?: string }) => {
       const running = await findRunningAgent();
-      const statuses = readRepositoryStatuses(undefined, { runningAgentPid: running?.pid ?? null });
+      const config = loadConfig();
+      const service = serviceKeyOf(configuredServiceUrl(options.url, config));
+      const folders = config.repositories.map((repo) => repo.path);
+      const every = readRepositoryStatuses({ folders, service }, undefined, {
+        runningAgentPid: running?.pid ?? null,
+      });
+      const statuses = options.all ? every : every.filter((status) => status.current);
       if (options.json) {
         process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
         return;
       }
       process.stdout.write(`${describeAgent(running)}\n\n`);
-      if (statuses.length === 0) {
-        process.stdout.write('No repositories yet: `npm start -- <folder>` adds one.\n');
-        return;
+      const shown = statuses.filter((status) => status.current);
+      if (shown.length === 0) {
+        const none =
+          folders.length === 0
+            ? 'No repositories yet'
+            : `No repositories synced with ${serviceName(service)} yet`;
+        process.stdout.write(`${none}: \`npm start -- <folder>\` adds one.\n`);
       }
-      process.stdout.write(statuses.map(describe).join('\n\n') + '\n');
+      const lines = statuses.map(describe);
+      if (lines.length > 0) process.stdout.write(`${shown.length === 0 ? '\n' : ''}${lines.join('\n\n')}\n`);
+      const others = every.length - shown.length;
+      if (!options.all && others > 0) {
+        const entries = others === 1 ? '1 entry for another service' : `${others} entries for other services`;
+        process.stdout.write(`\n${entries}: flowsync status --all\n`);
+      }
     });
+}
+
+function serviceName(service: string): string {
+  return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
 
 function describeAgent(running: AgentLockOwner | null): string {
@@ -49,7 +81,8 @@ function describeAgent(running: AgentLockOwner | null): string {
 function describe(status: RepositoryStatus): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
-    `${status.owner}/${status.name}  ${status.root}  (${status.service === 'embedded' ? 'embedded service' : status.service})`,
+    `${status.owner}/${status.name}  ${status.root}  ` +
+      `(${serviceName(status.service)}, ${status.current ? 'current service' : 'another service'})`,
     `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];

@@ -1,0 +1,93 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { FLOWSYNC_BIN } from '../support/cli.ts';
+import { makeRepo, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+
+let browser: Browser;
+let svc: TestService;
+let repo: TestRepo;
+let agent: AgentProcess;
+let address: string;
+let page: Page;
+let env: NodeJS.ProcessEnv;
+let entryPath: string;
+
+beforeAll(async () => {
+  buildRenderer();
+  browser = await launchChromium();
+  svc = await startTestService();
+  repo = makeRepo();
+  const home = join(repo.dir, 'home');
+  const runtime = join(repo.dir, 'run');
+  mkdirSync(home);
+  mkdirSync(runtime);
+  env = {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    // No systemd user instance to reach (as in test/cli/autostart.test.ts): the agent takes the XDG path, and
+    // the test never enables a unit in this machine's own systemd.
+    XDG_RUNTIME_DIR: runtime,
+    DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(runtime, 'no-bus')}`,
+    FLOWSYNC_URL: svc.url,
+    FLOWSYNC_TOKEN: svc.tokens.user,
+    FLOWSYNC_ADMIN_TOKEN: '',
+  };
+  entryPath = join(home, '.config/autostart/flowsync.desktop');
+  agent = startAgentProcess(['ui'], env);
+  await agent.waitFor(/Window: (\S+)/);
+  address = /Window: (\S+)/.exec(agent.output())![1]!;
+  page = await browser.newPage();
+  await page.goto(address);
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  agent?.signal('SIGINT');
+  await agent?.exited;
+  await svc?.close();
+  repo?.cleanup();
+});
+
+/** The Exec line's words as a desktop session reads them: double quotes group, a backslash escapes. */
+function execWords(entry: string): string[] {
+  const line = entry.split('\n').find((l) => l.startsWith('Exec='));
+  if (!line) throw new Error(`no Exec line in\n${entry}`);
+  const value = line.slice('Exec='.length).replace(/\\\\/g, '\\');
+  return [...value.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, '$1'));
+}
+
+describe('Settings: Start at login', () => {
+  it('ticked, writes the entry that runs the agent; unticked, removes it', async () => {
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    const box = page.getByRole('checkbox', { name: 'Start at login' });
+    await expect.poll(() => box.isEnabled(), { timeout: 20_000 }).toBe(true);
+    expect(await box.isChecked()).toBe(false);
+    expect(existsSync(entryPath)).toBe(false);
+
+    await box.check();
+    await expect.poll(() => existsSync(entryPath), { timeout: 20_000 }).toBe(true);
+    await expect.poll(() => box.isChecked(), { timeout: 20_000 }).toBe(true);
+    await expect.poll(() => page.getByTestId('start-at-login').textContent()).toContain(entryPath);
+    const words = execWords(readFileSync(entryPath, 'utf8'));
+    expect(words).toEqual([process.execPath, FLOWSYNC_BIN, 'ui']);
+    // Run as the session would at login: with this agent running, it is an agent that finds it and shows its
+    // window, which proves the entry starts this flowsync.
+    const run = spawnSync(words[0]!, words.slice(1), {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`Window: ${address}`);
+
+    await box.uncheck();
+    await expect.poll(() => existsSync(entryPath), { timeout: 20_000 }).toBe(false);
+    await expect.poll(() => box.isChecked(), { timeout: 20_000 }).toBe(false);
+  }, 120_000);
+});
