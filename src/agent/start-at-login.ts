@@ -22,8 +22,13 @@ export interface StartAtLogin {
   path: string;
 }
 
-/** What the entry runs: this flowsync, with this Node, as `flowsync ui` (the repositories already added). */
+/**
+ * What the entry runs: this flowsync, with this Node, as `flowsync ui` (the repositories already added). In the
+ * desktop app's utility process `process.execPath` is the app itself, which cannot run a script without
+ * ELECTRON_RUN_AS_NODE (a fuse turns that off): there the entry starts the app, which starts its agent.
+ */
 export function agentCommand(): string[] {
+  if (process.versions.electron) return [process.execPath];
   // The script resolved: a global install's bin is a symlink into the package.
   return [process.execPath, realpathSync(process.argv[1]!), 'ui'];
 }
