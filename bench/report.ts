@@ -6,6 +6,8 @@ export interface BenchRow {
   target: string;
   /** null when the row has no target. */
   met: boolean | null;
+  /** The same measure for the reference tool, when the bench compares with one (bench/peer.ts: Syncthing). */
+  peer?: string;
 }
 
 export function percentile(sortedMs: number[], p: number): number {
@@ -16,19 +18,25 @@ export function percentile(sortedMs: number[], p: number): number {
 
 export function machine(): string {
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
+  const load = os.loadavg()[0]!.toFixed(2); // above the core count, timings are suspect: rerun
+  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}, load ${load} when printed`;
 }
 
-/** A markdown table, ready to paste into the README or a closing note. */
-export function printTable(title: string, rows: BenchRow[]): void {
+/**
+ * A markdown table, ready to paste into the README or a closing note; with a column for the reference tool when
+ * `peerName` is given.
+ */
+export function printTable(title: string, rows: BenchRow[], peerName?: string): void {
+  const peer = (r: BenchRow) => (peerName ? ` ${r.peer ?? ''} |` : '');
   const lines = [
     `### ${title}`,
     `machine: ${machine()}`,
     '',
-    '| metric | value | target | met |',
-    '| --- | --- | --- | --- |',
+    `| metric | value |${peerName ? ` ${peerName} |` : ''} target | met |`,
+    `| --- | --- |${peerName ? ' --- |' : ''} --- | --- |`,
     ...rows.map(
-      (r) => `| ${r.metric} | ${r.value} | ${r.target} | ${r.met === null ? '' : r.met ? 'yes' : 'NO'} |`,
+      (r) =>
+        `| ${r.metric} | ${r.value} |${peer(r)} ${r.target} | ${r.met === null ? '' : r.met ? 'yes' : 'NO'} |`,
     ),
     '',
   ];

@@ -1,19 +1,21 @@
 /**
  * Runs the benchmarks and prints their tables. `npm run bench` runs all; `npm run bench -- service` one
- * (service, client, sync, cli).
+ * (service, client, sync, cli, peer).
  * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
  */
 import { printTable, type BenchRow } from './report.ts';
 import { runCliBench } from './cli.ts';
+import { PEER_NAME, runPeerBench } from './peer.ts';
 import { runClientBench } from './client.ts';
 import { runServiceBench } from './service.ts';
 import { runSyncBench } from './sync.ts';
 
-const benches: Record<string, { title: string; run: () => Promise<BenchRow[]> }> = {
+const benches: Record<string, { title: string; run: () => Promise<BenchRow[]>; peer?: string }> = {
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
   client: { title: 'client (bench/client.ts)', run: runClientBench },
   sync: { title: 'sync (bench/sync.ts)', run: runSyncBench },
   cli: { title: 'cli (bench/cli.ts)', run: runCliBench },
+  peer: { title: 'peer: flowsync beside Syncthing (bench/peer.ts)', run: runPeerBench, peer: PEER_NAME },
 };
 
 const wanted = process.argv.slice(2);
@@ -24,5 +26,5 @@ if (unknown.length > 0) {
 }
 for (const name of wanted.length > 0 ? wanted : Object.keys(benches)) {
   const bench = benches[name]!;
-  printTable(bench.title, await bench.run());
+  printTable(bench.title, await bench.run(), bench.peer);
 }

@@ -23,7 +23,7 @@ import { percentile, printTable, type BenchRow } from './report.ts';
 
 const run = promisify(execFile);
 
-function writeTree(root: string, flows: number, filesPerFlow: number, bytes: number, tag = ''): void {
+export function writeTree(root: string, flows: number, filesPerFlow: number, bytes: number, tag = ''): void {
   for (let f = 0; f < flows; f++) {
     const folder = join(root, 'flows', `flow-${f}`);
     mkdirSync(folder, { recursive: true });
@@ -49,7 +49,7 @@ function engineFor(root: string, dir: string, service: ServeProcess, name: strin
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-async function initialSync(dir: string, service: ServeProcess): Promise<BenchRow[]> {
+export async function initialSync(dir: string, service: ServeProcess): Promise<BenchRow[]> {
   const root = join(dir, 'initial');
   writeTree(root, 1000, 10, 10 * 1024);
   const sha256sum = () => {

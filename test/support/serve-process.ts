@@ -11,6 +11,8 @@ export interface ServeProcess {
   signal(signal: NodeJS.Signals): void;
   /** The TCP port it listens on. */
   port: number;
+  /** The process id (bench/peer.ts reads its memory and CPU from /proc). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export function startServeProcess(
         tokens: { user, admin },
         signal: (signal) => child.kill(signal),
         port: Number(new URL(url).port),
+        pid: child.pid!,
         stop: () =>
           new Promise((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();

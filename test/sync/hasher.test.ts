@@ -71,4 +71,25 @@ describe('a supervised hash worker pool', () => {
     // Once with its job of 32 files, then twice on its own: then it is given up, not retried forever.
     expect(kills).toBe(3);
   });
+
+  it('lets its used workers go when idle, keeps one fresh worker, and reads the next job with it', async () => {
+    const { paths, contents } = flowOf(100);
+    const used = new Set<Worker>();
+    const dispatched: Worker[] = [];
+    hasher = new Hasher(2, { idleMs: 50, onDispatch: (worker) => dispatched.push(worker) });
+    await hasher.hash(repo.root, paths);
+    for (const worker of dispatched) used.add(worker);
+    expect(used.size).toBe(2);
+    // A used worker's heap is mostly garbage: after the idle time both are gone, one fresh worker is left.
+    const deadline = Date.now() + 10_000;
+    const retired = () => [...used].every((worker) => worker.threadId === -1);
+    while (!(retired() && hasher.runningWorkers === 1) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(retired()).toBe(true);
+    expect(hasher.runningWorkers).toBe(1);
+    dispatched.length = 0;
+    const [again] = await hasher.hash(repo.root, [paths[3]!], true);
+    expect(again).toMatchObject({ missing: false, content: contents[3] });
+    expect(used.has(dispatched[0]!)).toBe(false);
+  });
 });

@@ -1,0 +1,416 @@
+/**
+ * flowsync beside Syncthing, the reference for a continuous folder agent: both on the same generated tree (100,000
+ * files of 64 bytes in 1,000 folders), one after the other in one run, flowsync from the build (dist/), as users
+ * run it. Syncthing runs with one send-only folder, its watcher on, everything that could leave the machine off
+ * (discovery, relays, NAT/STUN, usage and crash reports, upgrades) and listening on 127.0.0.1 only; the bench
+ * checks that neither tool holds a socket off loopback.
+ * Run: npm run bench -- peer   (about six minutes; needs `syncthing` on PATH: apt-get install syncthing)
+ * FLOWSYNC_BENCH_PEER_FLOWS (default 1000 folders of 100 files) and FLOWSYNC_BENCH_PEER_IDLE_S (default 60) make
+ * a quick trial run possible.
+ */
+import Database from 'better-sqlite3';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { startServeProcess } from '../test/support/serve-process.ts';
+import { cpuSeconds, loadAverage, offMachineSockets, peakRssMb, processTree, rssMb } from './proc.ts';
+import { percentile, type BenchRow } from './report.ts';
+import { initialSync, writeTree } from './sync.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST_BIN = join(ROOT, 'dist/bin/flowsync.js');
+const FLOWS = Number(process.env.FLOWSYNC_BENCH_PEER_FLOWS ?? 1000);
+const FILES = FLOWS * 100;
+const IDLE_S = Number(process.env.FLOWSYNC_BENCH_PEER_IDLE_S ?? 60);
+
+export const PEER_NAME = 'Syncthing';
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mb = (value: number) => `${Math.round(value)} MB`;
+
+/** What one tool measured; the table puts the two side by side. */
+interface Measured {
+  load: string;
+  firstScanMs: number;
+  steadyRssMb: number;
+  /** flowsync only: `flowsync serve`, a process of its own (a remote service in real use). */
+  serviceRssMb?: number;
+  peakRssMb: number;
+  servicePeakRssMb?: number;
+  idleCpuPercent: number;
+  /** Edit → noticed, per setting (Syncthing: watcher delay 10 s and 1 s), in ms, sorted. */
+  edits: { label: string; samples: number[] }[];
+  restartMs?: number;
+  offMachine: string[];
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Idle CPU over `IDLE_S` s and the RSS at its end (steady) of the processes `pids()` names at each read. */
+async function idle(pids: () => number[]): Promise<{ cpuPercent: number; rss: number }> {
+  const before = cpuSeconds(pids());
+  await sleep(IDLE_S * 1000);
+  const cpuPercent = ((cpuSeconds(pids()) - before) / IDLE_S) * 100;
+  return { cpuPercent, rss: rssMb(pids()) };
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    child.once('exit', () => done());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Syncthing
+
+function syncthingInstalled(): boolean {
+  return !spawnSync('syncthing', ['--version']).error;
+}
+
+/** A home of its own, configured so that nothing leaves the machine; returns the API's address and key. */
+async function configureSyncthing(home: string, tree: string) {
+  execFileSync('syncthing', ['generate', `--home=${home}`, '--no-default-folder'], { stdio: 'ignore' });
+  const path = join(home, 'config.xml');
+  let xml = readFileSync(path, 'utf8');
+  const set = (tag: string, value: string) => {
+    const pattern = new RegExp(`<${tag}>[^<]*</${tag}>`);
+    if (!pattern.test(xml))
+      throw new Error(`Syncthing's config.xml has no <${tag}>: a version this bench does not know`);
+    xml = xml.replace(pattern, `<${tag}>${value}</${tag}>`);
+  };
+  const device = /<device id="([^"]+)"/.exec(xml)![1]!;
+  const apiKey = /<apikey>([^<]+)<\/apikey>/.exec(xml)![1]!;
+  const [apiPort, listenPort] = [await freePort(), await freePort()];
+  xml = xml.replace(/(<gui[^>]*>\s*<address>)[^<]*/, `$1127.0.0.1:${apiPort}`);
+  set('listenAddress', `tcp://127.0.0.1:${listenPort}`);
+  for (const off of ['globalAnnounceEnabled', 'localAnnounceEnabled', 'relaysEnabled', 'natEnabled'])
+    set(off, 'false');
+  set('globalAnnounceServer', '');
+  set('stunServer', '');
+  set('urAccepted', '-1');
+  set('autoUpgradeIntervalH', '0');
+  set('crashReportingEnabled', 'false');
+  set('startBrowser', 'false');
+  // One send-only folder on the tree, watcher on with its default delay (10 s); the marker Syncthing expects.
+  mkdirSync(join(tree, '.stfolder'), { recursive: true });
+  const folder = `<folder id="peer" label="peer" path="${tree}" type="sendonly" rescanIntervalS="3600" fsWatcherEnabled="true" fsWatcherDelayS="10" ignorePerms="false" autoNormalize="true">
+        <filesystemType>basic</filesystemType>
+        <device id="${device}" introducedBy=""></device>
+        <markerName>.stfolder</markerName>
+    </folder>
+    `;
+  xml = xml.replace(/(\s*)<gui/, `$1${folder}<gui`);
+  writeFileSync(path, xml);
+  return { api: `http://127.0.0.1:${apiPort}`, apiKey };
+}
+
+async function measureSyncthing(dir: string, tree: string): Promise<Measured> {
+  const home = join(dir, 'syncthing');
+  const { api, apiKey } = await configureSyncthing(home, tree);
+  const rest = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${api}${path}`, { ...init, headers: { 'X-API-Key': apiKey } });
+    if (!response.ok) throw new Error(`Syncthing ${path}: ${response.status} ${await response.text()}`);
+    const text = await response.text();
+    return text ? JSON.parse(text) : null;
+  };
+  const status = async (): Promise<{ state: string; globalFiles: number; sequence: number } | null> => {
+    try {
+      return await rest('/rest/db/status?folder=peer');
+    } catch {
+      return null; // not answering yet
+    }
+  };
+  const untilIdle = async () => {
+    for (;;) {
+      const now = await status();
+      if (now?.state === 'idle' && now.globalFiles === FILES) return;
+      if (child.exitCode !== null)
+        throw new Error(`syncthing exited with ${child.exitCode}; see ${home}/syncthing.log`);
+      await sleep(50);
+    }
+  };
+
+  const load = loadAverage();
+  const start = performance.now();
+  // As users run it: with its monitor process (which restarts it), no browser, no upgrades.
+  const child = spawn('syncthing', ['serve', `--home=${home}`, '--no-browser', '--no-upgrade'], {
+    env: { ...process.env, STNOUPGRADE: '1' },
+    stdio: ['ignore', openSync(join(home, 'syncthing.log'), 'a'), 'inherit'],
+  });
+  try {
+    await untilIdle();
+    const firstScanMs = performance.now() - start;
+    const pids = () => processTree(child.pid!);
+    const { cpuPercent, rss } = await idle(pids);
+    const offMachine = offMachineSockets(pids());
+
+    // Edit → noticed: the folder's sequence moves when Syncthing has the change in its local index.
+    const edits: Measured['edits'] = [];
+    for (const [delayS, count] of [
+      [10, 3],
+      [1, 10],
+    ] as const) {
+      if (delayS !== 10) {
+        await rest('/rest/config/folders/peer', {
+          method: 'PATCH',
+          body: JSON.stringify({ fsWatcherDelayS: delayS }),
+        });
+        await sleep(1000); // the folder restarts with its new setting
+        await untilIdle();
+      }
+      const samples: number[] = [];
+      for (let edit = 0; edit < count; edit++) {
+        const before = (await status())!.sequence;
+        const t0 = performance.now();
+        appendFileSync(
+          join(tree, 'flows', `flow-${edit % FLOWS}`, `step-${delayS}.yaml`),
+          `syncthing ${edit}\n`,
+        );
+        while ((await status())!.sequence === before) await sleep(20);
+        samples.push(performance.now() - t0);
+        await sleep(500);
+      }
+      edits.push({ label: `watcher delay ${delayS} s`, samples: samples.sort((a, b) => a - b) });
+    }
+    return {
+      load,
+      firstScanMs,
+      steadyRssMb: rss,
+      peakRssMb: peakRssMb(pids()),
+      idleCpuPercent: cpuPercent,
+      edits,
+      offMachine,
+    };
+  } finally {
+    await rest('/rest/system/shutdown', { method: 'POST' }).catch(() => undefined);
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited(child);
+    clearTimeout(killer);
+    rmSync(join(tree, '.stfolder'), { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// flowsync
+
+async function measureFlowsync(dir: string, tree: string): Promise<Measured> {
+  const dbPath = join(dir, 'service.db');
+  const service = await startServeProcess(dbPath, join(dir, 'service.log'), [], DIST_BIN);
+  const home = join(dir, 'home');
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    FLOWSYNC_URL: service.url,
+    FLOWSYNC_TOKEN: service.tokens.user,
+  };
+  const startAgent = async () => {
+    const start = performance.now();
+    const child = spawn(process.execPath, [DIST_BIN, 'start', tree], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    while (!out.includes('Watching 1 repository')) {
+      if (child.exitCode !== null) throw new Error(`flowsync start exited: ${out}`);
+      await sleep(10);
+    }
+    return { child, ms: performance.now() - start };
+  };
+  const stopAgent = async (child: ChildProcess) => {
+    child.kill('SIGINT');
+    await exited(child);
+  };
+
+  const load = loadAverage();
+  const first = await startAgent();
+  let agent = first.child;
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const pids = () => [agent.pid!];
+    const { cpuPercent, rss } = await idle(pids);
+    const offMachine = offMachineSockets([agent.pid!, service.pid]);
+
+    // Edit → noticed: the service holds the new content (what a user of the service would see).
+    // One file looked up by its flow and path (indexed), not a LIKE over 100,000 rows on every poll.
+    const content = db
+      .prepare(
+        `SELECT ff.content FROM flow_files ff JOIN flows f ON f.id = ff.flow_id WHERE f.flow_path = ? AND ff.path = ?`,
+      )
+      .pluck();
+    const samples: number[] = [];
+    for (let edit = 0; edit < 20; edit++) {
+      const marker = `flowsync edit ${edit} ${Date.now()}`;
+      const flowPath = `flows/flow-${edit % FLOWS}`;
+      const t0 = performance.now();
+      appendFileSync(join(tree, flowPath, 'step-20.yaml'), `${marker}\n`);
+      while (!((content.get(flowPath, 'step-20.yaml') as string | undefined) ?? '').includes(marker))
+        await sleep(5);
+      samples.push(performance.now() - t0);
+      await sleep(500);
+    }
+    const measured: Measured = {
+      load,
+      firstScanMs: first.ms,
+      steadyRssMb: rss,
+      serviceRssMb: rssMb([service.pid]),
+      peakRssMb: peakRssMb(pids()),
+      servicePeakRssMb: peakRssMb([service.pid]),
+      idleCpuPercent: cpuPercent,
+      edits: [{ label: '', samples: samples.sort((a, b) => a - b) }],
+      offMachine,
+    };
+    await stopAgent(agent);
+    const second = await startAgent();
+    agent = second.child;
+    measured.restartMs = second.ms;
+    return measured;
+  } finally {
+    db.close();
+    await stopAgent(agent);
+    await service.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function rows(flowsync: Measured, syncthing: Measured | null, ratio: BenchRow | null): BenchRow[] {
+  const peer = (value: (m: Measured) => string) => (syncthing ? value(syncthing) : 'not installed');
+  const edit = (m: Measured, index: number) => {
+    const { label, samples } = m.edits[index]!;
+    return `${(percentile(samples, 50) / 1000).toFixed(2)} s p50, ${(samples.at(-1)! / 1000).toFixed(2)} s max (${samples.length}${label ? `, ${label}` : ''})`;
+  };
+  const scanTarget = syncthing ? syncthing.firstScanMs : Number.NaN;
+  return [
+    {
+      metric: '1-min load average before each tool started (2 cores)',
+      value: flowsync.load,
+      peer: peer((m) => m.load),
+      target: '',
+      met: null,
+    },
+    {
+      metric: `first full scan → idle, ${FILES.toLocaleString('en')} files / ${FLOWS.toLocaleString('en')} folders (flowsync: \`start\` → "Watching", uploads included)`,
+      value: seconds(flowsync.firstScanMs),
+      peer: peer((m) => seconds(m.firstScanMs)),
+      target: '≤ Syncthing',
+      met: syncthing ? flowsync.firstScanMs <= scanTarget : null,
+    },
+    {
+      metric: `RSS ${IDLE_S} s after that (steady; Syncthing: with its monitor process)`,
+      value: `${mb(flowsync.steadyRssMb)} (+ ${mb(flowsync.serviceRssMb!)} \`flowsync serve\`)`,
+      peer: peer((m) => mb(m.steadyRssMb)),
+      target: '≤ 120 MB',
+      met: flowsync.steadyRssMb <= 120,
+    },
+    {
+      metric: 'RSS high-water mark (VmHWM; Syncthing: summed over its two processes)',
+      value: `${mb(flowsync.peakRssMb)} (+ ${mb(flowsync.servicePeakRssMb!)} \`flowsync serve\`)`,
+      peer: peer((m) => mb(m.peakRssMb)),
+      target: '≤ 200 MB',
+      met: flowsync.peakRssMb <= 200,
+    },
+    {
+      metric: `idle CPU over those ${IDLE_S} s`,
+      value: `${flowsync.idleCpuPercent.toFixed(2)} %`,
+      peer: peer((m) => `${m.idleCpuPercent.toFixed(2)} %`),
+      target: '< 1 %',
+      met: flowsync.idleCpuPercent < 1,
+    },
+    {
+      metric:
+        'edit (append to a file) → noticed (flowsync: the service holds it; Syncthing: in its local index)',
+      value: edit(flowsync, 0),
+      peer: peer((m) => edit(m, 0)),
+      target: '',
+      met: null,
+    },
+    {
+      metric: 'edit → noticed, Syncthing with fsWatcherDelayS 1',
+      value: '',
+      peer: peer((m) => edit(m, 1)),
+      target: '',
+      met: null,
+    },
+    {
+      metric: 'restart with nothing changed → watching again',
+      value: seconds(flowsync.restartMs!),
+      peer: '',
+      target: '≤ 2 s',
+      met: flowsync.restartMs! <= 2000,
+    },
+    ...(ratio ? [ratio] : []),
+    {
+      metric: 'sockets off loopback (must be none)',
+      value: String(flowsync.offMachine.length),
+      peer: peer((m) => String(m.offMachine.length)),
+      target: '0',
+      met: flowsync.offMachine.length === 0 && (syncthing?.offMachine.length ?? 0) === 0,
+    },
+  ];
+}
+
+export async function runPeerBench(): Promise<BenchRow[]> {
+  if (!syncthingInstalled())
+    console.error(
+      'syncthing is not on PATH: only flowsync is measured. Install it with `apt-get install syncthing`.',
+    );
+  // The build is what users run: rebuilt so that the numbers are this checkout's.
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { stdio: 'inherit' });
+  const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-peer-'));
+  try {
+    const tree = join(dir, 'tree');
+    writeTree(tree, FLOWS, 100, 64);
+    const syncthing = syncthingInstalled() ? await measureSyncthing(dir, tree) : null;
+    const flowsync = await measureFlowsync(dir, tree);
+    for (const socket of [...flowsync.offMachine, ...(syncthing?.offMachine ?? [])])
+      console.error(`socket off loopback: ${socket}`);
+    // The 10,000-file / 100 MB initial sync ÷ sha256sum, bench/sync.ts's part (the engine in this process).
+    let ratio: BenchRow | null = null;
+    if (process.env.FLOWSYNC_BENCH_PEER_RATIO !== '0') {
+      const service = await startServeProcess(join(dir, 'ratio.db'), join(dir, 'ratio.log'), [], DIST_BIN);
+      try {
+        const initial = await initialSync(dir, service);
+        const row = initial.find((r) => r.metric === 'initial sync ÷ sha256sum')!;
+        const value = Number.parseFloat(row.value);
+        ratio = {
+          metric:
+            'initial sync, 10,000 files / 100 MB ÷ `find … \\| xargs sha256sum` (bench/sync.ts initial)',
+          value: row.value,
+          peer: '',
+          target: '≤ 2.0×',
+          met: value <= 2.0,
+        };
+      } finally {
+        await service.stop();
+      }
+    }
+    return rows(flowsync, syncthing, ratio);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
