@@ -2,6 +2,15 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { FileWarning } from '../protocol/index.ts';
 
+/**
+ * The worker's script. In the packaged desktop app the bundle sits inside app.asar, which worker threads cannot
+ * read: electron-builder.yml unpacks the worker (and the containment rule it imports) to app.asar.unpacked, and
+ * the worker is started from there. Not run here (no Electron binary); a no-op everywhere else.
+ */
+const WORKER_URL = new URL(
+  new URL('./hash-worker.mjs', import.meta.url).href.replace('/app.asar/', '/app.asar.unpacked/'),
+);
+
 /** Files over this size are not sent (DESIGN.md): the service stores flow definitions, not assets. */
 export const MAX_FILE_BYTES = 1024 * 1024;
 
@@ -132,7 +141,7 @@ export class Hasher {
   private spawn(): Worker | null {
     if (this.workers >= this.size) return null;
     this.workers++;
-    const worker = new Worker(new URL('./hash-worker.mjs', import.meta.url));
+    const worker = new Worker(WORKER_URL);
     // Idle workers must not keep a finished command alive.
     worker.unref();
     worker.on('message', ({ results }: { results: WorkerResult[] }) => {
