@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { AgentApiError } from './api/index.ts';
 import { defaultLockPath } from './paths.ts';
 
 /**
@@ -115,9 +114,13 @@ export async function findRunningAgent(path = defaultLockPath()): Promise<AgentL
 /** Whether a live-looking owner is the agent: its start time already matched, or its window answers. */
 async function confirmed(owner: AgentLockOwner): Promise<boolean> {
   if (owner.processStart !== null || owner.bridge === null) return true;
+  // Loaded here only: `flowsync status` reads the lock and must not pay for the HTTP client (undici) or the
+  // AgentApi contract's schemas (together 50 ms and 9 MB of its 150 ms / 60 MB budget, bench/cli.ts).
+  const [{ connectToBridge }, { AgentApiError }] = await Promise.all([
+    import('./bridge/index.ts'),
+    import('./api/index.ts'),
+  ]);
   try {
-    // Loaded here only: `flowsync status` reads the lock and must not pay for the HTTP client (undici).
-    const { connectToBridge } = await import('./bridge/index.ts');
     await connectToBridge(owner.bridge).call('status', {});
     return true;
   } catch (error) {
