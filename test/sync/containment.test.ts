@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Hasher } from '../../src/sync/index.ts';
+import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { createEngine, startEngine, type EngineHarness } from '../support/engine.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
@@ -132,9 +133,13 @@ describe('a repository full of links to ~/.ssh', () => {
     ]);
     expect(engine.status().counts.pending).toBe(0);
 
-    const status = await runFlowsync(['status'], {
-      env: { HOME: home, XDG_DATA_HOME: join(home, '.local/share'), XDG_CONFIG_HOME: join(home, '.config') },
-    });
+    // As `flowsync start <repo> --url <service>` would have left the config: status lists what the config names.
+    mkdirSync(join(home, '.config/flowsync'), { recursive: true });
+    writeFileSync(
+      join(home, '.config/flowsync/config.json'),
+      JSON.stringify({ serviceUrl: svc.url, repositories: [{ path: repo.root }] }),
+    );
+    const status = await runFlowsync(['status'], { env: { ...userEnv(home), FLOWSYNC_URL: '' } });
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('not sent: flows/good/key: a symbolic link: not followed\n');
     expect(status.stdout).toContain('not sent: flows/good/ssh: a symbolic link: not followed\n');
