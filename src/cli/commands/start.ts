@@ -157,11 +157,23 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
+  // saying which part it was (nothing pending is lost: the state is the outbox).
+  let stage = 'reading the state';
+  const force = () => {
+    process.stderr.write(`flowsync: stopping hung while ${stage}; exiting anyway.\n`);
+    process.exit(1);
+  };
+  process.once('SIGINT', force);
+  process.once('SIGTERM', force);
+  setTimeout(force, 15_000).unref();
   const pending = [...agent.repositories.values()].reduce(
     (sum, { engine }) => sum + engine.status().counts.pending,
     0,
   );
+  stage = 'closing the window';
   await bridge.close();
+  stage = 'stopping the sync engines, the hasher and the embedded service';
   await agent.close();
   lock.release();
   out(
