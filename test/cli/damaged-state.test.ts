@@ -27,10 +27,7 @@ beforeEach(async () => {
   svc = await startTestService();
   repo = makeRepo({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
   const home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
-  env = {
-    ...userEnv(home, svc),
-  };
+  env = userEnv(home, svc);
   dataDir = join(home, '.local/share/flowsync');
   configDir = join(home, '.config/flowsync');
 });

@@ -23,10 +23,7 @@ beforeEach(async () => {
     writeFileSync(join(second, path), content);
   }
   const home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
-  env = {
-    ...userEnv(home, svc),
-  };
+  env = userEnv(home, svc);
   lockPath = join(home, '.local/share/flowsync/agent.lock');
 });
 afterEach(async () => {
