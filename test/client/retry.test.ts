@@ -44,7 +44,9 @@ describe('retry across a real service process stopped and started again', () => 
     const client = createClient({
       baseUrl: first.url,
       auth: { userToken: first.tokens.user },
-      retry: { attempts: 30, baseDelayMs: 50, maxDelayMs: 200 },
+      // About 40 s of tries: starting `flowsync serve` again took over 5 s once on a loaded machine, and ran out
+      // the 30 tries this test had (a failed CI-loop run).
+      retry: { attempts: 200, baseDelayMs: 50, maxDelayMs: 200 },
     });
     try {
       // Both are in flight while nothing listens: sync_batch is safe to repeat, slug log only when never sent.
@@ -57,8 +59,10 @@ describe('retry across a real service process stopped and started again', () => 
       await sleep(400);
       const second = await startServeProcess(dbPath, join(dir, 'log'), ['--port', port]);
       try {
-        expect(await batch).toMatchObject({ files_created: 1, flows_synced: 1 });
-        expect((await logged).id).toBeGreaterThan(0);
+        // Both awaited together: one failing must not leave the other's rejection unhandled.
+        const [synced, log] = await Promise.all([batch, logged]);
+        expect(synced).toMatchObject({ files_created: 1, flows_synced: 1 });
+        expect(log.id).toBeGreaterThan(0);
       } finally {
         await second.stop();
       }
