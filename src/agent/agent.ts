@@ -220,7 +220,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (known) return known;
     const watched = await this.addRepository(folder);
     this.updateConfig(withRepository(this.config, watched.identity.root));
-    await watched.engine.initialSync();
+    await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
     return watched;
   }
@@ -258,7 +258,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.setEnabled(root, true);
     const configured = this.config.repositories.find((r) => sameFolder(r.path, root));
     const watched = await this.addRepository(root, configured);
-    await watched.engine.initialSync();
+    await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
     return watched;
   }
@@ -270,9 +270,11 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
   }
 
-  /** The first scan and upload of every repository. */
-  async syncAll(): Promise<void> {
-    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.initialSync()));
+  /** The first scan and upload of every repository; `watchFirst` when `watchAll` follows (see SyncEngine). */
+  async syncAll({ watchFirst = false } = {}): Promise<void> {
+    await Promise.all(
+      [...this.repositories.values()].map(({ engine }) => engine.initialSync({ watchFirst })),
+    );
   }
 
   /** Then watch them all. */

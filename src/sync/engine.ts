@@ -193,24 +193,29 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */
   async start(): Promise<void> {
-    await this.initialSync();
+    await this.initialSync({ watchFirst: true });
     await this.watch();
   }
 
-  /** The first scan and round of uploads. */
-  async initialSync(): Promise<void> {
+  /**
+   * The first scan and round of uploads. With `watchFirst` (`flowsync start`), watching starts before the scan:
+   * the scan sees what happened before the watcher was ready, the watcher everything after, and `watch()` need
+   * not scan again (restart with nothing changed, 100,000 files: one scan of 1 s instead of two).
+   */
+  async initialSync({ watchFirst = false } = {}): Promise<void> {
     this.presence.remember();
+    if (watchFirst) await this.presence.watchPresentRoots();
     await this.local(() => this.reconciler.rescan(), false);
     await this.sync();
   }
 
   /**
-   * Starts watching, then looks once more at what changed while the watcher was being set up (seconds, for a
-   * very large repository), so nothing done meanwhile is missed.
+   * Starts watching, then looks once more at the roots not watched before the first scan, for what changed
+   * while the watcher was being set up (seconds, for a very large repository), so nothing done meanwhile is missed.
    */
   async watch(): Promise<void> {
-    await this.presence.watchPresentRoots();
-    await this.local(() => this.reconciler.rescan());
+    const fresh = await this.presence.watchPresentRoots();
+    if (fresh.length > 0) await this.local(() => this.reconciler.rescan(fresh));
     const interval = this.options.presenceIntervalMs ?? 1000;
     this.presenceTimer = setInterval(() => {
       // One check at a time: a long round must not pile up a check per second behind it.

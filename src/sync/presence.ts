@@ -43,10 +43,10 @@ export class PresenceCheck {
     this.outerIgnoreFiles = this.outerIgnoreSignature();
   }
 
-  /** Flow roots that are real folders are watched; one that is a link (or below one) never is. */
-  async watchPresentRoots(): Promise<void> {
+  /** Flow roots that are real folders are watched; one that is a link (or below one) never is. Returns those newly watched. */
+  async watchPresentRoots(): Promise<string[]> {
     const present = this.layout.roots.filter((root) => notRealFolder(this.repo.root, root) === null);
-    await this.watcher.add(present);
+    return this.watcher.add(present);
   }
 
   /** Flow roots that appeared (or vanished) and the repository folder itself. */

@@ -111,6 +111,29 @@ describe('watching', () => {
     expect(stored()).toEqual({ 'flows/b2/flow.yaml': 'b\n' });
   });
 
+  it('keeps watching every flow: 25 at start, one that appears, one renamed, one deleted and made again', async () => {
+    // More flows than one watcher group (10): an edit in each group, and in each folder that came later, is seen.
+    for (let flow = 0; flow < 25; flow++) repo.write(`flows/f${flow}/main.yaml`, `${flow}\n`);
+    await start();
+    await expectConverged();
+    for (const flow of [0, 12, 24]) repo.write(`flows/f${flow}/main.yaml`, `edited ${flow}\n`);
+    await expectConverged();
+
+    repo.write('flows/late/main.yaml', 'late\n');
+    renameSync(join(repo.root, 'flows/f3'), join(repo.root, 'flows/moved'));
+    repo.remove('flows/f4');
+    await expectConverged();
+    repo.write('flows/f4/main.yaml', 'again\n');
+    await expectConverged();
+    // Each of them is watched now, not only scanned once: later edits inside them arrive.
+    repo.write('flows/late/main.yaml', 'late, edited\n');
+    repo.write('flows/moved/main.yaml', 'moved, edited\n');
+    repo.write('flows/f4/main.yaml', 'again, edited\n');
+    repo.write('flows/late/sub/step.yaml', 'a new folder inside a new flow\n');
+    await expectConverged();
+    expect(stored()['flows/late/sub/step.yaml']).toBe('a new folder inside a new flow\n');
+  });
+
   it('sends an atomic save (write a temporary file, rename it over) once, and never the temporary file', async () => {
     await start();
     const before = uploads();

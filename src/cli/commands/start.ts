@@ -93,7 +93,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     );
   // A bar for the first, long sync only; after it, each sync is one line.
   agent.on('progress', showProgress);
-  await agent.syncAll();
+  await agent.syncAll({ watchFirst: true });
   agent.off('progress', showProgress);
   progress.stop();
   for (const watched of agent.repositories.values()) out(summary(watched, watched.engine.status()));
