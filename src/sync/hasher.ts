@@ -38,7 +38,7 @@ interface Job {
 }
 
 export interface HasherOptions {
-  /** Sees each job as it is handed to a worker: the supervision tests kill that worker with it. */
+  /** Sees each job just before it is handed to a worker: the supervision tests kill that worker with it. */
   onDispatch?: (worker: Worker, files: readonly string[]) => void;
   /** How long a used worker without a job stays before it exits (IDLE_MS). */
   idleMs?: number;
@@ -128,13 +128,15 @@ export class Hasher {
       this.used.add(worker);
       const job = this.queue.shift()!;
       this.busy.set(worker, job);
+      // Before the job is posted: a test that kills the worker here kills it before it can answer (after, a
+      // worker on a loaded machine sometimes answered a one-file job before its terminate took effect).
+      this.options.onDispatch?.(worker, job.files);
       worker.postMessage({
         root: job.root,
         files: job.files,
         maxBytes: MAX_FILE_BYTES,
         withContent: job.withContent,
       });
-      this.options.onDispatch?.(worker, job.files);
     }
   }
 
