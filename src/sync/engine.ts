@@ -5,12 +5,12 @@ import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import { IgnoreRules } from './ignore-rules.ts';
-import { planUploads, plansKey } from './planner.ts';
+import { planUploads, plansKey, type FlowPlan } from './planner.ts';
 import { PresenceCheck } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { RepoCounts, SyncState } from './state.ts';
-import { uploadPlans } from './uploader.ts';
+import { uploadPlans, type UploadTally } from './uploader.ts';
 import { FlowWatcher } from './watcher.ts';
 
 export interface RepositorySpec {
@@ -80,6 +80,9 @@ interface EngineEvents {
   synced: [SyncReport];
   recovered: [SyncRecovery];
 }
+
+/** Pending flows planned and sent at a time: two requests of up to 200 flows each (MAX_FLOWS_PER_BATCH). */
+const UPLOAD_PAGE = 400;
 
 const MISSING = (root: string) => `${root} is gone; syncing resumes when it is back`;
 
@@ -284,23 +287,35 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return { report, outcome: { kind: 'settled' } };
     }
     const { state, client, hasher } = this.options;
-    const { plans } = planUploads(state, this.repoId);
-    if (plans.length === 0) return { report, outcome: { kind: 'settled' } };
-    this.setPhase('syncing', null);
+    // A page of flows at a time, planned and sent before the next is read: the first sync of 100,000 files held
+    // every file's record twice over (all plans at once, +120 MB of heap). Flows refused as they are plan nothing.
+    const pending = state.pendingFlows(this.repoId);
+    const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows).plans;
+    const sent: string[] = [];
+    let flowsDone = 0;
     try {
-      const tally = await uploadPlans(
-        { client, hasher, target: this.repo, state, repoId: this.repoId },
-        plans,
-        (done) => this.emit('progress', { stage: 'uploading', done, total: plans.length }),
-      );
-      Object.assign(report, tally, { ms: Math.round(performance.now() - started) });
+      for (const plans of pagesOf(pending, plan)) {
+        sent.push(plansKey(plans));
+        if (sent.length === 1) this.setPhase('syncing', null);
+        const tally = await uploadPlans(
+          { client, hasher, target: this.repo, state, repoId: this.repoId },
+          plans,
+          (done) =>
+            this.emit('progress', { stage: 'uploading', done: flowsDone + done, total: pending.length }),
+        );
+        flowsDone += plans.length;
+        addTally(report, tally);
+      }
+      if (sent.length === 0) return { report, outcome: { kind: 'settled' } };
+      report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
       if (this.outage) this.outage.files += report.created + report.updated + report.deleted;
       this.emit('synced', report);
-      const left = planUploads(state, this.repoId).plans;
+      const left = Array.from(pagesOf(state.pendingFlows(this.repoId), plan), plansKey);
       if (left.length === 0) return { report, outcome: { kind: 'settled' } };
       // What is left is either new (ids that went stale: go on) or what was just sent (back off, do not loop).
-      return { report, outcome: { kind: plansKey(left) === plansKey(plans) ? 'stalled' : 'progress' } };
+      const stalled = left.join() === sent.join();
+      return { report, outcome: { kind: stalled ? 'stalled' : 'progress' } };
     } catch (error) {
       const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
@@ -345,6 +360,26 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The non-empty plans of `flows`, UPLOAD_PAGE flows at a time, each page planned only when it is reached. */
+function* pagesOf(
+  flows: readonly string[],
+  plan: (page: readonly string[]) => FlowPlan[],
+): Generator<FlowPlan[]> {
+  for (let start = 0; start < flows.length; start += UPLOAD_PAGE) {
+    const plans = plan(flows.slice(start, start + UPLOAD_PAGE));
+    if (plans.length > 0) yield plans;
+  }
+}
+
+function addTally(report: SyncReport, tally: UploadTally): void {
+  report.rejected.push(...tally.rejected);
+  report.flows += tally.flows;
+  report.created += tally.created;
+  report.updated += tally.updated;
+  report.deleted += tally.deleted;
+  report.requests += tally.requests;
 }
 
 function emptyReport(): SyncReport {

@@ -31,16 +31,20 @@ export function flowSignature(present: readonly FileRecord[]): string {
   return hash.digest('hex');
 }
 
-/** Flows whose files differ from what the service acknowledged, minus those refused as they are now. */
+/**
+ * Flows whose files differ from what the service acknowledged, minus those refused as they are now. `flows`
+ * narrows it to some of the pending flows (a page: the engine plans and sends a few hundred flows at a time).
+ */
 export function planUploads(
   state: SyncState,
   repoId: number,
+  flows: readonly string[] = state.pendingFlows(repoId),
 ): { plans: FlowPlan[]; stillRejected: string[] } {
   const rejected = new Map(state.rejections(repoId).map((r) => [r.flowPath, r.signature]));
   const uncertain = new Set(state.uncertainFlows(repoId));
   const plans: FlowPlan[] = [];
   const stillRejected: string[] = [];
-  for (const flowPath of state.pendingFlows(repoId)) {
+  for (const flowPath of flows) {
     const files = state.filesOfFlow(repoId, flowPath);
     const present = files.filter(isSendable);
     const signature = flowSignature(present);

@@ -129,9 +129,12 @@ export class SyncState {
         'UPDATE repos SET last_sync_at = coalesce(?, last_sync_at), last_error = ? WHERE id = ?',
       ),
       files: db.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ?`),
-      filesUnder: db.prepare(
-        `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = @repoId
-           AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
+      statOf: db.prepare(
+        `SELECT size, mtime_ms AS mtimeMs, local_hash AS localHash FROM files
+         WHERE repo_id = ? AND flow_path = ? AND path = ?`,
+      ),
+      presentFiles: db.prepare(
+        'SELECT flow_path AS flowPath, path FROM files WHERE repo_id = ? AND local_hash IS NOT NULL',
       ),
       filesOfFlow: db.prepare(
         `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ? AND flow_path = ? ORDER BY path`,
@@ -223,9 +226,22 @@ export class SyncState {
     return this.statements.files.all(repoId) as FileRecord[];
   }
 
-  /** The files below a folder (relative to the repository). */
-  filesUnder(repoId: number, folder: string): FileRecord[] {
-    return this.statements.filesUnder.all({ repoId, prefix: folder }) as FileRecord[];
+  /** What the state knows of one file's size, mtime and hash (the cache that spares hashing it), if anything. */
+  statOf(
+    repoId: number,
+    flowPath: string,
+    path: string,
+  ): Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> | undefined {
+    return this.statements.statOf.get(repoId, flowPath, path) as
+      Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> | undefined;
+  }
+
+  /** Files the state has on disk, one row at a time: a rescan compares them with what it saw without loading all. */
+  presentFiles(repoId: number): IterableIterator<{ flowPath: string; path: string }> {
+    return this.statements.presentFiles.iterate(repoId) as IterableIterator<{
+      flowPath: string;
+      path: string;
+    }>;
   }
 
   filesOfFlow(repoId: number, flowPath: string): FileRecord[] {
