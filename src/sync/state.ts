@@ -44,6 +44,9 @@ const SCHEMA = [
     flow_path TEXT NOT NULL,
     PRIMARY KEY (repo_id, flow_path)
   ) WITHOUT ROWID;`,
+  // Rows to forget (gone, and never on the service): dropForgotten ran after every hashed chunk and read the whole
+  // table each time, 20 % of the main thread's time in a first sync of 100,000 files.
+  `CREATE INDEX files_forgotten ON files (repo_id) WHERE local_hash IS NULL AND acked_hash IS NULL;`,
 ];
 
 /** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
@@ -155,7 +158,8 @@ export class SyncState {
            AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
       ),
       dropForgotten: db.prepare(
-        'DELETE FROM files WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL',
+        // INDEXED BY: without statistics SQLite would walk the repository's whole primary key range instead.
+        'DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL',
       ),
       pendingFlows: db.prepare(PENDING_FLOWS).pluck(),
       uncertainFlows: db.prepare('SELECT flow_path FROM in_flight WHERE repo_id = ?').pluck(),
@@ -271,6 +275,7 @@ export class SyncState {
    * sent next as a full listing, which deletes it there.
    */
   markGone(repoId: number, files: { flowPath: string; path: string }[]): void {
+    if (files.length === 0) return;
     this.db.transaction(() => {
       for (const file of files) this.statements.markGone.run(repoId, file.flowPath, file.path);
       this.statements.dropForgotten.run(repoId);
