@@ -132,6 +132,7 @@ export class SyncState {
         'UPDATE repos SET last_sync_at = coalesce(?, last_sync_at), last_error = ? WHERE id = ?',
       ),
       files: db.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ?`),
+      hasFiles: db.prepare('SELECT 1 FROM files WHERE repo_id = ? LIMIT 1').pluck(),
       statOf: db.prepare(
         `SELECT size, mtime_ms AS mtimeMs, local_hash AS localHash FROM files
          WHERE repo_id = ? AND flow_path = ? AND path = ?`,
@@ -228,6 +229,11 @@ export class SyncState {
 
   files(repoId: number): FileRecord[] {
     return this.statements.files.all(repoId) as FileRecord[];
+  }
+
+  /** Whether the state knows any file of this repository (it was synced before). */
+  hasFiles(repoId: number): boolean {
+    return this.statements.hasFiles.get(repoId) !== undefined;
   }
 
   /** What the state knows of one file's size, mtime and hash (the cache that spares hashing it), if anything. */
