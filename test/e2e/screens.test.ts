@@ -1,5 +1,7 @@
 import axe from 'axe-core';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,11 +13,15 @@ import { addRepository, openWindow, type OpenWindow } from '../support/window.ts
 import type { TestRepo } from '../support/repo.ts';
 
 /**
- * The four screens with realistic data: each one's picture for the README (docs/images/<screen>.png, written at
- * every run) and an accessibility check (axe-core: no serious or critical violation).
+ * The four screens with realistic data: each one's picture, and an accessibility check (axe-core: no serious or
+ * critical violation). The pictures go to a temporary folder; with FLOWSYNC_UPDATE_IMAGES=1 they replace the
+ * README's (docs/images/<screen>.png). Written there at every run, they left every test run with a changed tree.
  */
 
-const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
+const IMAGES =
+  process.env.FLOWSYNC_UPDATE_IMAGES === '1'
+    ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
+    : `${mkdtempSync(join(tmpdir(), 'flowsync-screens-'))}/`;
 const SECRET = 'lin_api_ada_personal_key_0042';
 const SLOW = { timeout: 30_000 };
 
@@ -36,6 +42,7 @@ beforeAll(async () => {
   await seedViewerTasks(svc, SECRET, 12);
 }, 120_000);
 afterAll(async () => {
+  if (process.env.FLOWSYNC_UPDATE_IMAGES !== '1') rmSync(IMAGES, { recursive: true, force: true });
   await win?.close();
   await svc?.close();
   repo?.cleanup();
