@@ -1,11 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { autostartEntry, type AutostartEntry } from '../../src/agent/index.ts';
 import { FLOWSYNC_BIN, runFlowsync } from '../support/cli.ts';
-import { eventually } from '../support/repo.ts';
+import { startProgram } from '../support/agent-process.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let dir: string;
@@ -119,21 +119,18 @@ describe('the systemd user unit', () => {
 
   it('runs the agent with exactly its ExecStart line, which stops cleanly on SIGTERM', async () => {
     const [program, ...args] = execStart(autostartEntry(command, { kind: 'systemd', env }));
-    const agent = spawn(program!, args, {
-      env: { ...process.env, ...env, FLOWSYNC_URL: svc.url, FLOWSYNC_TOKEN: svc.tokens.user },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const agent = startProgram(program!, args, {
+      ...env,
+      FLOWSYNC_URL: svc.url,
+      FLOWSYNC_TOKEN: svc.tokens.user,
     });
-    let output = '';
-    agent.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    agent.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => agent.on('close', resolve));
     try {
-      await eventually(() => expect(output).toMatch(/Watching 0 repositories/), 30_000);
+      await agent.waitFor(/Watching 0 repositories/, 30_000);
     } finally {
-      agent.kill('SIGTERM');
+      agent.signal('SIGTERM');
     }
-    expect(await exited).toBe(0);
-    expect(output).toContain('Stopped; everything was in sync.');
+    expect(await agent.exitWithin()).toBe(0);
+    expect(agent.output()).toContain('Stopped; everything was in sync.');
   });
 
   it('passes systemd-analyze verify where systemd is installed', () => {

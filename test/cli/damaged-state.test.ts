@@ -62,7 +62,7 @@ describe('a damaged state database', () => {
     const first = start(repo.root);
     await first.waitFor(/Watching 1 repository/);
     first.signal('SIGINT');
-    expect(await first.exited).toBe(0);
+    expect(await first.exitWithin()).toBe(0);
 
     damageState();
     repo.write('flows/a/x.yaml', 'x changed while the state was damaged\n');
@@ -78,7 +78,7 @@ describe('a damaged state database', () => {
     await eventually(() => expect(stored()).toEqual(diskTree(repo.root)));
     expect(second.output()).toMatch(/local\/repo \(.*\): 3 flows, 3 files, in sync/);
     second.signal('SIGINT');
-    expect(await second.exited).toBe(0);
+    expect(await second.exitWithin()).toBe(0);
     expect(setAside('state.db.corrupt-')).toHaveLength(1);
 
     damageState();

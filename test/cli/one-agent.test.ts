@@ -95,7 +95,7 @@ describe('one agent per machine user', () => {
     expect(readFileSync(lockPath, 'utf8')).toContain(address);
     expect(statSync(lockPath).mode & 0o777).toBe(0o600);
     running.signal('SIGTERM');
-    expect(await running.exited).toBe(0);
+    expect(await running.exitWithin()).toBe(0);
     expect(existsSync(lockPath)).toBe(false);
     expect((await runFlowsync(['status'], { env })).stdout).toContain('Agent: not running');
   }, 60_000);
@@ -135,7 +135,7 @@ describe('one agent per machine user', () => {
     await first.waitFor(/Watching 1 repository/);
     expect(first.output()).not.toMatch(/already running/);
     first.signal('SIGINT');
-    expect(await first.exited).toBe(0);
+    expect(await first.exitWithin()).toBe(0);
 
     // Where the OS tells no start time (macOS, Windows), a window that does not answer shows the pid was reused.
     writeFileSync(lockPath, JSON.stringify({ ...reused, processStart: null }));
@@ -143,7 +143,7 @@ describe('one agent per machine user', () => {
     await second.waitFor(/Watching 1 repository/);
     expect(second.output()).not.toMatch(/already running/);
     second.signal('SIGINT');
-    expect(await second.exited).toBe(0);
+    expect(await second.exitWithin()).toBe(0);
 
     writeFileSync(lockPath, '\0\0garbage');
     const next = start();

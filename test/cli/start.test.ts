@@ -73,7 +73,7 @@ describe('npm start -- <repository>', () => {
     for (let n = 0; n < 8; n++) repo.write(`flows/many/file-${n}.yaml`, `${n}\n`);
     await eventually(() => expect(stored()).toEqual(diskTree(repo.root, 'flows', (p) => p.endsWith('.png'))));
     agent.signal('SIGINT');
-    expect(await agent.exited).toBe(0);
+    expect(await agent.exitWithin()).toBe(0);
     expect(agent.output()).toContain('Stopped; everything was in sync.');
     const lines = agent.output().split('\n');
     const named = lines.filter((line) => /local\/repo: flows\/many\/file-\d\.yaml created/.test(line));
@@ -168,7 +168,7 @@ describe('with no service configured: the embedded service', () => {
     expect(first.output()).toMatch(/tokens are in the OS keychain/);
     expect(first.output()).not.toMatch(/fs[ua]_/);
     first.signal('SIGINT');
-    expect(await exitOf(first)).toBe(0);
+    expect(await first.exitWithin()).toBe(0);
 
     const dbPath = join(repo.dir, 'home/.local/share/flowsync/service.db');
     expect(readDatabase(dbPath)('SELECT content FROM flow_files')).toEqual([{ content: 'embedded\n' }]);
@@ -178,26 +178,11 @@ describe('with no service configured: the embedded service', () => {
     expect(second.output()).not.toMatch(/tokens are/);
     expect(second.output()).toMatch(/1 flows, 1 files, in sync/);
     second.signal('SIGINT');
-    expect(await exitOf(second)).toBe(0);
+    expect(await second.exitWithin()).toBe(0);
   });
 });
 
 /** The exit code after a signal; a process that does not end fails the test with its output, not a time-out. */
-async function exitOf(agent: AgentProcess): Promise<number | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`still running 20 s after the signal:\n${agent.output()}`)),
-      20_000,
-    );
-  });
-  try {
-    return await Promise.race([agent.exited, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));

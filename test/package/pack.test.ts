@@ -129,7 +129,7 @@ describe('the build (dist/bin/flowsync.js)', () => {
       expect(page.statusCode).toBe(200);
       expect(await page.body.text()).toMatch(/<div id="root">/);
       agent.signal('SIGINT');
-      expect(await agent.exited).toBe(0);
+      expect(await agent.exitWithin()).toBe(0);
     } finally {
       rmSync(join(checkout, 'node_modules'));
     }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLOWSYNC_BIN } from './cli.ts';
 import { eventually } from './repo.ts';
@@ -10,7 +10,10 @@ export interface AgentProcess {
   /** Resolves when the output matches (stdout and stderr together). */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
   signal(signal: NodeJS.Signals): void;
+  /** The exit code, once the process has exited and its output is read (or 1 s after exit, see below). */
   exited: Promise<number | null>;
+  /** The exit code; fails after `timeoutMs` with the output and what the process is doing (its state and wait). */
+  exitWithin(timeoutMs?: number): Promise<number | null>;
 }
 
 /**
@@ -18,14 +21,32 @@ export interface AgentProcess {
  * checkout's by default; test/package runs the built and the installed ones.
  */
 export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv, bin = FLOWSYNC_BIN): AgentProcess {
-  const child = spawn(process.execPath, [bin, ...args], {
+  return startProgram(process.execPath, [bin, ...args], env);
+}
+
+/** Any long-running program (an autostart entry's command line), followed as startAgentProcess does. */
+export function startProgram(program: string, args: string[], env: NodeJS.ProcessEnv): AgentProcess {
+  const child = spawn(program, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // 'close' waits for the pipes too: a grandchild that kept them open would hold it forever, and a test waiting
+  // for it would blame the agent. So: the exit, then the rest of the output for up to 1 s.
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      const late = setTimeout(() => {
+        output += `\n[exited (${code ?? signal}), but its pipes were still open 1 s later: a child holds them]\n`;
+        resolve(code);
+      }, 1000);
+      child.once('close', () => {
+        clearTimeout(late);
+        resolve(code);
+      });
+    }),
+  );
   return {
     pid: child.pid!,
     output: () => output,
@@ -35,7 +56,41 @@ export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv, bin = 
       }, timeoutMs),
     signal: (signal) => child.kill(signal),
     exited,
+    exitWithin: async (timeoutMs = 25_000) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `still running ${timeoutMs / 1000} s after the signal (${whatItDoes(child.pid!)}):\n${output}`,
+              ),
+            ),
+          timeoutMs,
+        );
+      });
+      try {
+        return await Promise.race([exited, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
   };
+}
+
+/** For a process that does not exit: its state and what each of its threads waits in, from /proc (Linux). */
+function whatItDoes(pid: number): string {
+  try {
+    const state = /State:\s+(.*)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '?';
+    const waits = readdirSync(`/proc/${pid}/task`).map((task) => {
+      const name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      const wchan = readFileSync(`/proc/${pid}/task/${task}/wchan`, 'utf8').trim() || 'running';
+      return `${name}: ${wchan}`;
+    });
+    return `state ${state}; threads ${waits.join(', ')}`;
+  } catch {
+    return 'no longer in /proc';
+  }
 }
 
 /**
