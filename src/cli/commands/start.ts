@@ -16,6 +16,7 @@ import {
 import { warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
+import { SignalPhases } from '../signal-phases.ts';
 import { ProgressDisplay } from '../progress.ts';
 import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
@@ -67,9 +68,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   const lock = await becomeAgentOrHandOver(needsRepository ? 'start' : 'ui', folders, out);
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
-  const quit = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
-  process.once('SIGINT', quit);
-  process.once('SIGTERM', quit);
+  const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
 
   let config = loadConfig();
   const before = JSON.stringify(config);
@@ -143,20 +142,6 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   out(`Window: ${bridge.url}`);
   // The same address as a message, for a parent that started us (the desktop app): no scraping of the line above.
   await announceReady(bridge.url);
-  out(
-    `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
-  );
-
-  process.off('SIGINT', quit);
-  process.off('SIGTERM', quit);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.stderr.write('\nStopping…\n');
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
   // saying which part it was (nothing pending is lost: the state is the outbox).
   let stage = 'reading the state';
@@ -164,8 +149,18 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     process.stderr.write(`flowsync: stopping hung while ${stage}; exiting anyway.\n`);
     process.exit(1);
   };
-  process.once('SIGINT', force);
-  process.once('SIGTERM', force);
+  // Ready for Ctrl-C before the line that invites it is printed.
+  const stopping = new Promise<void>((resolve) =>
+    signals.set(() => {
+      signals.set(force);
+      process.stderr.write('\nStopping…\n');
+      resolve();
+    }),
+  );
+  out(
+    `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
+  );
+  await stopping;
   setTimeout(force, 15_000).unref();
   const pending = [...agent.repositories.values()].reduce(
     (sum, { engine }) => sum + engine.status().counts.pending,
