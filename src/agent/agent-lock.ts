@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defaultLockPath } from './paths.ts';
@@ -51,9 +60,9 @@ export class AgentLock {
       bridge: null,
       nonce: randomBytes(8).toString('hex'),
     };
-    // Each turn either wins, finds a live owner, or removes a stale lock; more than a few turns means others
-    // keep taking and dropping it, which only a bug does.
-    for (let attempt = 0; attempt < 20; attempt++) {
+    // Each turn either wins, finds a live owner, or removes a stale lock (or waits 5 ms for another start that
+    // does); hundreds of turns means others keep taking and dropping it, which only a bug does.
+    for (let attempt = 0; attempt < 400; attempt++) {
       const temp = writeTemp(path, owner);
       try {
         linkSync(temp, path);
@@ -158,26 +167,39 @@ function processStartOf(pid: number): string | null {
 }
 
 /**
- * Moves a stale lock out of the way without ever removing a live one: the lock is renamed aside (atomic, so
- * of two starts only one gets it) and deleted only if it is the stale one that was judged (`judged`); a fresh
- * lock taken meanwhile by a third start is put back.
+ * Removes a stale lock without ever removing a live one. Only one process at a time may remove the lock: the one
+ * that made the takeover folder (`mkdir` is atomic). Under it, the lock cannot change between the read and the
+ * unlink: nobody else removes it, and a new one cannot be linked while it exists. (Moving the lock aside instead
+ * let two starts that judged the same stale lock both win: the second moved the first's fresh lock aside, and a
+ * third linked its own in the moment before it was put back; test/agent/agent-lock.test.ts.) A takeover folder
+ * older than TAKEOVER_STALE_MS was left by a process that died within it, and is removed.
  */
 function removeStale(path: string, judged: (text: string) => boolean): void {
-  const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const guard = `${path}.takeover`;
   try {
-    renameSync(path, aside);
+    mkdirSync(guard);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const since = statSync(guard, { throwIfNoEntry: false })?.mtimeMs;
+    if (since !== undefined && Date.now() - since > TAKEOVER_STALE_MS)
+      rmSync(guard, { recursive: true, force: true });
+    pause(); // another start is taking over right now: look again in a moment
+    return;
   }
-  if (!judged(readText(aside) ?? '')) {
-    try {
-      linkSync(aside, path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+  try {
+    const text = readText(path);
+    if (text !== null && judged(text)) unlinkSync(path);
+  } finally {
+    rmSync(guard, { recursive: true, force: true });
   }
-  unlinkSync(aside);
+}
+
+/** A takeover takes microseconds; one this old was left by a process that died in it. */
+const TAKEOVER_STALE_MS = 10_000;
+
+/** A few milliseconds, without leaving the synchronous acquire. */
+function pause(): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
 }
 
 function writeTemp(path: string, owner: AgentLockOwner): string {
