@@ -289,8 +289,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return { report, outcome: { kind: 'settled' } };
     }
     const { state, client, hasher } = this.options;
-    // A page of flows at a time, planned and sent before the next is read: the first sync of 100,000 files held
-    // every file's record twice over (all plans at once, +120 MB of heap). Flows refused as they are plan nothing.
+    // A page of flows at a time, planned and sent before the next is read: planning all at once held every pending
+    // file's record twice (upserts and present) for the whole upload. Flows refused as they are plan nothing.
     const pending = state.pendingFlows(this.repoId);
     const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows).plans;
     const sent: string[] = [];
