@@ -1,7 +1,7 @@
 import { watch, type ChokidarOptions, type FSWatcher } from 'chokidar';
 import { readdirSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { kindOf } from './contained-fs.mjs';
+import { kindOf, notRealFolder } from './contained-fs.mjs';
 import type { IgnoreRules } from './ignore-rules.ts';
 
 /**
@@ -89,6 +89,8 @@ export class FlowWatcher {
 
   /** The folders directly in a flow root that are not ignored (links and the like are never entered). */
   private foldersIn(root: string): string[] {
+    // Checked again here, not only when the root was found: a root swapped for a link since is not listed.
+    if (notRealFolder(this.repoRoot, root) !== null) return [];
     try {
       return readdirSync(join(this.repoRoot, root), { withFileTypes: true })
         .filter((entry) => kindOf(entry) === 'folder' && !this.rules.ignores(`${root}/${entry.name}/`))
