@@ -17,6 +17,7 @@ import { createSecretStore } from '../../src/secrets/index.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
+import { almostToken } from '../support/tokens.ts';
 
 let svc: TestService;
 let repo: TestRepo;
@@ -83,7 +84,7 @@ describe('the loopback bridge', () => {
   it('refuses a request without the token, or with a wrong one (401)', async () => {
     const without = await call('status', {}, { authorization: '' });
     expect(without.status).toBe(401);
-    const wrong = await call('status', {}, { authorization: `Bearer ${token.slice(0, -1)}x` });
+    const wrong = await call('status', {}, { authorization: `Bearer ${almostToken(token)}` });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.message).toContain('open the address flowsync printed');
   });
