@@ -55,9 +55,22 @@ export async function openWindow(browser: Browser, svc: TestService, repo: TestR
 export async function addRepository(page: Page, root: string, counts: string): Promise<void> {
   await page.getByLabel('Repository folder').fill(root);
   await page.getByRole('button', { name: 'Add folder' }).click();
-  // eventually, not expect.poll: this also runs in set-up hooks.
-  await eventually(
-    async () => expect(await page.getByTestId('counts').textContent()).toContain(counts),
-    30_000,
-  );
+  // eventually, not expect.poll: this also runs in set-up hooks. Each look is short, so that the 30 s are retries.
+  try {
+    await eventually(
+      async () => expect(await page.getByTestId('counts').textContent({ timeout: 1000 })).toContain(counts),
+      30_000,
+    );
+  } catch (error) {
+    // What the user would see instead: the button still "Adding…", an error line, or no repository at all.
+    const screen = await page
+      .locator('main')
+      .innerText({ timeout: 1000 })
+      .catch(() => '(no screen)');
+    const typed = await page
+      .getByLabel('Repository folder')
+      .inputValue({ timeout: 1000 })
+      .catch(() => '?');
+    throw new Error(`${String(error)}\nThe folder field holds "${typed}"; the screen shows:\n${screen}`);
+  }
 }
