@@ -2,7 +2,6 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type KeyboardEvent } from 'react';
 import type { ActivityEntry } from '../../src/agent/index.ts';
 import type { WindowBridge } from './api.ts';
-import { replaceCached } from './screens/common.tsx';
 import { RepoConfigScreen } from './screens/RepoConfigScreen.tsx';
 import { SettingsScreen } from './screens/SettingsScreen.tsx';
 import { SyncScreen } from './screens/SyncScreen.tsx';
@@ -29,7 +28,7 @@ export function App({ bridge }: { bridge: WindowBridge }) {
     () =>
       bridge.subscribe((event) => {
         if (event.type === 'status') {
-          void replaceCached(queries, ['status'], event.status);
+          queries.setQueryData(['status'], event.status);
           void queries.invalidateQueries({ queryKey: ['activity'] });
         } else {
           queries.setQueryData(['activity'], (list: { entries: ActivityEntry[] } | undefined) => ({

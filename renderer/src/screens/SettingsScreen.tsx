@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { Settings } from '../../../src/agent/index.ts';
-import { ErrorLine, replaceCached, type ScreenProps } from './common.tsx';
+import { ErrorLine, type ScreenProps } from './common.tsx';
 
 /** Where each secret comes from, in words, with the variable that would provide it. */
 const SOURCE_TEXT: Record<Settings['sources']['user'], (variable: string) => string> = {
@@ -15,11 +15,11 @@ const SOURCE_TEXT: Record<Settings['sources']['user'], (variable: string) => str
 export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
-  const keep = (value: Settings) => replaceCached(queries, ['settings'], value);
+  const keep = (value: Settings) => queries.setQueryData(['settings'], value);
   // A secret leaves the form as soon as the agent has it.
   const keepAndClear = (clear: (text: string) => void) => (value: Settings) => {
     clear('');
-    return keep(value);
+    keep(value);
   };
   const [serviceUrl, setServiceUrl] = useState<string | null>(null);
   const [token, setToken] = useState('');
@@ -42,7 +42,7 @@ export function SettingsScreen({ api }: ScreenProps) {
   const login = useQuery({ queryKey: ['start-at-login'], queryFn: () => api.getStartAtLogin({}) });
   const setLogin = useMutation({
     mutationFn: (enabled: boolean) => api.setStartAtLogin({ enabled }),
-    onSuccess: (value) => replaceCached(queries, ['start-at-login'], value),
+    onSuccess: (value) => queries.setQueryData(['start-at-login'], value),
   });
   const submit = (action: () => void) => (event: FormEvent) => {
     event.preventDefault();
