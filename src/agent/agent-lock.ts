@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import {
   linkSync,
+  lstatSync,
   mkdirSync,
   readFileSync,
   renameSync,
   rmSync,
-  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -180,7 +180,8 @@ function removeStale(path: string, judged: (text: string) => boolean): void {
     mkdirSync(guard);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const since = statSync(guard, { throwIfNoEntry: false })?.mtimeMs;
+    // lstat: the guard is a folder this code made, in the private data folder; a link there is not followed.
+    const since = lstatSync(guard, { throwIfNoEntry: false })?.mtimeMs;
     if (since !== undefined && Date.now() - since > TAKEOVER_STALE_MS)
       rmSync(guard, { recursive: true, force: true });
     pause(); // another start is taking over right now: look again in a moment
