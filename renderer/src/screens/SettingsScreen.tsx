@@ -76,37 +76,40 @@ export function SettingsScreen({ api }: ScreenProps) {
           <ErrorLine error={saveUrl.error} />
         </fieldset>
       </form>
-      <form onSubmit={submit(() => signIn.mutate())}>
-        {data && (
+      <form onSubmit={submit(() => signIn.mutate())} aria-busy={!data}>
+        <fieldset className="plain" disabled={!data}>
+          {/* Both lines are there before the settings are, so that the forms below stay where they are. */}
           <ul className="sources" data-testid="secret-sources">
-            <li>User token: {SOURCE_TEXT[data.sources.user]('FLOWSYNC_TOKEN')}</li>
-            <li>Admin token: {SOURCE_TEXT[data.sources.admin]('FLOWSYNC_ADMIN_TOKEN')}</li>
+            <li>User token: {data ? SOURCE_TEXT[data.sources.user]('FLOWSYNC_TOKEN') : '…'}</li>
+            <li>Admin token: {data ? SOURCE_TEXT[data.sources.admin]('FLOWSYNC_ADMIN_TOKEN') : '…'}</li>
           </ul>
-        )}
-        <SecretInput id="token" label="Token" value={token} onChange={setToken} />
-        <label className="check">
-          <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} />
-          Admin token
-        </label>
-        <button type="submit" disabled={token.trim().length < 8}>
-          Sign in
-        </button>
-        <button type="button" onClick={() => signOut.mutate()}>
-          Sign out
-        </button>
-        <ErrorLine error={signIn.error ?? signOut.error} />
+          <SecretInput id="token" label="Token" value={token} onChange={setToken} />
+          <label className="check">
+            <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} />
+            Admin token
+          </label>
+          <button type="submit" disabled={token.trim().length < 8}>
+            Sign in
+          </button>
+          <button type="button" onClick={() => signOut.mutate()}>
+            Sign out
+          </button>
+          <ErrorLine error={signIn.error ?? signOut.error} />
+        </fieldset>
       </form>
-      <form onSubmit={submit(() => saveKey.mutate())}>
-        <p data-testid="api-key">
-          Personal API key: {data?.apiKey ?? 'none'}
-          {data && data.apiKey === null && ` (${SOURCE_TEXT[data.sources.apiKey]('FLOWSYNC_API_KEY')})`}
-          {data?.sources.apiKey === 'environment' && ' (from FLOWSYNC_API_KEY)'}
-        </p>
-        <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
-        <button type="submit" disabled={apiKey.trim().length < 8}>
-          Save key
-        </button>
-        <ErrorLine error={saveKey.error} />
+      <form onSubmit={submit(() => saveKey.mutate())} aria-busy={!data}>
+        <fieldset className="plain" disabled={!data}>
+          <p data-testid="api-key">
+            Personal API key: {data?.apiKey ?? 'none'}
+            {data && data.apiKey === null && ` (${SOURCE_TEXT[data.sources.apiKey]('FLOWSYNC_API_KEY')})`}
+            {data?.sources.apiKey === 'environment' && ' (from FLOWSYNC_API_KEY)'}
+          </p>
+          <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
+          <button type="submit" disabled={apiKey.trim().length < 8}>
+            Save key
+          </button>
+          <ErrorLine error={saveKey.error} />
+        </fieldset>
       </form>
       <form onSubmit={submit(() => undefined)}>
         {/* The entry `flowsync autostart enable` writes, on every platform (README: Settings). */}

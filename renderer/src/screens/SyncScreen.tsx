@@ -26,27 +26,27 @@ export function SyncScreen({ api }: ScreenProps) {
   return (
     <section aria-labelledby="sync-title">
       <h2 id="sync-title">Sync</h2>
-      {status.data && (
-        <p className="muted">
-          Service: {status.data.serviceUrl}
-          {status.data.embedded ? ' (embedded)' : ''}
-        </p>
-      )}
+      {/* There before the status is: a line that appeared above the form would move it under the pointer. */}
+      <p className="muted" data-testid="service">
+        Service: {status.data ? `${status.data.serviceUrl}${status.data.embedded ? ' (embedded)' : ''}` : '…'}
+      </p>
       <ErrorLine error={status.error} />
-      <form onSubmit={onAdd} className="row">
-        <label htmlFor="add-folder">Repository folder</label>
-        <input
-          id="add-folder"
-          value={folder}
-          onChange={(event) => {
-            setFolder(event.target.value);
-            if (add.error) add.reset();
-          }}
-          placeholder="/home/you/code/app"
-        />
-        <button type="submit" disabled={add.isPending}>
-          {add.isPending ? 'Adding…' : 'Add folder'}
-        </button>
+      <form onSubmit={onAdd} aria-busy={!status.data}>
+        <fieldset className="plain row" disabled={!status.data}>
+          <label htmlFor="add-folder">Repository folder</label>
+          <input
+            id="add-folder"
+            value={folder}
+            onChange={(event) => {
+              setFolder(event.target.value);
+              if (add.error) add.reset();
+            }}
+            placeholder="/home/you/code/app"
+          />
+          <button type="submit" disabled={add.isPending}>
+            {add.isPending ? 'Adding…' : 'Add folder'}
+          </button>
+        </fieldset>
       </form>
       <ErrorLine error={add.error} />
       {status.data?.repositories.length === 0 && <p>No repository yet: add a folder above.</p>}
