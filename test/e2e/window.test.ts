@@ -8,6 +8,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
+import { addRepository as addRepositoryOn } from '../support/window.ts';
 
 let browser: Browser;
 let svc: TestService;
@@ -54,12 +55,22 @@ afterEach(async () => {
   repo.cleanup();
 });
 
-async function addRepository() {
-  await page.getByLabel('Repository folder').fill(repo.root);
-  await page.getByRole('button', { name: 'Add folder' }).click();
-  await expect
-    .poll(() => page.getByTestId('counts').textContent())
-    .toContain('2 flows · 2 files · 0 pending');
+/** The shared helper, which says what the screen shows if the counts never come. */
+const addRepository = () => addRepositoryOn(page, repo.root, '2 flows · 2 files · 0 pending');
+
+/** Holds the window's calls to these bridge routes until the test lets them go, as a loaded machine would. */
+async function holdAnswers(...routes: string[]): Promise<() => void> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const paths = new Set(routes.map((name) => `/api/${name}`));
+  await page.route(
+    (url) => paths.has(url.pathname),
+    async (route) => {
+      await held;
+      await route.continue();
+    },
+  );
+  return release;
 }
 
 describe('the window, in Chromium, over the loopback bridge', () => {
@@ -127,13 +138,8 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     await addRepository();
     mkdirSync(join(repo.root, '.flowsync'), { recursive: true });
     writeFileSync(join(repo.root, '.flowsync/repo-config.json'), JSON.stringify({ user: 'ada' }));
-    // The config arrives late, as it does on a loaded machine: hold the agent's answer until the test lets it go.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.route('**/api/getRepoConfig', async (route) => {
-      await held;
-      await route.continue();
-    });
+    // The config arrives late, as it does on a loaded machine.
+    const release = await holdAnswers('getRepoConfig');
     await page.getByRole('tab', { name: 'Repo config' }).click();
     expect(await page.getByLabel('Editor').isEditable()).toBe(false);
     expect(await page.getByTestId('repo-config-form').getAttribute('aria-busy')).toBe('true');
@@ -148,6 +154,42 @@ describe('the window, in Chromium, over the loopback bridge', () => {
       editor: 'code',
       user: 'ada',
     });
+  });
+
+  // A click lands where the pointer is when the button is released. A line that appears above a form as its data
+  // arrives moves the button away between press and release, and the click is lost: nothing is sent, no error. So
+  // each form is closed until its data is there, and nothing above it moves when the data arrives.
+  it('keeps the Add folder form closed until the status arrives, and in its place when it does', async () => {
+    // The status comes as an answer and as the event stream's first push.
+    const release = await holdAnswers('status', 'events');
+    await page.reload();
+    const button = page.getByRole('button', { name: 'Add folder' });
+    await button.waitFor();
+    expect(await page.getByLabel('Repository folder').isEditable()).toBe(false);
+    expect(await button.isEnabled()).toBe(false);
+    const before = await button.boundingBox();
+    release();
+    await expect.poll(() => page.getByTestId('service').textContent()).toContain(svc.url);
+    expect(await button.boundingBox()).toEqual(before);
+    await addRepository();
+  });
+
+  it('keeps the Settings forms closed until the settings arrive, and in their place when they do', async () => {
+    const release = await holdAnswers('getSettings');
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    const keyField = page.getByLabel('New personal API key');
+    await keyField.waitFor();
+    for (const field of [page.getByLabel('Token', { exact: true }), keyField]) {
+      expect(await field.isEditable()).toBe(false);
+    }
+    expect(await page.getByRole('button', { name: 'Sign out' }).isEnabled()).toBe(false);
+    const before = await keyField.boundingBox();
+    release();
+    await expect.poll(() => page.getByTestId('api-key').textContent()).toContain('FLOWSYNC_API_KEY');
+    expect(await keyField.boundingBox()).toEqual(before);
+    await keyField.fill('lin_api_window_test_key_0042');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => page.getByTestId('api-key').textContent()).toBe('Personal API key: lin_…0042');
   });
 
   it('shows an invalid config inline and saves nothing', async () => {
