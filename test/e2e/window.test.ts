@@ -192,6 +192,39 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     await expect.poll(() => page.getByTestId('api-key').textContent()).toBe('Personal API key: lin_…0042');
   });
 
+  it('never puts an older answer back over a key just saved', async () => {
+    const shown = page.getByTestId('api-key');
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await expect.poll(() => shown.textContent()).toContain('FLOWSYNC_API_KEY');
+    // Back on Settings, the screen shows what it has and reads the settings again. That read is answered by the
+    // agent before the save, and reaches the window after the save's answer, as on a loaded machine.
+    await page.getByRole('tab', { name: 'Sync' }).click();
+    let answered!: () => void;
+    const read = new Promise<void>((resolve) => (answered = resolve));
+    let deliver!: () => void;
+    const delivered = new Promise<void>((resolve) => (deliver = resolve));
+    await page.route(
+      (url) => url.pathname === '/api/getSettings',
+      async (route) => {
+        const response = await route.fetch();
+        answered();
+        await delivered;
+        await route.fulfill({ response });
+      },
+    );
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await read;
+    await page.getByLabel('New personal API key').fill('lin_api_window_test_key_0042');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => shown.textContent()).toBe('Personal API key: lin_…0042');
+    const late = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/getSettings');
+    deliver();
+    await late;
+    // Time for the window to take the older answer in, if it would: it did within a frame before the fix.
+    await page.waitForTimeout(300);
+    expect(await shown.textContent()).toBe('Personal API key: lin_…0042');
+  });
+
   it('shows an invalid config inline and saves nothing', async () => {
     await addRepository();
     await page.getByRole('tab', { name: 'Repo config' }).click();

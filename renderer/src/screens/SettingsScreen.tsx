@@ -16,6 +16,10 @@ export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
   const keep = (value: Settings) => queries.setQueryData(['settings'], value);
+  // A read still on its way when a change is sent may have been answered before the change: it is dropped, or its
+  // older answer would replace the change's own when it lands. Cancelled before the change leaves, the query goes
+  // back to what it showed; cancelled after the answer (tried in round 10), its revert could land last.
+  const dropReadsInFlight = () => queries.cancelQueries({ queryKey: ['settings'] });
   // A secret leaves the form as soon as the agent has it.
   const keepAndClear = (clear: (text: string) => void) => (value: Settings) => {
     clear('');
@@ -27,15 +31,22 @@ export function SettingsScreen({ api }: ScreenProps) {
   const [apiKey, setApiKey] = useState('');
   const saveUrl = useMutation({
     mutationFn: (url: string) => api.saveSettings({ serviceUrl: url }),
+    onMutate: dropReadsInFlight,
     onSuccess: keep,
   });
   const signIn = useMutation({
     mutationFn: () => api.signIn({ token, admin }),
+    onMutate: dropReadsInFlight,
     onSuccess: keepAndClear(setToken),
   });
-  const signOut = useMutation({ mutationFn: () => api.signOut({}), onSuccess: keep });
+  const signOut = useMutation({
+    mutationFn: () => api.signOut({}),
+    onMutate: dropReadsInFlight,
+    onSuccess: keep,
+  });
   const saveKey = useMutation({
     mutationFn: () => api.setApiKey({ secret: apiKey }),
+    onMutate: dropReadsInFlight,
     onSuccess: keepAndClear(setApiKey),
   });
   const [wanted, setWanted] = useState<boolean | null>(null);
