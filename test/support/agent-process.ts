@@ -52,7 +52,8 @@ export function startProgram(program: string, args: string[], env: NodeJS.Proces
     output: () => output,
     waitFor: (pattern, timeoutMs = 20_000) =>
       eventually(() => {
-        if (!pattern.test(output)) throw new Error(`no ${pattern} in the output so far:\n${output}`);
+        if (!pattern.test(output))
+          throw new Error(`no ${pattern} in the output so far:\n${output}${incidentDetails(output)}`);
       }, timeoutMs),
     signal: (signal) => child.kill(signal),
     exited,
@@ -76,6 +77,24 @@ export function startProgram(program: string, args: string[], env: NodeJS.Proces
       }
     },
   };
+}
+
+/**
+ * An agent that met a bug prints only an incident id and its log's path; the test's folder (and so the log) is gone
+ * once the test fails, so the failure quotes the log's lines for that incident, stack included.
+ */
+function incidentDetails(output: string): string {
+  const reported = /incident ([0-9a-f]{8})\); the details are in (\S+)\./.exec(output);
+  if (!reported) return '';
+  const [, incident, log] = reported;
+  try {
+    const lines = readFileSync(log!, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(incident!));
+    return `\n${log} on incident ${incident}:\n${lines.join('\n')}`;
+  } catch (error) {
+    return `\n(${log} could not be read: ${String(error)})`;
+  }
 }
 
 /** For a process that does not exit: its state and what each of its threads waits in, from /proc (Linux). */
