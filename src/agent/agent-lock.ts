@@ -61,8 +61,11 @@ export class AgentLock {
       nonce: randomBytes(8).toString('hex'),
     };
     // Each turn either wins, finds a live owner, or removes a stale lock (or waits 5 ms for another start that
-    // does); hundreds of turns means others keep taking and dropping it, which only a bug does.
-    for (let attempt = 0; attempt < 400; attempt++) {
+    // does). A takeover folder left by a start killed inside its takeover holds every turn until it is stale, so
+    // the turns go on past that; longer means others keep taking and dropping the lock, which only a bug does.
+    // (Counted in turns, 400 of them, they ran out after about 2 s, and that start ended in an incident.)
+    const deadline = Date.now() + TAKEOVER_STALE_MS + 5_000;
+    while (Date.now() < deadline) {
       const temp = writeTemp(path, owner);
       try {
         linkSync(temp, path);
@@ -195,8 +198,11 @@ function removeStale(path: string, judged: (text: string) => boolean): void {
   }
 }
 
-/** A takeover takes microseconds; one this old was left by a process that died in it. */
-const TAKEOVER_STALE_MS = 10_000;
+/**
+ * A takeover takes microseconds; one this old was left by a process that died in it. A start after such a death
+ * waits up to this long (a kill -9 landing in those microseconds; the soak test met it once in 22 suite runs).
+ */
+export const TAKEOVER_STALE_MS = 10_000;
 
 /** A few milliseconds, without leaving the synchronous acquire. */
 function pause(): void {

@@ -16,7 +16,13 @@ export {
   rendererDir,
 } from './paths.ts';
 export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
-export { AgentLock, claimAgentLock, findRunningAgent, type AgentLockOwner } from './agent-lock.ts';
+export {
+  AgentLock,
+  claimAgentLock,
+  findRunningAgent,
+  TAKEOVER_STALE_MS,
+  type AgentLockOwner,
+} from './agent-lock.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export type { FileChange, Round } from './activity.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';

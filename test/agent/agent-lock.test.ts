@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentLock } from '../../src/agent/index.ts';
+import { AgentLock, TAKEOVER_STALE_MS } from '../../src/agent/index.ts';
 import { eventually } from '../support/repo.ts';
 
 const INDEX = fileURLToPath(new URL('../../src/agent/index.ts', import.meta.url));
@@ -92,6 +92,21 @@ describe('the agent lock', () => {
     }
     expect(winners).toEqual([1, 1, 1, 1, 1, 1]);
   }, 180_000);
+
+  it('is taken over from an agent killed while it was itself taking over a stale lock', () => {
+    // The takeover folder is made and removed within microseconds, but a kill -9 can land in between (the soak
+    // test's restarts met it once in 22 suite runs): the next start must wait for that folder to go stale, not
+    // give up first (it gave up after 400 turns, about 2 s, and the start ended in an incident).
+    writeFileSync(lockPath, JSON.stringify({ ...STALE, nonce: 'stale' }));
+    const guard = `${lockPath}.takeover`;
+    mkdirSync(guard);
+    const stale = (Date.now() - TAKEOVER_STALE_MS + 5_000) / 1000; // stale 5 s from now
+    utimesSync(guard, stale, stale);
+    const lock = AgentLock.acquire('start', lockPath);
+    expect(lock).toBeInstanceOf(AgentLock);
+    expect(existsSync(guard)).toBe(false);
+    (lock as AgentLock).release();
+  }, 30_000);
 
   it('returns the live owner to a second taker and is released only by its owner', () => {
     const lock = AgentLock.acquire('ui', lockPath);
