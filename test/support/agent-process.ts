@@ -52,9 +52,12 @@ export function startProgram(program: string, args: string[], env: NodeJS.Proces
     output: () => output,
     waitFor: (pattern, timeoutMs = 20_000) =>
       eventually(() => {
-        if (!pattern.test(output))
-          throw new Error(`no ${pattern} in the output so far:\n${output}${incidentDetails(output)}`);
-      }, timeoutMs),
+        if (!pattern.test(output)) throw new Error(`no ${pattern} in the output so far:\n${output}`);
+      }, timeoutMs).catch((error: Error) => {
+        // Read once, when the wait gives up, not on each of its polls.
+        error.message += incidentDetails(output);
+        throw error;
+      }),
     signal: (signal) => child.kill(signal),
     exited,
     exitWithin: async (timeoutMs = 25_000) => {
