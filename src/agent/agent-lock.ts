@@ -63,25 +63,27 @@ export class AgentLock {
     // Each turn either wins, finds a live owner, or removes a stale lock (or waits 5 ms for another start that
     // does). A takeover folder left by a start killed inside its takeover holds every turn until it is stale, so
     // the turns go on past that; longer means others keep taking and dropping the lock, which only a bug does.
-    // (Counted in turns, 400 of them, they ran out after about 2 s, and that start ended in an incident.)
-    const deadline = Date.now() + TAKEOVER_STALE_MS + 5_000;
-    while (Date.now() < deadline) {
-      const temp = writeTemp(path, owner);
-      try {
-        linkSync(temp, path);
-        return new AgentLock(path, owner);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      } finally {
-        unlinkSync(temp);
+    // The complete file is written once: that wait is some 2,000 turns.
+    const temp = writeTemp(path, owner);
+    try {
+      const deadline = Date.now() + TAKEOVER_STALE_MS + 5_000;
+      while (Date.now() < deadline) {
+        try {
+          linkSync(temp, path);
+          return new AgentLock(path, owner);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        const text = readText(path);
+        if (text === null) continue; // released meanwhile
+        const held = parseOwner(text);
+        if (held && isAlive(held)) return held;
+        removeStale(path, (now) => now === text);
       }
-      const text = readText(path);
-      if (text === null) continue; // released meanwhile
-      const held = parseOwner(text);
-      if (held && isAlive(held)) return held;
-      removeStale(path, (now) => now === text);
+      throw new Error(`Could not take ${path}: it keeps changing.`);
+    } finally {
+      unlinkSync(temp);
     }
-    throw new Error(`Could not take ${path}: it keeps changing.`);
   }
 
   /** Records the window address once the bridge listens, so a second start can hand its folders over. */
@@ -199,8 +201,8 @@ function removeStale(path: string, judged: (text: string) => boolean): void {
 }
 
 /**
- * A takeover takes microseconds; one this old was left by a process that died in it. A start after such a death
- * waits up to this long (a kill -9 landing in those microseconds; the soak test met it once in 22 suite runs).
+ * A takeover takes microseconds; one this old was left by a process that died in it, and a start after such a death
+ * waits up to this long (docs/architecture.md, "One agent per user").
  */
 export const TAKEOVER_STALE_MS = 10_000;
 
