@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { userEnv } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
+import { makeRepo, type TestRepo } from '../support/repo.ts';
 
 /**
  * A service that is not ours, or no longer behaves: it answers the way an attacker or a broken proxy would. The
@@ -21,6 +22,8 @@ let url: string;
 let requests = 0;
 let answer: (res: ServerResponse) => void;
 const open = new Set<ServerResponse>();
+const agents: AgentProcess[] = [];
+const repos: TestRepo[] = [];
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-hostile-'));
@@ -36,6 +39,11 @@ beforeEach(async () => {
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterEach(async () => {
+  for (const agent of agents.splice(0)) {
+    agent.signal('SIGKILL');
+    await agent.exited;
+  }
+  for (const repo of repos.splice(0)) repo.cleanup();
   for (const res of open) res.destroy();
   await new Promise((done) => server.close(done));
   rmSync(dir, { recursive: true, force: true });
@@ -134,5 +142,24 @@ describe('a hostile service', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^flowsync: No reply from http:\/\/127\.0\.0\.1:\d+ to .* within 1\.5 s/);
     expect(run.code).toBe(3);
+  }, 120_000);
+
+  it('the agent syncing with it: each sync stops at the cap, the repository says why, the agent stays small', async () => {
+    answer = (res) => endlessJson(res, 640 * MiB);
+    const repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
+    repos.push(repo);
+    const agent = startAgentProcess(['start', repo.root], {
+      ...userEnv(join(dir, 'home')),
+      FLOWSYNC_URL: url,
+      FLOWSYNC_TOKEN: 'user-token',
+      FLOWSYNC_ADMIN_TOKEN: '',
+    });
+    agents.push(agent);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
+    expect(agent.output()).toMatch(/1 pending \(offline: The reply from .* is larger than 128 MiB/);
+    // The peak resident memory so far (VmHWM), from the kernel: 262 MiB measured. Unbounded, each sync held the
+    // whole reply (and said "Cannot reach the service (ERR_STRING_TOO_LONG) after 2 attempts: is it running?").
+    const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))?.[1]);
+    expect(peakKiB / 1024).toBeLessThan(600);
   }, 120_000);
 });
