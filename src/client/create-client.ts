@@ -74,6 +74,12 @@ const DEFAULT_ACTION_TIMEOUT_MS = 120_000;
 const MAX_REPLY_BYTES = 128 * 1024 * 1024;
 /** A server asking for a longer pause than this is treated as down for now. */
 const MAX_RETRY_AFTER_MS = 60_000;
+/**
+ * The most of a service's error message the client keeps. A flowsync service's longest are a few paths of at most
+ * 1,024 characters and five schema issues (describeIssues); a longer one would be stored in the state for each
+ * refused flow and printed by every `flowsync status`.
+ */
+const MAX_ERROR_MESSAGE_CHARS = 4_000;
 
 export function createClient(options: ClientOptions): RemoteClient {
   const base = new URL(options.baseUrl);
@@ -230,7 +236,7 @@ export function createClient(options: ClientOptions): RemoteClient {
       throw new RemoteError(
         path,
         statusCode,
-        envelope.errorMessage ?? 'the service gave no message',
+        shortened(envelope.errorMessage ?? 'the service gave no message'),
         envelope.errorData ?? {},
         traceId,
       );
@@ -254,6 +260,10 @@ export function createClient(options: ClientOptions): RemoteClient {
     close: () => pool.close(),
     ...groupedMethods(call),
   };
+}
+
+function shortened(message: string): string {
+  return message.length > MAX_ERROR_MESSAGE_CHARS ? `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` : message;
 }
 
 /**

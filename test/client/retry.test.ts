@@ -223,6 +223,18 @@ describe('replies that say "not now", "no" or nonsense (through a fault-injectin
     expect(proxy.requests).toHaveLength(1);
   });
 
+  it('keeps 4,000 characters of a service message: a longer one would be stored for each refused flow', async () => {
+    proxy.fault = () => ({
+      status: 400,
+      body: JSON.stringify({ status: 'error', errorMessage: 'no '.repeat(500_000), errorData: {} }),
+    });
+    const error = await client.tracker
+      .workflowStateCacheGetByTeam({ team_id: 'ENG' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RemoteError);
+    expect((error as RemoteError).errorMessage).toBe(`${'no '.repeat(500_000).slice(0, 4_000)}…`);
+  });
+
   it('does not repeat a call that appends a record after a 503: the service may have stored it', async () => {
     proxy.fault = (_path, index) => (index === 0 ? busy(503) : null);
     const error = await client.slug.log(slugArgs()).catch((e: unknown) => e);
