@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { createClient, ProtocolError } from '../../src/client/index.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
@@ -162,4 +163,18 @@ describe('a hostile service', () => {
     const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))?.[1]);
     expect(peakKiB / 1024).toBeLessThan(600);
   }, 120_000);
+
+  it('a reply that declares more than the cap is refused from its headers, without waiting for the body', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(2 * 1024 * MiB) });
+      res.write('{"status":"success","value":');
+    };
+    // Read to the deadline instead, the call would end as a time-out after 20 s.
+    const client = createClient({ baseUrl: url, auth: { userToken: 't' }, timeoutMs: 20_000 });
+    const error = await client.repoConfig.update({ owner: 'a', name: 'b' }).catch((e: unknown) => e);
+    await client.close();
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as Error).message).toMatch(/is larger than 128 MiB/);
+    expect(requests).toBe(1);
+  });
 });
