@@ -1,4 +1,5 @@
 import { SingleBar } from 'cli-progress';
+import { printable } from '../protocol/index.ts';
 
 /**
  * A progress bar on a terminal (cli-progress), and nothing but a line per stage elsewhere: a log file or a test
@@ -10,7 +11,9 @@ export class ProgressDisplay {
 
   constructor(private readonly stream: NodeJS.WriteStream) {}
 
-  update(label: string, done: number, total: number): void {
+  update(text: string, done: number, total: number): void {
+    // A repository's name, from outside: shown, not obeyed by the terminal.
+    const label = printable(text);
     if (label !== this.label) {
       this.stop();
       this.label = label;

@@ -1,4 +1,5 @@
 import { RemoteError } from '../client/index.ts';
+import { printable } from '../protocol/index.ts';
 import { agentLogPath, classifyError, reportIncident } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
 import { EXIT } from './exit-codes.ts';
@@ -17,8 +18,9 @@ export function reportError(error: unknown): number {
   ]);
   if (classified) {
     // The CLI's line keeps what a script or an operator needs: the function, the HTTP status, the trace id.
+    // It may quote the service, a file name or a config value: printed with their control characters spelled out.
     const line = error instanceof RemoteError ? error.message : classified.message;
-    process.stderr.write(`flowsync: ${line}\n`);
+    process.stderr.write(`flowsync: ${printable(line)}\n`);
     return EXIT[classified.outcome];
   }
   const incident = reportIncident(error);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import {
   API_PREFIX,
   describeIssues,
@@ -35,7 +35,10 @@ export interface ClientOptions {
   /** The service's address, e.g. `http://127.0.0.1:7420` (a path prefix is kept). */
   baseUrl: string;
   auth: ClientAuth;
-  /** Per-call time-out; actions (`…/action/…`) get `actionTimeoutMs`. */
+  /**
+   * How long a call may take in all, its retries, back-offs and the whole reply (headers and body) included;
+   * actions (`…/action/…`) get `actionTimeoutMs`. `FLOWSYNC_TIMEOUT_MS` in the environment sets both.
+   */
   timeoutMs?: number;
   actionTimeoutMs?: number;
   retry?: Partial<RetryOptions>;
@@ -61,8 +64,22 @@ export interface RemoteClient extends GroupedMethods {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_ACTION_TIMEOUT_MS = 120_000;
+/**
+ * The largest reply the client reads; a larger one is cut off and the call fails (not retried: the same service
+ * would send it again). The largest real answers: an issue search or batch of 250 issues (MAX_PAGE_SIZE) whose
+ * descriptions are at the tracker's 100,000 characters, about 25 MB of ASCII and 75 MB if every character takes
+ * 3 bytes of UTF-8; a sync_batch of 30,000 files (SYNC_CALL_LIMITS) with `files` is about 10 MB with 200-character
+ * paths. 128 MiB is above both with room; without a cap a 1.5 GB reply took the agent to 3.2 GB, on every retry.
+ */
+const MAX_REPLY_BYTES = 128 * 1024 * 1024;
 /** A server asking for a longer pause than this is treated as down for now. */
 const MAX_RETRY_AFTER_MS = 60_000;
+/**
+ * The most of a service's error message the client keeps. A flowsync service's longest are a few paths of at most
+ * 1,024 characters and five schema issues (describeIssues); a longer one would be stored in the state for each
+ * refused flow and printed by every `flowsync status`.
+ */
+const MAX_ERROR_MESSAGE_CHARS = 4_000;
 
 export function createClient(options: ClientOptions): RemoteClient {
   const base = new URL(options.baseUrl);
@@ -74,6 +91,7 @@ export function createClient(options: ClientOptions): RemoteClient {
   const authFor = toAuthProvider(options.auth);
   const retry = { ...DEFAULT_RETRY, ...options.retry };
   const trafficType = options.trafficType ?? 'external';
+  const fromEnvironment = timeoutFromEnvironment();
   // One keep-alive pool per client: a sync of thousands of files reuses a handful of connections.
   const pool = new Pool(base.origin, {
     connections: 8,
@@ -104,8 +122,8 @@ export function createClient(options: ClientOptions): RemoteClient {
     const timeoutMs =
       callOptions.timeoutMs ??
       (spec.kind === 'action'
-        ? (options.actionTimeoutMs ?? DEFAULT_ACTION_TIMEOUT_MS)
-        : (options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+        ? (options.actionTimeoutMs ?? fromEnvironment ?? DEFAULT_ACTION_TIMEOUT_MS)
+        : (options.timeoutMs ?? fromEnvironment ?? DEFAULT_TIMEOUT_MS));
     return send(
       spec,
       body,
@@ -125,39 +143,57 @@ export function createClient(options: ClientOptions): RemoteClient {
     signal: AbortSignal | undefined,
   ): Promise<Reply> {
     const requestPath = `${basePath}${API_PREFIX}${spec.path}`;
+    // One deadline for the whole call: a service that answers slowly, trickles its reply or asks to come back
+    // later cannot make a caller (the window, a command) wait more than the time-out, whatever it does.
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    /** Waits before the next try: false when the deadline comes first; the caller's own abort is thrown. */
+    const paused = async (ms: number): Promise<boolean> => {
+      try {
+        await sleep(ms, undefined, { signal: stop });
+        return true;
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (deadline.aborted) return false;
+        throw error;
+      }
+    };
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= retry.attempts;
       let statusCode: number;
       let headers: Record<string, string | string[] | undefined>;
-      let text: string;
+      let text: string | null;
       try {
-        const deadline = AbortSignal.timeout(timeoutMs);
         const response = await pool.request({
           path: requestPath,
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization },
           body,
-          signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+          signal: stop,
         });
         statusCode = response.statusCode;
         headers = response.headers;
-        text = await response.body.text();
+        text = await readReply(response.body, headers['content-length']);
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
-        const code = failureCode(error);
-        if (!last && mayRetryFailure(spec.repeat, code)) {
-          await sleep(backoffMs(attempt - 1, retry), undefined, { signal });
+        const code = deadline.aborted ? 'TIMEOUT' : failureCode(error);
+        if (!last && mayRetryFailure(spec.repeat, code) && (await paused(backoffMs(attempt - 1, retry)))) {
           continue;
         }
         throw transportError(spec.path, code, attempt, timeoutMs, error);
       }
+      if (text === null) {
+        throw new ProtocolError(
+          `The reply from ${baseUrl} to ${spec.path} is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MiB, far more than a flowsync service sends; is the URL a flowsync service?`,
+          spec.path,
+          statusCode,
+        );
+      }
 
       if (!last && mayRetryStatus(spec.repeat, statusCode)) {
         const wait = retryAfterMs(headers['retry-after']) ?? backoffMs(attempt - 1, retry);
-        if (wait <= MAX_RETRY_AFTER_MS) {
-          await sleep(wait, undefined, { signal });
-          continue;
-        }
+        // Out of time before the next try: the answer at hand is the call's answer.
+        if (wait <= MAX_RETRY_AFTER_MS && (await paused(wait))) continue;
       }
       return { statusCode, envelope: parseEnvelope(spec.path, statusCode, text), traceId };
     }
@@ -200,7 +236,7 @@ export function createClient(options: ClientOptions): RemoteClient {
       throw new RemoteError(
         path,
         statusCode,
-        envelope.errorMessage ?? 'the service gave no message',
+        shortened(envelope.errorMessage ?? 'the service gave no message'),
         envelope.errorData ?? {},
         traceId,
       );
@@ -224,6 +260,41 @@ export function createClient(options: ClientOptions): RemoteClient {
     close: () => pool.close(),
     ...groupedMethods(call),
   };
+}
+
+function shortened(message: string): string {
+  return message.length > MAX_ERROR_MESSAGE_CHARS ? `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` : message;
+}
+
+/**
+ * The reply's text, read as it comes and given up at MAX_REPLY_BYTES (null then): the connection is closed at
+ * once, so the rest is neither read nor held.
+ */
+async function readReply(
+  body: Dispatcher.ResponseData['body'],
+  declaredLength: string | string[] | undefined,
+): Promise<string | null> {
+  if (Number(declaredLength) > MAX_REPLY_BYTES) {
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > MAX_REPLY_BYTES) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, bytes).toString('utf8');
+}
+
+/** `FLOWSYNC_TIMEOUT_MS`: a shorter (or longer) time-out for every call, e.g. for a test or a slow link. */
+function timeoutFromEnvironment(): number | undefined {
+  const value = Number(process.env.FLOWSYNC_TIMEOUT_MS);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 /** The code that names why a request failed: a system code, an undici code, or TIMEOUT for our deadline. */

@@ -11,3 +11,4 @@ export * from './crypto.ts';
 export * from './functions.ts';
 export * from './describe.ts';
 export * from './file-warnings.ts';
+export * from './printable.ts';

@@ -47,6 +47,9 @@ describe('retry across a real service process stopped and started again', () => 
       // About 40 s of tries: starting `flowsync serve` again took over 5 s once on a loaded machine, and ran out
       // the 30 tries this test had (a failed CI-loop run).
       retry: { attempts: 200, baseDelayMs: 50, maxDelayMs: 200 },
+      // The time-out bounds the tries too: room for all of them.
+      timeoutMs: 60_000,
+      actionTimeoutMs: 60_000,
     });
     try {
       // Both are in flight while nothing listens: sync_batch is safe to repeat, slug log only when never sent.
@@ -111,7 +114,8 @@ describe('a socket that never answers', () => {
     await new Promise((done) => server.close(done));
   });
 
-  it('times out, retries a function safe to repeat, then says so in one line', async () => {
+  it('times out once, even for a function safe to repeat: the time-out bounds the whole call, then says so in one line', async () => {
+    // Retrying after a time-out would multiply the wait (4 × 30 s for `flowsync call`, 2 × 120 s for the window).
     const client = createClient({
       baseUrl: url,
       auth: { userToken: 't' },
@@ -121,9 +125,9 @@ describe('a socket that never answers', () => {
     const error = await client.repoConfig.update({ owner: 'a', name: 'b' }).catch((e: unknown) => e);
     await client.close();
     expect(error).toBeInstanceOf(TransportError);
-    expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 2 });
-    expect((error as Error).message).toMatch(/No reply from .* within 0\.3 s after 2 attempts/);
-    expect(connections).toBe(2);
+    expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 1 });
+    expect((error as Error).message).toMatch(/No reply from .* within 0\.3 s; the service is busy or stuck/);
+    expect(connections).toBe(1);
   });
 
   it('does not repeat a function that appends once the request may have been received', async () => {
@@ -199,6 +203,36 @@ describe('replies that say "not now", "no" or nonsense (through a fault-injectin
     expect(error).toBeInstanceOf(RemoteError);
     expect(error).toMatchObject({ statusCode: 503 });
     expect(proxy.requests).toHaveLength(1);
+  });
+
+  it('a Retry-After longer than the time left is not waited for: the 503 is the answer, within the time-out', async () => {
+    // Four 503s asking for 2 s each would hold a caller (the window) 6 s past its 0.5 s time-out.
+    proxy.fault = () => busy(503, { 'retry-after': '2' });
+    const hurried = createClient({
+      baseUrl: proxy.url,
+      auth: { adminToken: svc.tokens.admin },
+      retry: FAST_RETRY,
+      timeoutMs: 500,
+    });
+    const error = await hurried.tracker
+      .workflowStateCacheGetByTeam({ team_id: 'ENG' })
+      .catch((e: unknown) => e);
+    await hurried.close();
+    expect(error).toBeInstanceOf(RemoteError);
+    expect(error).toMatchObject({ statusCode: 503 });
+    expect(proxy.requests).toHaveLength(1);
+  });
+
+  it('keeps 4,000 characters of a service message: a longer one would be stored for each refused flow', async () => {
+    proxy.fault = () => ({
+      status: 400,
+      body: JSON.stringify({ status: 'error', errorMessage: 'no '.repeat(500_000), errorData: {} }),
+    });
+    const error = await client.tracker
+      .workflowStateCacheGetByTeam({ team_id: 'ENG' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RemoteError);
+    expect((error as RemoteError).errorMessage).toBe(`${'no '.repeat(500_000).slice(0, 4_000)}…`);
   });
 
   it('does not repeat a call that appends a record after a 503: the service may have stored it', async () => {

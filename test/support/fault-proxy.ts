@@ -12,8 +12,8 @@ export interface FaultProxy {
   url: string;
   /** The path of every request that reached the proxy, in order. */
   requests: string[];
-  /** Decides per request: a fault to answer with, or null to pass the request on to the service. */
-  fault: (path: string, index: number) => Fault | null;
+  /** Decides per request (its body as sent): a fault to answer with, or null to pass it on to the service. */
+  fault: (path: string, index: number, body: string) => Fault | null;
   /** Decides per request passed on: true drops the service's answer and sends a gateway time-out instead. */
   loseAnswer: (path: string, index: number) => boolean;
   close(): Promise<void>;
@@ -36,7 +36,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const body = await readBody(req);
       const path = req.url ?? '/';
       const index = proxy.requests.push(path) - 1;
-      const fault = proxy.fault(path, index);
+      const fault = proxy.fault(path, index, body);
       if (fault) {
         res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
         res.end(fault.body);

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { createClient, MissingCredentialsError, type AuthProvider } from '../../client/index.ts';
-import { findFunction, type FunctionPath } from '../../protocol/index.ts';
+import { findFunction, printable, printableJson, type FunctionPath } from '../../protocol/index.ts';
 import { createSecretStore, secretStoreAuth, type SecretStore } from '../../secrets/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { resolveServiceUrl, urlOption } from '../service-url.ts';
@@ -60,13 +60,14 @@ export function callCommand(): Command {
       });
       try {
         const { statusCode, envelope } = await client.reply(spec.path as FunctionPath, args as never);
+        // The service's words reach the terminal as text, never as escape sequences; the JSON stays the same JSON.
         if (options.raw) {
-          process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
+          process.stdout.write(`${printableJson(envelope)}\n`);
         } else if (envelope.status === 'success') {
-          process.stdout.write(`${JSON.stringify(envelope.value ?? null, null, 2)}\n`);
+          process.stdout.write(`${printableJson(envelope.value ?? null)}\n`);
         } else {
           process.stderr.write(
-            `flowsync: ${path} refused (HTTP ${statusCode}): ${envelope.errorMessage ?? ''}\n`,
+            `flowsync: ${path} refused (HTTP ${statusCode}): ${printable(envelope.errorMessage ?? '')}\n`,
           );
         }
         process.exitCode = envelope.status === 'success' ? EXIT.ok : EXIT.remote;

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { SECRET_NAMES, checkSecret, loadConfig, saveConfig } from '../../agent/index.ts';
+import { printable } from '../../protocol/index.ts';
 import {
   SECRET_ENV_VARS,
   accountFor,
@@ -45,8 +46,9 @@ export function loginCommand(): Command {
       await store.set(url, kind, secret);
       if (options.url !== undefined) saveConfig({ ...loadConfig(), serviceUrl: url });
 
+      // The URL is a config value: printed as text, whatever it holds.
       process.stdout.write(
-        `Signed in to ${url}: ${SECRET_NAMES[kind]} ${maskSecret(secret)} is in the OS keychain (flowsync / ${accountFor(url, kind)}).\n`,
+        `${printable(`Signed in to ${url}: ${SECRET_NAMES[kind]} ${maskSecret(secret)} is in the OS keychain (flowsync / ${accountFor(url, kind)}).`)}\n`,
       );
       const envVar = SECRET_ENV_VARS[kind];
       if (process.env[envVar]) {

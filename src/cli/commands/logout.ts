@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { createSecretStore, type SecretKind } from '../../secrets/index.ts';
+import { printable } from '../../protocol/index.ts';
 import { resolveServiceUrl, urlOption } from '../service-url.ts';
 
 export function logoutCommand(): Command {
@@ -24,10 +25,10 @@ export function logoutCommand(): Command {
       ];
       const removed: SecretKind[] = [];
       for (const kind of kinds) if (await store.delete(url, kind)) removed.push(kind);
-      process.stdout.write(
+      const line =
         removed.length > 0
-          ? `Signed out of ${url}: removed ${removed.join(', ')} from the OS keychain.\n`
-          : `Nothing to remove: no ${kinds.join(', ')} kept for ${url}.\n`,
-      );
+          ? `Signed out of ${url}: removed ${removed.join(', ')} from the OS keychain.`
+          : `Nothing to remove: no ${kinds.join(', ')} kept for ${url}.`;
+      process.stdout.write(`${printable(line)}\n`);
     });
 }

@@ -13,7 +13,7 @@ import {
   type FileChange,
   type WatchedRepository,
 } from '../../agent/index.ts';
-import { warnedPath } from '../../protocol/index.ts';
+import { printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
@@ -64,7 +64,8 @@ interface RunOptions {
 }
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  // Lines quote file and repository names and the service's messages: their control characters are spelled out.
+  const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
   const lock = await becomeAgentOrHandOver(needsRepository ? 'start' : 'ui', folders, out);
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.

@@ -9,7 +9,7 @@ import {
   type AgentLockOwner,
   type RepositoryStatus,
 } from '../../agent/index.ts';
-import { describeFileWarning, warnedPath } from '../../protocol/index.ts';
+import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 
 const LISTED = 5;
 
@@ -42,17 +42,17 @@ export function statusCommand(): Command {
       });
       const statuses = options.all ? every : every.filter((status) => status.current);
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
+        process.stdout.write(`${printableJson(statuses)}\n`);
         return;
       }
-      process.stdout.write(`${describeAgent(running)}\n\n`);
+      process.stdout.write(`${printable(describeAgent(running))}\n\n`);
       const shown = statuses.filter((status) => status.current);
       if (shown.length === 0) {
         const none =
           folders.length === 0
             ? 'No repositories yet'
             : `No repositories synced with ${serviceName(service)} yet`;
-        process.stdout.write(`${none}: \`npm start -- <folder>\` adds one.\n`);
+        process.stdout.write(`${printable(none)}: \`npm start -- <folder>\` adds one.\n`);
       }
       const lines = statuses.map(describe);
       if (lines.length > 0) process.stdout.write(`${shown.length === 0 ? '\n' : ''}${lines.join('\n\n')}\n`);
@@ -93,7 +93,8 @@ function describe(status: RepositoryStatus): string {
   for (const rejected of status.rejected)
     lines.push(`  refused by the service: ${rejected.flowPath}: ${rejected.message}`);
   if (status.lastError) lines.push(`  last error: ${status.lastError}`);
-  return lines.join('\n');
+  // Names, paths and the service's messages come from outside: each line is printed as one line of text.
+  return lines.map(printable).join('\n');
 }
 
 /** `2026-11-23 14:02:11`, local time. Not toLocaleDateString: its locale data costs 8 MB and 30 ms (bench/cli.ts). */

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { Agent, loadConfig } from '../../agent/index.ts';
-import { describeFileWarning, warnedPath } from '../../protocol/index.ts';
+import { describeFileWarning, printable, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
 import { lockForSync } from '../running-agent.ts';
@@ -21,7 +21,7 @@ export function syncCommand(): Command {
       '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
     )
     .action(async (folders: string[], options: { url?: string }) => {
-      const lock = await lockForSync((line) => process.stderr.write(`${line}\n`));
+      const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
       const config = loadConfig();
       const agent = await Agent.open({ config, serviceUrl: options.url });
       try {
@@ -30,12 +30,12 @@ export function syncCommand(): Command {
           const configured = config.repositories.find((repo) => repo.path === folder);
           const watched = await agent.addRepository(folder, configured);
           const report = await watched.engine.syncOnce();
-          process.stdout.write(`${syncLine(watched, report)}\n`);
+          process.stdout.write(`${printable(syncLine(watched, report))}\n`);
           const { counts } = watched.engine.status();
           refused += counts.rejected;
           for (const warning of agent.warningsOf(watched)) {
             process.stderr.write(
-              `warning: ${warnedPath(warning)} not sent: ${describeFileWarning(warning.warning)}\n`,
+              `warning: ${printable(`${warnedPath(warning)} not sent: ${describeFileWarning(warning.warning)}`)}\n`,
             );
           }
         }
