@@ -1,9 +1,16 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
+import { connectionLimits, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { createImplementations } from './functions/index.ts';
+
+/**
+ * Connections the service holds at once: each is a file descriptor, and 20,000 of them took all of the agent's. An
+ * agent keeps two or three; a team's service in front of a few dozen developers has room to spare.
+ */
+const SERVICE_MAX_CONNECTIONS = 256;
 
 export interface ServiceOptions {
   /** SQLite file; created with its folder when missing. */
@@ -13,6 +20,8 @@ export interface ServiceOptions {
   /** Default 0: any free port (read it back from `url`). */
   port?: number;
   bodyLimit?: number;
+  /** Default: 256 connections at once, idle ones closed after 30 s (see connection-limits.ts). */
+  limits?: ConnectionLimits;
   logLevel?: Level | 'silent';
   /** Replace the stored tokens with new ones, shown once in `issuedTokens`. */
   newTokens?: boolean;
@@ -40,7 +49,11 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const apiKeys = new ApiKeys(db);
   const app = buildApp(
     { tokens, apiKeys, implementations: createImplementations({ db, apiKeys }) },
-    { logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
+    {
+      logger,
+      bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      limits: options.limits ?? connectionLimits(SERVICE_MAX_CONNECTIONS),
+    },
   );
   try {
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
