@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { API_PREFIX, MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { NestedTooDeep } from '../errors.ts';
 import { serverOptions, type ConnectionLimits } from './connection-limits.ts';
-import { admitCall, dispatchCall, refuseBeforeBody, type AdmittedCall, type Dispatcher } from './dispatch.ts';
+import { admitCall, dispatchCall, type AdmittedCall, type Dispatcher } from './dispatch.ts';
 import { sendError } from './envelope.ts';
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -53,10 +53,10 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
   // Refused on its head too: fastify reads the body of a request to an unknown path before its not-found handler.
   const notFound = `Not a flowsync endpoint: functions are called at POST ${API_PREFIX}<function path>.`;
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.is404) refuseBeforeBody(request, reply, 404, notFound);
+    if (request.is404) void sendError(reply, 404, notFound);
     done();
   });
-  app.setNotFoundHandler((request, reply) => refuseBeforeBody(request, reply, 404, notFound));
+  app.setNotFoundHandler((_request, reply) => sendError(reply, 404, notFound));
 
   app.setErrorHandler((error: { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof NestedTooDeep) {

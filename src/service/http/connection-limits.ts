@@ -30,8 +30,9 @@ export function connectionLimits(
     idleMs,
     headersMs: Math.ceil(idleMs / 3),
     requestMs: idleMs * 2,
-    // Node's own default; fastify's 72 s kept each quiet client's socket 14 times as long.
-    keepAliveMs: Math.ceil(idleMs / 6),
+    // 5 s, node's own default (fastify's 72 s kept each quiet client's socket 14 times as long). Never under 1 s:
+    // the server announces it in whole seconds, and a client told 0 s would race the close on each reuse.
+    keepAliveMs: Math.min(idleMs, Math.max(1000, Math.ceil(idleMs / 6))),
   };
 }
 
