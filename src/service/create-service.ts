@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
+import { summingLog } from './log-file.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
 import { connectionLimits, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
@@ -41,7 +42,7 @@ export interface RunningService {
 export async function createService(options: ServiceOptions): Promise<RunningService> {
   const logger: Logger = pino(
     { level: options.logLevel ?? 'info', base: { svc: 'flowsync' } },
-    options.logDestination ?? pino.destination({ dest: 2, sync: false }),
+    options.logDestination ?? summedStderr(),
   );
   const db = openServiceDatabase(options.dbPath);
   const tokens = new AccessTokens(db);
@@ -80,4 +81,10 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       logger.flush();
     },
   };
+}
+
+/** Standard error, where `flowsync serve` logs unless told a file: a flood of one line is summed up there too. */
+function summedStderr(): DestinationStream {
+  const stderr = pino.destination({ dest: 2, sync: false });
+  return summingLog((text) => stderr.write(text), { flush: () => stderr.flush() });
 }

@@ -18,7 +18,7 @@ export interface LogFileOptions {
   now?: () => number;
 }
 
-/** A log file as pino writes to it (a `DestinationStream`), sized and summed up as the class says. */
+/** A log as pino writes to it (a `DestinationStream`): sized by `openLogFile`, summed up by `summingLog`. */
 export interface LogFile {
   write(line: string): void;
   /** Writes what is still counted; the file stays open. */
@@ -34,21 +34,14 @@ interface Seen {
 
 /**
  * One log file, 0600, that no flood of requests can make large: past `maxBytes` it is moved to `.1` while running
- * (before, logs rotated only at start, and 108,900 requests in 20 s added 103 MiB to agent.log), and a line that
- * comes back more than REPEATS_PER_SECOND times in a second is counted, then written once as "… repeated N more
- * times" (406,200 refused calls in 20 s added 38 MiB to service.log). Lines are the same when they differ only in
- * numbers (the time, a duration); the level is kept. Writes are synchronous: an asynchronous stream buffers in
- * memory whatever the disk has not taken yet, and a flood then grows the process instead of the file.
+ * (before, logs rotated only at start, and 108,900 requests in 20 s added 103 MiB to agent.log), and its lines are
+ * summed up as `summingLog` says. Writes are synchronous: an asynchronous stream buffers in memory whatever the disk
+ * has not taken yet, and a flood then grows the process instead of the file.
  */
 export function openLogFile(path: string, options: LogFileOptions = {}): LogFile {
   const maxBytes = options.maxBytes ?? tunable('FLOWSYNC_LOG_MAX_BYTES', DEFAULT_LOG_MAX_BYTES);
-  const now = options.now ?? Date.now;
   let fd = -1;
   let size = 0;
-  let second = 0;
-  let seen = new Map<string, Seen>();
-  let summary: NodeJS.Timeout | undefined;
-
   const open = () => {
     ensurePrivateFile(path);
     fd = openSync(path, 'a', 0o600);
@@ -59,12 +52,33 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
     renameSync(path, `${path}.1`);
     open();
   };
-  const append = (text: string) => {
-    const bytes = Buffer.byteLength(text);
-    if (size > 0 && size + bytes > maxBytes) rotate();
-    writeSync(fd, text);
-    size += bytes;
-  };
+  open();
+  if (size > maxBytes) rotate();
+  return summingLog(
+    (text) => {
+      const bytes = Buffer.byteLength(text);
+      if (size > 0 && size + bytes > maxBytes) rotate();
+      writeSync(fd, text);
+      size += bytes;
+    },
+    { now: options.now, close: () => closeSync(fd) },
+  );
+}
+
+/**
+ * Log lines on their way to `append`, summed up: a line that comes back more than REPEATS_PER_SECOND times in a
+ * second is counted, then written once as "… repeated N more times" (406,200 refused calls in 20 s added 38 MiB to
+ * service.log). Lines are the same when they differ only in numbers (the time, a duration); the level is kept.
+ */
+export function summingLog(
+  append: (text: string) => void,
+  options: { now?: () => number; flush?: () => void; close?: () => void } = {},
+): LogFile {
+  const now = options.now ?? Date.now;
+  let second = 0;
+  let seen = new Map<string, Seen>();
+  let summary: NodeJS.Timeout | undefined;
+
   const sumUp = () => {
     clearTimeout(summary);
     summary = undefined;
@@ -77,9 +91,6 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
       append(`${JSON.stringify({ level, time: now(), repeated: more, msg: text })}\n`);
     }
   };
-
-  open();
-  if (size > maxBytes) rotate();
 
   return {
     write(line) {
@@ -104,11 +115,12 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
     },
     flush(done) {
       sumUp();
+      options.flush?.();
       done?.();
     },
     end() {
       sumUp();
-      closeSync(fd);
+      options.close?.();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -13,8 +13,11 @@ const sockets: HeldSocket[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-stalled-'));
   // Idle connections and stalled bodies are given up on after 1 s here (30 s and 60 s in use), so the test is short.
-  serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'), [], undefined, {
+  // Its log goes to a file of 4 KiB at most (5 MiB in use).
+  const logFile = ['--log-file', join(dir, 'serve.log')];
+  serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'), logFile, undefined, {
     FLOWSYNC_IDLE_TIMEOUT_MS: '1000',
+    FLOWSYNC_LOG_MAX_BYTES: '4096',
   });
 });
 afterAll(async () => {
@@ -81,6 +84,11 @@ describe('uploads that stall, from a caller without a token', () => {
       .toBe(0);
     // Generous: 50 bodies of 4 MiB kept as strings took it up by some 400 MB before the fix.
     expect(peak - before).toBeLessThan(200 * MIB);
+    // 170 refused calls, a line each, summed up in a private log under its cap.
+    const log = join(dir, 'serve.log');
+    await expect.poll(() => readFileSync(log, 'utf8')).toMatch(/"status":401/);
+    expect(statSync(log).size).toBeLessThanOrEqual(4096);
+    expect(statSync(log).mode & 0o777).toBe(0o600);
   });
 });
 
