@@ -49,7 +49,12 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
   };
   const rotate = () => {
     closeSync(fd);
-    renameSync(path, `${path}.1`);
+    try {
+      renameSync(path, `${path}.1`);
+    } catch {
+      // Windows refuses to rename a file another program holds open (a viewer, a tail): the log goes on past its
+      // cap until the next try, rather than turning every logged request into an error.
+    }
     open();
   };
   open();
