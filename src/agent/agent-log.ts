@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
 import pino, { type Logger } from 'pino';
+import { DEFAULT_LOG_MAX_BYTES, openLogFile } from '../service/index.ts';
 import { defaultAgentLogPath } from './paths.ts';
 
-/** Past this size the log is moved to `agent.log.1` (one old copy kept) when the agent next opens it. */
-export const MAX_LOG_BYTES = 5 * 1024 * 1024;
+/** Past this size the log is moved to `agent.log.1` (one old copy kept), at start and while running. */
+export const MAX_LOG_BYTES = DEFAULT_LOG_MAX_BYTES;
 
 let opened: { path: string; logger: Logger } | null = null;
 
@@ -17,15 +16,13 @@ let opened: { path: string; logger: Logger } | null = null;
 export function agentLog(at?: string): Logger {
   if (opened && (at === undefined || opened.path === at)) return opened.logger;
   const path = at ?? defaultAgentLogPath();
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  if (size > MAX_LOG_BYTES) renameSync(path, `${path}.1`);
   const logger = pino(
     {
       base: { pid: process.pid },
       redact: ['*.authorization', '*.token', '*.secret', '*.api_key', 'req.headers.authorization'],
     },
-    pino.destination({ dest: path, sync: true, mkdir: true, mode: 0o600 }),
+    // Sized and summed up while running: a request that logs a stack cannot fill the disk (openLogFile).
+    openLogFile(path),
   );
   opened = { path, logger };
   return logger;

@@ -1,9 +1,17 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
+import { summingLog } from './log-file.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
+import { connectionLimits, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { createImplementations } from './functions/index.ts';
+
+/**
+ * Connections the service holds at once: each is a file descriptor, and 20,000 of them took all of the agent's. An
+ * agent keeps two or three; a team's service in front of a few dozen developers has room to spare.
+ */
+const SERVICE_MAX_CONNECTIONS = 256;
 
 export interface ServiceOptions {
   /** SQLite file; created with its folder when missing. */
@@ -13,6 +21,8 @@ export interface ServiceOptions {
   /** Default 0: any free port (read it back from `url`). */
   port?: number;
   bodyLimit?: number;
+  /** Default: 256 connections at once, idle ones closed after 30 s (see connection-limits.ts). */
+  limits?: ConnectionLimits;
   logLevel?: Level | 'silent';
   /** Replace the stored tokens with new ones, shown once in `issuedTokens`. */
   newTokens?: boolean;
@@ -32,7 +42,7 @@ export interface RunningService {
 export async function createService(options: ServiceOptions): Promise<RunningService> {
   const logger: Logger = pino(
     { level: options.logLevel ?? 'info', base: { svc: 'flowsync' } },
-    options.logDestination ?? pino.destination({ dest: 2, sync: false }),
+    options.logDestination ?? summedStderr(),
   );
   const db = openServiceDatabase(options.dbPath);
   const tokens = new AccessTokens(db);
@@ -40,7 +50,11 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const apiKeys = new ApiKeys(db);
   const app = buildApp(
     { tokens, apiKeys, implementations: createImplementations({ db, apiKeys }) },
-    { logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
+    {
+      logger,
+      bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      limits: options.limits ?? connectionLimits(SERVICE_MAX_CONNECTIONS),
+    },
   );
   try {
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
@@ -67,4 +81,10 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       logger.flush();
     },
   };
+}
+
+/** Standard error, where `flowsync serve` logs unless told a file: a flood of one line is summed up there too. */
+function summedStderr(): DestinationStream {
+  const stderr = pino.destination({ dest: 2, sync: false });
+  return summingLog((text) => stderr.write(text), { flush: () => stderr.flush() });
 }

@@ -3,6 +3,15 @@ import type { RunningService, ServiceOptions } from './create-service.ts';
 export type { RunningService, ServiceOptions } from './create-service.ts';
 export type { IssuedTokens } from './store/access-tokens.ts';
 export { ensurePrivateFile, ensurePrivateFolder } from './private-files.ts';
+export { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
+export { tunable } from './tunable.ts';
+export {
+  DEFAULT_LOG_MAX_BYTES,
+  REPEATS_PER_SECOND,
+  openLogFile,
+  summingLog,
+  type LogFile,
+} from './log-file.ts';
 
 /**
  * Starts the service. Its HTTP server, stores and logger load only here: the sync layer imports this door for

@@ -20,16 +20,18 @@ const BIN = fileURLToPath(new URL('../../bin/flowsync.js', import.meta.url));
 
 /**
  * Starts `flowsync serve` on a free port with a fresh database and reads its address and tokens from stdout.
- * `bin` is the checkout's by default; test/package runs the installed one.
+ * `bin` is the checkout's by default; test/package runs the installed one. `env` is added to the test's own.
  */
 export function startServeProcess(
   dbPath: string,
   logPath: string,
   extraArgs: string[] = [],
   bin = BIN,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--db', dbPath, ...extraArgs], {
     stdio: ['ignore', 'pipe', openSync(logPath, 'a')],
+    env: { ...process.env, ...env },
   });
   const stdout = child.stdout;
   if (!stdout) throw new Error('flowsync serve was spawned without a stdout pipe');

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import {
   AGENT_API,
@@ -11,6 +11,7 @@ import {
 } from '../api/contract.ts';
 import { toAgentApiError } from '../api/implementation.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
+import { connectionLimits, serverOptions } from '../../service/index.ts';
 
 export interface BridgeOptions {
   api: AgentApi;
@@ -51,6 +52,13 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/**
+ * Connections the bridge holds at once: 19,995 idle ones from any local process took every descriptor the agent had.
+ * A window uses its event stream and a few calls (Chromium opens at most 6 to one address), but a client's closed
+ * sockets still count until the server sees them go: at 32, 20 calls at a time from undici were refused now and then.
+ */
+const BRIDGE_MAX_CONNECTIONS = 128;
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route takes the token from `?token=` too: only the event stream, which EventSource opens. */
@@ -84,7 +92,14 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const token = randomBytes(24).toString('base64url');
   const tokenDigest = digest(token);
   // An open window keeps its event stream open: closing the bridge must end those, not wait for them.
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, forceCloseConnections: true });
+  const limits = connectionLimits(BRIDGE_MAX_CONNECTIONS);
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024 * 1024,
+    forceCloseConnections: true,
+    ...serverOptions(limits),
+  });
+  app.server.maxConnections = limits.maxConnections;
   const streams = new Set<NodeJS.WritableStream & { end(): void }>();
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
@@ -200,7 +215,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       '',
     );
     const file = options.staticDir ? join(options.staticDir, asset) : null;
-    if (file && file.startsWith(options.staticDir!) && existsSync(file)) {
+    // A folder (`/assets/`) is not a file: reading it threw EISDIR, a 500 with a stack in agent.log each time.
+    if (file && file.startsWith(options.staticDir!) && statSync(file, { throwIfNoEntry: false })?.isFile()) {
       reply.header('content-type', CONTENT_TYPES[extname(file)] ?? 'application/octet-stream');
       if (extname(file) === '.html') reply.header('content-security-policy', CSP);
       return reply.send(readFileSync(file));

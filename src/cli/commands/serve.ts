@@ -16,6 +16,7 @@ export function serveCommand(): Command {
       'replace the stored tokens with new ones and print them (the old ones stop working)',
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug or silent (logs go to stderr)', 'info')
+    .option('--log-file <file>', 'log to this file (0600, moved to <file>.1 at 5 MiB) instead of stderr')
     .addHelpText(
       'after',
       '\nExamples:\n' +
@@ -26,15 +27,23 @@ export function serveCommand(): Command {
         `      -d '{"args":{"baggage":{"trace_id":"t1","traffic_type":"external"},"team_id":"ENG"}}'`,
     )
     .action(
-      async (options: { host: string; port: number; db: string; newTokens?: boolean; logLevel: string }) => {
+      async (options: {
+        host: string;
+        port: number;
+        db: string;
+        newTokens?: boolean;
+        logLevel: string;
+        logFile?: string;
+      }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
-        const { createService } = await import('../../service/index.ts');
+        const { createService, openLogFile } = await import('../../service/index.ts');
         const service = await createService({
           dbPath: options.db,
           host: options.host,
           port: options.port,
           newTokens: options.newTokens ?? false,
           logLevel: options.logLevel as 'info',
+          logDestination: options.logFile ? openLogFile(options.logFile) : undefined,
         });
         // Installed before the address is printed, so a caller that stops us as soon as we are up is heard.
         const stop = async (signal: string) => {

@@ -2,7 +2,8 @@ import Fastify, { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { API_PREFIX, MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { NestedTooDeep } from '../errors.ts';
-import { dispatchCall, type Dispatcher } from './dispatch.ts';
+import { serverOptions, type ConnectionLimits } from './connection-limits.ts';
+import { admitCall, dispatchCall, type AdmittedCall, type Dispatcher } from './dispatch.ts';
 import { sendError } from './envelope.ts';
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -10,6 +11,7 @@ export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 export interface AppOptions {
   logger: Logger;
   bodyLimit: number;
+  limits: ConnectionLimits;
 }
 
 /** The HTTP face of the service: one route for every function, and an envelope for every error. */
@@ -21,7 +23,9 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
     bodyLimit: options.bodyLimit,
     // Trace ids come from the caller's baggage; fastify's own request ids would only add noise.
     genReqId: () => '',
+    ...serverOptions(options.limits),
   });
+  app.server.maxConnections = options.limits.maxConnections;
 
   // Any content type is read as JSON: a caller that forgot the header gets the same answer as one that sent it.
   // The depth is checked first, without recursion: what reads the body after it (zod) recurses once a level.
@@ -35,18 +39,24 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseBody);
   app.addContentTypeParser('*', { parseAs: 'string' }, parseBody);
 
-  app.all(`${API_PREFIX}*`, (request, reply) => {
-    const path = (request.params as { '*': string })['*'];
-    return dispatchCall(deps, path, request, reply);
+  // Admitted (function, method, token) on the request's head, before its body is read; then dispatched.
+  const admitted = new WeakMap<object, AdmittedCall>();
+  app.all(`${API_PREFIX}*`, {
+    onRequest: (request, reply, done) => {
+      const call = admitCall(deps, (request.params as { '*': string })['*'], request, reply);
+      if (call) admitted.set(request, call);
+      done();
+    },
+    handler: (request, reply) => dispatchCall(deps, admitted.get(request)!, request, reply),
   });
 
-  app.setNotFoundHandler((_request, reply) =>
-    sendError(
-      reply,
-      404,
-      `Not a flowsync endpoint: functions are called at POST ${API_PREFIX}<function path>.`,
-    ),
-  );
+  // Refused on its head too: fastify reads the body of a request to an unknown path before its not-found handler.
+  const notFound = `Not a flowsync endpoint: functions are called at POST ${API_PREFIX}<function path>.`;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) void sendError(reply, 404, notFound);
+    done();
+  });
+  app.setNotFoundHandler((_request, reply) => sendError(reply, 404, notFound));
 
   app.setErrorHandler((error: { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof NestedTooDeep) {

@@ -1,0 +1,51 @@
+import { tunable } from '../tunable.ts';
+
+/** What an HTTP server of flowsync's (the service, the window's bridge) allows one connection and all of them. */
+export interface ConnectionLimits {
+  /** Connections held at once; the next ones are closed as they come (each is a file descriptor). */
+  maxConnections: number;
+  /** A connection that sends and receives nothing for this long is closed. */
+  idleMs: number;
+  /** The request's headers must be in within this. */
+  headersMs: number;
+  /** The whole request, body included, must be in within this. */
+  requestMs: number;
+  /** A kept-alive connection is closed when no next request starts within this. */
+  keepAliveMs: number;
+}
+
+/**
+ * The limits of a server holding at most `maxConnections`. 19,995 idle connections to the bridge's port took every
+ * descriptor the agent had (its limit was 20,000), and 150 uploads that never sent their body were held forever:
+ * so connections are capped and nothing waits on a caller for long. An 8 MiB body needs 60 s at about 1.1 Mbit/s.
+ * `FLOWSYNC_IDLE_TIMEOUT_MS` shrinks every time-out with it (tests set 1 s); the others keep their proportions.
+ */
+export function connectionLimits(
+  maxConnections: number,
+  env: NodeJS.ProcessEnv = process.env,
+): ConnectionLimits {
+  const idleMs = tunable('FLOWSYNC_IDLE_TIMEOUT_MS', 30_000, env);
+  return {
+    maxConnections,
+    idleMs,
+    headersMs: Math.ceil(idleMs / 3),
+    requestMs: idleMs * 2,
+    // 5 s, node's own default (fastify's 72 s kept each quiet client's socket 14 times as long). Never under 1 s:
+    // the server announces it in whole seconds, and a client told 0 s would race the close on each reuse.
+    keepAliveMs: Math.min(idleMs, Math.max(1000, Math.ceil(idleMs / 6))),
+  };
+}
+
+/** The same limits as fastify's and node's server options. */
+export function serverOptions(limits: ConnectionLimits) {
+  return {
+    connectionTimeout: limits.idleMs,
+    keepAliveTimeout: limits.keepAliveMs,
+    requestTimeout: limits.requestMs,
+    // Node checks the header and request time-outs on this beat (30 s by default, longer than the time-outs).
+    http: {
+      headersTimeout: limits.headersMs,
+      connectionsCheckingInterval: Math.max(100, Math.ceil(limits.headersMs / 10)),
+    },
+  };
+}
