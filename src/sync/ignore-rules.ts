@@ -71,6 +71,10 @@ export class IgnoreRules {
       folder === '' ? '.gitignore' : `${folder}/.gitignore`,
       MAX_BYTES,
     );
+    // Unreadable now (EACCES, EMFILE…): not "no rules", which would send what it ignores (a .env, say). The
+    // scan or burst that asked fails, deletes nothing, and its round backs off and asks again.
+    if (read.unreadable)
+      throw new Error(`${folder === '' ? '' : `${folder}/`}.gitignore could not be read (${read.code})`);
     if (read.bytes) rules = ignore().add(read.bytes.toString('utf8'));
     this.perFolder.set(folder, rules);
     return rules;
