@@ -89,7 +89,7 @@ const FD_PATHS = existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
 
 /** A repository root's real path, the prefix every contained file's real path starts with. */
 export function realRoot(root) {
-  return realpathSync(root);
+  return realpathSync.native(root);
 }
 
 /**
