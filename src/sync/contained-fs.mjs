@@ -83,7 +83,7 @@ export function notRealFolder(root, folder) {
 /**
  * Where the OS names the file behind a descriptor (Linux, and Android): the proof that an open file is the one
  * inside the repository. Elsewhere (macOS, Windows, the BSDs) the folders on the way are compared before and
- * after the open instead (sameFoldersAfter).
+ * after the open instead (folderIds, in provenInside).
  */
 const FD_PATHS = existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
 

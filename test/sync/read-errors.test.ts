@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
@@ -32,7 +33,14 @@ afterEach(async () => {
   serve = null;
   tree?.cleanup();
   tree = null;
-  if (user) execFileSync('userdel', [user]);
+  if (user) {
+    // tsx keeps a cache per user in the temporary folder: the test user's goes with it.
+    rmSync(join(tmpdir(), `tsx-${execFileSync('id', ['-u', user]).toString().trim()}`), {
+      recursive: true,
+      force: true,
+    });
+    execFileSync('userdel', [user]);
+  }
   user = null;
 });
 
