@@ -32,6 +32,7 @@ export function readContained(
   path: string,
   maxBytes: number,
   rootReal?: string,
+  readHardLinks?: boolean,
 ):
   | (Omit<Nothing, 'bytes'> & { bytes: Buffer | null; size: number })
   | (Omit<Nothing, 'warning'> & { warning: ReadWarning; size: number })

@@ -145,10 +145,11 @@ function folderIds(root, path) {
  * - `{ missing, code }` when there is no file inside the repository at that path (gone, or below a link);
  * - `{ unreadable, code }` when it could not be read now (EACCES, EMFILE, EIO…, or a folder on the way swapped
  *   for a link during the open): not gone, read again later.
+ * `readHardLinks`: for what is read and never sent (a .gitignore: skipping it would send what it ignores).
  * `rootReal` is the root's real path (realRoot), computed once per batch of reads; nothing else is cached
  * between reads, so every file's way is proved on its own open descriptor before a byte of it is read.
  */
-export function readContained(root, path, maxBytes, rootReal = realRoot(root)) {
+export function readContained(root, path, maxBytes, rootReal = realRoot(root), readHardLinks = false) {
   // Off Linux the folders are compared around the open; on Linux the descriptor's path proves it after.
   const before = FD_PATHS === null ? folderIds(root, path) : null;
   let fd;
@@ -180,7 +181,7 @@ export function readContained(root, path, maxBytes, rootReal = realRoot(root)) {
     }
     if (kind === 'folder') return { missing: true, code: 'EISDIR' };
     if (kind !== 'file') return { warning: warningOf(kind), size: 0 };
-    if (stat.nlink > 1) return { warning: 'hardlink', size: stat.size };
+    if (stat.nlink > 1 && !readHardLinks) return { warning: 'hardlink', size: stat.size };
     // Not read at all when too large: a 2 GB video in a flow folder must not stall the agent.
     if (stat.size > maxBytes) return { bytes: null, size: stat.size };
     const bytes = readFileSync(fd);

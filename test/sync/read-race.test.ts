@@ -139,4 +139,14 @@ describe('a hard link in a flow to a file outside the repository', () => {
     );
     expect(anywhere(MARKER)).toEqual([]);
   });
+
+  it('does not stop a .gitignore with a second hard link from ignoring what it names', async () => {
+    repo = makeRepo({ 'flows/h/main.yaml': 'main\n', 'flows/h/local.env': `TOKEN=${MARKER}\n` });
+    writeFileSync(join(repo.dir, 'shared.gitignore'), '*.env\n');
+    linkSync(join(repo.dir, 'shared.gitignore'), join(repo.root, 'flows/h/.gitignore'));
+    harness = startEngine(repo, svc.url, svc.tokens.user);
+    await harness.engine.start();
+    expect(serviceTree(svc.read, 'acme', 'app')).toEqual({ 'flows/h/main.yaml': 'main\n' });
+    expect(anywhere(MARKER)).toEqual([]);
+  });
 });
