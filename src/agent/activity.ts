@@ -112,7 +112,7 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
     if (!known) return;
     const fresh = warnings.filter((warning) => !known.has(key(warning)));
     if (fresh.length > FILE_DETAIL_LIMIT) {
-      const message = `${fresh.length} more files not sent (binary, over 1 MiB, links or FIFOs)`;
+      const message = `${fresh.length} more files not sent (binary, over 1 MiB, links, FIFOs, hard links or unreadable now)`;
       log.record(repository, { kind: 'skipped', flowPath: null, path: null, message });
       return;
     }

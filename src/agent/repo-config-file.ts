@@ -32,6 +32,11 @@ export function readRepoConfigFile(root: string): RepoConfig | null {
   refuseLinkedFolder(root);
   const read = readContained(root, REPO_CONFIG_FILE, MAX_FILE_BYTES);
   if (read.missing) return null;
+  // Not "no config": a read error is not a deletion.
+  if (read.unreadable)
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} could not be read (${read.code}): check its permissions.`,
+    );
   if (read.warning) {
     throw new RepoConfigFileError(
       `${REPO_CONFIG_FILE} is ${describeFileWarning(read.warning)}: make it a plain file in the repository.`,

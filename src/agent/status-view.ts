@@ -125,7 +125,10 @@ interface StoredFile {
  * is gone or cannot be sent; it is pending while that is not what the service acknowledged.
  */
 function isPending(file: StoredFile): boolean {
-  return (file.warning === null ? file.localHash : null) !== file.ackedHash;
+  // A file that could not be read now is not pending: what the service has of it stands until it is read again.
+  const wanted =
+    file.warning === null ? file.localHash : file.warning === 'unreadable' ? file.ackedHash : null;
+  return wanted !== file.ackedHash;
 }
 
 /** A file on disk that cannot be sent is `not-sent` (even while its old copy waits to be deleted). */

@@ -9,7 +9,12 @@ export const FILE_WARNINGS = {
   'unsafe-path': { reason: 'a name the service refuses', fix: 'rename it' },
   symlink: { reason: 'a symbolic link', fix: 'not followed' },
   special: { reason: 'a FIFO, socket or device', fix: 'not read' },
-  unreadable: { reason: 'could not be read (reading it stopped the reader twice)', fix: 'check the file' },
+  // Not sent, and not deleted either: a read error is not a deletion (issue 20). The service keeps the version it
+  // has, and the file is read again with the round's back-off until it can be (or is really gone).
+  unreadable: { reason: 'could not be read', fix: 'the service keeps its last version; read again soon' },
+  // Another name of the same file may be anywhere on the disk (another user's link to your 0600 key).
+  hardlink: { reason: 'hard link', fix: 'not sent' },
+  'non-utf8-name': { reason: 'a name that is not UTF-8', fix: 'rename it' },
 } as const;
 
 export type FileWarning = keyof typeof FILE_WARNINGS;

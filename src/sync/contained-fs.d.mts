@@ -3,6 +3,8 @@
 export type EntryKind = 'file' | 'folder' | 'symlink' | 'special';
 /** Why an entry on disk is never synced. */
 export type ContainmentWarning = 'symlink' | 'special';
+/** Why a file is not read: never synced ('hardlink' too: its other name may be outside the repository). */
+export type ReadWarning = ContainmentWarning | 'hardlink';
 
 interface EntryLike {
   isFile(): boolean;
@@ -12,20 +14,27 @@ interface EntryLike {
 
 export function kindOf(entry: EntryLike): EntryKind;
 
-export function warningOf(kind: EntryKind | 'missing'): ContainmentWarning | null;
+export function warningOf(kind: EntryKind | 'missing' | 'unreadable'): ContainmentWarning | null;
+
+export function isGone(code: string): boolean;
 
 export function notRealFolder(
   root: string,
   folder: string,
-  known?: Set<string>,
-): { path: string; kind: EntryKind | 'missing' } | null;
+): { path: string; kind: EntryKind | 'missing' | 'unreadable'; code?: string } | null;
+
+export function realRoot(root: string): string;
+
+type Nothing = { bytes?: undefined; warning?: undefined; missing?: undefined; unreadable?: undefined };
 
 export function readContained(
   root: string,
   path: string,
   maxBytes: number,
-  known?: Set<string>,
+  rootReal?: string,
+  readHardLinks?: boolean,
 ):
-  | { bytes: Buffer | null; size: number; warning?: undefined; missing?: undefined }
-  | { warning: ContainmentWarning; size: number; bytes?: undefined; missing?: undefined }
-  | { missing: true; code: string; bytes?: undefined; warning?: undefined };
+  | (Omit<Nothing, 'bytes'> & { bytes: Buffer | null; size: number })
+  | (Omit<Nothing, 'warning'> & { warning: ReadWarning; size: number })
+  | (Omit<Nothing, 'missing'> & { missing: true; code: string })
+  | (Omit<Nothing, 'unreadable'> & { unreadable: true; code: string });

@@ -268,13 +268,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
   private async local(task: () => Promise<void>, thenRound = true): Promise<void> {
-    await this.scheduler.run(async () => {
-      await task();
-      // A scan while a retry is waited for: back to what the last round said, until the retry.
-      if (this.phase === 'scanning' && this.scheduler.retryAt !== null)
-        this.setPhase(this.resting.phase, this.resting.message);
-    });
-    if (thenRound) this.scheduler.want();
+    try {
+      await this.scheduler.run(async () => {
+        await task();
+        // A scan while a retry is waited for: back to what the last round said, until the retry.
+        if (this.phase === 'scanning' && this.scheduler.retryAt !== null)
+          this.setPhase(this.resting.phase, this.resting.message);
+      });
+    } finally {
+      // Also after a failure (a .gitignore that could not be read): the round rescans, or backs off and does.
+      if (thenRound) this.scheduler.want();
+    }
   }
 
   private async uploadRound(): Promise<{ report: SyncReport; outcome: RoundOutcome; error?: unknown }> {
@@ -282,12 +286,19 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const started = performance.now();
     if (this.reconciler.fullRescanDue) {
       this.reconciler.fullRescanDue = false;
-      await this.reconciler.rescan();
+      await this.reconciler.rescan().catch((error: unknown) => {
+        this.reconciler.fullRescanDue = true; // still due: the failed round backs off and tries again
+        throw error;
+      });
     }
     if (!existsSync(this.repo.root)) {
       this.setPhase('missing', MISSING(this.repo.root));
       return { report, outcome: { kind: 'settled' } };
     }
+    // What could not be read at the last look is looked at again; while some of it stays unreadable, the round
+    // ends 'recheck', so the scheduler's back-off (1 s doubling to 60 s) times the next look.
+    const unreadable = await this.reconciler.retryUnreadable();
+    const done: RoundOutcome = unreadable ? { kind: 'recheck' } : { kind: 'settled' };
     const { state, client, hasher } = this.options;
     // A page of flows at a time, planned and sent before the next is read: planning all at once held every pending
     // file's record twice (upserts and present) for the whole upload. Flows refused as they are plan nothing.
@@ -308,13 +319,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         flowsDone += plans.length;
         addTally(report, tally);
       }
-      if (sent.length === 0) return { report, outcome: { kind: 'settled' } };
+      if (sent.length === 0) return { report, outcome: done };
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
       if (this.outage) this.outage.files += report.created + report.updated + report.deleted;
       this.emit('synced', report);
       const left = Array.from(pagesOf(state.pendingFlows(this.repoId), plan), plansKey);
-      if (left.length === 0) return { report, outcome: { kind: 'settled' } };
+      if (left.length === 0) return { report, outcome: done };
       // What is left is either new (ids that went stale: go on) or what was just sent (back off, do not loop).
       const stalled = left.join() === sent.join();
       return { report, outcome: { kind: stalled ? 'stalled' : 'progress' } };
@@ -335,7 +346,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (this.phase === 'missing') return;
     this.resting = { phase: 'idle', message: null };
     this.setPhase('idle', null);
-    if (outcome.kind === 'settled' && this.outage) {
+    if ((outcome.kind === 'settled' || outcome.kind === 'recheck') && this.outage) {
       const recovery = { files: this.outage.files };
       this.outage = null;
       this.emit('recovered', recovery);

@@ -2,20 +2,32 @@
 // bytes. Plain JavaScript so that it runs in a worker thread without the TypeScript loader the main thread uses.
 import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
-import { readContained } from './contained-fs.mjs';
+import { isGone, readContained, realRoot } from './contained-fs.mjs';
 
 // Bytes are the truth: the content sent is exactly the bytes hashed. fatal: invalid UTF-8 is binary, not
 // replaced. ignoreBOM: a byte-order mark (Windows editors write one) stays in the text; stripped, the content no
 // longer matched its hash and the service refused the whole flow (422 hash mismatch).
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** A file that could not be read now (not gone): kept as the service has it, and read again later. */
+const unreadable = (code) => ({ size: 0, hash: '', warning: 'unreadable', code });
+
 parentPort.on('message', ({ id, root, files, maxBytes, withContent }) => {
-  // Folders found real on the way to this job's files: a job is 32 files of mostly the same folders.
-  const known = new Set();
+  // The root's real path once per job: the prefix each file's proof is compared with (no folder check is kept
+  // from one file to the next: a folder found real for one file may be a link by the next open).
+  let rootReal;
+  try {
+    rootReal = realRoot(root);
+  } catch (error) {
+    const code = error && error.code ? String(error.code) : 'EIO';
+    const results = files.map(() => (isGone(code) ? { missing: true, code } : unreadable(code)));
+    return parentPort.postMessage({ id, results });
+  }
   const results = files.map((path) => {
     try {
-      const read = readContained(root, path, maxBytes, known);
+      const read = readContained(root, path, maxBytes, rootReal);
       if (read.missing) return { missing: true, code: read.code };
+      if (read.unreadable) return unreadable(read.code);
       if (read.warning) return { size: read.size, hash: '', warning: read.warning };
       const { bytes, size } = read;
       if (bytes === null) return { size, hash: '', warning: 'oversized' };
@@ -29,7 +41,8 @@ parentPort.on('message', ({ id, root, files, maxBytes, withContent }) => {
       }
       return withContent ? { size, hash, content } : { size, hash };
     } catch (error) {
-      return { missing: true, code: error && error.code ? String(error.code) : 'EIO' };
+      // Not a read error the rule knows (a bug, memory): not "gone" either, which would delete the file.
+      return unreadable(error && error.code ? String(error.code) : 'EIO');
     }
   });
   parentPort.postMessage({ id, results });

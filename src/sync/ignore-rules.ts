@@ -66,11 +66,18 @@ export class IgnoreRules {
     if (this.perFolder.has(folder)) return this.perFolder.get(folder) ?? null;
     let rules: Ignore | null = null;
     // Read under the containment rule like every file of the repository: a .gitignore that is a link is not read.
+    // One with a second hard link is: it is never sent, and skipping it would send what it ignores.
     const read = readContained(
       this.repoRoot,
       folder === '' ? '.gitignore' : `${folder}/.gitignore`,
       MAX_BYTES,
+      undefined,
+      true,
     );
+    // Unreadable now (EACCES, EMFILE…): not "no rules", which would send what it ignores (a .env, say). The
+    // scan or burst that asked fails, deletes nothing, and its round backs off and asks again.
+    if (read.unreadable)
+      throw new Error(`${folder === '' ? '' : `${folder}/`}.gitignore could not be read (${read.code})`);
     if (read.bytes) rules = ignore().add(read.bytes.toString('utf8'));
     this.perFolder.set(folder, rules);
     return rules;

@@ -52,15 +52,21 @@ export function planUploads(
       stillRejected.push(flowPath);
       continue;
     }
-    const deletes = files.filter((file) => !isSendable(file) && file.ackedHash !== null);
+    // A file that could not be read now stays on the service as it is: no full listing of its flow (which would
+    // drop it) until it is read again; the flow's changed files still go. The round's back-off reads it again.
+    const held = files.some((file) => file.warning === 'unreadable' && file.ackedHash !== null);
+    const deletes = held ? [] : files.filter((file) => !isSendable(file) && file.ackedHash !== null);
+    const upserts = present.filter((file) => file.localHash !== file.ackedHash);
+    // Sent but not answered, with a file held: only a full listing would settle it, so it waits whole.
+    if (held && (uncertain.has(flowPath) || upserts.length === 0)) continue;
     plans.push({
       flowPath,
-      upserts: present.filter((file) => file.localHash !== file.ackedHash),
+      upserts,
       deletes,
       present,
       signature,
       uncertain: uncertain.has(flowPath),
-      full: deletes.length > 0 || uncertain.has(flowPath),
+      full: !held && (deletes.length > 0 || uncertain.has(flowPath)),
     });
   }
   return { plans, stillRejected };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describeFileWarning } from '../protocol/index.ts';
-import { kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
+import { isGone, kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
@@ -67,6 +67,8 @@ export class Reconciler {
     // Keys of what is on disk (files and refused entries), to find what the state has and the disk has not.
     const seen = new Set<string>();
     const refused: RefusedEntry[] = [];
+    // Folders that could not be listed, files that could not be looked at: what is below them is not gone.
+    const unreadable: string[] = [];
     const progress = { done: 0, total: 0 };
     let toHash: ScannedFile[] = [];
     // Chunks being hashed while the scan goes on: the workers read while the main thread stats and compares
@@ -83,6 +85,7 @@ export class Reconciler {
         refused.push(entry);
         seen.add(`${entry.flowPath}/${entry.path}`);
       }
+      unreadable.push(...slice.unreadable);
       for (const file of slice.files) {
         seen.add(`${file.flowPath}/${file.path}`);
         if (isUnchanged(state.statOf(this.repoId, file.flowPath, file.path), file)) progress.done++;
@@ -103,13 +106,15 @@ export class Reconciler {
     }
     this.noteRefusedRoots(under, refused);
     const below = (key: string) => under.some((folder) => key.startsWith(`${folder}/`));
+    const held = (key: string) => unreadable.some((path) => key === `${path}/` || key.startsWith(`${path}/`));
     const gone: { flowPath: string; path: string }[] = [];
     for (const file of state.presentFiles(this.repoId)) {
       const key = `${file.flowPath}/${file.path}`;
-      if (!seen.has(key) && below(key)) gone.push(file);
+      if (!seen.has(key) && below(key) && !held(key)) gone.push(file);
     }
     state.markGone(this.repoId, gone);
     this.saveRefused(refused);
+    this.saveUnreadable(unreadable);
     hash(toHash);
     await Promise.all(hashing);
     if (failures.length > 0) throw failures[0];
@@ -121,6 +126,36 @@ export class Reconciler {
       this.repoId,
       refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, localHash: '' })),
     );
+  }
+
+  /** Paths that could not be looked at now: kept as the service has them, each a warning, read again later. */
+  private saveUnreadable(paths: readonly string[]): void {
+    const places = paths.flatMap((path) => placeOf(this.layout, path) ?? []);
+    this.options.state.markUnreadable(this.repoId, places, paths);
+  }
+
+  /**
+   * Looks again at what could not be read (each round, so with the round's back-off while it stays unreadable):
+   * the folder of each such file, and each such flow or flow root itself, so that a folder readable again is
+   * listed whole (files added to it meanwhile included). Returns whether anything is still unreadable.
+   */
+  async retryUnreadable(): Promise<boolean> {
+    const { state } = this.options;
+    const entries = state.unreadable(this.repoId);
+    if (entries.length === 0) return false;
+    const folders = [
+      ...new Set(
+        entries.map(({ flowPath, path }) => {
+          const repoPath = path === '' ? flowPath : `${flowPath}/${path}`;
+          return path === '' ? flowPath : repoPath.slice(0, repoPath.lastIndexOf('/'));
+        }),
+      ),
+    ].sort();
+    const outermost = folders.filter(
+      (folder, index) => !folders.slice(0, index).some((other) => folder.startsWith(`${other}/`)),
+    );
+    await this.rescan(outermost);
+    return state.unreadable(this.repoId).length > 0;
   }
 
   /** Remembers which of the flow roots just looked at are links, for the status message that names them. */
@@ -162,13 +197,16 @@ export class Reconciler {
       );
       const present = [];
       const missing = [];
+      const unreadable = [];
       for (const [index, result] of results.entries()) {
         const file = chunk[index]!;
         if (result.missing) missing.push(file);
+        else if (result.warning === 'unreadable') unreadable.push(file);
         else present.push({ ...file, size: result.size, localHash: result.hash, warning: result.warning });
       }
       state.saveLocal(this.repoId, present);
       state.markGone(this.repoId, missing);
+      state.markUnreadable(this.repoId, unreadable);
       progress.done += chunk.length;
       this.options.onHashed(progress.done, progress.total);
     }
@@ -176,6 +214,15 @@ export class Reconciler {
 
   /** Handles a burst of watcher events: each path is looked at as it is now. */
   async applyChanges(paths: Set<string>): Promise<void> {
+    try {
+      await this.applyEach(paths);
+    } catch (error) {
+      this.fullRescanDue = true; // the burst's paths were not all looked at: the next round looks at everything
+      throw error;
+    }
+  }
+
+  private async applyEach(paths: Set<string>): Promise<void> {
     if (this.stopped) return;
     if (!existsSync(this.repo.root)) {
       this.setPhase('missing', `${this.repo.root} is gone; syncing resumes when it is back`);
@@ -185,18 +232,36 @@ export class Reconciler {
     const folders: string[] = [];
     const gone: { flowPath: string; path: string }[] = [];
     const refused: RefusedEntry[] = [];
-    // Folders found real on the way to this burst's paths (containment: no link on the way is followed).
-    const known = new Set<string>();
+    const unreadable: string[] = [];
     for (const path of paths) {
       if (path.endsWith('.gitignore')) {
         this.rules.forget(dirname(path) === '.' ? '' : dirname(path));
         this.fullRescanDue = true;
         continue;
       }
-      // Below a link (or a FIFO...) the path is not in the repository: what was there is gone.
+      // A name that is not UTF-8 arrives with replacement characters, a name that is not on disk: its folder's
+      // scan, which reads names as bytes, lists it as not sent.
+      if (path.includes('\uFFFD')) {
+        if (path.lastIndexOf('/') > 0) folders.push(path.slice(0, path.lastIndexOf('/')));
+        continue;
+      }
+      // Below a link (or a FIFO...) the path is not in the repository: what was there is gone. Not looked at
+      // (EACCES, EMFILE…): not gone, kept as it is.
       const slash = path.lastIndexOf('/');
-      const outside = slash > 0 ? notRealFolder(this.repo.root, path.slice(0, slash), known) : null;
-      const stat = outside ? null : await lstat(join(this.repo.root, path)).catch(() => null);
+      const outside = slash > 0 ? notRealFolder(this.repo.root, path.slice(0, slash)) : null;
+      let stat = null;
+      let failed: string | null = outside?.kind === 'unreadable' ? (outside.code ?? 'EIO') : null;
+      if (!outside) {
+        try {
+          stat = await lstat(join(this.repo.root, path));
+        } catch (error) {
+          failed = (error as NodeJS.ErrnoException).code ?? 'EIO';
+        }
+      }
+      if (failed !== null && !isGone(failed)) {
+        unreadable.push(path);
+        continue;
+      }
       const kind = stat ? kindOf(stat) : 'missing';
       const location = this.layout.locate(path);
       if (stat && kind === 'file') {
@@ -219,6 +284,7 @@ export class Reconciler {
     }
     this.options.state.markGone(this.repoId, gone);
     this.saveRefused(refused);
+    this.saveUnreadable(unreadable);
     await this.hashAndSave(files);
     if (folders.length > 0) await this.rescan(folders);
   }

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { kindOf, notRealFolder, warningOf, type ContainmentWarning } from './contained-fs.mjs';
+import { isGone, kindOf, notRealFolder, warningOf, type ContainmentWarning } from './contained-fs.mjs';
 import type { FlowFileLocation, FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 
@@ -13,10 +13,17 @@ export interface ScannedFile {
   mtimeMs: number;
 }
 
-/** A link, FIFO, socket or device found where a flow's file, a flow or a flow root would be: never synced. */
+/**
+ * A link, FIFO, socket or device found where a flow's file, a flow or a flow root would be: never synced. Or a
+ * name that is not UTF-8 (it cannot be sent as the JSON string the service stores, and Node's strings replace it,
+ * so it was skipped without a word).
+ */
 export interface RefusedEntry extends FlowFileLocation {
-  warning: ContainmentWarning;
+  warning: ContainmentWarning | 'non-utf8-name';
 }
+
+/** UTF-8 as the service stores names: a byte that is not is an error, not a replacement character. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Entries looked at between two yields to the event loop: a few milliseconds of work each. */
 const SLICE = 2000;
@@ -27,6 +34,11 @@ export interface ScanSlice {
   refused: RefusedEntry[];
   /** Files found on disk in all, known from the first slice on (the walk lists names before it stats them). */
   total: number;
+  /**
+   * Folders that could not be listed and files that could not be looked at, now (EACCES, EMFILE, EIO…; repository
+   * paths): not gone. What the state knows below them stays as it is.
+   */
+  unreadable: string[];
 }
 
 /**
@@ -47,7 +59,8 @@ export async function* scanFlows(
 ): AsyncGenerator<ScanSlice> {
   const files: string[] = [];
   const refused: RefusedEntry[] = [];
-  const refuse = (path: string, warning: ContainmentWarning | null, fallback = path) => {
+  const unreadable: string[] = [];
+  const refuse = (path: string, warning: RefusedEntry['warning'] | null, fallback = path) => {
     const place = placeOf(layout, path) ?? placeOf(layout, fallback);
     if (warning && place) refused.push({ ...place, warning });
   };
@@ -56,21 +69,28 @@ export async function* scanFlows(
   for (const folder of under) {
     const outside = notRealFolder(repoRoot, folder);
     if (outside === null) folders.push(folder);
+    else if (outside.kind === 'unreadable') unreadable.push(folder);
     else refuse(outside.path, warningOf(outside.kind), folder);
   }
   let budget = SLICE;
   while (folders.length > 0) {
     const folder = folders.pop()!;
-    let entries: Dirent[];
+    let entries: Dirent<Buffer>[];
     try {
-      entries = readdirSync(join(repoRoot, folder), { withFileTypes: true });
-    } catch {
-      continue; // gone or unreadable: what is not there is not in the flow
+      entries = readdirSync(join(repoRoot, folder), { withFileTypes: true, encoding: 'buffer' });
+    } catch (error) {
+      // Gone: what is not there is not in the flow. Unreadable (a folder made 000, no file descriptor left): its
+      // files are not gone, and taking them as gone deleted them on the service (issue 20).
+      if (!isGone((error as NodeJS.ErrnoException).code ?? 'EIO')) unreadable.push(folder);
+      continue;
     }
     for (const entry of entries) {
-      const path = folder === '' ? entry.name : `${folder}/${entry.name}`;
+      const name = nameOf(entry.name);
+      const path = folder === '' ? name.text : `${folder}/${name.text}`;
       const kind = kindOf(entry);
-      if (kind === 'folder') {
+      if (!name.utf8) {
+        if (!rules.ignores(path) && !rules.ignores(`${path}/`)) refuse(path, 'non-utf8-name');
+      } else if (kind === 'folder') {
         if (!rules.ignores(`${path}/`)) folders.push(path);
       } else if (kind === 'file') {
         if (!rules.ignores(path) && layout.locate(path)) files.push(path);
@@ -89,15 +109,31 @@ export async function* scanFlows(
   let start = 0;
   do {
     const scanned: ScannedFile[] = [];
+    const unlooked: string[] = start === 0 ? unreadable : [];
     for (const path of files.slice(start, start + SLICE)) {
-      const stat = lstatSync(join(repoRoot, path), { throwIfNoEntry: false });
+      let stat;
+      try {
+        stat = lstatSync(join(repoRoot, path));
+      } catch (error) {
+        if (!isGone((error as NodeJS.ErrnoException).code ?? 'EIO')) unlooked.push(path);
+        continue;
+      }
       const location = layout.locate(path);
-      if (stat?.isFile() && location) scanned.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
+      if (stat.isFile() && location) scanned.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
     }
-    yield { files: scanned, refused: start === 0 ? refused : [], total };
+    yield { files: scanned, refused: start === 0 ? refused : [], total, unreadable: unlooked };
     start += SLICE;
     await yieldToEventLoop();
   } while (start < total);
+}
+
+/** A name read as bytes: its text, and whether those bytes are UTF-8 (else the text has replacement characters). */
+function nameOf(bytes: Buffer): { text: string; utf8: boolean } {
+  try {
+    return { text: utf8.decode(bytes), utf8: true };
+  } catch {
+    return { text: bytes.toString('utf8'), utf8: false };
+  }
 }
 
 /**

@@ -6,6 +6,12 @@ export type RoundOutcome =
   | { kind: 'progress' }
   /** Something is pending but the round changed nothing: sending again at once would loop, so back off. */
   | { kind: 'stalled' }
+  /**
+   * All that could be sent was, but files could not be read now (EACCES, EMFILE…): look again after the back-off,
+   * which grows while they stay unreadable. Unlike the others, this wait does not hold back a round that a change
+   * asks for: one unreadable file must not delay every edit by up to a minute.
+   */
+  | { kind: 'recheck' }
   /** No answer (connection refused, reset, timed out): probe cheaply every few seconds until there is one. */
   | { kind: 'unreachable'; phase: 'offline'; message: string }
   /** An answer that says "not now" (5xx, 429) or "not you" (401, 403), or a local failure: back off. */
@@ -85,6 +91,8 @@ export class Scheduler {
   private failures = 0;
   /** Changes whenever a wait starts or ends, so that a probe that answers late does not act on an old wait. */
   private wait = 0;
+  /** Whether the current wait holds back rounds that are wanted (every wait but a recheck's). */
+  private waitHolds = true;
   private stopped = false;
 
   constructor(
@@ -137,7 +145,7 @@ export class Scheduler {
   }
 
   private roundDue(): boolean {
-    return this.roundWanted && (this.forced || this.retryAt === null);
+    return this.roundWanted && (this.forced || this.retryAt === null || !this.waitHolds);
   }
 
   private async drain(): Promise<void> {
@@ -165,13 +173,14 @@ export class Scheduler {
     else if (outcome.kind !== 'unreachable') this.failures++;
     if (outcome.kind === 'progress') this.roundWanted = true;
     const delay = retryDelayMs(outcome, this.failures, this.timings, this.random);
-    if (delay !== null) this.startWait(delay, outcome.kind === 'unreachable');
+    if (delay !== null) this.startWait(delay, outcome.kind === 'unreachable', outcome.kind !== 'recheck');
     this.hooks.settled(outcome, this.retryAt);
   }
 
-  private startWait(delay: number, probeFirst: boolean): void {
+  private startWait(delay: number, probeFirst: boolean, holds = true): void {
     if (this.stopped) return;
     const wait = ++this.wait;
+    this.waitHolds = holds;
     this.retryAt = Date.now() + delay;
     this.timer = setTimeout(() => void this.retryDue(wait, probeFirst), delay);
     this.timer.unref();

@@ -90,8 +90,12 @@ export interface FlowAck {
 
 const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
   acked_hash AS ackedHash, file_id AS fileId`;
-/** A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what is. */
-const PENDING = '(CASE WHEN warning IS NULL THEN local_hash END) IS NOT acked_hash';
+/**
+ * A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what
+ * is. A file that could not be read now ('unreadable') is not pending: what the service has of it stands.
+ */
+const PENDING = `(CASE WHEN warning IS NULL THEN local_hash WHEN warning = 'unreadable' THEN acked_hash END)
+  IS NOT acked_hash`;
 /** Flows with a pending file, and flows sent but not answered (their content on the service is unknown). */
 const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND ${PENDING}
   UNION SELECT flow_path FROM in_flight WHERE repo_id = @repoId`;
@@ -158,6 +162,21 @@ export class SyncState {
          WHERE repo_id = @repoId AND local_hash IS NOT NULL
            AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
       ),
+      markUnreadable: db.prepare(
+        `INSERT INTO files (repo_id, flow_path, path, size, mtime_ms, local_hash, warning)
+         VALUES (@repoId, @flowPath, @path, 0, NULL, '', 'unreadable')
+         ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET warning = 'unreadable', mtime_ms = NULL,
+           local_hash = coalesce(local_hash, '')`,
+      ),
+      markUnreadableUnder: db.prepare(
+        `UPDATE files SET warning = 'unreadable', mtime_ms = NULL
+         WHERE repo_id = @repoId AND local_hash IS NOT NULL
+           AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
+      ),
+      unreadable: db.prepare(
+        `SELECT flow_path AS flowPath, path FROM files
+         WHERE repo_id = ? AND warning = 'unreadable' AND local_hash IS NOT NULL ORDER BY flow_path, path`,
+      ),
       dropForgotten: db.prepare(
         // INDEXED BY: without statistics SQLite would walk the repository's whole primary key range instead.
         'DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL',
@@ -168,8 +187,10 @@ export class SyncState {
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
       settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
+      // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
-        `UPDATE files SET local_hash = @hash, size = @size, warning = @warning
+        `UPDATE files SET local_hash = @hash, size = @size, warning = @warning,
+           mtime_ms = CASE WHEN @warning = 'unreadable' THEN NULL ELSE mtime_ms END
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND local_hash IS @expected`,
       ),
       recordGone: db.prepare(
@@ -294,6 +315,28 @@ export class SyncState {
       this.statements.markGoneUnder.run({ repoId, prefix: folder });
       this.statements.dropForgotten.run(repoId);
     })();
+  }
+
+  /**
+   * Files that could not be read now (EACCES, EMFILE, EIO…), or every known file below a folder that could not be
+   * listed: not gone. What the service acknowledged of them stands (not pending, not deleted, not in a full
+   * listing) until they are read again; each is a warning meanwhile.
+   */
+  markUnreadable(
+    repoId: number,
+    files: readonly { flowPath: string; path: string }[],
+    below: readonly string[] = [],
+  ): void {
+    if (files.length === 0 && below.length === 0) return;
+    this.db.transaction(() => {
+      for (const file of files) this.statements.markUnreadable.run({ repoId, ...file });
+      for (const prefix of below) this.statements.markUnreadableUnder.run({ repoId, prefix });
+    })();
+  }
+
+  /** What could not be read at the last look: read again with the round's back-off. */
+  unreadable(repoId: number): { flowPath: string; path: string }[] {
+    return this.statements.unreadable.all(repoId) as { flowPath: string; path: string }[];
   }
 
   /** Flows that differ from what the service acknowledged, or whose last request was never answered. */

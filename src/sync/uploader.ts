@@ -181,7 +181,8 @@ export async function sendWithBisection<T>(
 async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTally): Promise<void> {
   const { client, target, state, repoId } = context;
   const sent = await readEntries(context, batch);
-  const flowPaths = batch.plans.map((plan) => plan.flowPath);
+  if (sent.length === 0) return;
+  const flowPaths = sent.map(({ plan }) => plan.flowPath);
   state.markSending(repoId, flowPaths);
   tally.requests++;
   try {
@@ -216,8 +217,26 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     tally.updated += value.files_updated;
     tally.deleted += value.files_deleted;
   } catch (error) {
-    settleIfRefused(context, batch.plans, error);
+    const plans = sent.map(({ plan }) => plan);
+    settleIfRefused(context, plans, error);
+    // A refusal names the flow by its place in what was sent; the caller's places are those of the batch.
+    if (plans.length < batch.plans.length && refusalOf(error) !== null)
+      throw new RefusalOfSome(
+        error,
+        plans.map((plan) => batch.plans.indexOf(plan)),
+      );
     throw error;
+  }
+}
+
+/** A refusal of a batch sent without some of its flows (held back: a file unreadable just then). */
+class RefusalOfSome extends Error {
+  constructor(
+    readonly refusal: unknown,
+    /** The batch's index of each flow that was sent, in the order sent. */
+    readonly indexes: number[],
+  ) {
+    super(refusal instanceof Error ? refusal.message : String(refusal));
   }
 }
 
@@ -292,10 +311,12 @@ async function readEntries(
     entries.get(plan)!.push({ path: file.path, content: read.content, hash: read.hash });
   });
   state.recordReads(repoId, records);
-  return batch.plans.map((plan) => ({
-    plan,
-    entry: { flow_path: plan.flowPath, files: entries.get(plan)! },
-  }));
+  // A full listing drops on the service whatever it does not list: a flow with a file that could not be read
+  // just now (EMFILE, EACCES…) is not sent this round, and its next plan keeps that file as the service has it.
+  const held = new Set(wanted.filter((_, index) => isUnreadable(reads[index])).map(({ plan }) => plan));
+  return batch.plans
+    .filter((plan) => !(batch.full && held.has(plan)))
+    .map((plan) => ({ plan, entry: { flow_path: plan.flowPath, files: entries.get(plan)! } }));
 }
 
 function readRecord(plan: FlowPlan, file: FileRecord, read: HashResult) {
@@ -313,6 +334,14 @@ function readRecord(plan: FlowPlan, file: FileRecord, read: HashResult) {
  * no answer).
  */
 export function refusalOf(error: unknown): { message: string; flowIndex: number | null } | null {
+  if (error instanceof RefusalOfSome) {
+    const inner = refusalOf(error.refusal);
+    if (inner === null) return null;
+    return {
+      ...inner,
+      flowIndex: inner.flowIndex === null ? null : (error.indexes[inner.flowIndex] ?? null),
+    };
+  }
   if (error instanceof InvalidArgsError) {
     return { message: error.message, flowIndex: flowIndexOf(error.issues[0]?.path) };
   }
@@ -330,4 +359,8 @@ export function refusalOf(error: unknown): { message: string; flowIndex: number 
 function flowIndexOf(path: unknown): number | null {
   if (!Array.isArray(path) || path[0] !== 'flows' || typeof path[1] !== 'number') return null;
   return path[1];
+}
+
+function isUnreadable(read: HashResult | undefined): boolean {
+  return read !== undefined && !read.missing && read.warning === 'unreadable';
 }

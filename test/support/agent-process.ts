@@ -20,15 +20,29 @@ export interface AgentProcess {
  * A long-running `flowsync` command (start) as a user runs it, its output gathered as it comes. `bin` is the
  * checkout's by default; test/package runs the built and the installed ones.
  */
-export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv, bin = FLOWSYNC_BIN): AgentProcess {
-  return startProgram(process.execPath, [bin, ...args], env);
+export function startAgentProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  bin = FLOWSYNC_BIN,
+  as?: { uid: number; gid: number },
+): AgentProcess {
+  return startProgram(process.execPath, [bin, ...args], env, as);
 }
 
-/** Any long-running program (an autostart entry's command line), followed as startAgentProcess does. */
-export function startProgram(program: string, args: string[], env: NodeJS.ProcessEnv): AgentProcess {
+/**
+ * Any long-running program (an autostart entry's command line), followed as startAgentProcess does; `as` runs it
+ * as another Unix user (the tests run as root, which file modes do not stop).
+ */
+export function startProgram(
+  program: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  as?: { uid: number; gid: number },
+): AgentProcess {
   const child = spawn(program, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...as,
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -15,12 +15,19 @@ export interface CliResult {
 /** Runs the real `flowsync` command, as a user would type it, with optional stdin and environment. */
 export function runFlowsync(
   args: string[],
-  options: { stdin?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: {
+    stdin?: string;
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+    /** Another Unix user to run it as (the tests run as root). */
+    as?: { uid: number; gid: number };
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLOWSYNC_BIN, ...args], {
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...options.as,
     });
     let stdout = '';
     let stderr = '';

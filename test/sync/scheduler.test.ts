@@ -113,6 +113,20 @@ describe('the scheduler', () => {
     expect(log).toHaveLength(3);
   });
 
+  it('looks again at unreadable files with a growing back-off, and never holds back a round a change asks for', async () => {
+    const { s, log } = scheduler([{ kind: 'recheck' }]);
+    await s.now();
+    await vi.advanceTimersByTimeAsync(60_000);
+    // The same waits as a stalled round: 7 looks in a minute, not thousands.
+    expect(log.filter((entry) => entry === 'round')).toHaveLength(7);
+    // An edit during the wait goes at once, not after the wait (up to a minute).
+    const before = log.length;
+    s.want();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(log).toHaveLength(before + 1);
+    expect(s.retryAt).not.toBeNull();
+  });
+
   it('runs a round asked for explicitly ("sync now") even while backing off', async () => {
     const { s, log } = scheduler([busy, { kind: 'settled' }]);
     await s.now();

@@ -202,7 +202,9 @@ function summary({ identity }: WatchedRepository, status: SyncStatus): string {
     pending > 0
       ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
       : 'in sync',
-    warnings > 0 ? `${warnings} not sent (binary, over 1 MiB, links or FIFOs; see flowsync status)` : '',
+    warnings > 0
+      ? `${warnings} not sent (binary, over 1 MiB, links, FIFOs, hard links or unreadable now; see flowsync status)`
+      : '',
     rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
   return `${identity.owner}/${identity.name} (${identity.root}): ${flows} flows, ${files} files, ${extra.join(', ')}`;
