@@ -3,6 +3,7 @@ import type { RunningService, ServiceOptions } from './create-service.ts';
 export type { RunningService, ServiceOptions } from './create-service.ts';
 export type { IssuedTokens } from './store/access-tokens.ts';
 export { ensurePrivateFile, ensurePrivateFolder } from './private-files.ts';
+export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 
 /**
  * Starts the service. Its HTTP server, stores and logger load only here: the sync layer imports this door for
