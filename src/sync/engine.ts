@@ -100,6 +100,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly reconciler: Reconciler;
   private readonly presence: PresenceCheck;
   private readonly scheduler: Scheduler;
+  private readonly rules: IgnoreRules;
   private phase: SyncPhase = 'idle';
   private message: string | null = null;
   /** The phase a round left, to return to after a scan while a retry is waited for. */
@@ -115,6 +116,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.repo = options.repo;
     this.layout = new FlowLayout(options.repo.flowRoots);
     const rules = new IgnoreRules(options.repo.root);
+    this.rules = rules;
     this.repoId = options.state.ensureRepo(
       options.repo.root,
       options.serviceKey,
@@ -189,9 +191,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       get counts() {
         return state.counts(repoId);
       },
-      message: this.message ?? ([...this.reconciler.refusedRoots.values()].join('; ') || null),
+      message: this.message ?? (this.standingProblems().join('; ') || null),
       retryAt: this.scheduler.retryAt,
     };
+  }
+
+  /**
+   * What stays wrong with the repository until its user changes it, shown while nothing more urgent is: flow
+   * roots that are links, .gitignore lines not applied, folders not watched.
+   */
+  private standingProblems(): string[] {
+    return [...this.reconciler.refusedRoots.values(), ...this.rules.problems.values()];
   }
 
   /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */

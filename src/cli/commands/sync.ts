@@ -31,8 +31,11 @@ export function syncCommand(): Command {
           const watched = await agent.addRepository(folder, configured);
           const report = await watched.engine.syncOnce();
           process.stdout.write(`${syncLine(watched, report)}\n`);
-          const { counts } = watched.engine.status();
+          const { counts, message } = watched.engine.status();
           refused += counts.rejected;
+          // What the repository's owner must fix (a .gitignore line not applied, a flow root that is a link).
+          if (message)
+            process.stderr.write(`warning: ${watched.identity.owner}/${watched.identity.name}: ${message}\n`);
           for (const warning of agent.warningsOf(watched)) {
             process.stderr.write(
               `warning: ${warnedPath(warning)} not sent: ${describeFileWarning(warning.warning)}\n`,
