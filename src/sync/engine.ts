@@ -11,6 +11,7 @@ import { Reconciler } from './reconciler.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type UploadTally } from './uploader.ts';
+import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
 
 export interface RepositorySpec {
@@ -72,6 +73,8 @@ export interface SyncEngineOptions {
   probeMaxMs?: number;
   /** How often to look for flow roots that appeared and for the repository folder itself. */
   presenceIntervalMs?: number;
+  /** The folders watched, shared with the other engines of the process (default: the process's own). */
+  watchBudget?: FolderWatchBudget;
 }
 
 interface EngineEvents {
@@ -144,6 +147,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       rules,
       (path) => this.coalescer.add(path),
       (error) => this.setPhase(this.phase, `watching failed: ${error.message}`),
+      () => this.setPhase(this.phase, this.message),
+      options.watchBudget,
     );
     this.presence = new PresenceCheck({
       repo: options.repo,
@@ -201,7 +206,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * roots that are links, .gitignore lines not applied, folders not watched.
    */
   private standingProblems(): string[] {
-    return [...this.reconciler.refusedRoots.values(), ...this.rules.problems.values()];
+    return [
+      ...this.reconciler.refusedRoots.values(),
+      ...this.watcher.refused.values(),
+      ...this.rules.problems.values(),
+    ];
   }
 
   /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */

@@ -16,6 +16,7 @@ export { FlowLayout } from './flow-layout.ts';
 export { notRealFolder, readContained } from './contained-fs.mjs';
 export { writeContained, type NotContained } from './contained-write.ts';
 export { IgnoreRules, boundedPatterns } from './ignore-rules.ts';
+export { FolderWatchBudget, watchedFolderCap } from './watch-budget.ts';
 // The engine's parts, each with its own unit tests.
 export { Coalescer } from './coalescer.ts';
 export { planUploads, plansKey, type FlowPlan } from './planner.ts';

@@ -1,5 +1,8 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { boundedPatterns } from '../../src/sync/index.ts';
+import { FolderWatchBudget, boundedPatterns } from '../../src/sync/index.ts';
+import { createEngine, type EngineHarness } from '../support/engine.ts';
 import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
@@ -68,4 +71,69 @@ describe('a .gitignore pattern that would take forever to match', () => {
       [deep]: 'deep\n',
     });
   }, 120_000);
+});
+
+/** The inotify watches this process holds now, as the kernel counts them (a line per watch in fdinfo). */
+function inotifyWatches(): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fdinfo')) {
+    try {
+      count += readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('inotify wd:')).length;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count;
+}
+
+describe('a repository with more folders than the agent watches', () => {
+  const CAP = 100;
+  let harness: EngineHarness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+  });
+
+  function engineFor(root: string, dir: string) {
+    harness = createEngine({
+      root,
+      statePath: join(dir, 'state.db'),
+      url: svc.url,
+      userToken: svc.tokens.user,
+      watchBudget: new FolderWatchBudget(CAP),
+      timings: { presenceIntervalMs: 100 },
+    });
+    return harness.engine;
+  }
+
+  function makeFolders(root: string, count: number): void {
+    for (let i = 0; i < count; i++) mkdirSync(join(root, `flows/many/f${i}`), { recursive: true });
+  }
+
+  it('is not watched at all, says so with what to do, and still has its files sent', async () => {
+    repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
+    makeFolders(repo.root, 3 * CAP);
+    const before = inotifyWatches();
+    const engine = engineFor(repo.root, repo.dir);
+    await engine.start();
+    // The folders' watches would be 3 * CAP + 3 (the root, hello, many): none of them is taken.
+    expect(inotifyWatches() - before).toBeLessThanOrEqual(CAP);
+    expect(engine.status().message).toMatch(
+      /^flows is not watched: it has more folders than flowsync watches \(100 in all.*\.gitignore/,
+    );
+    expect(serviceTree(svc.read, 'acme', 'app')).toEqual({ 'flows/hello/main.yaml': 'hello\n' });
+  }, 60_000);
+
+  it('lets go of a watched repository whose folders grow past the cap (a checkout of another branch)', async () => {
+    repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
+    const before = inotifyWatches();
+    const engine = engineFor(repo.root, repo.dir);
+    await engine.start();
+    expect(engine.status().message).toBeNull();
+    makeFolders(repo.root, 3 * CAP);
+    await expect.poll(() => engine.status().message, { timeout: 30_000 }).toMatch(/^flows is not watched/);
+    await expect.poll(() => inotifyWatches() - before, { timeout: 30_000 }).toBeLessThanOrEqual(CAP);
+  }, 60_000);
 });
