@@ -18,6 +18,8 @@ interface WatchedRoot {
   groups: FSWatcher[];
   /** Folders taken from the budget: those counted at the start, then those chokidar watches (checkBudget). */
   taken: number;
+  /** A folder came or went since the last checkBudget, or the count changed at it: chokidar may still be walking. */
+  moved: boolean;
 }
 
 /**
@@ -90,6 +92,7 @@ export class FlowWatcher {
       top: this.open([absolute], { depth: 0 }),
       groups: [],
       taken: folders,
+      moved: false,
     };
     this.roots.set(root, watched);
     // A folder that appears in the root (a new flow) joins the last group, which watches it and what is below it.
@@ -163,6 +166,8 @@ export class FlowWatcher {
    */
   checkBudget(): void {
     for (const [root, watched] of this.roots) {
+      // Only after folders came or went: listing chokidar's folders copies every file name it knows (100,000).
+      if (!watched.moved) continue;
       // Distinct folders: the groups each list the flow root too, as the parent of what they watch.
       const absolute = join(this.repoRoot, root);
       const folders = new Set<string>();
@@ -172,6 +177,7 @@ export class FlowWatcher {
         }
       }
       const now = folders.size;
+      watched.moved = now !== watched.taken;
       if (now <= watched.taken) {
         this.budget.give(watched.taken - now);
         watched.taken = now;
@@ -180,6 +186,14 @@ export class FlowWatcher {
       } else {
         this.refuse(root);
       }
+    }
+  }
+
+  /** A folder came or went below a watched root: its count is looked at again (checkBudget). */
+  private folderMoved(absolute: string): void {
+    for (const [root, watched] of this.roots) {
+      const top = join(this.repoRoot, root);
+      if (absolute === top || absolute.startsWith(`${top}${sep}`)) watched.moved = true;
     }
   }
 
@@ -213,7 +227,10 @@ export class FlowWatcher {
       },
     });
     // Folders that appear or go (chokidar starts and stops watching them itself).
-    watcher.on('all', (_event, absolute) => this.report(absolute));
+    watcher.on('all', (event, absolute) => {
+      if (event === 'addDir' || event === 'unlinkDir') this.folderMoved(absolute);
+      this.report(absolute);
+    });
     // Anything that happened to an entry of a watched folder: a file written, created, renamed or deleted. An
     // atomic save (write a temporary file, rename it over) is a burst of these, coalesced into one change.
     watcher.on('raw', (_event, name, details) => {
