@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { createExclusive, replaceFile, temporaryNameFor } from '../service/index.ts';
 import { defaultLockPath } from './paths.ts';
 
 /**
@@ -89,7 +81,7 @@ export class AgentLock {
   /** Records the window address once the bridge listens, so a second start can hand its folders over. */
   setBridge(address: string): void {
     this.owner = { ...this.owner, bridge: address };
-    renameSync(writeTemp(this.path, this.owner), this.path);
+    replaceFile(this.path, lockText(this.owner), 0o600);
   }
 
   /** Removes the lock if it is still this agent's. */
@@ -211,10 +203,15 @@ function pause(): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
 }
 
+/** The complete lock in a file of its own, to be linked in place (created as every temporary file: createExclusive). */
 function writeTemp(path: string, owner: AgentLockOwner): string {
-  const temp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+  const temp = temporaryNameFor(path);
+  createExclusive(temp, lockText(owner), 0o600);
   return temp;
+}
+
+function lockText(owner: AgentLockOwner): string {
+  return `${JSON.stringify(owner)}\n`;
 }
 
 function readText(path: string): string | null {

@@ -1,7 +1,7 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateFile, ensurePrivateFolder } from '../service/index.ts';
+import { ensurePrivateFile, ensurePrivateFolder, replaceFile } from '../service/index.ts';
 import { asideName } from '../sync/index.ts';
 import { notice } from './notice.ts';
 import { configFilePath } from './paths.ts';
@@ -87,7 +87,5 @@ export function loadConfig(path = configFilePath()): AgentConfig {
 export function saveConfig(config: AgentConfig, path = configFilePath()): void {
   const valid = agentConfigSchema.parse(config);
   ensurePrivateFolder(dirname(path));
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(valid, null, 2)}\n`, { mode: 0o600 });
-  renameSync(temp, path);
+  replaceFile(path, `${JSON.stringify(valid, null, 2)}\n`, 0o600);
 }

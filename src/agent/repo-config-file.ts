@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RemoteClient } from '../client/index.ts';
 import {
@@ -11,7 +11,13 @@ import {
   type RepoConfig,
   type WireIssue,
 } from '../protocol/index.ts';
-import { MAX_FILE_BYTES, notRealFolder, readContained } from '../sync/index.ts';
+import {
+  MAX_FILE_BYTES,
+  notRealFolder,
+  readContained,
+  writeContained,
+  type NotContained,
+} from '../sync/index.ts';
 
 /** Where a repository keeps its configuration, relative to its root. */
 export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
@@ -73,22 +79,25 @@ export function readRepoConfigFile(root: string): RepoConfig | null {
 /** `.flowsync` as a link (or a FIFO…) would lead reads and writes out of the repository: refused, by name. */
 function refuseLinkedFolder(root: string): void {
   const outside = notRealFolder(root, dirname(REPO_CONFIG_FILE));
-  if (outside && outside.kind !== 'missing') {
-    throw new RepoConfigFileError(
-      `${outside.path} is not a plain folder (${outside.kind}): flowsync neither reads nor writes through it.`,
-    );
-  }
+  if (outside && outside.kind !== 'missing') throw notPlainFolder(outside);
 }
 
-/** Writes the file atomically: a crash leaves the old file or the new one, never half of one. */
+function notPlainFolder(outside: NotContained): RepoConfigFileError {
+  return new RepoConfigFileError(
+    `${outside.path} is not a plain folder (${outside.kind}): flowsync neither reads nor writes through it.`,
+  );
+}
+
+/**
+ * Writes the file atomically (a crash leaves the old file or the new one, never half of one) under the containment
+ * rule: never through a link the repository ships, at `.flowsync`, at the file's name or at a temporary name
+ * (writeContained). A save once wrote `.flowsync/repo-config.json.<pid>.tmp` through a link planted there, over
+ * ~/.bashrc (issue 20).
+ */
 export function writeRepoConfigFile(root: string, config: RepoConfig): string {
-  refuseLinkedFolder(root);
-  const path = join(root, REPO_CONFIG_FILE);
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`);
-  renameSync(temporary, path);
-  return path;
+  const outside = writeContained(root, REPO_CONFIG_FILE, `${JSON.stringify(config, null, 2)}\n`);
+  if (outside) throw notPlainFolder(outside);
+  return join(root, REPO_CONFIG_FILE);
 }
 
 /**

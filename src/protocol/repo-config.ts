@@ -39,16 +39,30 @@ export const repoConfigSchema = z.strictObject({
 });
 export type RepoConfig = z.infer<typeof repoConfigSchema>;
 
-/** Owner and name as the service keys repositories: a GitHub-like slug part, no `/`. */
+/** A repository's name as the service keys repositories: a GitHub-like slug part, no `/`. */
 export const repoSlugPartSchema = z
   .string()
   .min(1)
   .max(200)
   .regex(/^[^/\s\\]+$/, 'Must not contain /, \\ or white space');
 
+/**
+ * A repository's owner: slug parts joined by `/`, since a GitLab subgroup is part of the owner
+ * (`git@gitlab.com:group/sub/app.git` is owner `group/sub`, name `app`); the name has no `/`, so owner and
+ * name still say one repository. No empty part, `.` or `..`: an owner is never a path that climbs.
+ */
+export const repoOwnerSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(
+    /^(?!\.{1,2}(?:\/|$))[^/\s\\]+(?:\/(?!\.{1,2}(?:\/|$))[^/\s\\]+)*$/,
+    'Must be names joined by / (no empty part, no . or ..), without \\ or white space',
+  );
+
 export const repoConfigUpdateArgsSchema = z.strictObject({
   baggage: baggageSchema,
-  owner: repoSlugPartSchema,
+  owner: repoOwnerSchema,
   name: repoSlugPartSchema,
   ...repoConfigSchema.shape,
 });

@@ -12,6 +12,7 @@ export {
   summingLog,
   type LogFile,
 } from './log-file.ts';
+export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 
 /**
  * Starts the service. Its HTTP server, stores and logger load only here: the sync layer imports this door for

@@ -11,6 +11,7 @@ import { Reconciler } from './reconciler.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type UploadTally } from './uploader.ts';
+import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
 
 export interface RepositorySpec {
@@ -72,6 +73,8 @@ export interface SyncEngineOptions {
   probeMaxMs?: number;
   /** How often to look for flow roots that appeared and for the repository folder itself. */
   presenceIntervalMs?: number;
+  /** The folders watched, shared with the other engines of the process (default: the process's own). */
+  watchBudget?: FolderWatchBudget;
 }
 
 interface EngineEvents {
@@ -100,6 +103,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly reconciler: Reconciler;
   private readonly presence: PresenceCheck;
   private readonly scheduler: Scheduler;
+  private readonly rules: IgnoreRules;
   private phase: SyncPhase = 'idle';
   private message: string | null = null;
   /** The phase a round left, to return to after a scan while a retry is waited for. */
@@ -115,6 +119,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.repo = options.repo;
     this.layout = new FlowLayout(options.repo.flowRoots);
     const rules = new IgnoreRules(options.repo.root);
+    this.rules = rules;
     this.repoId = options.state.ensureRepo(
       options.repo.root,
       options.serviceKey,
@@ -142,6 +147,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       rules,
       (path) => this.coalescer.add(path),
       (error) => this.setPhase(this.phase, `watching failed: ${error.message}`),
+      () => this.setPhase(this.phase, this.message),
+      options.watchBudget,
     );
     this.presence = new PresenceCheck({
       repo: options.repo,
@@ -189,9 +196,21 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       get counts() {
         return state.counts(repoId);
       },
-      message: this.message ?? ([...this.reconciler.refusedRoots.values()].join('; ') || null),
+      message: this.message ?? (this.standingProblems().join('; ') || null),
       retryAt: this.scheduler.retryAt,
     };
+  }
+
+  /**
+   * What stays wrong with the repository until its user changes it, shown while nothing more urgent is: flow
+   * roots that are links, .gitignore lines not applied, folders not watched.
+   */
+  private standingProblems(): string[] {
+    return [
+      ...this.reconciler.refusedRoots.values(),
+      ...this.watcher.refused.values(),
+      ...this.rules.problems.values(),
+    ];
   }
 
   /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */

@@ -14,7 +14,9 @@ export { asideName, openSyncState, stateDamage, type OpenedState } from './state
 export { FlowLayout } from './flow-layout.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';
-export { IgnoreRules } from './ignore-rules.ts';
+export { writeContained, type NotContained } from './contained-write.ts';
+export { IgnoreRules, boundedPatterns } from './ignore-rules.ts';
+export { FolderWatchBudget, watchedFolderCap } from './watch-budget.ts';
 // The engine's parts, each with its own unit tests.
 export { Coalescer } from './coalescer.ts';
 export { planUploads, plansKey, type FlowPlan } from './planner.ts';

@@ -64,6 +64,7 @@ export class PresenceCheck {
       this.options.changed();
       return;
     }
+    this.watcher.checkBudget();
     const outer = this.outerIgnoreSignature();
     if (outer !== this.outerIgnoreFiles) {
       this.outerIgnoreFiles = outer;

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { kindOf, notRealFolder } from './contained-fs.mjs';
 import type { IgnoreRules } from './ignore-rules.ts';
+import { sharedWatchBudget, type FolderWatchBudget } from './watch-budget.ts';
 
 /**
  * Folders given to one chokidar watcher at a time. chokidar starts every folder it is given at once, and stats
@@ -15,6 +16,10 @@ const GROUP = 10;
 interface WatchedRoot {
   top: FSWatcher;
   groups: FSWatcher[];
+  /** Folders taken from the budget: those counted at the start, then those chokidar watches (checkBudget). */
+  taken: number;
+  /** A folder came or went since the last checkBudget, or the count changed at it: chokidar may still be walking. */
+  moved: boolean;
 }
 
 /**
@@ -29,6 +34,8 @@ interface WatchedRoot {
  */
 export class FlowWatcher {
   private readonly roots = new Map<string, WatchedRoot>();
+  /** Flow roots with more folders than the budget leaves: not watched, each with the message that says so. */
+  readonly refused = new Map<string, string>();
   private closed = false;
 
   constructor(
@@ -36,33 +43,57 @@ export class FlowWatcher {
     private readonly rules: IgnoreRules,
     private readonly onChange: (repoPath: string) => void,
     private readonly onError: (error: Error) => void,
+    /** A root was refused (`refused` says why): the status has news. */
+    private readonly onRefused: () => void = () => {},
+    private readonly budget: FolderWatchBudget = sharedWatchBudget(),
   ) {}
 
-  /** Starts watching these folders (relative to the repository) if not yet watched; returns the new ones. */
+  /**
+   * Starts watching these folders (relative to the repository) if not yet watched (or refused); returns the new
+   * ones, refused or not (they are scanned either way).
+   */
   async add(folders: readonly string[]): Promise<string[]> {
-    const fresh = folders.filter((folder) => !this.roots.has(folder));
+    const fresh = folders.filter((folder) => !this.roots.has(folder) && !this.refused.has(folder));
     for (const folder of fresh) await this.watchRoot(folder);
     return fresh;
   }
 
   /** Forgets a folder so that `add` watches it again (after it was deleted and may come back). */
   forget(folder: string): void {
+    this.refused.delete(folder);
     const watched = this.roots.get(folder);
     if (!watched) return;
     this.roots.delete(folder);
+    this.budget.give(watched.taken);
     for (const watcher of [watched.top, ...watched.groups]) void watcher.close();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    const watchers = [...this.roots.values()].flatMap(({ top, groups }) => [top, ...groups]);
+    const watched = [...this.roots.values()];
     this.roots.clear();
-    await Promise.all(watchers.map((watcher) => watcher.close()));
+    for (const { taken } of watched) this.budget.give(taken);
+    await Promise.all(
+      watched.flatMap(({ top, groups }) => [top, ...groups]).map((watcher) => watcher.close()),
+    );
   }
 
   private async watchRoot(root: string): Promise<void> {
     const absolute = `${this.repoRoot}/${root}`;
-    const watched: WatchedRoot = { top: this.open([absolute], { depth: 0 }), groups: [] };
+    // Counted before anything is watched: past the budget, nothing of this root is (a clone with 200,000 folders
+    // took 192,497 of the user's 192,536 inotify watches, 2.88 GB and 75 s).
+    const left = this.budget.left();
+    const folders = this.countFolders(root, left + 1);
+    if (folders > left || !this.budget.take(folders)) {
+      this.refuse(root);
+      return;
+    }
+    const watched: WatchedRoot = {
+      top: this.open([absolute], { depth: 0 }),
+      groups: [],
+      taken: folders,
+      moved: false,
+    };
     this.roots.set(root, watched);
     // A folder that appears in the root (a new flow) joins the last group, which watches it and what is below it.
     // One that goes is let go of by every group: chokidar shares one fs.watch per path between its watchers, and
@@ -84,6 +115,85 @@ export class FlowWatcher {
       const watcher = this.open(group.map((folder) => join(absolute, folder)));
       watched.groups.push(watcher);
       await ready(watcher);
+    }
+  }
+
+  /**
+   * The folders a watch of `root` would take, itself included, counted up to `limit` (past it, the count stops):
+   * real folders only, not ignored, as the watch enters them.
+   */
+  private countFolders(root: string, limit: number): number {
+    if (notRealFolder(this.repoRoot, root) !== null) return 0;
+    const pending = [root];
+    let count = 0;
+    while (pending.length > 0 && count < limit) {
+      const folder = pending.pop()!;
+      count++;
+      try {
+        for (const entry of readdirSync(join(this.repoRoot, folder), { withFileTypes: true })) {
+          const path = `${folder}/${entry.name}`;
+          if (kindOf(entry) === 'folder' && !this.rules.ignores(`${path}/`)) pending.push(path);
+        }
+      } catch {
+        // gone or unreadable meanwhile: not watched either
+      }
+    }
+    return count;
+  }
+
+  /** Lets go of a root past the budget, and says why and what to do. */
+  private refuse(root: string): void {
+    const watched = this.roots.get(root);
+    if (watched) {
+      this.roots.delete(root);
+      this.budget.give(watched.taken);
+      for (const watcher of [watched.top, ...watched.groups]) void watcher.close();
+    }
+    this.refused.set(
+      root,
+      `${root} is not watched: it has more folders than flowsync watches (${this.budget.limit} in all, so that ` +
+        "the user's other programs keep their inotify watches): add the folders it need not sync to .gitignore, " +
+        'then pause and resume the repository',
+    );
+    this.onRefused();
+  }
+
+  /**
+   * Brings each root's share of the budget in line with the folders chokidar watches for it now, and lets go of
+   * a root past the budget. Called every second (the presence check): folders that appear below a watched root
+   * (a checkout of another branch) are watched by chokidar on its own, without an event for those its walk finds.
+   * chokidar's own list is the truth; it costs some milliseconds at 20,000 folders.
+   */
+  checkBudget(): void {
+    for (const [root, watched] of this.roots) {
+      // Only after folders came or went: listing chokidar's folders copies every file name it knows (100,000).
+      if (!watched.moved) continue;
+      // Distinct folders: the groups each list the flow root too, as the parent of what they watch.
+      const absolute = join(this.repoRoot, root);
+      const folders = new Set<string>();
+      for (const watcher of [watched.top, ...watched.groups]) {
+        for (const folder of Object.keys(watcher.getWatched())) {
+          if (folder === absolute || folder.startsWith(`${absolute}${sep}`)) folders.add(folder);
+        }
+      }
+      const now = folders.size;
+      watched.moved = now !== watched.taken;
+      if (now <= watched.taken) {
+        this.budget.give(watched.taken - now);
+        watched.taken = now;
+      } else if (this.budget.take(now - watched.taken)) {
+        watched.taken = now;
+      } else {
+        this.refuse(root);
+      }
+    }
+  }
+
+  /** A folder came or went below a watched root: its count is looked at again (checkBudget). */
+  private folderMoved(absolute: string): void {
+    for (const [root, watched] of this.roots) {
+      const top = join(this.repoRoot, root);
+      if (absolute === top || absolute.startsWith(`${top}${sep}`)) watched.moved = true;
     }
   }
 
@@ -117,7 +227,10 @@ export class FlowWatcher {
       },
     });
     // Folders that appear or go (chokidar starts and stops watching them itself).
-    watcher.on('all', (_event, absolute) => this.report(absolute));
+    watcher.on('all', (event, absolute) => {
+      if (event === 'addDir' || event === 'unlinkDir') this.folderMoved(absolute);
+      this.report(absolute);
+    });
     // Anything that happened to an entry of a watched folder: a file written, created, renamed or deleted. An
     // atomic save (write a temporary file, rename it over) is a burst of these, coalesced into one change.
     watcher.on('raw', (_event, name, details) => {

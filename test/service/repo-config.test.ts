@@ -45,8 +45,17 @@ describe('repo_config update', () => {
     expect(JSON.parse(rows[0]!.config)).toEqual({ editor: 'vim' });
   });
 
+  it('keys a GitLab subgroup repository by its whole owner (group/sub) and name', async () => {
+    const reply = await svc.call(UPDATE, { owner: 'group/sub', name: 'app', editor: 'code' }, 'user');
+    expect(reply.statusCode).toBe(200);
+    expect(reply.body.value).toMatchObject({ owner: 'group/sub', name: 'app', editor: 'code' });
+    expect(svc.read('SELECT owner, name FROM repo_configs')).toEqual([{ owner: 'group/sub', name: 'app' }]);
+  });
+
   it.each([
-    ['an owner with a slash', { owner: 'a/b' }, 'owner'],
+    ['an owner with an empty part', { owner: 'group//app' }, 'owner'],
+    ['an owner that climbs', { owner: 'group/..' }, 'owner'],
+    ['a name with a slash', { name: 'sub/app' }, 'name'],
     [
       'a background job without a command',
       { background_jobs: [{ name: 'x', description: '' }] },

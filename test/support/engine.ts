@@ -28,6 +28,8 @@ export interface EngineSetup {
   /** Client retries and engine timings; defaults are the product's. */
   clientAttempts?: number;
   timings?: Pick<SyncEngineOptions, 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs'>;
+  /** The folders the engine may watch (default: the process's budget). */
+  watchBudget?: SyncEngineOptions['watchBudget'];
 }
 
 /** A real engine (client, state file, hasher pool) on a real folder, talking over HTTP to a service. */
@@ -51,6 +53,7 @@ export function createEngine(setup: EngineSetup): EngineHarness {
     hasher,
     serviceKey: setup.url,
     ...setup.timings,
+    watchBudget: setup.watchBudget,
   });
   const reports: SyncReport[] = [];
   engine.on('synced', (report) => reports.push(report));

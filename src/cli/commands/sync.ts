@@ -30,9 +30,15 @@ export function syncCommand(): Command {
           const configured = config.repositories.find((repo) => repo.path === folder);
           const watched = await agent.addRepository(folder, configured);
           const report = await watched.engine.syncOnce();
-          process.stdout.write(`${printable(syncLine(watched, report))}\n`);
-          const { counts } = watched.engine.status();
+          process.stdout.write(`${printable(syncLine(watched, report))}
+`);
+          const { counts, message } = watched.engine.status();
           refused += counts.rejected;
+          // What the repository's owner must fix (a .gitignore line not applied, a flow root that is a link).
+          if (message)
+            process.stderr.write(
+              `warning: ${printable(`${watched.identity.owner}/${watched.identity.name}: ${message}`)}\n`,
+            );
           for (const warning of agent.warningsOf(watched)) {
             process.stderr.write(
               `warning: ${printable(`${warnedPath(warning)} not sent: ${describeFileWarning(warning.warning)}`)}\n`,

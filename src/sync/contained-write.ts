@@ -1,0 +1,44 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { replaceFile } from '../service/index.ts';
+import { notRealFolder, type EntryKind } from './contained-fs.mjs';
+
+/** What stands, instead of a real folder, on the way to a file the agent would write in a repository. */
+export interface NotContained {
+  path: string;
+  /** `missing`: a folder made a moment ago is gone again (removed meanwhile). */
+  kind: EntryKind | 'missing';
+}
+
+/**
+ * Writes `path` (relative to the repository root, `/`-separated) under the containment rule, the way every file
+ * the agent writes in a repository is written: its folders are made one at a time by a plain `mkdir` (which
+ * never follows a link: a link at the name is EEXIST) and each is checked to be a real folder inside the
+ * repository; the file itself is replaced atomically, created under a random name with O_EXCL|O_NOFOLLOW and
+ * renamed (replaceFile), so no link the repository ships, at the file's name or any temporary one, is written
+ * through. Returns null when written, or the entry on the way that is not a real folder (nothing written).
+ * What this does not close, as for reads (contained-fs.mjs): a folder swapped for a link in the microseconds
+ * between its check and the write, which only a process already running as the user can do.
+ */
+export function writeContained(root: string, path: string, data: string): NotContained | null {
+  const slash = path.lastIndexOf('/');
+  const folder = slash > 0 ? path.slice(0, slash) : '';
+  const segments = folder === '' ? [] : folder.split('/');
+  for (let depth = 1; depth <= segments.length; depth++) {
+    const prefix = segments.slice(0, depth).join('/');
+    const outside = notRealFolder(root, prefix);
+    if (outside?.kind === 'missing') {
+      try {
+        mkdirSync(join(root, prefix));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    } else if (outside) {
+      return outside;
+    }
+  }
+  const outside = notRealFolder(root, folder);
+  if (outside) return outside;
+  replaceFile(join(root, path), data);
+  return null;
+}
