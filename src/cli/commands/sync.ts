@@ -30,8 +30,7 @@ export function syncCommand(): Command {
           const configured = config.repositories.find((repo) => repo.path === folder);
           const watched = await agent.addRepository(folder, configured);
           const report = await watched.engine.syncOnce();
-          process.stdout.write(`${printable(syncLine(watched, report))}
-`);
+          process.stdout.write(`${printable(syncLine(watched, report))}\n`);
           const { counts, message } = watched.engine.status();
           refused += counts.rejected;
           // What the repository's owner must fix (a .gitignore line not applied, a flow root that is a link).
