@@ -83,6 +83,11 @@ function refuseLinkedFolder(root: string): void {
 }
 
 function notPlainFolder(outside: NotContained): RepoConfigFileError {
+  if (outside.kind === 'unreadable') {
+    return new RepoConfigFileError(
+      `${outside.path} could not be read (${outside.code ?? 'EIO'}): check its permissions, then save again.`,
+    );
+  }
   return new RepoConfigFileError(
     `${outside.path} is not a plain folder (${outside.kind}): flowsync neither reads nor writes through it.`,
   );

@@ -6,8 +6,12 @@ import { notRealFolder, type EntryKind } from './contained-fs.mjs';
 /** What stands, instead of a real folder, on the way to a file the agent would write in a repository. */
 export interface NotContained {
   path: string;
-  /** `missing`: a folder made a moment ago is gone again (removed meanwhile). */
-  kind: EntryKind | 'missing';
+  /**
+   * `missing`: a folder made a moment ago is gone again (removed meanwhile); `unreadable`: it could not be looked
+   * at now (`code`: EACCES, EMFILE…), so nothing is written through it.
+   */
+  kind: EntryKind | 'missing' | 'unreadable';
+  code?: string;
 }
 
 /**
