@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { createSecretStore, type SecretKind } from '../../secrets/index.ts';
-import { resolveServiceUrl, urlOption } from '../service-url.ts';
+import { resolveService, urlOption } from '../service-url.ts';
 
 export function logoutCommand(): Command {
   return new Command('logout')
@@ -15,7 +15,7 @@ export function logoutCommand(): Command {
       '\nExamples:\n  $ flowsync logout\n  $ flowsync logout --all --url http://127.0.0.1:7420',
     )
     .action(async (options: { url?: string; all?: boolean }) => {
-      const url = resolveServiceUrl(options.url);
+      const { url, secrets } = await resolveService(options.url);
       const store = createSecretStore();
       const kinds: SecretKind[] = [
         'access-token',
@@ -23,7 +23,7 @@ export function logoutCommand(): Command {
         ...(options.all ? (['api-key'] as const) : []),
       ];
       const removed: SecretKind[] = [];
-      for (const kind of kinds) if (await store.delete(url, kind)) removed.push(kind);
+      for (const kind of kinds) if (await store.delete(secrets, kind)) removed.push(kind);
       process.stdout.write(
         removed.length > 0
           ? `Signed out of ${url}: removed ${removed.join(', ')} from the OS keychain.\n`
