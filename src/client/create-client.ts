@@ -14,6 +14,7 @@ import {
   type ValueOf,
 } from '../protocol/index.ts';
 import { authorizationHeader, toAuthProvider, type ClientAuth } from './auth.ts';
+import { foreignListeners } from './listener-owner.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -98,6 +99,17 @@ export function createClient(options: ClientOptions): RemoteClient {
         spec.access === 'admin'
           ? `${path} needs an admin token for ${baseUrl}: run \`flowsync login --admin\`.`
           : `No token for ${baseUrl}: run \`flowsync login\`.`,
+      );
+    }
+    // Asked before every call that carries a secret: the port may change hands between two calls.
+    const strangers = foreignListeners(base);
+    if (strangers.length > 0) {
+      throw new TransportError(
+        `The service at ${baseUrl} is run by another user (uid ${strangers.join(', ')}), so flowsync sends it no ` +
+          'token: stop that program, or give your own service with --url.',
+        path,
+        'FOREIGN_LISTENER',
+        0,
       );
     }
     const body = JSON.stringify({ args: fullArgs });

@@ -137,4 +137,17 @@ describe("another user's listener on the embedded service's preferred port", () 
     }
     expectNothingHeard();
   });
+
+  it("refuses to send any token to another user's listener, even one the user gave (FLOWSYNC_TOKEN, login)", async () => {
+    const secrets = { FLOWSYNC_TOKEN: 'fsu_given', FLOWSYNC_ADMIN_TOKEN: 'fsa_given' };
+    for (const args of [ADMIN_CALL, USER_CALL, [...USER_CALL, '--url', 'http://localhost:7420']]) {
+      const call = await runFlowsync(args, { env: { ...env, ...secrets } });
+      expect(call.stderr).toMatch(/^flowsync: .*another user \(uid \d+\).*\n$/);
+      expect(call.code).toBe(3);
+    }
+    const login = await runFlowsync(['login'], { env, stdin: 'fsu_typed\n' });
+    expect(login.stderr).toMatch(/another user/);
+    expect(login.code).toBe(3);
+    expectNothingHeard();
+  });
 });
