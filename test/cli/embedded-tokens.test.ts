@@ -8,6 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-
 import { runFlowsync } from '../support/cli.ts';
 import { eventually } from '../support/repo.ts';
 import { createUnixUser, type UnixUser } from '../support/unix-user.ts';
+import { EMBEDDED_SECRETS, KeychainSecretStore } from '../../src/secrets/index.ts';
 
 /**
  * Another local user listens on 127.0.0.1:7420, the embedded service's preferred port, before the victim's agent
@@ -151,3 +153,47 @@ describe("another user's listener on the embedded service's preferred port", () 
     expectNothingHeard();
   });
 });
+
+describe('tokens an older flowsync filed under http://127.0.0.1:<port>', () => {
+  it('are taken over by the next agent (filed under "embedded", not replaced), so a sign-in stays valid', async () => {
+    const keychain = new KeychainSecretStore();
+    const port = await freePort();
+    const own: NodeJS.ProcessEnv = {
+      ...env,
+      ...userEnv(join(dir, 'upgrade')),
+      FLOWSYNC_EMBEDDED_PORT: String(port),
+    };
+    const first = startAgentProcess(['start', join(dir, 'repo')], own);
+    await first.waitFor(/Watching 1 repository/, 60_000);
+    first.signal('SIGINT');
+    expect(await first.exitWithin()).toBe(0);
+    // Filed as before issue 20: under the preferred address, nothing under "embedded".
+    const legacy = `http://127.0.0.1:${port}`;
+    const user = (await keychain.get(EMBEDDED_SECRETS, 'access-token'))!;
+    const admin = (await keychain.get(EMBEDDED_SECRETS, 'admin-token'))!;
+    await keychain.set(legacy, 'access-token', user);
+    await keychain.set(legacy, 'admin-token', admin);
+    await keychain.delete(EMBEDDED_SECRETS, 'access-token');
+    await keychain.delete(EMBEDDED_SECRETS, 'admin-token');
+
+    const second = startAgentProcess(['start'], own);
+    await second.waitFor(/Watching 1 repository/, 60_000);
+    expect(second.output()).not.toMatch(/tokens are in the OS keychain/);
+    expect(await keychain.get(EMBEDDED_SECRETS, 'access-token')).toBe(user);
+    expect(await keychain.get(EMBEDDED_SECRETS, 'admin-token')).toBe(admin);
+    const call = await runFlowsync(ADMIN_CALL, { env: own });
+    expect(call.code, call.stderr).toBe(0);
+    second.signal('SIGINT');
+    expect(await second.exitWithin()).toBe(0);
+    await keychain.delete(legacy, 'access-token');
+    await keychain.delete(legacy, 'admin-token');
+  }, 180_000);
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}
