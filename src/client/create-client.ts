@@ -14,7 +14,7 @@ import {
   type ValueOf,
 } from '../protocol/index.ts';
 import { authorizationHeader, toAuthProvider, type ClientAuth } from './auth.ts';
-import { foreignListeners } from './listener-owner.ts';
+import { FOREIGN_LISTENER, ownListenerConnector } from './listener-owner.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -80,6 +80,8 @@ export function createClient(options: ClientOptions): RemoteClient {
     connections: 8,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
+    // Every call carries a secret: none goes to a loopback port that another local user took first.
+    connect: ownListenerConnector(base, baseUrl),
   });
 
   async function reply<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions: CallOptions = {}) {
@@ -99,17 +101,6 @@ export function createClient(options: ClientOptions): RemoteClient {
         spec.access === 'admin'
           ? `${path} needs an admin token for ${baseUrl}: run \`flowsync login --admin\`.`
           : `No token for ${baseUrl}: run \`flowsync login\`.`,
-      );
-    }
-    // Asked before every call that carries a secret: the port may change hands between two calls.
-    const strangers = foreignListeners(base);
-    if (strangers.length > 0) {
-      throw new TransportError(
-        `The service at ${baseUrl} is run by another user (uid ${strangers.join(', ')}), so flowsync sends it no ` +
-          'token: stop that program, or give your own service with --url.',
-        path,
-        'FOREIGN_LISTENER',
-        0,
       );
     }
     const body = JSON.stringify({ args: fullArgs });
@@ -178,9 +169,11 @@ export function createClient(options: ClientOptions): RemoteClient {
   function transportError(path: string, code: string, attempts: number, timeoutMs: number, cause: unknown) {
     const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
     const message =
-      code === 'TIMEOUT'
-        ? `No reply from ${baseUrl} to ${path} within ${timeoutMs / 1000} s${tries}; the service is busy or stuck, try again later.`
-        : `Cannot reach the service at ${baseUrl} (${code})${tries}: is it running? Start it with \`flowsync serve\` or check the URL.`;
+      code === FOREIGN_LISTENER
+        ? messageWithCode(cause, FOREIGN_LISTENER)
+        : code === 'TIMEOUT'
+          ? `No reply from ${baseUrl} to ${path} within ${timeoutMs / 1000} s${tries}; the service is busy or stuck, try again later.`
+          : `Cannot reach the service at ${baseUrl} (${code})${tries}: is it running? Start it with \`flowsync serve\` or check the URL.`;
     return new TransportError(message, path, code, attempts, { cause });
   }
 
@@ -236,6 +229,13 @@ export function createClient(options: ClientOptions): RemoteClient {
     close: () => pool.close(),
     ...groupedMethods(call),
   };
+}
+
+/** The message of the error (or of a cause of it) that has this code. */
+function messageWithCode(error: unknown, code: string): string {
+  if ((error as { code?: unknown }).code === code) return (error as Error).message;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause ? messageWithCode(cause, code) : String(error);
 }
 
 /** The code that names why a request failed: a system code, an undici code, or TIMEOUT for our deadline. */
