@@ -1,6 +1,6 @@
 /**
  * Service throughput and latency over loopback with keep-alive, against the real embedded service.
- * Run: npm run bench -- service   (or node --import tsx bench/service.ts)
+ * Run: npm run bench -- service   (or node --import ./scripts/register-tsx.mjs bench/service.ts)
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

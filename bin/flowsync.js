@@ -6,9 +6,11 @@ import { existsSync } from 'node:fs';
 
 const sources = new URL('../src/cli/main.ts', import.meta.url);
 const build = new URL('../dist/bin/flowsync.js', import.meta.url);
-const tsx = existsSync(sources) ? await import('tsx/esm/api').catch(() => undefined) : undefined;
+// scripts/register-tsx.mjs turns tsx's disk cache off (another user could fill it); it fails when tsx is absent.
+const tsx = existsSync(sources)
+  ? await import('../scripts/register-tsx.mjs').then(() => true).catch(() => false)
+  : false;
 if (tsx) {
-  tsx.register();
   await import(sources.href);
 } else if (existsSync(build)) {
   await import(build.href);

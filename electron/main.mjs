@@ -1,5 +1,4 @@
-// Electron's entry: register the TypeScript loader the CLI uses, then start the shell.
-import { register } from 'tsx/esm/api';
+// Electron's entry: register the TypeScript loader the CLI uses (tsx, its disk cache off), then start the shell.
+import '../scripts/register-tsx.mjs';
 
-register();
 await import('./main.ts');

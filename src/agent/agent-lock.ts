@@ -19,6 +19,12 @@ const ownerSchema = z.object({
   startedAt: z.string(),
   /** The agent's window address (with its token); null while the agent is still starting. */
   bridge: z.string().nullable(),
+  /**
+   * The embedded service's address, on whichever port it got; null until it runs, or when the agent syncs with
+   * another service. The CLI reaches the embedded service only here, never at a fixed port another local user
+   * could listen on first. (Absent in a lock of an older flowsync.)
+   */
+  service: z.string().nullable().default(null),
   /** Tells this lock apart from an earlier one of the same process. */
   nonce: z.string(),
 });
@@ -50,6 +56,7 @@ export class AgentLock {
       processStart: processStartOf(process.pid),
       startedAt: new Date().toISOString(),
       bridge: null,
+      service: null,
       nonce: randomBytes(8).toString('hex'),
     };
     // Each turn either wins, finds a live owner, or removes a stale lock (or waits 5 ms for another start that
@@ -80,7 +87,16 @@ export class AgentLock {
 
   /** Records the window address once the bridge listens, so a second start can hand its folders over. */
   setBridge(address: string): void {
-    this.owner = { ...this.owner, bridge: address };
+    this.update({ bridge: address });
+  }
+
+  /** Records the embedded service's address once it listens, so `flowsync call` finds it (and its tokens). */
+  setService(url: string): void {
+    this.update({ service: url });
+  }
+
+  private update(change: Partial<AgentLockOwner>): void {
+    this.owner = { ...this.owner, ...change };
     replaceFile(this.path, lockText(this.owner), 0o600);
   }
 

@@ -7,12 +7,12 @@ import {
   type IssuedTokens,
   type RunningService,
 } from '../service/index.ts';
-import type { SecretStore } from '../secrets/index.ts';
+import { EMBEDDED_SECRETS, type SecretStore } from '../secrets/index.ts';
 
 export interface EmbeddedService {
   service: RunningService;
   url: string;
-  /** Where its tokens are filed in the keychain: the address it prefers, even when it had to take another. */
+  /** Where its tokens are filed in the keychain: EMBEDDED_SECRETS, a name no address reads back. */
   secretsUrl: string;
   auth: ClientAuth;
   /** One line for the person at the terminal about where the tokens are, when that changed; else null. */
@@ -21,8 +21,9 @@ export interface EmbeddedService {
 
 /**
  * The service inside the agent, on 127.0.0.1, sharing `flowsync serve`'s database. Its tokens live in the
- * keychain under the address it prefers (`http://127.0.0.1:7420`), so `flowsync call` reaches it too. When the
- * agent has no working token for it (first start, a lost keychain entry), it issues new ones: it owns this service.
+ * keychain under EMBEDDED_SECRETS, not under an address: its port is whichever it got, and the agent lock says which
+ * (`flowsync call` finds it there). When the agent has no working token for it (first start, a lost keychain
+ * entry), it issues new ones: it owns this service.
  */
 export async function startEmbeddedService(options: {
   dbPath: string;
@@ -51,25 +52,35 @@ export async function startEmbeddedService(options: {
   };
 
   let service = await start(false);
-  const keyUrl = options.port === 0 ? service.url : `http://127.0.0.1:${options.port}`;
   let tokens = service.issuedTokens;
   if (!tokens) {
-    const stored = await readTokens(options.secrets, keyUrl);
-    if (stored && (await works(service.url, stored))) {
-      return { service, url: service.url, secretsUrl: keyUrl, auth: bothTokens(stored), notice: null };
+    // Checked against this process's own service (service.url), so no token leaves the agent here. Tokens an
+    // older flowsync filed under the preferred address are taken over once, when they still work.
+    const legacy = options.port === 0 ? null : `http://127.0.0.1:${options.port}`;
+    for (const filedUnder of legacy ? [EMBEDDED_SECRETS, legacy] : [EMBEDDED_SECRETS]) {
+      const stored = await readTokens(options.secrets, filedUnder);
+      if (!stored || !(await works(service.url, stored))) continue;
+      if (filedUnder !== EMBEDDED_SECRETS) await takeOver(options.secrets, filedUnder, stored);
+      return {
+        service,
+        url: service.url,
+        secretsUrl: EMBEDDED_SECRETS,
+        auth: bothTokens(stored),
+        notice: null,
+      };
     }
     await service.close();
     service = await start(true);
     tokens = service.issuedTokens!;
   }
-  const kept = await keepTokens(options.secrets, keyUrl, tokens);
+  const kept = await keepTokens(options.secrets, EMBEDDED_SECRETS, tokens);
   return {
     service,
     url: service.url,
-    secretsUrl: keyUrl,
+    secretsUrl: EMBEDDED_SECRETS,
     auth: bothTokens(tokens),
     notice: kept
-      ? `The embedded service's tokens are in the OS keychain (flowsync / ${keyUrl}#access-token, #admin-token).`
+      ? `The embedded service's tokens are in the OS keychain (flowsync / ${EMBEDDED_SECRETS}#access-token, #admin-token).`
       : // Not kept anywhere: shown this once (as `flowsync serve` does) so `flowsync call` and curl can use them.
         `No OS keychain: the embedded service's tokens live in memory for this run only. To call it from ` +
         `another terminal:\n  export FLOWSYNC_URL=${service.url} FLOWSYNC_TOKEN=${tokens.user} ` +
@@ -85,6 +96,13 @@ async function readTokens(secrets: SecretStore, url: string): Promise<IssuedToke
   } catch {
     return null;
   }
+}
+
+/** Files an older flowsync's tokens (and the tracker API key kept beside them) under EMBEDDED_SECRETS. */
+async function takeOver(secrets: SecretStore, legacy: string, tokens: IssuedTokens): Promise<void> {
+  await keepTokens(secrets, EMBEDDED_SECRETS, tokens);
+  const apiKey = await secrets.get(legacy, 'api-key').catch(() => null);
+  if (apiKey) await secrets.set(EMBEDDED_SECRETS, 'api-key', apiKey).catch(() => undefined);
 }
 
 async function keepTokens(secrets: SecretStore, url: string, tokens: IssuedTokens): Promise<boolean> {

@@ -1,17 +1,35 @@
 import { Option } from 'commander';
-import { DEFAULT_SERVICE_URL, loadConfig } from '../agent/index.ts';
-import { normalizeServiceUrl } from '../secrets/index.ts';
+import { DEFAULT_SERVICE_URL, findRunningAgent, loadConfig } from '../agent/index.ts';
+import { EMBEDDED_SECRETS, normalizeServiceUrl } from '../secrets/index.ts';
 
 export function urlOption(): Option {
   return new Option(
     '--url <url>',
-    `the service's address (default: $FLOWSYNC_URL, else the config file's serviceUrl, else ${DEFAULT_SERVICE_URL})`,
+    "the service's address (default: $FLOWSYNC_URL, else the config file's serviceUrl, else the running agent's " +
+      `embedded service, else ${DEFAULT_SERVICE_URL})`,
   );
 }
 
-/** The service a command talks to: --url, then $FLOWSYNC_URL, then the config file, then `flowsync serve`'s default. */
-export function resolveServiceUrl(flag: string | undefined): string {
-  return normalizeServiceUrl(
-    flag ?? (process.env.FLOWSYNC_URL || loadConfig().serviceUrl || DEFAULT_SERVICE_URL),
-  );
+/** The service a command talks to, and the name its secrets are filed under in the keychain. */
+export interface ServiceTarget {
+  url: string;
+  /** The URL itself, or EMBEDDED_SECRETS for the embedded service, whose tokens no address reads back. */
+  secrets: string;
+}
+
+/**
+ * The service a command talks to: --url, then $FLOWSYNC_URL, then the config file; else the embedded service of
+ * the running agent, at the address its lock gives (its port is whichever it got: 7420 may belong to another
+ * local user, who would receive every token sent there); else `flowsync serve`'s default address, with the tokens
+ * signed in for that address only.
+ */
+export async function resolveService(flag: string | undefined): Promise<ServiceTarget> {
+  const given = flag ?? (process.env.FLOWSYNC_URL || loadConfig().serviceUrl);
+  if (given) {
+    const url = normalizeServiceUrl(given);
+    return { url, secrets: url };
+  }
+  const running = await findRunningAgent();
+  if (running?.service) return { url: running.service, secrets: EMBEDDED_SECRETS };
+  return { url: DEFAULT_SERVICE_URL, secrets: DEFAULT_SERVICE_URL };
 }

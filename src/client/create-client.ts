@@ -14,6 +14,7 @@ import {
   type ValueOf,
 } from '../protocol/index.ts';
 import { authorizationHeader, toAuthProvider, type ClientAuth } from './auth.ts';
+import { FOREIGN_LISTENER, ownListenerConnector } from './listener-owner.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -97,6 +98,8 @@ export function createClient(options: ClientOptions): RemoteClient {
     connections: 8,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
+    // Every call carries a secret: none goes to a loopback port that another local user took first.
+    connect: ownListenerConnector(base, baseUrl),
   });
 
   async function reply<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions: CallOptions = {}) {
@@ -202,9 +205,11 @@ export function createClient(options: ClientOptions): RemoteClient {
   function transportError(path: string, code: string, attempts: number, timeoutMs: number, cause: unknown) {
     const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
     const message =
-      code === 'TIMEOUT'
-        ? `No reply from ${baseUrl} to ${path} within ${timeoutMs / 1000} s${tries}; the service is busy or stuck, try again later.`
-        : `Cannot reach the service at ${baseUrl} (${code})${tries}: is it running? Start it with \`flowsync serve\` or check the URL.`;
+      code === FOREIGN_LISTENER
+        ? messageWithCode(cause, FOREIGN_LISTENER)
+        : code === 'TIMEOUT'
+          ? `No reply from ${baseUrl} to ${path} within ${timeoutMs / 1000} s${tries}; the service is busy or stuck, try again later.`
+          : `Cannot reach the service at ${baseUrl} (${code})${tries}: is it running? Start it with \`flowsync serve\` or check the URL.`;
     return new TransportError(message, path, code, attempts, { cause });
   }
 
@@ -295,6 +300,13 @@ async function readReply(
 function timeoutFromEnvironment(): number | undefined {
   const value = Number(process.env.FLOWSYNC_TIMEOUT_MS);
   return Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/** The message of the error (or of a cause of it) that has this code. */
+function messageWithCode(error: unknown, code: string): string {
+  if ((error as { code?: unknown }).code === code) return (error as Error).message;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause ? messageWithCode(cause, code) : String(error);
 }
 
 /** The code that names why a request failed: a system code, an undici code, or TIMEOUT for our deadline. */

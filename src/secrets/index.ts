@@ -3,6 +3,7 @@ import { KeychainSecretStore } from './keychain-store.ts';
 import type { SecretStore } from './secret-store.ts';
 
 export {
+  EMBEDDED_SECRETS,
   KEYCHAIN_SERVICE,
   SECRET_KINDS,
   InvalidServiceUrl,

@@ -19,11 +19,21 @@ export interface SecretStore {
 export const KEYCHAIN_SERVICE = 'flowsync';
 
 /**
- * The keychain account of a secret: `<service url>#<kind>`. The URL is normalized (lower-case scheme and host,
- * no trailing slash) so that `http://127.0.0.1:7420/` and `http://127.0.0.1:7420` name the same account.
+ * Where the embedded service's tokens are filed: a name that is no URL, so that no `--url`, `$FLOWSYNC_URL` or
+ * config file can read them back for an address (before issue 20 they were filed under `http://127.0.0.1:7420`,
+ * and `flowsync call` sent them to whoever listened there). Only the agent and a CLI that found the running agent
+ * through its lock use this name, with the address the lock gives.
+ */
+export const EMBEDDED_SECRETS = 'embedded';
+
+/**
+ * The keychain account of a secret: `<service url>#<kind>`, or `embedded#<kind>` for the embedded service. The URL
+ * is normalized (lower-case scheme and host, no trailing slash) so that `http://127.0.0.1:7420/` and
+ * `http://127.0.0.1:7420` name the same account.
  */
 export function accountFor(serviceUrl: string, kind: SecretKind): string {
-  return `${normalizeServiceUrl(serviceUrl)}#${kind}`;
+  const name = serviceUrl === EMBEDDED_SECRETS ? EMBEDDED_SECRETS : normalizeServiceUrl(serviceUrl);
+  return `${name}#${kind}`;
 }
 
 /** A service address that is not an http(s) URL; the message says what one looks like. */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { REGISTER_TSX } from '../support/cli.ts';
 import { AgentLock, TAKEOVER_STALE_MS } from '../../src/agent/index.ts';
 import { eventually } from '../support/repo.ts';
 
@@ -40,7 +41,7 @@ afterEach(() => {
 const STALE = { pid: 4_194_304 + 1, command: 'start', processStart: null, startedAt: '', bridge: null };
 
 function contender() {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CONTENDER], {
+  const child = spawn(process.execPath, ['--import', REGISTER_TSX, '--input-type=module', '-e', CONTENDER], {
     env: { ...process.env, LOCK_INDEX: INDEX, LOCK_PATH: lockPath },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

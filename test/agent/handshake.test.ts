@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectToBridge, readyMessage, waitForAgentReady, type AgentStatus } from '../../src/agent/index.ts';
-import { FLOWSYNC_BIN } from '../support/cli.ts';
+import { FLOWSYNC_BIN, REGISTER_TSX } from '../support/cli.ts';
 import { eventually, makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { userEnv } from '../support/agent-process.ts';
@@ -89,7 +89,7 @@ describe('waitForAgentReady', () => {
       process.execPath,
       [
         '--import',
-        'tsx',
+        REGISTER_TSX,
         '-e',
         `const { announceReady } = await import('${desktop}');
          await announceReady('http://127.0.0.1:8384/#token=abc');

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REGISTER_TSX } from '../support/cli.ts';
 
 /**
  * A signal that arrives while a command changes what Ctrl-C does. Each case runs in a process of its own, with
@@ -9,10 +10,14 @@ import { describe, expect, it } from 'vitest';
 const PHASES = fileURLToPath(new URL('../../src/cli/signal-phases.ts', import.meta.url));
 
 function run(script: string): string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--import', REGISTER_TSX, '--input-type=module', '-e', script],
+    {
+      encoding: 'utf8',
+      timeout: 20_000,
+    },
+  );
   return `${result.stdout}${result.stderr}`.trim();
 }
 

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const FLOWSYNC_BIN = fileURLToPath(new URL('../../bin/flowsync.js', import.meta.url));
+/** For `node --import`: tsx without its disk cache, which another local user could fill (see the script). */
+export const REGISTER_TSX = fileURLToPath(new URL('../../scripts/register-tsx.mjs', import.meta.url));
 
 export interface CliResult {
   code: number | null;

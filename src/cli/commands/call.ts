@@ -4,7 +4,7 @@ import { createClient, MissingCredentialsError, type AuthProvider } from '../../
 import { findFunction, printable, printableJson, type FunctionPath } from '../../protocol/index.ts';
 import { createSecretStore, secretStoreAuth, type SecretStore } from '../../secrets/index.ts';
 import { EXIT } from '../exit-codes.ts';
-import { resolveServiceUrl, urlOption } from '../service-url.ts';
+import { resolveService, urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface CallOptions {
@@ -43,10 +43,10 @@ export function callCommand(): Command {
       const spec = findFunction(path);
       if (!spec) throw new UsageError(`No function at ${path}: \`flowsync functions\` lists the 20.`);
       const args = await readArgs(stdin, options);
-      const url = resolveServiceUrl(options.url);
+      const { url, secrets } = await resolveService(options.url);
       const store = createSecretStore();
       if (path.startsWith('svc/tracker/action/') && args.api_key === undefined) {
-        const secret = await store.get(url, 'api-key');
+        const secret = await store.get(secrets, 'api-key');
         if (!secret) {
           throw new UsageError(
             `${path} needs your tracker personal API key: run \`flowsync login --api-key\`, set FLOWSYNC_API_KEY, or put api_key in the args.`,
@@ -56,7 +56,7 @@ export function callCommand(): Command {
       }
       const client = createClient({
         baseUrl: url,
-        auth: options.admin ? adminOnly(store, url) : secretStoreAuth(store, url),
+        auth: options.admin ? adminOnly(store, url, secrets) : secretStoreAuth(store, secrets),
       });
       try {
         const { statusCode, envelope } = await client.reply(spec.path as FunctionPath, args as never);
@@ -77,9 +77,9 @@ export function callCommand(): Command {
     });
 }
 
-function adminOnly(store: SecretStore, url: string): AuthProvider {
+function adminOnly(store: SecretStore, url: string, secrets: string): AuthProvider {
   return async () => {
-    const token = await store.get(url, 'admin-token');
+    const token = await store.get(secrets, 'admin-token');
     if (!token)
       throw new MissingCredentialsError(
         `--admin needs an admin token for ${url}: run \`flowsync login --admin\`.`,

@@ -10,7 +10,7 @@ import {
   type SecretKind,
 } from '../../secrets/index.ts';
 import { readSecret } from '../read-secret.ts';
-import { resolveServiceUrl, urlOption } from '../service-url.ts';
+import { resolveService, urlOption } from '../service-url.ts';
 
 interface LoginOptions {
   url?: string;
@@ -37,18 +37,18 @@ export function loginCommand(): Command {
         '  $ printf %s "$FLOWSYNC_TOKEN" | flowsync login  # from a script',
     )
     .action(async (options: LoginOptions) => {
-      const url = resolveServiceUrl(options.url);
+      const { url, secrets } = await resolveService(options.url);
       const kind: SecretKind = options.admin ? 'admin-token' : options.apiKey ? 'api-key' : 'access-token';
       const store = createSecretStore();
       const secret = await readSecret(`${SECRET_NAMES[kind]} for ${url}`);
 
-      await checkSecret(url, kind, secret, secretStoreAuth(store, url));
-      await store.set(url, kind, secret);
+      await checkSecret(url, kind, secret, secretStoreAuth(store, secrets));
+      await store.set(secrets, kind, secret);
       if (options.url !== undefined) saveConfig({ ...loadConfig(), serviceUrl: url });
 
       // The URL is a config value: printed as text, whatever it holds.
       process.stdout.write(
-        `${printable(`Signed in to ${url}: ${SECRET_NAMES[kind]} ${maskSecret(secret)} is in the OS keychain (flowsync / ${accountFor(url, kind)}).`)}\n`,
+        `${printable(`Signed in to ${url}: ${SECRET_NAMES[kind]} ${maskSecret(secret)} is in the OS keychain (flowsync / ${accountFor(secrets, kind)}).`)}\n`,
       );
       const envVar = SECRET_ENV_VARS[kind];
       if (process.env[envVar]) {

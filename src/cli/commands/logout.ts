@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { createSecretStore, type SecretKind } from '../../secrets/index.ts';
 import { printable } from '../../protocol/index.ts';
-import { resolveServiceUrl, urlOption } from '../service-url.ts';
+import { resolveService, urlOption } from '../service-url.ts';
 
 export function logoutCommand(): Command {
   return new Command('logout')
@@ -16,7 +16,7 @@ export function logoutCommand(): Command {
       '\nExamples:\n  $ flowsync logout\n  $ flowsync logout --all --url http://127.0.0.1:7420',
     )
     .action(async (options: { url?: string; all?: boolean }) => {
-      const url = resolveServiceUrl(options.url);
+      const { url, secrets } = await resolveService(options.url);
       const store = createSecretStore();
       const kinds: SecretKind[] = [
         'access-token',
@@ -24,7 +24,7 @@ export function logoutCommand(): Command {
         ...(options.all ? (['api-key'] as const) : []),
       ];
       const removed: SecretKind[] = [];
-      for (const kind of kinds) if (await store.delete(url, kind)) removed.push(kind);
+      for (const kind of kinds) if (await store.delete(secrets, kind)) removed.push(kind);
       const line =
         removed.length > 0
           ? `Signed out of ${url}: removed ${removed.join(', ')} from the OS keychain.`

@@ -80,6 +80,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   }
 
   const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
+  if (agent.embedded) lock.setService(agent.serviceUrl);
   out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
   if (agent.notice) out(agent.notice);
   await agent.addConfigured();
