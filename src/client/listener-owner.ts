@@ -30,7 +30,7 @@ export function ownListenerConnector(base: URL, baseUrl: string): buildConnector
 /**
  * Who listens at a loopback address, as the kernel tells it: on a machine shared with other users, 127.0.0.1:7420
  * is whoever bound it first, and a token sent there is theirs. On Linux, /proc/net/tcp and tcp6 name the uid of
- * each listening socket; the users other than this process's that listen on the URL's port at a loopback or
+ * each listening socket; the users other than this process's (and root) that listen on the URL's port at a loopback or
  * wildcard address (either would take the connection) are returned, so that no secret is sent to them. Empty
  * when the URL is not a loopback one, when nothing listens (the call then fails to connect), and where the OS
  * does not say (macOS, Windows: there the promise rests on never sending the embedded tokens to a fixed port).
@@ -53,8 +53,10 @@ export function foreignListeners(url: URL): number[] {
       if (fields.length < 8 || fields[3] !== LISTEN) continue;
       const [address, hexPort] = fields[1]!.split(':');
       if (parseInt(hexPort!, 16) !== port || !takesLoopback(address!)) continue;
+      // Root is not a stranger: it can read the user's keychain anyway, and a service published from a container
+      // (`docker run -p 7420:7420`) listens through root's docker-proxy.
       const uid = Number(fields[7]);
-      if (uid !== me) owners.add(uid);
+      if (uid !== me && uid !== 0) owners.add(uid);
     }
   }
   return [...owners];
