@@ -138,10 +138,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     port: options.uiPort,
     staticDir: rendererDir(),
   });
-  lock.setBridge(bridge.url);
-  out(`Window: ${bridge.url}`);
-  // The same address as a message, for a parent that started us (the desktop app): no scraping of the line above.
-  await announceReady(bridge.url);
+  lock.setBridge(bridge.agentUrl);
+  out(`Window: ${bridge.launchUrl()}`);
+  // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
+  await announceReady(bridge.agentUrl);
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
   // saying which part it was (nothing pending is lost: the state is the outbox).
   let stage = 'reading the state';
