@@ -21,7 +21,9 @@ const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync
 async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
   agent = startAgentProcess(['ui'], { ...userEnv(home), ...env });
   await agent.waitFor(/Window: (\S+)/, 40_000);
-  return connectToBridge(/Window: (\S+)/.exec(agent.output())![1]!);
+  // The agent's own address (with the agent token) is in its lock, as `flowsync ui --open` reads it.
+  const lock = readFileSync(join(home, '.local/share/flowsync/agent.lock'), 'utf8');
+  return connectToBridge((JSON.parse(lock) as { bridge: string }).bridge);
 }
 
 async function refusal(promise: Promise<unknown>): Promise<AgentApiError> {

@@ -21,6 +21,7 @@ import { ProgressDisplay } from '../progress.ts';
 import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
+import { showWindow } from '../window-address.ts';
 
 export function startCommand(): Command {
   return new Command('start')
@@ -48,24 +49,32 @@ export function startCommand(): Command {
 export function uiCommand(): Command {
   return new Command('ui')
     .description(
-      'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address with a\n' +
-        'random token, printed below: open it in a browser on this machine. Like `flowsync start`, it syncs\n' +
-        'and watches until Ctrl-C; repositories can be added from the window.',
+      'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address. On a\n' +
+        'terminal it prints an address that opens the window once; --open opens it in your browser (a new\n' +
+        'window each time, also when an agent already runs). Like `flowsync start`, it syncs and watches until\n' +
+        'Ctrl-C; repositories can be added from the window.',
     )
     .addOption(urlOption())
     .option('--ui-port <port>', 'port of the loopback address (default: any free port)', parsePort, 0)
-    .addHelpText('after', '\nExamples:\n  $ flowsync ui\n  $ flowsync ui --ui-port 8384')
+    .option('--open', 'open the window in the browser ($BROWSER, else the system opener)')
+    .addHelpText('after', '\nExamples:\n  $ flowsync ui --open\n  $ flowsync ui --ui-port 8384')
     .action((options: RunOptions) => runAgent([], options, false));
 }
 
 interface RunOptions {
   url?: string;
   uiPort: number;
+  open?: boolean;
 }
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  const lock = await becomeAgentOrHandOver(needsRepository ? 'start' : 'ui', folders, out);
+  const lock = await becomeAgentOrHandOver(
+    needsRepository ? 'start' : 'ui',
+    folders,
+    out,
+    options.open === true,
+  );
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
   const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
@@ -139,7 +148,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     staticDir: rendererDir(),
   });
   lock.setBridge(bridge.agentUrl);
-  out(`Window: ${bridge.launchUrl()}`);
+  out(await showWindow(bridge.address, bridge.launchUrl, options.open === true));
   // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
   await announceReady(bridge.agentUrl);
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
