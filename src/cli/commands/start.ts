@@ -89,7 +89,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
 
   const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
   out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
-  if (agent.notice) out(agent.notice);
+  if (agent.notice) out(agent.notice.line);
+  if (agent.notice?.forTerminal && process.stdout.isTTY) out(agent.notice.forTerminal);
   await agent.addConfigured();
 
   const progress = new ProgressDisplay(process.stdout);
