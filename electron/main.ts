@@ -38,12 +38,16 @@ let quitting = false;
  */
 function startAgent(): Promise<AgentReady> {
   if (app.isPackaged) {
-    const child = utilityProcess.fork(BIN, ['ui'], { serviceName: 'flowsync agent', stdio: 'inherit' });
+    // stdout ignored: the handshake says all this process needs, and stdout would go to the session's journal.
+    const child = utilityProcess.fork(BIN, ['ui'], {
+      serviceName: 'flowsync agent',
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     stopAgent = () => child.kill();
     return waitForAgentReady(child);
   }
   const child = spawn(process.env.FLOWSYNC_NODE ?? 'node', [BIN, 'ui'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   stopAgent = () => child.kill('SIGINT');
   return waitForAgentReady(child);
