@@ -149,7 +149,12 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     staticDir: rendererDir(),
   });
   lock.setBridge(bridge.agentUrl);
-  out(await showWindow(bridge.address, bridge.launchUrl, options.open === true));
+  // A browser that cannot be opened does not stop the agent: the line says so, and the agent runs on.
+  out(
+    await showWindow(bridge.address, bridge.launchUrl, options.open === true).catch(
+      (error: Error) => `Window: ${bridge.address} (${error.message})`,
+    ),
+  );
   // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
   await announceReady(bridge.agentUrl);
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
