@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,7 +110,6 @@ describe("the window's launch token", () => {
     const opener = join(repo.dir, 'browser.sh');
     writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`);
     chmodSync(opener, 0o755);
-    mkdirSync(repo.dir, { recursive: true });
 
     const run = await runFlowsync(['ui', '--open'], { env: { ...env, BROWSER: opener } });
     expect(run.code, run.stderr).toBe(0);
@@ -123,5 +122,27 @@ describe("the window's launch token", () => {
     await page.goto(address);
     await expect.poll(() => showsApp(page), { timeout: 20_000 }).toBe(true);
     await page.close();
+  });
+
+  it('`flowsync ui --open` without a running agent starts one and opens its window', async () => {
+    const opened = join(repo.dir, 'opened-fresh.txt');
+    const opener = join(repo.dir, 'browser-fresh.sh');
+    writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`);
+    chmodSync(opener, 0o755);
+    const fresh = startAgentProcess(['ui', '--open'], {
+      ...userEnv(join(repo.dir, 'fresh-home'), svc),
+      BROWSER: opener,
+    });
+    try {
+      await fresh.waitFor(/Window: http:\/\/127\.0\.0\.1:\d+\/ \(opened in your browser\)\n/);
+      expect(fresh.output()).not.toContain('token=');
+      const page = await browser.newPage();
+      await page.goto(readFileSync(opened, 'utf8').trim());
+      await expect.poll(() => showsApp(page), { timeout: 20_000 }).toBe(true);
+      await page.close();
+    } finally {
+      fresh.signal('SIGINT');
+      await fresh.exited;
+    }
   });
 });
