@@ -8,22 +8,28 @@ import {
   ipcMain,
   Menu,
   nativeImage,
+  net,
+  protocol,
   session,
   Tray,
   utilityProcess,
 } from 'electron';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AGENT_API, toAgentApiError, type AgentStatus } from '../src/agent/api/index.ts';
 import { connectToBridge, type BridgeClient } from '../src/agent/bridge/index.ts';
 import { rendererDir } from '../src/agent/paths.ts';
-import { appPageUrl, isAppPage, waitForAgentReady, type AgentReady } from '../src/agent/desktop/index.ts';
+import {
+  APP_PAGE_URL,
+  APP_SCHEME,
+  appFile,
+  isAppPage,
+  waitForAgentReady,
+  type AgentReady,
+} from '../src/agent/desktop/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/flowsync.js', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
-/** The one page the window shows, and the only one whose IPC calls are served. */
-const PAGE_URL = appPageUrl(join(rendererDir(), 'index.html'));
 const ICON = fileURLToPath(new URL('./resources/tray.png', import.meta.url));
 
 let window: BrowserWindow | null = null;
@@ -38,12 +44,16 @@ let quitting = false;
  */
 function startAgent(): Promise<AgentReady> {
   if (app.isPackaged) {
-    const child = utilityProcess.fork(BIN, ['ui'], { serviceName: 'flowsync agent', stdio: 'inherit' });
+    // stdout ignored: the handshake says all this process needs, and stdout would go to the session's journal.
+    const child = utilityProcess.fork(BIN, ['ui'], {
+      serviceName: 'flowsync agent',
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     stopAgent = () => child.kill();
     return waitForAgentReady(child);
   }
   const child = spawn(process.env.FLOWSYNC_NODE ?? 'node', [BIN, 'ui'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   stopAgent = () => child.kill('SIGINT');
   return waitForAgentReady(child);
@@ -61,7 +71,7 @@ function showWindow(): void {
     title: 'flowsync',
     webPreferences: { preload: PRELOAD, contextIsolation: true, sandbox: true, nodeIntegration: false },
   });
-  void window.loadURL(PAGE_URL);
+  void window.loadURL(APP_PAGE_URL);
   // Closing the window keeps the agent syncing; quit from the tray.
   window.on('close', (event) => {
     if (quitting) return;
@@ -83,7 +93,7 @@ function serveIpc(bridge: BridgeClient): void {
   // One handler for every AgentApi method; the name is checked against the contract before anything is sent.
   ipcMain.handle('agent:call', async (event, method: string, input: unknown) => {
     const frame = event.senderFrame && { url: event.senderFrame.url, top: event.senderFrame.parent === null };
-    if (!isAppPage(frame, PAGE_URL) || !Object.hasOwn(AGENT_API, method)) {
+    if (!isAppPage(frame) || !Object.hasOwn(AGENT_API, method)) {
       return { ok: false, error: { code: 'refused', message: 'Not a flowsync window.' } };
     }
     try {
@@ -97,6 +107,9 @@ function serveIpc(bridge: BridgeClient): void {
     if (event.type === 'status') tray?.setToolTip(trayLabel(event.status));
   });
 }
+
+// The page's own scheme, served from renderer/dist only (appFile), in place of file:// and its extra privileges.
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true } }]);
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -120,6 +133,10 @@ if (!app.requestSingleInstanceLock()) {
     // No permission is granted when asked for, nor reported as granted when checked.
     session.defaultSession.setPermissionRequestHandler((_contents, _permission, grant) => grant(false));
     session.defaultSession.setPermissionCheckHandler(() => false);
+    protocol.handle(APP_SCHEME, (request) => {
+      const file = appFile(request.url, rendererDir());
+      return file ? net.fetch(pathToFileURL(file).href) : new Response('Not found', { status: 404 });
+    });
     const ready = await startAgent().catch((error: Error) => {
       dialog.showErrorBox('flowsync could not start its agent', error.message);
       app.exit(1);

@@ -40,17 +40,49 @@ function typedApi(call: (method: string, input: unknown) => Promise<Reply>): Age
   });
 }
 
-/** The token the agent printed after `#` in the window's address (kept out of logs and Referer headers). */
-export function bridgeToken(): string | null {
-  return new URLSearchParams(window.location.hash.slice(1)).get('token');
+/** Where the page keeps its session: it survives a reload of this tab, and no other tab or window sees it. */
+const SESSION_KEY = 'flowsync.session';
+
+/** Why this page has no session; the window shows it in place of the app. */
+export class NoSession extends Error {}
+
+/**
+ * The session of this page. Opened from a launch address (`#token=…`, single-use, after `#` so no request line or
+ * Referer carries it), the page takes the token out of the address bar and this history entry at once, before
+ * anything else runs, then trades it for a session credential. A reload finds the session in sessionStorage;
+ * a new tab has none, and `flowsync ui --open` opens one.
+ */
+export async function windowSession(): Promise<string> {
+  const launch = new URLSearchParams(window.location.hash.slice(1)).get('token');
+  if (launch === null) {
+    const kept = sessionStorage.getItem(SESSION_KEY);
+    if (kept) return kept;
+    throw new NoSession(
+      'This address has no token: run `flowsync ui --open` to open the window (or open the address it prints).',
+    );
+  }
+  history.replaceState(history.state, '', window.location.pathname + window.location.search);
+  const response = await fetch('/api/session', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ launch }),
+  });
+  const reply = (await response.json()) as {
+    ok: boolean;
+    value?: { session: string };
+    error?: AgentApiErrorBody;
+  };
+  if (!reply.ok || !reply.value) throw new NoSession(reply.error?.message ?? `HTTP ${response.status}`);
+  sessionStorage.setItem(SESSION_KEY, reply.value.session);
+  return reply.value.session;
 }
 
-function loopbackBridge(token: string): WindowBridge {
+function loopbackBridge(session: string): WindowBridge {
   const api = new Proxy({} as AgentApi, {
     get: (_target, method: string) => async (input: unknown) => {
       const response = await fetch(`/api/${method}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${session}` },
         body: JSON.stringify(input ?? {}),
       });
       const reply = (await response.json()) as { ok: boolean; value?: unknown; error?: AgentApiErrorBody };
@@ -62,8 +94,9 @@ function loopbackBridge(token: string): WindowBridge {
   return {
     api,
     subscribe(listener) {
-      // EventSource cannot send a header: the event stream is the one route that takes the token in the query.
-      const source = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+      // EventSource cannot send a header: the event stream is the one route that takes the session in the query
+      // (a request of the page's own, which no history, Referer or log of ours keeps).
+      const source = new EventSource(`/api/events?token=${encodeURIComponent(session)}`);
       // Every event type the agent pushes (status, activity), each a server-sent event of its own name.
       const forward = (message: Event) => listener(JSON.parse((message as MessageEvent<string>).data));
       for (const type of ['status', 'activity'] as const) source.addEventListener(type, forward);
@@ -72,10 +105,9 @@ function loopbackBridge(token: string): WindowBridge {
   };
 }
 
-/** The AgentApi of this window: Electron's IPC bridge when present, else the loopback bridge. */
-export function connect(): WindowBridge | null {
+/** The AgentApi of this window: Electron's IPC bridge when present, else the loopback bridge (NoSession if none). */
+export async function connect(): Promise<WindowBridge> {
   const ipc = window.flowsync;
   if (ipc) return { api: typedApi((method, input) => ipc.call(method, input)), subscribe: ipc.subscribe };
-  const token = bridgeToken();
-  return token ? loopbackBridge(token) : null;
+  return loopbackBridge(await windowSession());
 }

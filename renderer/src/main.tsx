@@ -2,28 +2,42 @@ import './strict-csp.ts';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { connect } from './api.ts';
+import { connect, NoSession, type WindowBridge } from './api.ts';
 import { App } from './App.tsx';
 import './styles.css';
 
-const bridge = connect();
 const queries = new QueryClient({
   defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } },
 });
+const root = createRoot(document.getElementById('root')!);
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    {bridge ? (
+function showApp(bridge: WindowBridge): void {
+  root.render(
+    <StrictMode>
       <QueryClientProvider client={queries}>
         <App bridge={bridge} />
       </QueryClientProvider>
-    ) : (
+    </StrictMode>,
+  );
+}
+
+function showRefusal(message: string): void {
+  root.render(
+    <StrictMode>
       <main className="screen">
         <h1>flowsync</h1>
         <p role="alert" className="error">
-          This address has no token: open the address flowsync printed (it ends with #token=…).
+          {message}
         </p>
       </main>
-    )}
-  </StrictMode>,
+    </StrictMode>,
+  );
+}
+
+connect().then(showApp, (error: unknown) =>
+  showRefusal(
+    error instanceof NoSession
+      ? error.message
+      : 'The agent does not answer: is it still running? `flowsync ui --open` opens a new window.',
+  ),
 );

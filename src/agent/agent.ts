@@ -31,7 +31,7 @@ import {
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
-import { startEmbeddedService } from './embedded-service.ts';
+import { startEmbeddedService, type TokensNotice } from './embedded-service.ts';
 import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from './paths.ts';
@@ -92,8 +92,8 @@ export class Agent extends EventEmitter<AgentEvents> {
     readonly secretsUrl: string,
     /** Set when the service runs inside this process. */
     readonly embedded: RunningService | null,
-    /** A line about the embedded service's tokens, to show once; null otherwise. */
-    readonly notice: string | null,
+    /** Where the embedded service's tokens are, to show once; null otherwise. */
+    readonly notice: TokensNotice | null,
     readonly client: RemoteClient,
     readonly state: SyncState,
     readonly secrets: SecretStore,
@@ -131,7 +131,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     let auth: ClientAuth;
     let secretsUrl: string;
     let embedded: RunningService | null = null;
-    let notice: string | null = null;
+    let notice: TokensNotice | null = null;
     if (configuredUrl) {
       url = normalizeServiceUrl(configuredUrl);
       secretsUrl = url;

@@ -114,8 +114,8 @@ function systemdUnit(command: readonly string[]): string {
     `ExecStart=${command.map(systemdQuote).join(' ')}`,
     'Restart=on-failure',
     'RestartSec=5',
-    // stdout carries the window's address with its token, which must not land in a log; errors go to the journal
-    // (`journalctl --user -u flowsync`).
+    // stdout is a line per sync, too many for a log (and, not being a terminal, it has no window token: see
+    // src/cli/window-address.ts); errors go to the journal (`journalctl --user -u flowsync`).
     'StandardOutput=null',
     'StandardError=journal',
     '',
@@ -165,7 +165,7 @@ function launchAgent(command: readonly string[], log: string): string {
     '  <key>RunAtLoad</key><true/>',
     // Restarted when it fails, not when it stops cleanly: the same rule as the systemd unit's on-failure.
     '  <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>',
-    // Errors only: stdout carries the window's token.
+    // Errors only: stdout is a line per sync (without a window token, as it is not a terminal).
     `  <key>StandardErrorPath</key><string>${xml(log)}</string>`,
     '</dict>',
     '</plist>',

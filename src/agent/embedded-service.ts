@@ -15,8 +15,15 @@ export interface EmbeddedService {
   /** Where its tokens are filed in the keychain: EMBEDDED_SECRETS, a name no address reads back. */
   secretsUrl: string;
   auth: ClientAuth;
-  /** One line for the person at the terminal about where the tokens are, when that changed; else null. */
-  notice: string | null;
+  /** Where the tokens are, when that changed; else null. */
+  notice: TokensNotice | null;
+}
+
+/** Where the embedded service's tokens are: a line to show, and, when nothing keeps them, the tokens themselves. */
+export interface TokensNotice {
+  line: string;
+  /** The tokens, for a terminal only: never for a pipe or a log (an autostart entry's stdout goes to the journal). */
+  forTerminal: string | null;
 }
 
 /**
@@ -80,11 +87,20 @@ export async function startEmbeddedService(options: {
     secretsUrl: EMBEDDED_SECRETS,
     auth: bothTokens(tokens),
     notice: kept
-      ? `The embedded service's tokens are in the OS keychain (flowsync / ${EMBEDDED_SECRETS}#access-token, #admin-token).`
-      : // Not kept anywhere: shown this once (as `flowsync serve` does) so `flowsync call` and curl can use them.
-        `No OS keychain: the embedded service's tokens live in memory for this run only. To call it from ` +
-        `another terminal:\n  export FLOWSYNC_URL=${service.url} FLOWSYNC_TOKEN=${tokens.user} ` +
-        `FLOWSYNC_ADMIN_TOKEN=${tokens.admin}`,
+      ? {
+          line: `The embedded service's tokens are in the OS keychain (flowsync / ${EMBEDDED_SECRETS}#access-token, #admin-token).`,
+          forTerminal: null,
+        }
+      : // Not kept anywhere: shown this once on a terminal (as `flowsync serve` does) so `flowsync call` and curl
+        // can use them.
+        {
+          line:
+            "No OS keychain: the embedded service's tokens live in memory for this run only, and are shown only " +
+            'on a terminal (start the agent from one to call it from another).',
+          forTerminal:
+            `To call it from another terminal:\n  export FLOWSYNC_URL=${service.url} FLOWSYNC_TOKEN=${tokens.user} ` +
+            `FLOWSYNC_ADMIN_TOKEN=${tokens.admin}`,
+        },
   };
 }
 

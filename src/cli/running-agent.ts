@@ -9,6 +9,7 @@ import {
   type AgentLockOwner,
 } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
+import { showWindow } from './window-address.ts';
 
 type Out = (line: string) => void;
 
@@ -24,10 +25,11 @@ export async function becomeAgentOrHandOver(
   command: 'start' | 'ui',
   folders: string[],
   out: Out,
+  open = false,
 ): Promise<AgentLock | null> {
   const claim = await claimLock(command, (held) => held.bridge !== null, out);
   if (claim instanceof AgentLock) return claim;
-  await handOver(claim, folders, out);
+  await handOver(claim, folders, out, open);
   return null;
 }
 
@@ -66,7 +68,7 @@ async function claimLock(
   }
 }
 
-async function handOver(owner: AgentLockOwner, folders: string[], out: Out): Promise<void> {
+async function handOver(owner: AgentLockOwner, folders: string[], out: Out, open: boolean): Promise<void> {
   const address = owner.bridge!;
   // Checked here too, so that a wrong folder gets the same one line as when no agent runs.
   const roots = folders.map(checkRepositoryFolder);
@@ -76,17 +78,20 @@ async function handOver(owner: AgentLockOwner, folders: string[], out: Out): Pro
       '.',
   );
   const bridge = connectToBridge(address);
+  const notAnswering = (error: unknown) => {
+    if (error instanceof AgentApiError) return error;
+    return new AgentApiError(
+      'unavailable',
+      `The running agent (pid ${owner.pid}) does not answer at ${new URL(address).origin}: ` +
+        'if it is stuck, stop it and start again.',
+    );
+  };
   for (const root of roots) {
     let reply: unknown;
     try {
       reply = await bridge.call('addRepository', { path: root });
     } catch (error) {
-      if (error instanceof AgentApiError) throw error;
-      throw new AgentApiError(
-        'unavailable',
-        `The running agent (pid ${owner.pid}) does not answer at ${new URL(address).origin}: ` +
-          'if it is stuck, stop it and start again.',
-      );
+      throw notAnswering(error);
     }
     const { owner: who, name, counts } = repositoryViewSchema.parse(reply);
     out(
@@ -94,5 +99,13 @@ async function handOver(owner: AgentLockOwner, folders: string[], out: Out): Pro
         `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent`,
     );
   }
-  out(`Window: ${address}`);
+  // The lock holds the agent token; what is shown is the address alone, or a launch address on a terminal.
+  const shown = `${new URL(address).origin}/`;
+  out(
+    await showWindow(
+      shown,
+      () => bridge.launchUrl().catch((error) => Promise.reject(notAnswering(error))),
+      open,
+    ),
+  );
 }

@@ -14,6 +14,7 @@ import {
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { almostToken } from '../support/tokens.ts';
+import { windowSession } from '../support/window.ts';
 
 let svc: TestService;
 let dir: string;
@@ -31,7 +32,8 @@ beforeAll(async () => {
   });
   const api = createAgentApi(agent);
   bridge = await startBridge({ api, subscribe: statusEvents(agent, api) });
-  token = new URL(bridge.url).hash.replace('#token=', '');
+  // A window's session: what a page presents (the agent token is the agent's own; see bridge.test.ts).
+  token = await windowSession(bridge);
 });
 afterAll(async () => {
   await bridge?.close();

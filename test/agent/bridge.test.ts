@@ -18,6 +18,7 @@ import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../s
 import { startTestService, type TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
 import { almostToken } from '../support/tokens.ts';
+import { windowSession } from '../support/window.ts';
 
 let svc: TestService;
 let repo: TestRepo;
@@ -41,7 +42,8 @@ beforeEach(async () => {
   await agent.watchAll();
   const api = createAgentApi(agent);
   bridge = await startBridge({ api, subscribe: statusEvents(agent, api) });
-  token = new URL(bridge.url).hash.replace('#token=', '');
+  // What the window presents: a session, traded for the launch token of its address.
+  token = await windowSession(bridge);
   origin = `http://127.0.0.1:${bridge.port}`;
 });
 afterEach(async () => {
@@ -77,8 +79,9 @@ async function call(method: string, input: unknown = {}, headers: Record<string,
 }
 
 describe('the loopback bridge', () => {
-  it('listens on 127.0.0.1 only and prints an address whose token is after #', () => {
-    expect(bridge.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{32}$/);
+  it('listens on 127.0.0.1 only and gives launch addresses whose token is after #', () => {
+    expect(bridge.launchUrl()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{32}$/);
+    expect(bridge.address).toBe(`${origin}/`);
   });
 
   it('refuses a request without the token, or with a wrong one (401)', async () => {
@@ -86,7 +89,7 @@ describe('the loopback bridge', () => {
     expect(without.status).toBe(401);
     const wrong = await call('status', {}, { authorization: `Bearer ${almostToken(token)}` });
     expect(wrong.status).toBe(401);
-    expect(wrong.body.error.message).toContain('open the address flowsync printed');
+    expect(wrong.body.error.message).toContain('`flowsync ui --open` opens a new window');
   });
 
   it('refuses a foreign Origin and a Host that is not this loopback address (403), even with the token', async () => {
@@ -132,12 +135,72 @@ describe('the loopback bridge', () => {
   });
 });
 
+describe("the window's credentials", () => {
+  const exchange = (launch: string) =>
+    request(`${origin}/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: JSON.stringify({ launch }),
+    }).then(async (response) => ({
+      status: response.statusCode,
+      body: (await response.body.json()) as Parsed,
+    }));
+  const launchToken = () => new URL(bridge.launchUrl()).hash.replace('#token=', '');
+  const agentToken = () => new URL(bridge.agentUrl).hash.replace('#token=', '');
+
+  it('trades a launch token for a session once; the second time, and the token itself, are refused', async () => {
+    const launch = launchToken();
+    const first = await exchange(launch);
+    expect(first.status).toBe(200);
+    const session = first.body.value.session as string;
+    expect((await call('status', {}, { authorization: `Bearer ${session}` })).status).toBe(200);
+
+    const again = await exchange(launch);
+    expect(again.status).toBe(401);
+    expect(again.body.error.message).toContain('already used');
+    expect((await call('status', {}, { authorization: `Bearer ${launch}` })).status).toBe(401);
+    // Neither the agent token nor a session is a launch token.
+    expect((await exchange(agentToken())).status).toBe(401);
+    expect((await exchange(session)).status).toBe(401);
+  });
+
+  it('gives new launch addresses to the agent token only, not to a window', async () => {
+    const launch = (authorization: string) =>
+      request(`${origin}/api/launch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization, origin },
+        body: '{}',
+      }).then(async (response) => ({
+        status: response.statusCode,
+        body: (await response.body.json()) as Parsed,
+      }));
+    expect((await launch(`Bearer ${token}`)).status).toBe(403);
+    const given = await launch(`Bearer ${agentToken()}`);
+    expect(given.status).toBe(200);
+    expect(given.body.value.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{32}$/);
+    expect(await connectToBridge(bridge.agentUrl).launchUrl()).not.toBe(given.body.value.url);
+  });
+
+  it("takes only a window's session in the event stream's query, never the agent token", async () => {
+    const stream = async (query: string) => {
+      const response = await request(`${origin}/api/events?token=${query}`, { headers: { origin } });
+      // An open stream is cut here; undici reports that as an error of the body, which is expected.
+      response.body.on('error', () => {});
+      response.body.destroy();
+      return response.statusCode;
+    };
+    expect(await stream(token)).toBe(200);
+    expect(await stream(agentToken())).toBe(401);
+    expect(await stream(launchToken())).toBe(401);
+  });
+});
+
 describe('closing the bridge', () => {
   it('ends open event streams instead of waiting for the window to go away', async () => {
     const api = createAgentApi(agent);
     const second = await startBridge({ api, subscribe: statusEvents(agent, api) });
     const secondOrigin = `http://127.0.0.1:${second.port}`;
-    const secondToken = new URL(second.url).hash.replace('#token=', '');
+    const secondToken = await windowSession(second);
     const stream = await request(`${secondOrigin}/api/events?token=${secondToken}`, {
       headers: { origin: secondOrigin },
     });
@@ -154,7 +217,7 @@ describe('closing the bridge', () => {
 
 describe('the bridge client (what the Electron main process serves IPC with)', () => {
   it('calls methods, turns refusals into AgentApiErrors, and follows the status stream', async () => {
-    const client = connectToBridge(bridge.url);
+    const client = connectToBridge(bridge.agentUrl);
     expect(await client.call('status', {})).toMatchObject({ serviceUrl: svc.url, repositories: [] });
     await expect(client.call('addRepository', { path: 7 })).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(client.call('noSuchMethod', {})).rejects.toMatchObject({ code: 'not_found' });

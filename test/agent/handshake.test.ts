@@ -62,8 +62,9 @@ describe('the structured handshake of flowsync ui', () => {
     const bridge = connectToBridge(`http://127.0.0.1:${ready.port}/#token=${ready.token}`);
     const status = (await bridge.call('status', {})) as AgentStatus;
     expect(status.repositories).toEqual([]);
-    // A terminal still gets the human line, with the same address.
-    await eventually(() => expect(stdout).toContain(`Window: ${ready.url}\n`));
+    // The human line has the address only: the token in the handshake is the agent's, never printed.
+    await eventually(() => expect(stdout).toContain(`Window: http://127.0.0.1:${ready.port}/ (`));
+    expect(stdout).not.toContain(ready.token);
   });
 
   it('ends the wait with the exit code when the agent stops before it is ready', async () => {

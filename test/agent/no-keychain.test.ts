@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/agent/index.ts';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, startProgram, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { FLOWSYNC_BIN } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -21,7 +22,9 @@ const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync
 async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
   agent = startAgentProcess(['ui'], { ...userEnv(home), ...env });
   await agent.waitFor(/Window: (\S+)/, 40_000);
-  return connectToBridge(/Window: (\S+)/.exec(agent.output())![1]!);
+  // The agent's own address (with the agent token) is in its lock, as `flowsync ui --open` reads it.
+  const lock = readFileSync(join(home, '.local/share/flowsync/agent.lock'), 'utf8');
+  return connectToBridge((JSON.parse(lock) as { bridge: string }).bridge);
 }
 
 async function refusal(promise: Promise<unknown>): Promise<AgentApiError> {
@@ -71,19 +74,40 @@ describe('no keychain, tokens in the environment', () => {
     expect(svc.read('SELECT * FROM api_keys')).toEqual([]);
   });
 
-  it('prints the embedded service tokens once, with how to use them, when it cannot keep them', async () => {
-    agent = startAgentProcess(['start', repo.root], {
+  it('prints the embedded service tokens once, with how to use them, on a terminal only', async () => {
+    const env = {
       ...userEnv(home),
       ...NO_KEYCHAIN,
       FLOWSYNC_URL: '',
       FLOWSYNC_TOKEN: '',
       FLOWSYNC_ADMIN_TOKEN: '',
       FLOWSYNC_EMBEDDED_PORT: '0',
-    });
+    };
+    // stdout a pipe (a log, the journal behind an autostart entry): where the tokens are, not the tokens.
+    agent = startAgentProcess(['start', repo.root], env);
+    await agent.waitFor(/Watching 1 repository/, 40_000);
+    expect(agent.output()).toContain(
+      "No OS keychain: the embedded service's tokens live in memory for this run only",
+    );
+    expect(agent.output()).not.toMatch(/fsu_|fsa_|token=/);
+    agent.signal('SIGINT');
+    expect(await agent.exitWithin()).toBe(0);
+
+    // On a terminal (script(1) gives the agent one), the person in front of it gets them, and the window's address.
+    agent = startProgram(
+      'script',
+      ['-qfec', `'${process.execPath}' '${FLOWSYNC_BIN}' start '${repo.root}'`, '/dev/null'],
+      env,
+    );
     await agent.waitFor(
       /export FLOWSYNC_URL=(\S+) FLOWSYNC_TOKEN=(fsu_\S+) FLOWSYNC_ADMIN_TOKEN=(fsa_\S+)/,
       40_000,
     );
+    await agent.waitFor(/Window: http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+/);
+    // script(1) does not pass Ctrl-C on from a pipe: the agent itself is stopped, then script ends with it.
+    const lock = readFileSync(join(home, '.local/share/flowsync/agent.lock'), 'utf8');
+    process.kill((JSON.parse(lock) as { pid: number }).pid, 'SIGINT');
+    expect(await agent.exitWithin()).toBe(0);
   });
 });
 

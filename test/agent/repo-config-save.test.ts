@@ -45,7 +45,7 @@ async function openAgent(remote: string) {
   });
   const api = createAgentApi(agent);
   bridge = await startBridge({ api, subscribe: statusEvents(agent, api) });
-  return connectToBridge(bridge.url);
+  return connectToBridge(bridge.agentUrl);
 }
 
 beforeEach(async () => {

@@ -50,7 +50,9 @@ async function hasExited(agent: AgentProcess): Promise<boolean> {
   );
 }
 
-const windowOf = (agent: AgentProcess) => /Window: (\S+)/.exec(agent.output())?.[1];
+/** The window's address as an agent whose stdout is not a terminal prints it: without a token. */
+const windowOf = (agent: AgentProcess) =>
+  /Window: (\S+) \(`flowsync ui --open` opens it\)/.exec(agent.output())?.[1];
 
 describe('one agent per machine user', () => {
   it('of two starts at once, one runs the agent and the other hands it its folder and exits 0', async () => {
@@ -62,7 +64,7 @@ describe('one agent per machine user', () => {
     await running.waitFor(/Watching/);
     const address = windowOf(running)!;
     expect(handed.output()).toMatch(/an agent is already running \(pid \d+\); handing it /);
-    expect(handed.output()).toContain(`Window: ${address}\n`);
+    expect(handed.output()).toContain(`Window: ${address} (\`flowsync ui --open\` opens it)\n`);
     expect(handed.output()).not.toMatch(/Watching/);
 
     // Both folders are synced by the one agent, which keeps watching the one handed to it.
@@ -79,19 +81,20 @@ describe('one agent per machine user', () => {
     const status = await runFlowsync(['status'], { env });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`Agent: running (pid ${running.pid}, since `);
-    expect(status.stdout).toContain(`window ${address}\n`);
+    expect(status.stdout).toContain(`window ${address} (\`flowsync ui --open\` opens it)\n`);
     expect(status.stdout).toMatch(/local\/repo .*\n.*local\/second /s);
 
     // `flowsync ui` is an agent too: it shows the running one's window instead of starting another.
     const ui = await runFlowsync(['ui'], { env });
     expect(ui.code, ui.stderr).toBe(0);
-    expect(ui.stdout).toContain(`Window: ${address}\n`);
+    expect(ui.stdout).toContain(`Window: ${address} (\`flowsync ui --open\` opens it)\n`);
     // A one-shot sync beside it would send everything twice from one state: refused in one line.
     const sync = await runFlowsync(['sync', repo.root], { env });
     expect(sync.code).toBe(2);
     expect(sync.stderr).toMatch(/^flowsync: An agent is already running \(pid \d+\)[^\n]*\n$/);
 
-    // The lock holds the window's token: only its owner may read it.
+    // The lock holds the agent token (what `flowsync ui --open` asks a launch address with): only its owner may read it.
+    expect(readFileSync(lockPath, 'utf8')).toMatch(/"bridge":"http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+"/);
     expect(readFileSync(lockPath, 'utf8')).toContain(address);
     expect(statSync(lockPath).mode & 0o777).toBe(0o600);
     running.signal('SIGTERM');

@@ -8,6 +8,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { launchAddress } from '../support/window.ts';
 
 let browser: Browser;
 let svc: TestService;
@@ -41,10 +42,10 @@ beforeAll(async () => {
   };
   entryPath = join(home, '.config/autostart/flowsync.desktop');
   agent = startAgentProcess(['ui'], env);
-  await agent.waitFor(/Window: (\S+)/);
-  address = /Window: (\S+)/.exec(agent.output())![1]!;
+  const launch = await launchAddress(agent, env);
+  address = `${new URL(launch).origin}/`;
   page = await browser.newPage();
-  await page.goto(address);
+  await page.goto(launch);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -84,7 +85,9 @@ describe('Settings: Start at login', () => {
       timeout: 30_000,
     });
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`Window: ${address}`);
+    // What the session's log gets from the entry's stdout: the address, and no token that opens the window.
+    expect(run.stdout).toContain(`Window: ${address} (\`flowsync ui --open\` opens it)`);
+    expect(`${run.stdout}${run.stderr}`).not.toContain('token=');
 
     await box.uncheck();
     await expect.poll(() => existsSync(entryPath), { timeout: 20_000 }).toBe(false);

@@ -7,6 +7,7 @@ import { startAgentProcess, type AgentProcess } from '../support/agent-process.t
 import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { launchAddress } from '../support/window.ts';
 
 const BUILT_PAGE = fileURLToPath(new URL('../../renderer/dist/index.html', import.meta.url));
 
@@ -14,7 +15,7 @@ let browser: Browser;
 let svc: TestService;
 let repo: TestRepo;
 let agent: AgentProcess;
-let address: string;
+let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   buildRenderer();
@@ -23,16 +24,15 @@ beforeAll(async () => {
   repo = makeRepo();
   const home = join(repo.dir, 'home');
   mkdirSync(home);
-  agent = startAgentProcess(['ui'], {
+  env = {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local/share'),
     FLOWSYNC_URL: svc.url,
     FLOWSYNC_TOKEN: svc.tokens.user,
     FLOWSYNC_ADMIN_TOKEN: '',
-  });
-  await agent.waitFor(/Window: (\S+)/);
-  address = /Window: (\S+)/.exec(agent.output())![1]!;
+  };
+  agent = startAgentProcess(['ui'], env);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -59,7 +59,7 @@ describe('the window under a CSP without inline styles or scripts', () => {
       readFileSync(BUILT_PAGE, 'utf8'),
     )?.[1];
     const page = await browser.newPage();
-    const response = await page.goto(address);
+    const response = await page.goto(await launchAddress(agent, env));
     const header = (await response!.allHeaders())['content-security-policy'];
     await page.close();
     for (const policy of [meta, header]) {
@@ -79,7 +79,7 @@ describe('the window under a CSP without inline styles or scripts', () => {
         document.addEventListener('securitypolicyviolation', (event) =>
           window.violations.push(event.violatedDirective + ' ' + event.blockedURI + ' ' + event.sample));`,
     });
-    await page.goto(address);
+    await page.goto(await launchAddress(agent, env));
     for (const name of ['Sync', 'Tasks', 'Repo config', 'Settings']) {
       await page.getByRole('tab', { name }).click();
       await expect.poll(() => page.getByRole('tab', { name }).getAttribute('aria-selected')).toBe('true');

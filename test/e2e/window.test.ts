@@ -8,7 +8,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
-import { addRepository as addRepositoryOn } from '../support/window.ts';
+import { addRepository as addRepositoryOn, launchAddress } from '../support/window.ts';
 
 let browser: Browser;
 let svc: TestService;
@@ -34,16 +34,16 @@ beforeEach(async () => {
   const home = join(repo.dir, 'home');
   mkdirSync(home);
   // `flowsync ui` as a user runs it, against the test's service with its tokens in the environment.
-  agent = startAgentProcess(['ui'], {
+  const env = {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local/share'),
     FLOWSYNC_URL: svc.url,
     FLOWSYNC_TOKEN: svc.tokens.user,
     FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
-  });
-  await agent.waitFor(/Window: (\S+)/);
-  address = /Window: (\S+)/.exec(agent.output())![1]!;
+  };
+  agent = startAgentProcess(['ui'], env);
+  address = await launchAddress(agent, env);
   page = await browser.newPage();
   await page.goto(address);
 });
@@ -250,7 +250,8 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     );
     expect(status).toBe(401);
 
-    const token = new URL(address).hash.replace('#token=', '');
+    // The credential the open window holds: its session (the launch token of its address is spent).
+    const token = String(await page.evaluate("sessionStorage.getItem('flowsync.session')"));
     await bare.goto('data:text/html,<title>elsewhere</title>');
     const fromElsewhere = await bare.evaluate(
       async ([url, secret]) => {

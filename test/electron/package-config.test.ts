@@ -8,7 +8,7 @@ import { getConfig, validateConfiguration } from 'app-builder-lib/out/util/confi
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('electron-builder.yml', () => {
-  it("passes electron-builder's schema and sets the fuses the utility-process agent allows", async () => {
+  it("passes electron-builder's schema and sets the fuses the utility-process agent and the app:// page allow", async () => {
     const config = await getConfig(ROOT, null, null);
     await validateConfiguration(config, new DebugLogger(false));
     expect(config.electronFuses).toEqual({
@@ -18,6 +18,8 @@ describe('electron-builder.yml', () => {
       enableNodeCliInspectArguments: false,
       enableEmbeddedAsarIntegrityValidation: true,
       onlyLoadAppFromAsar: true,
+      // The page is served from app://, so file:// pages keep no extra privileges (fetch, service workers).
+      grantFileProtocolExtraPrivileges: false,
     });
   });
 });

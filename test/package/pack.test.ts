@@ -251,7 +251,9 @@ describe('the desktop package', () => {
     const address = /Window: (\S+)/.exec(agent.output())![1]!;
     const page = await request(new URL(address).origin + '/');
     expect(await page.body.text()).toMatch(/<div id="root">/);
-    const bridge = connectToBridge(address);
+    // The agent's own address, with the agent token, is in its lock (stdout, a pipe here, shows no token).
+    const lock = readFileSync(join(env.XDG_DATA_HOME!, 'flowsync', 'agent.lock'), 'utf8');
+    const bridge = connectToBridge((JSON.parse(lock) as { bridge: string }).bridge);
     await bridge.call('addRepository', { path: repo.root });
     await eventually(() =>
       expect(serviceTree(svc.read, 'local', 'repo')).toEqual({ 'flows/hello/main.yaml': 'hello\n' }),

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { request } from 'undici';
+import { connectToBridge, type Bridge } from '../../src/agent/index.ts';
 import { startAgentProcess, userEnv, type AgentProcess } from './agent-process.ts';
 import { eventually, type TestRepo } from './repo.ts';
 import type { TestService } from './service.ts';
@@ -25,18 +27,40 @@ export function initGit(repo: TestRepo): void {
 }
 
 /**
+ * A new address that opens the window of the agent running with this environment, once: what `flowsync ui --open`
+ * opens, asked for as it asks (the agent lock holds the bridge's address and agent token). Waits for the window's
+ * line first, which the agent prints once its bridge listens.
+ */
+export async function launchAddress(agent: AgentProcess, env: NodeJS.ProcessEnv): Promise<string> {
+  await agent.waitFor(/Window: (\S+)/);
+  const lock = JSON.parse(readFileSync(join(env.XDG_DATA_HOME!, 'flowsync', 'agent.lock'), 'utf8')) as {
+    bridge: string;
+  };
+  return connectToBridge(lock.bridge).launchUrl();
+}
+
+/** What a page opened on a launch address of this bridge does first: trades the launch token for a session. */
+export async function windowSession(bridge: Bridge): Promise<string> {
+  const launch = new URL(bridge.launchUrl()).hash.replace('#token=', '');
+  const origin = new URL(bridge.address).origin;
+  const response = await request(`${origin}/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin },
+    body: JSON.stringify({ launch }),
+  });
+  return ((await response.body.json()) as { value: { session: string } }).value.session;
+}
+
+/**
  * `flowsync ui` as a user runs it, against the test's service with its tokens in the environment, and a page
- * (light theme, the README's viewport) open on the address it printed.
+ * (light theme, the README's viewport) open on a launch address, as `flowsync ui --open` opens it.
  */
 export async function openWindow(browser: Browser, svc: TestService, repo: TestRepo): Promise<OpenWindow> {
   const home = join(repo.dir, 'home');
   mkdirSync(home, { recursive: true });
-  const agent = startAgentProcess(['ui'], {
-    ...userEnv(home, svc),
-    FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
-  });
-  await agent.waitFor(/Window: (\S+)/);
-  const address = /Window: (\S+)/.exec(agent.output())![1]!;
+  const env = { ...userEnv(home, svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
+  const agent = startAgentProcess(['ui'], env);
+  const address = await launchAddress(agent, env);
   const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light' });
   await page.goto(address);
   return {

@@ -12,6 +12,8 @@ export interface BridgeClient {
   call(method: string, input: unknown): Promise<unknown>;
   /** Follows the bridge's status stream until the returned function is called. */
   subscribe(listener: (event: AgentEvent) => void): () => void;
+  /** A new address that opens the agent's window once (the agent token may ask for it; a window may not). */
+  launchUrl(): Promise<string>;
 }
 
 /**
@@ -24,24 +26,30 @@ export function connectToBridge(address: string): BridgeClient {
   const token = new URLSearchParams(url.hash.slice(1)).get('token') ?? '';
   const authorization = `Bearer ${token}`;
   const headers = { 'content-type': 'application/json', authorization, origin };
+  const post = async (path: string, input: unknown) => {
+    const response = await request(`${origin}/api/${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(input ?? {}),
+    });
+    const reply = (await response.body.json()) as {
+      ok: boolean;
+      value?: unknown;
+      error?: AgentApiErrorBody;
+    };
+    if (!reply.ok) {
+      const error = reply.error ?? { code: 'internal' as const, message: `HTTP ${response.statusCode}` };
+      throw new AgentApiError(error.code, error.message, error.issues);
+    }
+    return reply.value;
+  };
   return {
     async call(method, input) {
       if (!Object.hasOwn(AGENT_API, method)) throw new AgentApiError('not_found', `No method ${method}.`);
-      const response = await request(`${origin}/api/${method as AgentApiMethod}`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(input ?? {}),
-      });
-      const reply = (await response.body.json()) as {
-        ok: boolean;
-        value?: unknown;
-        error?: AgentApiErrorBody;
-      };
-      if (!reply.ok) {
-        const error = reply.error ?? { code: 'internal' as const, message: `HTTP ${response.statusCode}` };
-        throw new AgentApiError(error.code, error.message, error.issues);
-      }
-      return reply.value;
+      return post(method as AgentApiMethod, input);
+    },
+    async launchUrl() {
+      return ((await post('launch', {})) as { url: string }).url;
     },
     subscribe(listener) {
       const controller = new AbortController();

@@ -1,5 +1,4 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import {
@@ -12,6 +11,7 @@ import {
 import { toAgentApiError } from '../api/implementation.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { connectionLimits, serverOptions } from '../../service/index.ts';
+import { WindowSessions } from './window-sessions.ts';
 
 export interface BridgeOptions {
   api: AgentApi;
@@ -23,8 +23,15 @@ export interface BridgeOptions {
 }
 
 export interface Bridge {
-  /** The address to open, with the token after `#` (kept out of logs and Referer headers). */
-  url: string;
+  /** The window's address without any credential: what `flowsync status` and a log may show. */
+  address: string;
+  /**
+   * The address with the agent token after `#`, for the agent's own processes (the agent lock, 0600, and the
+   * desktop handshake): never printed, never opened in a browser.
+   */
+  agentUrl: string;
+  /** A new address that opens the window once: its launch token dies when the page trades it for a session. */
+  launchUrl(): string;
   port: number;
   close(): Promise<void>;
 }
@@ -61,26 +68,28 @@ const BRIDGE_MAX_CONNECTIONS = 128;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route takes the token from `?token=` too: only the event stream, which EventSource opens. */
+    /** The route takes a window's session from `?token=` too: only the event stream, which EventSource opens. */
     tokenInQuery?: boolean;
+    /** Who may call the route: a window or the agent (default), the agent only, or anyone (the session exchange). */
+    caller?: 'any' | 'agent' | 'nobody-checked';
   }
 }
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
-
 /**
- * The token a request presents: `Authorization: Bearer <token>`, never the query (a URL ends up in shell history
- * and logs), except on the event stream, which a browser opens with EventSource and so cannot send a header.
+ * The credential a request presents: `Authorization: Bearer <token>`, never the query (a URL ends up in shell
+ * history and logs), except a window's session on the event stream, which a browser opens with EventSource and so
+ * cannot send a header. A cookie would be the other way, and it is worse on loopback: cookies ignore the port, so
+ * every other server on 127.0.0.1 the browser visits would be sent it, and SameSite counts all those ports as
+ * the same site.
  */
-function presentedToken(request: FastifyRequest): string {
+function presentedToken(request: FastifyRequest): { token: string; inQuery: boolean } {
   const header = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-  if (header !== undefined) return header;
+  if (header !== undefined) return { token: header, inQuery: false };
   const query = (request.query as { token?: unknown }).token;
-  return request.routeOptions.config.tokenInQuery && typeof query === 'string' ? query : '';
+  return request.routeOptions.config.tokenInQuery && typeof query === 'string'
+    ? { token: query, inQuery: true }
+    : { token: '', inQuery: false };
 }
-
-/** Compared as SHA-256 digests, so the time taken tells nothing about the token, not even its length. */
-const sameToken = (presented: string, expected: Buffer) => timingSafeEqual(digest(presented), expected);
 
 /**
  * The loopback bridge: AgentApi over HTTP on 127.0.0.1 for a browser, like Syncthing's web GUI. Every API request
@@ -89,8 +98,7 @@ const sameToken = (presented: string, expected: Buffer) => timingSafeEqual(diges
  * browser). Status is pushed as server-sent events.
  */
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
-  const token = randomBytes(24).toString('base64url');
-  const tokenDigest = digest(token);
+  const sessions = new WindowSessions();
   // An open window keeps its event stream open: closing the bridge must end those, not wait for them.
   const limits = connectionLimits(BRIDGE_MAX_CONNECTIONS);
   const app = Fastify({
@@ -196,16 +204,46 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   };
 
-  // Every route under /api needs the token. The check is a hook of this plugin, so it runs after routing, on the
+  // A window trades the launch token of its address for a session, once (see window-sessions.ts).
+  const startSession = async (request: FastifyRequest, reply: FastifyReply) => {
+    const launch = (request.body as { launch?: unknown } | null)?.launch;
+    const session = typeof launch === 'string' ? sessions.exchange(launch) : null;
+    if (session === null) {
+      return refuse(
+        reply,
+        401,
+        'This window address was already used (or is from an earlier run): `flowsync ui --open` opens a new one.',
+      );
+    }
+    return { ok: true, value: { session } };
+  };
+
+  // Every route under /api needs a credential. The check is a hook of this plugin, so it runs after routing, on the
   // route the router chose: a spelling of the path that the router decodes (`/%61pi/status`) cannot skip it.
   const api = async (routes: FastifyInstance) => {
     routes.addHook('onRequest', async (request, reply) => {
-      if (!sameToken(presentedToken(request), tokenDigest)) {
-        return refuse(reply, 401, 'The bridge token is missing or wrong: open the address flowsync printed.');
+      const caller = request.routeOptions.config.caller ?? 'any';
+      if (caller === 'nobody-checked') return;
+      const { token, inQuery } = presentedToken(request);
+      const who = sessions.identify(token);
+      if (who === null || (inQuery && who !== 'session')) {
+        return refuse(
+          reply,
+          401,
+          "This window's session is missing or has ended: `flowsync ui --open` opens a new window.",
+        );
+      }
+      if (caller === 'agent' && who !== 'agent') {
+        return refuse(reply, 403, 'Only the agent itself may do this.');
       }
     });
     routes.post('/:method', callMethod);
     routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);
+    routes.post('/session', { config: { caller: 'nobody-checked' } }, startSession);
+    routes.post('/launch', { config: { caller: 'agent' } }, async () => ({
+      ok: true,
+      value: { url: launchUrl() },
+    }));
   };
   await app.register(api, { prefix: '/api' });
 
@@ -230,10 +268,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     );
   });
 
+  const launchUrl = () => `http://127.0.0.1:${port}/#token=${sessions.newLaunch()}`;
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   port = (app.server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}/#token=${token}`,
+    address: `http://127.0.0.1:${port}/`,
+    agentUrl: `http://127.0.0.1:${port}/#token=${sessions.agentToken}`,
+    launchUrl,
     port,
     close: async () => {
       for (const stream of streams) stream.end();

@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /**
  * The structured handshake: how a parent process (the desktop app) learns where the agent's window is served,
- * instead of reading the human `Window:` line. The agent posts it once its bridge listens; `url` carries the token
- * after `#`, as the human line does, and `port` and `token` are given apart so no one has to parse the address.
+ * instead of reading the human `Window:` line. The agent posts it once its bridge listens; `url` carries the agent
+ * token after `#` (the human line never does), and `port` and `token` are given apart so no one has to parse it.
  */
 export const agentReadySchema = z.object({
   type: z.literal('ready'),

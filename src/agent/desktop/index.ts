@@ -1,5 +1,5 @@
-// The desktop app's side of the agent: the handshake and the window's rules. Light on purpose (zod and node:url
-// only): Electron's main process imports this door, and has no use for the rest of the agent.
+// The desktop app's side of the agent: the handshake and the window's rules. Light on purpose (zod, node:fs and
+// node:path only): Electron's main process imports this door, and has no use for the rest of the agent.
 export {
   agentReadySchema,
   announceReady,
@@ -8,4 +8,4 @@ export {
   type AgentChild,
   type AgentReady,
 } from './handshake.ts';
-export { appPageUrl, isAppPage, type SenderFrame } from './window-policy.ts';
+export { APP_PAGE_URL, APP_SCHEME, appFile, isAppPage, type SenderFrame } from './window-policy.ts';

@@ -21,6 +21,7 @@ import { ProgressDisplay } from '../progress.ts';
 import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
+import { showWindow } from '../window-address.ts';
 
 export function startCommand(): Command {
   return new Command('start')
@@ -48,25 +49,33 @@ export function startCommand(): Command {
 export function uiCommand(): Command {
   return new Command('ui')
     .description(
-      'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address with a\n' +
-        'random token, printed below: open it in a browser on this machine. Like `flowsync start`, it syncs\n' +
-        'and watches until Ctrl-C; repositories can be added from the window.',
+      'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address. On a\n' +
+        'terminal it prints an address that opens the window once; --open opens it in your browser (a new\n' +
+        'window each time, also when an agent already runs). Like `flowsync start`, it syncs and watches until\n' +
+        'Ctrl-C; repositories can be added from the window.',
     )
     .addOption(urlOption())
     .option('--ui-port <port>', 'port of the loopback address (default: any free port)', parsePort, 0)
-    .addHelpText('after', '\nExamples:\n  $ flowsync ui\n  $ flowsync ui --ui-port 8384')
+    .option('--open', 'open the window in the browser ($BROWSER, else the system opener)')
+    .addHelpText('after', '\nExamples:\n  $ flowsync ui --open\n  $ flowsync ui --ui-port 8384')
     .action((options: RunOptions) => runAgent([], options, false));
 }
 
 interface RunOptions {
   url?: string;
   uiPort: number;
+  open?: boolean;
 }
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   // Lines quote file and repository names and the service's messages: their control characters are spelled out.
   const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
-  const lock = await becomeAgentOrHandOver(needsRepository ? 'start' : 'ui', folders, out);
+  const lock = await becomeAgentOrHandOver(
+    needsRepository ? 'start' : 'ui',
+    folders,
+    out,
+    options.open === true,
+  );
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
   const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
@@ -82,7 +91,9 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
   if (agent.embedded) lock.setService(agent.serviceUrl);
   out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
-  if (agent.notice) out(agent.notice);
+  if (agent.notice) out(agent.notice.line);
+  // One line at a time: out() spells a newline inside a line out as \n.
+  if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
   await agent.addConfigured();
 
   const progress = new ProgressDisplay(process.stdout);
@@ -140,10 +151,15 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     port: options.uiPort,
     staticDir: rendererDir(),
   });
-  lock.setBridge(bridge.url);
-  out(`Window: ${bridge.url}`);
-  // The same address as a message, for a parent that started us (the desktop app): no scraping of the line above.
-  await announceReady(bridge.url);
+  lock.setBridge(bridge.agentUrl);
+  // A browser that cannot be opened does not stop the agent: the line says so, and the agent runs on.
+  out(
+    await showWindow(bridge.address, bridge.launchUrl, options.open === true).catch(
+      (error: Error) => `Window: ${bridge.address} (${error.message})`,
+    ),
+  );
+  // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
+  await announceReady(bridge.agentUrl);
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
   // saying which part it was (nothing pending is lost: the state is the outbox).
   let stage = 'reading the state';

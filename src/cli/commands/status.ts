@@ -73,8 +73,10 @@ function describeAgent(running: AgentLockOwner | null): string {
   if (running.command === 'sync')
     return `Agent: not running; \`flowsync sync\` is running (pid ${running.pid}).`;
   const since = `since ${localTime(running.startedAt)}`;
+  // The lock's address carries the agent token: only its origin is shown, and `ui --open` opens a window.
   return running.bridge
-    ? `Agent: running (pid ${running.pid}, ${since}), window ${running.bridge}`
+    ? `Agent: running (pid ${running.pid}, ${since}), window ${new URL(running.bridge).origin}/ ` +
+        '(`flowsync ui --open` opens it)'
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
