@@ -34,7 +34,9 @@ beforeAll(async () => {
   });
   await agent.waitFor(/Window: (\S+)/);
   await agent.waitFor(/Watching 1 repository/);
-  const window = new URL(/Window: (\S+)/.exec(agent.output())![1]!);
+  // The printed address has no token (stdout is a pipe): the agent's own token is in its lock, as for `ui --open`.
+  const lock = JSON.parse(readFileSync(join(data, 'agent.lock'), 'utf8')) as { bridge: string };
+  const window = new URL(lock.bridge);
   bridgePort = Number(window.port);
   bridgeToken = window.hash.replace('#token=', '');
   serviceUrl = /syncing with (\S+) \(the embedded service\)/.exec(agent.output())![1]!;
