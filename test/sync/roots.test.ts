@@ -196,3 +196,34 @@ describe('a repository on a drive', () => {
     await eventually(() => expect(engine.status()).toMatchObject({ phase: 'idle', counts: { pending: 0 } }));
   });
 });
+
+describe('a change the watcher cannot hear', () => {
+  it('is found by the periodic rescan, sent, and counted as missed', async () => {
+    const tree = makeRepo({ 'flows/x/main.yml': 'steps: []\n', 'flows/x/sub/old.yml': 'old\n' });
+    repo = tree;
+    // A folder mounted over a watched one: its watch stays on the folder below, and no event says anything changed.
+    const holder = mkdtempSync(join(tmpdir(), 'flowsync-over-'));
+    cleanups.push(() => rmSync(holder, { recursive: true, force: true }));
+    writeFileSync(join(holder, 'new.yml'), 'heard of by no watcher\n');
+    harness = createEngine({
+      root: tree.root,
+      statePath: join(tree.dir, 'state.db'),
+      url: svc.url,
+      userToken: svc.tokens.user,
+      clientAttempts: 1,
+      timings: { retryBaseMs: 50, retryMaxMs: 300, presenceIntervalMs: 100, rescanIntervalMs: 500 },
+    });
+    const misses: { files: number; reason: string }[] = [];
+    harness.engine.on('missed', (miss) => misses.push(miss));
+    await harness.engine.start();
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+
+    const over = join(tree.root, 'flows/x/sub');
+    execFileSync('mount', ['--bind', holder, over]);
+    cleanups.push(() => execFileSync('umount', ['-l', over]));
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    expect(stored()).toMatchObject({ 'flows/x/sub/new.yml': 'heard of by no watcher\n' });
+    expect(misses).toContainEqual({ files: 2, reason: 'periodic' });
+    expect(harness.engine.status()).toMatchObject({ missed: 2, counts: { pending: 0 } });
+  });
+});
