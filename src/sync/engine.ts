@@ -192,7 +192,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       watcher: this.watcher,
       reconciler: this.reconciler,
       guard: this.guard,
-      isMissing: () => this.phase === 'missing' && this.guard.held.size === 0,
+      isMissing: () => this.phase === 'missing',
       setMissing: (message) => this.setPhase('missing', message),
       changed: () => this.scheduler.want(),
       // Already in the scheduler's queue (the presence check is local work): rescanned here, not queued behind it.
@@ -320,7 +320,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** What a verifying rescan found: logged and counted, so that a miss is never silent. */
   private found(reason: string, files: number): void {
-    if (files === 0) return;
+    // With the watcher's own reports still waiting, what the rescan found may be theirs: sent, not counted.
+    if (files === 0 || !this.coalescer.idle) return;
     this.missed += files;
     this.emit('missed', { files, reason });
     this.setPhase(this.phase, this.message);
