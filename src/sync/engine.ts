@@ -131,6 +131,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** Files the rescans found that the watcher had not reported. */
   private missed = 0;
   private rescanTimer: NodeJS.Timeout | null = null;
+  /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
+  private readonly newFolders = new Set<string>();
+  private newFoldersQueued = false;
   private phase: SyncPhase = 'idle';
   private message: string | null = null;
   /** The phase a round left, to return to after a scan while a retry is waited for. */
@@ -183,7 +186,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       },
       () => this.setPhase(this.phase, this.message),
       options.watchBudget,
-      (folder) => this.inBackground(this.verify('new folder', [folder])),
+      (folder) => this.newFolder(folder),
     );
     this.presence = new PresenceCheck({
       repo: options.repo,
@@ -325,6 +328,27 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.missed += files;
     this.emit('missed', { files, reason });
     this.setPhase(this.phase, this.message);
+  }
+
+  /**
+   * A new folder is watched now: rescanned, with every other new folder that settled meanwhile, in one job (a
+   * checkout that makes 3,000 folders queued 3,000 rescans, and the presence check waited behind them).
+   */
+  private newFolder(folder: string): void {
+    this.newFolders.add(folder);
+    if (this.newFoldersQueued) return;
+    this.newFoldersQueued = true;
+    this.inBackground(
+      this.local(async () => {
+        this.newFoldersQueued = false;
+        const folders = [...this.newFolders].sort();
+        this.newFolders.clear();
+        const outermost = folders.filter(
+          (folder, index) => !folders.slice(0, index).some((other) => folder.startsWith(`${other}/`)),
+        );
+        this.found('new folder', await this.reconciler.rescan(outermost));
+      }),
+    );
   }
 
   /** After a watcher error: every root watched anew, then rescanned, since events may have been lost. */
