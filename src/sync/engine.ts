@@ -103,7 +103,7 @@ interface EngineEvents {
 /**
  * Every repository is rescanned whole this often (±20 %), as Syncthing does hourly: the watcher is a hint, the
  * rescan the truth. 100,000 unchanged files cost 2.3 s of CPU, 88 MiB read(2) from the page cache (the state's
- * pages; no file is read) and no request; 10,000 files 0.33 s (bench/sync.ts, 2 cores at load 12). Every
+ * pages; no file is read) and no request; 10,000 files 0.33 s (bench/sync.ts, 2 shared cores at load 12 to 17). Every
  * 10 minutes is 0.4 % of one core at 100,000 files, and a miss is sent within 12 minutes at worst.
  */
 export const RESCAN_INTERVAL_MS = 10 * 60_000;

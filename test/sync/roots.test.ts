@@ -227,3 +227,35 @@ describe('a change the watcher cannot hear', () => {
     expect(harness.engine.status()).toMatchObject({ missed: 2, counts: { pending: 0 } });
   });
 });
+
+describe('a flow root replaced by another drive', () => {
+  it('deletes nothing and sends nothing of it while it is there; unmounted, converges', async () => {
+    const tree = makeRepo(flowFiles(5, 4));
+    repo = tree;
+    const engine = await start(tree);
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    const before = stored();
+
+    const flows = join(tree.root, 'flows');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', flows]);
+    let mounted = true;
+    cleanups.push(() => {
+      if (mounted) execFileSync('umount', ['-l', flows]);
+    });
+    tree.write('flows/elsewhere/main.yml', 'a flow of another drive\n');
+    await eventually(() =>
+      expect(engine.status()).toMatchObject({
+        phase: 'missing',
+        message: expect.stringContaining('another drive'),
+      }),
+    );
+    await engine.sync();
+    expect(stored()).toEqual(before);
+
+    execFileSync('umount', [flows]);
+    mounted = false;
+    tree.write('flows/f2/file-0.yml', 'edited on the first drive\n');
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    await eventually(() => expect(engine.status()).toMatchObject({ phase: 'idle', counts: { pending: 0 } }));
+  });
+});
