@@ -37,9 +37,9 @@ export class PresenceCheck {
   private readonly rules: IgnoreRules;
   private readonly watcher: FlowWatcher;
   /**
-   * The folder (device and inode) each flow root was when it was watched. A root deleted and re-created between
-   * two checks (`rm -rf flows && git checkout -- flows`) is another folder under the same name: chokidar still
-   * watches the deleted one, and the agent heard nothing after it (5 of 5 runs, deaf after 180 s).
+   * The folder (device, inode, birth time) each flow root was when it was watched. A root deleted and re-created
+   * between two checks (`rm -rf flows && git checkout -- flows`) is another folder under the same name: chokidar
+   * still watches the deleted one, and the agent heard nothing after it (5 of 5 runs, deaf after 180 s).
    */
   private readonly watchedAs = new Map<string, string>();
 
@@ -62,9 +62,14 @@ export class PresenceCheck {
     return this.watcher.add(present);
   }
 
+  /**
+   * Device, inode and birth time: a folder re-created at once often gets the inode number just freed (measured
+   * on ext4: the same number, which left the agent deaf in 1 of 4 runs of the test), and its birth time (statx)
+   * tells it from the deleted one. Without a birth time (0), the watcher's own report of the root gone does.
+   */
   private identity(root: string): string {
     const stat = statSync(join(this.repo.root, root), { throwIfNoEntry: false });
-    return stat ? `${stat.dev}:${stat.ino}` : '-';
+    return stat ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : '-';
   }
 
   /** Flow roots that appeared (or vanished) and the repository folder itself. */
