@@ -65,7 +65,8 @@ export class PresenceCheck {
   /**
    * Device, inode and birth time: a folder re-created at once often gets the inode number just freed (measured
    * on ext4: the same number, which left the agent deaf in 1 of 4 runs of the test), and its birth time (statx)
-   * tells it from the deleted one. Without a birth time (0), the watcher's own report of the root gone does.
+   * tells it from the deleted one. Where the file system keeps none (0), only a burst of changes that finds the
+   * root gone re-watches it; the periodic rescan still sends what the dead watch missed.
    */
   private identity(root: string): string {
     const stat = statSync(join(this.repo.root, root), { throwIfNoEntry: false });
