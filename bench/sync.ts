@@ -328,18 +328,81 @@ async function outage(dir: string): Promise<BenchRow[]> {
   }
 }
 
+/** This process's reads so far: bytes through read(2) (page cache included) and read calls (/proc/self/io). */
+function processReads(): { bytes: number; calls: number } {
+  const io = readFileSync('/proc/self/io', 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? Number.NaN);
+  return { bytes: field('rchar'), calls: field('syscr') };
+}
+
+/**
+ * What the periodic verified rescan costs with nothing changed (issue 21): a scan of every flow root compared
+ * with the state by mtime and size, then a round that finds nothing to send. Measured in this process (the
+ * engine and its hash workers): wall time, CPU (user + system, all threads), bytes and calls through read(2).
+ */
+async function rescanCost(dir: string, service: ServeProcess): Promise<BenchRow[]> {
+  const sizes = (process.env.FLOWSYNC_BENCH_RESCAN ?? '10000,100000').split(',').map(Number);
+  const rows: BenchRow[] = [];
+  for (const files of sizes) {
+    const root = join(dir, `rescan-${files}`);
+    writeTree(root, files / 100, 100, 200);
+    const { engine, close } = engineFor(root, dir, service, `rescan-${files}`);
+    try {
+      await engine.syncOnce(); // the first sync: the state knows every file's mtime, size and hash
+      const runs: { ms: number; cpuMs: number; bytes: number; calls: number; requests: number }[] = [];
+      for (let run = 0; run < 3; run++) {
+        const cpu = process.cpuUsage();
+        const reads = processReads();
+        const start = performance.now();
+        const report = await engine.syncOnce();
+        const ms = performance.now() - start;
+        const used = process.cpuUsage(cpu);
+        const after = processReads();
+        runs.push({
+          ms,
+          cpuMs: (used.user + used.system) / 1000,
+          bytes: after.bytes - reads.bytes,
+          calls: after.calls - reads.calls,
+          requests: report.requests,
+        });
+      }
+      const median = runs.sort((a, b) => a.ms - b.ms)[1]!;
+      const label = files.toLocaleString('en-US');
+      rows.push(
+        {
+          metric: `rescan of ${label} unchanged files (median of 3): wall / CPU`,
+          value: `${seconds(median.ms)} / ${seconds(median.cpuMs)}`,
+          target: '',
+          met: null,
+        },
+        {
+          metric: `rescan of ${label} unchanged files: read(2) bytes / calls, requests to the service`,
+          value: `${(median.bytes / 2 ** 20).toFixed(1)} MiB / ${median.calls} / ${median.requests}`,
+          target: '0 requests',
+          met: median.requests === 0,
+        },
+      );
+    } finally {
+      await close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
 export async function runSyncBench(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-sync-'));
   const logPath = join(dir, 'service.log');
   const service = await startServeProcess(join(dir, 'service.db'), logPath);
-  // FLOWSYNC_BENCH_PARTS=initial,edits,git,large,outage runs only those parts (all by default).
-  const parts = (process.env.FLOWSYNC_BENCH_PARTS ?? 'initial,edits,git,large,outage').split(',');
+  // FLOWSYNC_BENCH_PARTS=initial,edits,git,large,outage,rescan runs only those parts (all by default).
+  const parts = (process.env.FLOWSYNC_BENCH_PARTS ?? 'initial,edits,git,large,outage,rescan').split(',');
   const runs: Record<string, () => Promise<BenchRow[]>> = {
     initial: () => initialSync(dir, service),
     edits: () => editLatency(dir, service),
     git: () => gitCheckout(dir, service, logPath),
     large: () => largeRepository(dir, service, logPath),
     outage: () => outage(dir),
+    rescan: () => rescanCost(dir, service),
   };
   try {
     const rows: BenchRow[] = [];

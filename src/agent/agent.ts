@@ -52,7 +52,7 @@ export interface AgentOptions {
   /** Engine timings, for tests that cannot wait a minute for a back-off. */
   timings?: Pick<
     SyncEngineOptions,
-    'quietMs' | 'maxWaitMs' | 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs'
+    'quietMs' | 'maxWaitMs' | 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs' | 'rescanIntervalMs'
   >;
 }
 
@@ -180,6 +180,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       state: this.state,
       hasher: this.hasher,
       serviceKey: this.serviceKey,
+      rescanIntervalMs: rescanIntervalFromEnv(),
       ...this.options.timings,
     });
     const watched = { identity, engine };
@@ -305,4 +306,10 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.state.close();
     await this.embedded?.close();
   }
+}
+
+/** $FLOWSYNC_RESCAN_INTERVAL_MS: how often each repository is rescanned whole (tests set it small). */
+function rescanIntervalFromEnv(): number | undefined {
+  const value = Number(process.env.FLOWSYNC_RESCAN_INTERVAL_MS);
+  return Number.isFinite(value) && value >= 100 ? value : undefined;
 }

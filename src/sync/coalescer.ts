@@ -20,6 +20,11 @@ export class Coalescer {
     this.deadline ??= setTimeout(() => this.fire(), this.maxWaitMs);
   }
 
+  /** Whether no change waits to be handed over. */
+  get idle(): boolean {
+    return this.pending.size === 0;
+  }
+
   /** Drops what is pending without flushing it (on stop). */
   clear(): void {
     this.reset();

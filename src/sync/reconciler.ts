@@ -6,6 +6,7 @@ import { isGone, kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
+import type { RootGuard } from './root-guard.ts';
 import { placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
 import type { FileRecord, SyncState } from './state.ts';
 
@@ -16,6 +17,8 @@ export interface ReconcilerOptions {
   repoId: number;
   layout: FlowLayout;
   rules: IgnoreRules;
+  /** Which flow roots may lose files now: below one that is held, nothing is taken as gone. */
+  guard: RootGuard;
   /** The engine's phase, set while scanning and when the repository folder is gone. */
   setPhase(phase: 'scanning' | 'missing', message: string | null): void;
   onHashed(done: number, total: number): void;
@@ -56,12 +59,13 @@ export class Reconciler {
   }
 
   /**
-   * Brings the state in line with the disk below `under` (default: all flow roots). Streams: each slice of the
+   * Brings the state in line with the disk below `under` (default: all flow roots); returns how many files it
+   * found changed, new or gone that the state did not know of (a rescan that verifies the watcher). Streams: each slice of the
    * scan is compared with the state file by file and what changed is hashed as it comes, so that neither the
    * tree nor the state is ever held whole (100,000 files: the rescan's heap went from +90 MB to about +30 MB).
    */
-  async rescan(under: readonly string[] = this.layout.roots): Promise<void> {
-    if (!existsSync(this.repo.root)) return;
+  async rescan(under: readonly string[] = this.layout.roots): Promise<number> {
+    if (!existsSync(this.repo.root)) return 0;
     this.setPhase('scanning', null);
     const { state } = this.options;
     // Keys of what is on disk (files and refused entries), to find what the state has and the disk has not.
@@ -69,7 +73,7 @@ export class Reconciler {
     const refused: RefusedEntry[] = [];
     // Folders that could not be listed, files that could not be looked at: what is below them is not gone.
     const unreadable: string[] = [];
-    const progress = { done: 0, total: 0 };
+    const progress = { done: 0, total: 0, news: 0 };
     let toHash: ScannedFile[] = [];
     // Chunks being hashed while the scan goes on: the workers read while the main thread stats and compares
     // (one at a time, the workers sat idle 70 % of a first sync of 100,000 files).
@@ -105,12 +109,21 @@ export class Reconciler {
       throw failures[0];
     }
     this.noteRefusedRoots(under, refused);
+    // Looked at after the walk: a root that went meanwhile holds what the walk did not find.
+    const { guard } = this.options;
+    for (const root of this.layout.roots)
+      if (
+        under.some(
+          (folder) => folder === root || folder.startsWith(`${root}/`) || root.startsWith(`${folder}/`),
+        )
+      )
+        guard.check(root);
     const below = (key: string) => under.some((folder) => key.startsWith(`${folder}/`));
     const held = (key: string) => unreadable.some((path) => key === `${path}/` || key.startsWith(`${path}/`));
     const gone: { flowPath: string; path: string }[] = [];
     for (const file of state.presentFiles(this.repoId)) {
       const key = `${file.flowPath}/${file.path}`;
-      if (!seen.has(key) && below(key) && !held(key)) gone.push(file);
+      if (!seen.has(key) && below(key) && !held(key) && !guard.holds(key)) gone.push(file);
     }
     state.markGone(this.repoId, gone);
     this.saveRefused(refused);
@@ -118,6 +131,7 @@ export class Reconciler {
     hash(toHash);
     await Promise.all(hashing);
     if (failures.length > 0) throw failures[0];
+    return progress.news + gone.length;
   }
 
   /** Links, FIFOs, sockets and devices are kept as files not sent, each with its reason. */
@@ -178,7 +192,7 @@ export class Reconciler {
   /** Hashes files in the worker pool and records them; `progress` counts files looked at (hashed or unchanged). */
   private async hashAndSave(
     files: ScannedFile[],
-    progress = { done: 0, total: files.length },
+    progress = { done: 0, total: files.length, news: 0 },
   ): Promise<void> {
     const { state, hasher } = this.options;
     const unsafe: ScannedFile[] = [];
@@ -204,8 +218,15 @@ export class Reconciler {
         else if (result.warning === 'unreadable') unreadable.push(file);
         else present.push({ ...file, size: result.size, localHash: result.hash, warning: result.warning });
       }
+      for (const file of present)
+        if (state.statOf(this.repoId, file.flowPath, file.path)?.localHash !== file.localHash)
+          progress.news++;
       state.saveLocal(this.repoId, present);
-      state.markGone(this.repoId, missing);
+      const { guard } = this.options;
+      state.markGone(
+        this.repoId,
+        missing.filter((file) => !guard.holds(`${file.flowPath}/${file.path}`)),
+      );
       state.markUnreadable(this.repoId, unreadable);
       progress.done += chunk.length;
       this.options.onHashed(progress.done, progress.total);
@@ -233,6 +254,8 @@ export class Reconciler {
     const gone: { flowPath: string; path: string }[] = [];
     const refused: RefusedEntry[] = [];
     const unreadable: string[] = [];
+    /** Each root looked at once per burst: 10,000 deletions need not list the root 10,000 times. */
+    const checked = new Map<string, boolean>();
     for (const path of paths) {
       if (path.endsWith('.gitignore')) {
         this.rules.forget(dirname(path) === '.' ? '' : dirname(path));
@@ -270,6 +293,16 @@ export class Reconciler {
       } else if (kind === 'folder') {
         if (!this.rules.ignores(`${path}/`)) folders.push(path);
       } else {
+        // Below a root that is not there (or empty, or on another drive): not gone, held until it is back.
+        const root = this.layout.roots.find(
+          (candidate) => path === candidate || path.startsWith(`${candidate}/`),
+        );
+        if (root !== undefined && !checked.has(root))
+          checked.set(root, this.options.guard.check(root) !== null);
+        if (root !== undefined && checked.get(root)) {
+          if (path === root) this.options.forgetRoot(path);
+          continue;
+        }
         if (location) gone.push(location);
         this.options.state.markGoneUnder(this.repoId, path);
         const warning = warningOf(kind);

@@ -137,6 +137,13 @@ export class SyncState {
       ),
       files: db.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ?`),
       hasFiles: db.prepare('SELECT 1 FROM files WHERE repo_id = ? LIMIT 1').pluck(),
+      // A range of flow_path ('flows/' to 'flows0', '0' following '/'), so that the primary key answers it.
+      hasAckedUnder: db
+        .prepare(
+          `SELECT 1 FROM files WHERE repo_id = @repoId AND flow_path > @prefix || '/' AND flow_path < @prefix || '0'
+           AND acked_hash IS NOT NULL LIMIT 1`,
+        )
+        .pluck(),
       statOf: db.prepare(
         `SELECT size, mtime_ms AS mtimeMs, local_hash AS localHash FROM files
          WHERE repo_id = ? AND flow_path = ? AND path = ?`,
@@ -255,6 +262,11 @@ export class SyncState {
   /** Whether the state knows any file of this repository (it was synced before). */
   hasFiles(repoId: number): boolean {
     return this.statements.hasFiles.get(repoId) !== undefined;
+  }
+
+  /** Whether the service acknowledged any file below a folder (a flow root, relative to the repository). */
+  hasAcknowledgedUnder(repoId: number, folder: string): boolean {
+    return this.statements.hasAckedUnder.get({ repoId, prefix: folder }) !== undefined;
   }
 
   /** What the state knows of one file's size, mtime and hash (the cache that spares hashing it), if anything. */

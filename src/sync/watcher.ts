@@ -12,6 +12,10 @@ import { sharedWatchBudget, type FolderWatchBudget } from './watch-budget.ts';
  */
 const GROUP = 10;
 
+/** A new folder's watch is looked for every SETTLE_MS, at most SETTLE_TRIES times, before it is rescanned. */
+const SETTLE_MS = 50;
+const SETTLE_TRIES = 40;
+
 /** One watched flow root: a watcher on the root alone, and groups of watchers on the folders below it. */
 interface WatchedRoot {
   top: FSWatcher;
@@ -37,6 +41,8 @@ export class FlowWatcher {
   /** Flow roots with more folders than the budget leaves: not watched, each with the message that says so. */
   readonly refused = new Map<string, string>();
   private closed = false;
+  /** New folders waiting for their watch before they are rescanned. */
+  private readonly pendingFolders = new Set<string>();
 
   constructor(
     private readonly repoRoot: string,
@@ -46,6 +52,12 @@ export class FlowWatcher {
     /** A root was refused (`refused` says why): the status has news. */
     private readonly onRefused: () => void = () => {},
     private readonly budget: FolderWatchBudget = sharedWatchBudget(),
+    /**
+     * A folder appeared below a root and its watch should now be in place: to be rescanned. chokidar reports a new
+     * folder before it lists and watches it, so files written between the engine's scan of it and its watch were
+     * never heard of (3 files of `flows/x/gen/d0`, 1 run in 2, during an outage).
+     */
+    private readonly onNewFolder: (repoPath: string) => void = () => {},
   ) {}
 
   /**
@@ -229,6 +241,7 @@ export class FlowWatcher {
     // Folders that appear or go (chokidar starts and stops watching them itself).
     watcher.on('all', (event, absolute) => {
       if (event === 'addDir' || event === 'unlinkDir') this.folderMoved(absolute);
+      if (event === 'addDir') this.settleNewFolder(absolute);
       this.report(absolute);
     });
     // Anything that happened to an entry of a watched folder: a file written, created, renamed or deleted. An
@@ -239,6 +252,43 @@ export class FlowWatcher {
     });
     watcher.on('error', (error) => this.onError(error instanceof Error ? error : new Error(String(error))));
     return watcher;
+  }
+
+  /**
+   * Asks for a rescan of a new folder once chokidar watches it: chokidar lists a new folder, then watches it
+   * (a few ms for a small one), with no event when it is done. Its closers, set once the watch is in place, say
+   * so; looked at every SETTLE_MS, up to SETTLE_TRIES times, then the rescan runs anyway (the periodic one is the
+   * last word). Nested new folders are each reported: one rescan per burst, since they coalesce in the scheduler.
+   */
+  private settleNewFolder(absolute: string): void {
+    const repoPath = this.toRepoPath(absolute);
+    if (!repoPath || this.pendingFolders.has(repoPath)) return;
+    this.pendingFolders.add(repoPath);
+    let tries = 0;
+    const look = () => {
+      if (this.closed) return;
+      if (!this.isWatching(absolute) && ++tries < SETTLE_TRIES) {
+        setTimeout(look, SETTLE_MS).unref();
+        return;
+      }
+      this.pendingFolders.delete(repoPath);
+      // Only the outermost of the folders waiting: a rescan of it covers those below.
+      if ([...this.pendingFolders].some((other) => repoPath.startsWith(`${other}/`))) return;
+      this.onNewFolder(repoPath);
+    };
+    setTimeout(look, SETTLE_MS).unref();
+  }
+
+  /** Whether some watcher of a root has its watch on this folder in place (chokidar's closers, set after it). */
+  private isWatching(absolute: string): boolean {
+    for (const watched of this.roots.values()) {
+      for (const watcher of [watched.top, ...watched.groups]) {
+        const closers = (watcher as unknown as { _closers?: Map<string, unknown> })._closers;
+        if (closers === undefined) return true; // another chokidar: no way to tell, the delay has to do
+        if (closers.has(absolute)) return true;
+      }
+    }
+    return false;
   }
 
   private report(absolute: string): void {

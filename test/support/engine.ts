@@ -27,7 +27,7 @@ export interface EngineSetup {
   flowRoots?: string[];
   /** Client retries and engine timings; defaults are the product's. */
   clientAttempts?: number;
-  timings?: Pick<SyncEngineOptions, 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs'>;
+  timings?: Pick<SyncEngineOptions, 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs' | 'rescanIntervalMs'>;
   /** The folders the engine may watch (default: the process's budget). */
   watchBudget?: SyncEngineOptions['watchBudget'];
 }

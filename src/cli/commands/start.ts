@@ -125,6 +125,13 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     watched.engine.on('recovered', ({ files }) =>
       out(`${time()} ${watched.identity.owner}/${watched.identity.name}: ${recoveryLine(files)}`),
     );
+    // A rescan that found what the watcher missed is said, never silent (issue 21).
+    watched.engine.on('missed', ({ files, reason }) =>
+      out(
+        `${time()} ${watched.identity.owner}/${watched.identity.name}: rescan found ${files} ` +
+          `${files === 1 ? 'file' : 'files'} the watcher missed (${reason})`,
+      ),
+    );
   };
   for (const watched of agent.repositories.values()) followRecovery(watched);
   agent.on('status', (watched, status) => {
