@@ -12,6 +12,13 @@ export {
   summingLog,
   type LogFile,
 } from './log-file.ts';
+export {
+  describeStorageFault,
+  folderOf,
+  storageFaultOf,
+  storageFaultRemedy,
+  type StorageFault,
+} from './storage-fault.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 
 /**

@@ -1,0 +1,62 @@
+import { dirname } from 'node:path';
+
+/**
+ * Why a file of flowsync's own (the state, the service's database, a log, the lock) could not be written: the
+ * disk is full, the file system is read-only, the folder is not ours to write, or the disk fails. The one reading
+ * of such errors, whether they come from Node (`code` ENOSPC…) or from SQLite through better-sqlite3 (`code`
+ * SQLITE_FULL…): the sync engine keeps its work waiting on them, and the agent's error classifier says them in
+ * one line.
+ */
+export type StorageFault = 'full' | 'read-only' | 'denied' | 'failing';
+
+const BY_CODE: Record<string, StorageFault> = {
+  ENOSPC: 'full',
+  EDQUOT: 'full',
+  SQLITE_FULL: 'full',
+  EROFS: 'read-only',
+  SQLITE_READONLY: 'read-only',
+  EACCES: 'denied',
+  EPERM: 'denied',
+  SQLITE_CANTOPEN: 'denied',
+  SQLITE_PERM: 'denied',
+  EIO: 'failing',
+  SQLITE_IOERR: 'failing',
+};
+
+/** The fault an error names, or null when it is not about writing to the disk. */
+export function storageFaultOf(error: unknown): StorageFault | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return null;
+  // SQLite's extended codes name the primary one first: SQLITE_READONLY_DBMOVED, SQLITE_IOERR_WRITE…
+  return BY_CODE[code] ?? BY_CODE[code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1')] ?? null;
+}
+
+const SAID: Record<StorageFault, string> = {
+  full: 'is full',
+  'read-only': 'is read-only',
+  denied: 'cannot be written (permission denied)',
+  failing: 'cannot be written (a disk error)',
+};
+
+const TO_DO: Record<StorageFault, string> = {
+  full: 'free some space on its disk',
+  'read-only': 'make it writable (remount it read-write)',
+  denied: 'give your user write access to it',
+  failing: 'check the disk',
+};
+
+/** "the data folder /home/me/.local/share/flowsync is full" */
+export function describeStorageFault(fault: StorageFault, folder: string): string {
+  return `the data folder ${folder} ${SAID[fault]}`;
+}
+
+/** What a person can do about it: "free some space on its disk". */
+export function storageFaultRemedy(fault: StorageFault): string {
+  return TO_DO[fault];
+}
+
+/** The folder a Node error names (its `path`), for a message; null when it names none. */
+export function folderOf(error: unknown): string | null {
+  const path = (error as { path?: unknown } | null)?.path;
+  return typeof path === 'string' ? dirname(path) : null;
+}
