@@ -140,8 +140,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       out(
         `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
       );
-    } else if (status.phase === 'missing') {
-      out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
+    } else if (status.phase === 'missing' || status.phase === 'storage') {
+      out(`${time()} ${name}: ${status.message ?? status.phase}`);
     }
   });
   const api = createAgentApi(agent);

@@ -1,12 +1,15 @@
 import { Command } from 'commander';
 import {
   EMBEDDED_SERVICE,
+  agentStatusSchema,
   configuredServiceUrl,
+  connectToBridge,
   findRunningAgent,
   loadConfig,
   readRepositoryStatuses,
   serviceKeyOf,
   type AgentLockOwner,
+  type AgentStatus,
   type RepositoryStatus,
 } from '../../agent/index.ts';
 import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
@@ -40,7 +43,11 @@ export function statusCommand(): Command {
       const every = readRepositoryStatuses({ folders, service }, undefined, {
         runningAgentPid: running?.pid ?? null,
       });
-      const statuses = options.all ? every : every.filter((status) => status.current);
+      // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
+      const live = await liveStatus(running);
+      const statuses = (options.all ? every : every.filter((status) => status.current)).map((status) =>
+        withLive(status, live),
+      );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -64,6 +71,26 @@ export function statusCommand(): Command {
     });
 }
 
+type LiveRepository = AgentStatus['repositories'][number];
+
+/** The running agent's own view of its repositories, through its window's bridge; empty when none answers. */
+async function liveStatus(running: AgentLockOwner | null): Promise<LiveRepository[]> {
+  if (!running?.bridge) return [];
+  try {
+    return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {})).repositories;
+  } catch {
+    return []; // an agent that does not answer: what its state file says is all there is
+  }
+}
+
+/** The file's status with the running agent's counts, phase and message for the current service. */
+function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryStatus & { now?: string } {
+  const repository = status.current ? live.find((repo) => repo.root === status.root) : undefined;
+  if (!repository) return status;
+  const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
+  return { ...status, counts: repository.counts, now };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -80,7 +107,7 @@ function describeAgent(running: AgentLockOwner | null): string {
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
-function describe(status: RepositoryStatus): string {
+function describe(status: RepositoryStatus & { now?: string }): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
     `${status.owner}/${status.name}  ${status.root}  ` +
@@ -88,6 +115,7 @@ function describe(status: RepositoryStatus): string {
     `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
+  if (status.now) lines.push(`  now: ${status.now}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
   }
