@@ -16,6 +16,7 @@ export {
   describeStorageFault,
   folderOf,
   storageFaultOf,
+  storageFaultLine,
   storageFaultRemedy,
   type StorageFault,
 } from './storage-fault.ts';

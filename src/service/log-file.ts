@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import { ensurePrivateFile } from './private-files.ts';
+import { storageFaultOf } from './storage-fault.ts';
 import { tunable } from './tunable.ts';
 
 /** Past this size a log is moved to `<name>.1` (one old copy kept): a log takes at most twice this on disk. */
@@ -59,12 +60,28 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
   };
   open();
   if (size > maxBytes) rotate();
+  // Lines the disk refused (full, read-only): a log is never why a request or the agent fails; counted, and the
+  // count written once the disk takes lines again.
+  let dropped = 0;
+  const append = (text: string) => {
+    const bytes = Buffer.byteLength(text);
+    if (size > 0 && size + bytes > maxBytes) rotate();
+    writeSync(fd, text);
+    size += bytes;
+  };
   return summingLog(
     (text) => {
-      const bytes = Buffer.byteLength(text);
-      if (size > 0 && size + bytes > maxBytes) rotate();
-      writeSync(fd, text);
-      size += bytes;
+      try {
+        if (dropped > 0) {
+          const msg = `${dropped} log lines were lost: the disk refused them`;
+          append(`${JSON.stringify({ level: 40, time: Date.now(), dropped, msg })}\n`);
+          dropped = 0;
+        }
+        append(text);
+      } catch (error) {
+        if (storageFaultOf(error) === null) throw error;
+        dropped++;
+      }
     },
     { now: options.now, close: () => closeSync(fd) },
   );

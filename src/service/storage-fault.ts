@@ -45,6 +45,11 @@ const TO_DO: Record<StorageFault, string> = {
   failing: 'check the disk',
 };
 
+/** "/home/me/.local/share/flowsync is full: free some space on its disk." */
+export function storageFaultLine(fault: StorageFault, folder: string): string {
+  return `${folder} ${SAID[fault]}: ${TO_DO[fault]}.`;
+}
+
 /** "the data folder /home/me/.local/share/flowsync is full" */
 export function describeStorageFault(fault: StorageFault, folder: string): string {
   return `the data folder ${folder} ${SAID[fault]}`;
