@@ -32,16 +32,33 @@ export function agentLogPath(): string {
   return opened?.path ?? defaultAgentLogPath();
 }
 
+/** A bug, logged: its short id, and where its details are, as the window and the CLI say it. */
+export interface Incident {
+  id: string;
+  /** "the details are in <log>", or, when the log could not be written, the error's own line and why. */
+  details: string;
+  /** Whether the log has it. */
+  logged: boolean;
+}
+
 /**
- * Logs an error nobody foresaw (a bug) with a short incident id, and returns the id: the window and the CLI show
- * the id and the log's path instead of a stack, and the log has the stack under the same id.
+ * Logs an error nobody foresaw (a bug) with a short incident id: the window and the CLI show the id and the log's
+ * path instead of a stack, and the log has the stack under the same id. A log that cannot be written (the data
+ * folder full or read-only) is never pointed to: the error's own line is said instead.
  */
-export function reportIncident(error: unknown, context: Record<string, unknown> = {}): string {
-  const incident = randomBytes(4).toString('hex');
+export function reportIncident(error: unknown, context: Record<string, unknown> = {}): Incident {
+  const id = randomBytes(4).toString('hex');
   try {
-    agentLog().error({ incident, ...context, err: error }, 'incident');
-  } catch {
-    // A log that cannot be written must not turn one failure into two; the id is still shown.
+    agentLog().error({ incident: id, ...context, err: error }, 'incident');
+    return { id, details: `the details are in ${agentLogPath()}`, logged: true };
+  } catch (logError) {
+    // A log that cannot be written must not turn one failure into two; the id and the error's line are shown.
+    const why = logError instanceof Error ? logError.message : String(logError);
+    const what = error instanceof Error ? error.message : String(error);
+    return {
+      id,
+      details: `${what.split('\n')[0]} (${agentLogPath()} could not be written: ${why})`,
+      logged: false,
+    };
   }
-  return incident;
 }
