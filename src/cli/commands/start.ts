@@ -21,6 +21,7 @@ import { ProgressDisplay } from '../progress.ts';
 import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
+import { waitForDataFolder } from '../wait-for-data-folder.ts';
 import { showWindow } from '../window-address.ts';
 
 export function startCommand(): Command {
@@ -70,6 +71,7 @@ interface RunOptions {
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   // Lines quote file and repository names and the service's messages: their control characters are spelled out.
   const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
+  await waitForDataFolder(out);
   const lock = await becomeAgentOrHandOver(
     needsRepository ? 'start' : 'ui',
     folders,
