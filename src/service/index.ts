@@ -14,6 +14,7 @@ export {
 } from './log-file.ts';
 export {
   describeStorageFault,
+  folderFault,
   folderOf,
   storageFaultOf,
   storageFaultLine,

@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { ensurePrivateFolder } from './private-files.ts';
 
 /**
  * Why a file of flowsync's own (the state, the service's database, a log, the lock) could not be written: the
@@ -64,4 +66,33 @@ export function storageFaultRemedy(fault: StorageFault): string {
 export function folderOf(error: unknown): string | null {
   const path = (error as { path?: unknown } | null)?.path;
   return typeof path === 'string' ? dirname(path) : null;
+}
+
+/**
+ * Whether a folder of flowsync's own takes a write now (a byte written and removed): null, or what is wrong. Also
+ * what SQLite leaves out: on a file system turned read-only under an open database it says SQLITE_IOERR_WRITE, and
+ * this says EROFS.
+ */
+export function folderFault(folder: string): StorageFault | null {
+  const probe = join(folder, `.write-check-${process.pid}`);
+  try {
+    ensurePrivateFolder(folder);
+    const fd = openSync(probe, 'w', 0o600);
+    try {
+      writeSync(fd, 'x');
+    } finally {
+      closeSync(fd);
+    }
+    rmSync(probe, { force: true });
+    return null;
+  } catch (error) {
+    const fault = storageFaultOf(error);
+    if (fault === null) throw error;
+    try {
+      rmSync(probe, { force: true }); // created before the write failed (a full disk)
+    } catch {
+      // Read-only: it was never created.
+    }
+    return fault;
+  }
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { checkAccess, RemoteError, TransportError, type RemoteClient } from '../client/index.ts';
 import {
   describeStorageFault,
+  folderFault,
   storageFaultOf,
   storageFaultRemedy,
   type StorageFault,
@@ -347,7 +348,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       code.startsWith('SQLITE_') ||
       (typeof path === 'string' && path.startsWith(`${this.options.state.folder}/`));
     if (!inDataFolder) return false; // a repository's file that could not be read is not the state's fault
-    this.storageFault = fault;
+    // SQLite says only "disk I/O error" when the folder turned read-only under it: the folder says which.
+    this.storageFault = fault === 'failing' ? (folderFault(this.options.state.folder) ?? fault) : fault;
     this.reconciler.fullRescanDue = true;
     return true;
   }

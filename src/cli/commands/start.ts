@@ -114,6 +114,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await agent.watchAll();
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
+  const storageLines = new Map<WatchedRepository, string | null>();
   // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
   agent.activity.on('round', ({ repository, report, files }) => out(syncLine(repository, report, files)));
   agent.activity.on('entry', (entry) => {
@@ -134,6 +135,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     const previous = phases.get(watched);
     phases.set(watched, status.phase);
     const name = `${watched.identity.owner}/${watched.identity.name}`;
+    if (status.phase !== 'storage' && status.phase !== 'scanning') storageLines.delete(watched);
     if (status.phase === previous) return;
     if (status.phase === 'offline' || status.phase === 'unauthorized') {
       const wait = status.retryAt
@@ -142,8 +144,12 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       out(
         `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
       );
-    } else if (status.phase === 'missing' || status.phase === 'storage') {
-      out(`${time()} ${name}: ${status.message ?? status.phase}`);
+    } else if (status.phase === 'missing') {
+      out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
+    } else if (status.phase === 'storage' && status.message !== storageLines.get(watched)) {
+      // Each retry scans (phase 'scanning') and fails again: a line only when the count or the fault changed.
+      storageLines.set(watched, status.message);
+      out(`${time()} ${name}: ${status.message ?? 'the data folder cannot be written'}`);
     }
   });
   const api = createAgentApi(agent);

@@ -13,6 +13,7 @@ import {
   type RepositoryStatus,
 } from '../../agent/index.ts';
 import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
+import { storageFaultOf } from '../../service/index.ts';
 
 const LISTED = 5;
 
@@ -40,11 +41,18 @@ export function statusCommand(): Command {
       const config = loadConfig();
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);
-      const every = readRepositoryStatuses({ folders, service }, undefined, {
-        runningAgentPid: running?.pid ?? null,
-      });
       // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
       const live = await liveStatus(running);
+      let every: RepositoryStatus[];
+      try {
+        every = readRepositoryStatuses({ folders, service }, undefined, {
+          runningAgentPid: running?.pid ?? null,
+        });
+      } catch (error) {
+        // The state file cannot be opened (its folder read-only, full…): the running agent's view is all there is.
+        if (storageFaultOf(error) === null || live.length === 0) throw error;
+        every = live.map((repository) => fromLive(repository, service));
+      }
       const statuses = (options.all ? every : every.filter((status) => status.current)).map((status) =>
         withLive(status, live),
       );
@@ -81,6 +89,23 @@ async function liveStatus(running: AgentLockOwner | null): Promise<LiveRepositor
   } catch {
     return []; // an agent that does not answer: what its state file says is all there is
   }
+}
+
+function fromLive(repository: LiveRepository, service: string): RepositoryStatus {
+  const { root, owner, name, counts, lastSyncAt, rejected } = repository;
+  const warnings = repository.warnings.map(({ flowPath, path, warning }) => ({ flowPath, path, warning }));
+  return {
+    root,
+    service,
+    current: true,
+    owner,
+    name,
+    counts,
+    lastSyncAt,
+    lastError: null,
+    warnings,
+    rejected,
+  };
 }
 
 /** The file's status with the running agent's counts, phase and message for the current service. */
