@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
-import { DEFAULT_LOG_MAX_BYTES, openLogFile } from '../service/index.ts';
+import { DEFAULT_LOG_MAX_BYTES, openLogFile, type LogFile } from '../service/index.ts';
 import { defaultAgentLogPath } from './paths.ts';
 
 /** Past this size the log is moved to `agent.log.1` (one old copy kept), at start and while running. */
 export const MAX_LOG_BYTES = DEFAULT_LOG_MAX_BYTES;
 
-let opened: { path: string; logger: Logger } | null = null;
+let opened: { path: string; logger: Logger; file: LogFile } | null = null;
 
 /**
  * The agent's log: pino JSON lines in the data folder, 0600, rotated by size. Opened on first use, so commands
@@ -16,15 +16,16 @@ let opened: { path: string; logger: Logger } | null = null;
 export function agentLog(at?: string): Logger {
   if (opened && (at === undefined || opened.path === at)) return opened.logger;
   const path = at ?? defaultAgentLogPath();
+  // Sized and summed up while running: a request that logs a stack cannot fill the disk (openLogFile).
+  const file = openLogFile(path);
   const logger = pino(
     {
       base: { pid: process.pid },
       redact: ['*.authorization', '*.token', '*.secret', '*.api_key', 'req.headers.authorization'],
     },
-    // Sized and summed up while running: a request that logs a stack cannot fill the disk (openLogFile).
-    openLogFile(path),
+    file,
   );
-  opened = { path, logger };
+  opened = { path, logger, file };
   return logger;
 }
 
@@ -50,6 +51,8 @@ export function reportIncident(error: unknown, context: Record<string, unknown> 
   const id = randomBytes(4).toString('hex');
   try {
     agentLog().error({ incident: id, ...context, err: error }, 'incident');
+    const refused = opened?.file.refused?.();
+    if (refused) throw refused; // the log counted the line as lost: it is not there to point to
     return { id, details: `the details are in ${agentLogPath()}`, logged: true };
   } catch (logError) {
     // A log that cannot be written must not turn one failure into two; the id and the error's line are shown.

@@ -22,6 +22,8 @@ export interface LogFileOptions {
 /** A log as pino writes to it (a `DestinationStream`): sized by `openLogFile`, summed up by `summingLog`. */
 export interface LogFile {
   write(line: string): void;
+  /** Why the last line could not be written (the disk full, read-only), null once one is written again. */
+  refused?(): Error | null;
   /** Writes what is still counted; the file stays open. */
   flush(done?: (error?: Error) => void): void;
   end(): void;
@@ -63,13 +65,14 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
   // Lines the disk refused (full, read-only): a log is never why a request or the agent fails; counted, and the
   // count written once the disk takes lines again.
   let dropped = 0;
+  let refused: Error | null = null;
   const append = (text: string) => {
     const bytes = Buffer.byteLength(text);
     if (size > 0 && size + bytes > maxBytes) rotate();
     writeSync(fd, text);
     size += bytes;
   };
-  return summingLog(
+  const log = summingLog(
     (text) => {
       try {
         if (dropped > 0) {
@@ -78,13 +81,16 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
           dropped = 0;
         }
         append(text);
+        refused = null;
       } catch (error) {
         if (storageFaultOf(error) === null) throw error;
         dropped++;
+        refused = error as Error;
       }
     },
     { now: options.now, close: () => closeSync(fd) },
   );
+  return { ...log, refused: () => refused };
 }
 
 /**
