@@ -12,15 +12,6 @@ export {
   summingLog,
   type LogFile,
 } from './log-file.ts';
-export {
-  describeStorageFault,
-  folderFault,
-  folderOf,
-  storageFaultOf,
-  storageFaultLine,
-  storageFaultRemedy,
-  type StorageFault,
-} from './storage-fault.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 
 /**

@@ -26,7 +26,6 @@ export const syncPhaseSchema = z.enum([
   'offline',
   'unauthorized',
   'missing',
-  'storage',
   'stopped',
   'paused',
 ]);
