@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { notRealFolder, warningOf } from './contained-fs.mjs';
 import type { FlowLayout } from './flow-layout.ts';
@@ -69,7 +69,7 @@ export class PresenceCheck {
    * root gone re-watches it; the periodic rescan still sends what the dead watch missed.
    */
   private identity(root: string): string {
-    const stat = statSync(join(this.repo.root, root), { throwIfNoEntry: false });
+    const stat = lstatSync(join(this.repo.root, root), { throwIfNoEntry: false });
     return stat ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : '-';
   }
 
