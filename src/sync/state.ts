@@ -96,6 +96,8 @@ const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, lo
  */
 const PENDING = `(CASE WHEN warning IS NULL THEN local_hash WHEN warning = 'unreadable' THEN acked_hash END)
   IS NOT acked_hash`;
+/** A file gone from disk: nothing of it is known any more but what the service acknowledged. */
+const GONE = 'local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL';
 /** Flows with a pending file, and flows sent but not answered (their content on the service is unknown). */
 const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND ${PENDING}
   UNION SELECT flow_path FROM in_flight WHERE repo_id = @repoId`;
@@ -157,10 +159,19 @@ export class SyncState {
         `UPDATE files SET local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL
          WHERE repo_id = ? AND flow_path = ? AND path = ?`,
       ),
-      markGoneUnder: db.prepare(
-        `UPDATE files SET local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL
-         WHERE repo_id = @repoId AND local_hash IS NOT NULL
-           AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
+      // Below a folder, as three ranges of the primary key (flows below it, the flow it is, a folder inside a
+      // flow): a test of every key of the repository (`substr(flow_path || '/' || path…)`) ran once per deleted
+      // path, and 10,000 files deleted took 35 s of CPU; by ranges, the lookups cost what they find.
+      markGoneFlowsBelow: db.prepare(
+        `UPDATE files SET ${GONE} WHERE repo_id = @repoId AND flow_path >= @from AND flow_path < @to
+           AND local_hash IS NOT NULL`,
+      ),
+      markGoneFlow: db.prepare(
+        `UPDATE files SET ${GONE} WHERE repo_id = @repoId AND flow_path = @flowPath AND local_hash IS NOT NULL`,
+      ),
+      markGoneInFlow: db.prepare(
+        `UPDATE files SET ${GONE} WHERE repo_id = @repoId AND flow_path = @flowPath AND path >= @from
+           AND path < @to AND local_hash IS NOT NULL`,
       ),
       markUnreadable: db.prepare(
         `INSERT INTO files (repo_id, flow_path, path, size, mtime_ms, local_hash, warning)
@@ -311,9 +322,22 @@ export class SyncState {
 
   /** Everything below a folder (relative to the repository) is gone. */
   markGoneUnder(repoId: number, folder: string): void {
+    const { markGoneFlowsBelow, markGoneFlow, markGoneInFlow, dropForgotten } = this.statements;
     this.db.transaction(() => {
-      this.statements.markGoneUnder.run({ repoId, prefix: folder });
-      this.statements.dropForgotten.run(repoId);
+      // In binary order the keys that start with `folder/` are those from `folder/` up to `folder0` ('0' follows '/').
+      markGoneFlowsBelow.run({ repoId, from: `${folder}/`, to: `${folder}0` });
+      markGoneFlow.run({ repoId, flowPath: folder });
+      // The folder inside a flow: each of its parent folders may be the flow (flow roots may be nested).
+      for (let slash = folder.indexOf('/'); slash > 0; slash = folder.indexOf('/', slash + 1)) {
+        const inside = folder.slice(slash + 1);
+        markGoneInFlow.run({
+          repoId,
+          flowPath: folder.slice(0, slash),
+          from: `${inside}/`,
+          to: `${inside}0`,
+        });
+      }
+      dropForgotten.run(repoId);
     })();
   }
 
