@@ -6,8 +6,8 @@ import { isGone, kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
-import { placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
-import type { FileRecord, SyncState } from './state.ts';
+import { cacheKeyOf, placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
+import type { CachedStat, SyncState } from './state.ts';
 
 export interface ReconcilerOptions {
   repo: { root: string };
@@ -124,7 +124,7 @@ export class Reconciler {
   private saveRefused(refused: RefusedEntry[]): void {
     this.options.state.saveLocal(
       this.repoId,
-      refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, localHash: '' })),
+      refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, ctimeMs: 0, ino: 0, localHash: '' })),
     );
   }
 
@@ -265,8 +265,7 @@ export class Reconciler {
       const kind = stat ? kindOf(stat) : 'missing';
       const location = this.layout.locate(path);
       if (stat && kind === 'file') {
-        if (location && !this.rules.ignores(path))
-          files.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
+        if (location && !this.rules.ignores(path)) files.push({ ...location, ...cacheKeyOf(stat) });
       } else if (kind === 'folder') {
         if (!this.rules.ignores(`${path}/`)) folders.push(path);
       } else {
@@ -290,14 +289,19 @@ export class Reconciler {
   }
 }
 
-function isUnchanged(
-  record: Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> | undefined,
-  file: ScannedFile,
-): boolean {
+/**
+ * Whether a file is as the state last read it, without reading it. mtime and size alone were fooled by a
+ * same-size edit whose mtime was set back (`touch -d`, `cp -p`, tar): ctime cannot be set by a user (any
+ * write, chmod or utimes moves it to now), and an inode number that changed is a file replaced (a rename over
+ * it) whose times may have been copied from the old one. Also what git compares in its index (ctime, ino).
+ */
+function isUnchanged(record: CachedStat | undefined, file: ScannedFile): boolean {
   return (
     record !== undefined &&
     record.localHash !== null &&
     record.size === file.size &&
-    record.mtimeMs === file.mtimeMs
+    record.mtimeMs === file.mtimeMs &&
+    record.ctimeMs === file.ctimeMs &&
+    record.ino === file.ino
   );
 }

@@ -3,10 +3,10 @@ import { ensurePrivateFile } from '../service/index.ts';
 
 /**
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
- * mtime and hash: the cache that spares re-reading unchanged files) and what the service has acknowledged. The
- * difference is the outbox: whatever differs is pending, so a crash, a kill or a dead network loses nothing; a
- * restart rescans and sends exactly what differs. What was sent but not answered is a state of its own
- * (`in_flight`), so a lost answer cannot leave on the service a file that the agent forgot.
+ * mtime, ctime, inode and hash: the cache that spares re-reading unchanged files) and what the service has
+ * acknowledged. The difference is the outbox: whatever differs is pending, so a crash, a kill or a dead network
+ * loses nothing; a restart rescans and sends exactly what differs. What was sent but not answered is a state of
+ * its own (`in_flight`), so a lost answer cannot leave on the service a file that the agent forgot.
  */
 const SCHEMA = [
   `CREATE TABLE repos (
@@ -47,6 +47,10 @@ const SCHEMA = [
   // Rows to forget (gone, and never on the service): dropForgotten ran after every hashed chunk and read the whole
   // table each time, 20 % of the main thread's time in a first sync of 100,000 files.
   `CREATE INDEX files_forgotten ON files (repo_id) WHERE local_hash IS NULL AND acked_hash IS NULL;`,
+  // The cache compares ctime and inode too (isUnchanged, in the reconciler). Rows from before have neither: each
+  // file is read once more after the upgrade, and sends nothing unless it changed.
+  `ALTER TABLE files ADD COLUMN ctime_ms REAL;
+   ALTER TABLE files ADD COLUMN ino REAL;`,
 ];
 
 /** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
@@ -60,6 +64,15 @@ export interface FileRecord {
   ackedHash: string | null;
   fileId: string | null;
 }
+
+/**
+ * What the cache keeps of a file's stat, with the hash it had then. ctime and inode: what a same-size edit with
+ * an mtime set back cannot keep (isUnchanged, in the reconciler).
+ */
+export type CachedStat = Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> & {
+  ctimeMs: number | null;
+  ino: number | null;
+};
 
 export interface RepoRecord {
   id: number;
@@ -140,7 +153,7 @@ export class SyncState {
       files: db.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ?`),
       hasFiles: db.prepare('SELECT 1 FROM files WHERE repo_id = ? LIMIT 1').pluck(),
       statOf: db.prepare(
-        `SELECT size, mtime_ms AS mtimeMs, local_hash AS localHash FROM files
+        `SELECT size, mtime_ms AS mtimeMs, ctime_ms AS ctimeMs, ino, local_hash AS localHash FROM files
          WHERE repo_id = ? AND flow_path = ? AND path = ?`,
       ),
       presentFiles: db.prepare(
@@ -150,10 +163,11 @@ export class SyncState {
         `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ? AND flow_path = ? ORDER BY path`,
       ),
       saveLocal: db.prepare(
-        `INSERT INTO files (repo_id, flow_path, path, size, mtime_ms, local_hash, warning)
-         VALUES (@repoId, @flowPath, @path, @size, @mtimeMs, @localHash, @warning)
+        `INSERT INTO files (repo_id, flow_path, path, size, mtime_ms, ctime_ms, ino, local_hash, warning)
+         VALUES (@repoId, @flowPath, @path, @size, @mtimeMs, @ctimeMs, @ino, @localHash, @warning)
          ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
-           local_hash = excluded.local_hash, warning = excluded.warning`,
+           ctime_ms = excluded.ctime_ms, ino = excluded.ino, local_hash = excluded.local_hash,
+           warning = excluded.warning`,
       ),
       markGone: db.prepare(
         `UPDATE files SET local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL
@@ -268,14 +282,9 @@ export class SyncState {
     return this.statements.hasFiles.get(repoId) !== undefined;
   }
 
-  /** What the state knows of one file's size, mtime and hash (the cache that spares hashing it), if anything. */
-  statOf(
-    repoId: number,
-    flowPath: string,
-    path: string,
-  ): Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> | undefined {
-    return this.statements.statOf.get(repoId, flowPath, path) as
-      Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> | undefined;
+  /** What the state knows of one file's stat and hash (the cache that spares hashing it), if anything. */
+  statOf(repoId: number, flowPath: string, path: string): CachedStat | undefined {
+    return this.statements.statOf.get(repoId, flowPath, path) as CachedStat | undefined;
   }
 
   /** Files the state has on disk, one row at a time: a rescan compares them with what it saw without loading all. */
@@ -298,12 +307,15 @@ export class SyncState {
       path: string;
       size: number;
       mtimeMs: number;
+      ctimeMs?: number;
+      ino?: number;
       localHash: string;
       warning: string | null;
     }[],
   ): void {
     this.db.transaction(() => {
-      for (const file of files) this.statements.saveLocal.run({ repoId, ...file });
+      // Without ctime and inode (a test's record), the cache never trusts the row: the file is read again.
+      for (const file of files) this.statements.saveLocal.run({ repoId, ctimeMs: null, ino: null, ...file });
     })();
   }
 
