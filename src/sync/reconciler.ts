@@ -80,6 +80,7 @@ export class Reconciler {
     const hash = (files: ScannedFile[]) =>
       hashing.push(this.hashAndSave(files, progress).catch((error: unknown) => void failures.push(error)));
     for await (const slice of scanFlows(this.repo.root, this.layout, this.rules, under)) {
+      if (this.stopped) break;
       progress.total = slice.total;
       for (const entry of slice.refused) {
         refused.push(entry);
@@ -100,9 +101,11 @@ export class Reconciler {
         this.options.onHashed(progress.done, progress.total);
       }
     }
-    if (failures.length > 0) {
+    if (failures.length > 0 || this.stopped) {
       await Promise.all(hashing);
-      throw failures[0];
+      if (failures.length > 0) throw failures[0];
+      // Stopped in the middle: a part of the tree was not seen, which must not be taken for gone.
+      return;
     }
     this.noteRefusedRoots(under, refused);
     const below = (key: string) => under.some((folder) => key.startsWith(`${folder}/`));
@@ -234,6 +237,8 @@ export class Reconciler {
     const refused: RefusedEntry[] = [];
     const unreadable: string[] = [];
     for (const path of paths) {
+      // Stopping: what is not looked at yet is left to the next start's scan (50,000 deleted paths are seconds).
+      if (this.stopped) return;
       if (path.endsWith('.gitignore')) {
         this.rules.forget(dirname(path) === '.' ? '' : dirname(path));
         this.fullRescanDue = true;
