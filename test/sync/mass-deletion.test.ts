@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
-import { diskTree, eventually, makeRepo, type TestRepo } from '../support/repo.ts';
+import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
 
@@ -32,9 +32,9 @@ afterEach(async () => {
   tree = null;
 });
 
-describe('20,000 files deleted one by one while the agent watches', () => {
+describe('stopping while deletions are pending', () => {
   it(
-    'stops cleanly on Ctrl-C in the middle, and the next start finishes the deletions',
+    '20,000 files deleted one by one: stops cleanly on Ctrl-C in the middle, the next start finishes them',
     { timeout: 300_000 },
     async () => {
       tree = makeRepo();
@@ -68,6 +68,46 @@ describe('20,000 files deleted one by one while the agent watches', () => {
       await agent.waitFor(/Watching 1 repository/, 240_000);
       await eventually(() => expect(count()).toBe(0), 240_000);
       expect(diskTree(tree.root)).toEqual({});
+    },
+  );
+
+  it(
+    'stops cleanly on Ctrl-C while a request is unanswered, which the next start sends again',
+    { timeout: 120_000 },
+    async () => {
+      tree = makeRepo({
+        'flows/a/one.yaml': 'one\n',
+        'flows/a/two.yaml': 'two\n',
+        'flows/b/main.yaml': 'b\n',
+      });
+      const dir = join(tree.dir, 'service');
+      mkdirSync(dir);
+      serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
+      const read = readDatabase(join(dir, 'service.db'));
+      const home = join(tree.dir, 'home');
+      const env = { ...userEnv(home, serve), ...NO_KEYCHAIN };
+      agent = startAgentProcess(['start', tree.root], env);
+      await agent.waitFor(/Watching 1 repository/);
+      await eventually(() => expect(serviceTree(read, 'local', 'repo')).toEqual(diskTree(tree!.root)));
+
+      // The service frozen mid-call: the deletion's request leaves (noted in `in_flight`) and is never answered.
+      serve.signal('SIGSTOP');
+      try {
+        rmSync(join(tree.root, 'flows/a/two.yaml'));
+        const state = readDatabase(join(home, '.local/share/flowsync/state.db'));
+        await eventually(() =>
+          expect(state('SELECT flow_path FROM in_flight')).toEqual([{ flow_path: 'flows/a' }]),
+        );
+        agent.signal('SIGINT');
+        // A clean stop (0), not the 15 s guard (1, "stopping hung") nor the client's 30 s time-out.
+        expect(await agent.exitWithin(60_000)).toBe(0);
+        expect(agent.output()).not.toMatch(/stopping hung/);
+      } finally {
+        serve.signal('SIGCONT');
+      }
+      agent = startAgentProcess(['start', tree.root], env);
+      await agent.waitFor(/Watching 1 repository/);
+      await eventually(() => expect(serviceTree(read, 'local', 'repo')).toEqual(diskTree(tree!.root)));
     },
   );
 });
