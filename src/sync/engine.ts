@@ -440,6 +440,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     let flowsDone = 0;
     try {
       for (const plans of pagesOf(pending, plan)) {
+        // Stopping: the pages not sent yet stay pending, for the next start; the one in flight is in `in_flight`.
+        if (this.stopped) return { report, outcome: { kind: 'settled' } };
         sent.push(plansKey(plans));
         if (sent.length === 1) this.setPhase('syncing', null);
         const tally = await uploadPlans(

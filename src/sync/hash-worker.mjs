@@ -12,6 +12,26 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** A file that could not be read now (not gone): kept as the service has it, and read again later. */
 const unreadable = (code) => ({ size: 0, hash: '', warning: 'unreadable', code });
 
+/**
+ * A file that is UTF-8 but for a character cut off at its end, written this recently, is being written (an editor
+ * or a tool paused between two writes): not binary. It is "not read now" (the service keeps its last version, the
+ * round's back-off of 1 s, doubling, reads it again) until its last write is this old; then it is binary. Taken
+ * for binary at once, the file was deleted on the service for the ~0.3 s of such a pause, with the advice "add it
+ * to .gitignore".
+ */
+const WRITING_MS = 5000;
+
+/** Whether the only flaw of these bytes as UTF-8 is a character cut off at the end. */
+function endsMidCharacter(bytes) {
+  const streaming = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  try {
+    streaming.decode(bytes, { stream: true });
+  } catch {
+    return false;
+  }
+  return true; // the whole was not UTF-8 (checked first), so only the end is missing
+}
+
 parentPort.on('message', ({ id, root, files, maxBytes, withContent }) => {
   // The root's real path once per job: the prefix each file's proof is compared with (no folder check is kept
   // from one file to the next: a folder found real for one file may be a link by the next open).
@@ -37,6 +57,7 @@ parentPort.on('message', ({ id, root, files, maxBytes, withContent }) => {
       try {
         content = utf8.decode(bytes);
       } catch {
+        if (endsMidCharacter(bytes) && Date.now() - read.mtimeMs < WRITING_MS) return unreadable('EAGAIN');
         return { size, hash, warning: 'binary' };
       }
       return withContent ? { size, hash, content } : { size, hash };

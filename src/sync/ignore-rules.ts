@@ -2,8 +2,13 @@ import ignore, { type Ignore } from 'ignore';
 import { readContained } from './contained-fs.mjs';
 
 /**
- * Never part of a flow: version-control and dependency folders, editor swap and backup files, OS litter.
- * (vim writes `4913` to probe a folder; emacs `.#name` locks and `#name#` autosaves; JetBrains `___jb_tmp___`.)
+ * Never part of a flow: version-control and dependency folders, editor swap, backup and temporary files, OS
+ * litter. Editors save through a temporary name renamed over the file, and each one seen here was uploaded
+ * half-written and deleted again a moment later: gio (gedit, GNOME's editors) writes `.goutputstream-XXXXXX`,
+ * JetBrains `name___jb_tmp___` (and keeps the old file as `name___jb_old___` meanwhile), VS Code's atomic writes
+ * `name.vsctmp` (diskFileSystemProvider: the name plus the postfix `.vsctmp`); vim writes `4913` to probe a
+ * folder; emacs `.#name` locks and `#name#` autosaves (the `#` escaped: at the start of a line it is a comment,
+ * and `#*#` matched nothing).
  */
 const ALWAYS_IGNORED = [
   '.git/',
@@ -14,10 +19,12 @@ const ALWAYS_IGNORED = [
   '*.swx',
   '*~',
   '.#*',
-  '#*#',
+  '\\#*#',
   '4913',
   '*___jb_tmp___',
   '*___jb_old___',
+  '.goutputstream-*',
+  '*.vsctmp',
   '.DS_Store',
   '._*',
   'Thumbs.db',

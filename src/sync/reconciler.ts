@@ -7,8 +7,8 @@ import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
-import { placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
-import type { FileRecord, SyncState } from './state.ts';
+import { cacheKeyOf, placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
+import type { CachedStat, SyncState } from './state.ts';
 
 export interface ReconcilerOptions {
   repo: { root: string };
@@ -84,6 +84,7 @@ export class Reconciler {
     const hash = (files: ScannedFile[]) =>
       hashing.push(this.hashAndSave(files, progress).catch((error: unknown) => void failures.push(error)));
     for await (const slice of scanFlows(this.repo.root, this.layout, this.rules, under)) {
+      if (this.stopped) break;
       progress.total = slice.total;
       for (const entry of slice.refused) {
         refused.push(entry);
@@ -104,9 +105,11 @@ export class Reconciler {
         this.options.onHashed(progress.done, progress.total);
       }
     }
-    if (failures.length > 0) {
+    if (failures.length > 0 || this.stopped) {
       await Promise.all(hashing);
-      throw failures[0];
+      if (failures.length > 0) throw failures[0];
+      // Stopped in the middle: a part of the tree was not seen, which must not be taken for gone.
+      return 0;
     }
     this.noteRefusedRoots(under, refused);
     // Looked at after the walk: a root that went meanwhile holds what the walk did not find.
@@ -138,7 +141,7 @@ export class Reconciler {
   private saveRefused(refused: RefusedEntry[]): void {
     this.options.state.saveLocal(
       this.repoId,
-      refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, localHash: '' })),
+      refused.map((entry) => ({ ...entry, size: 0, mtimeMs: 0, ctimeMs: 0, ino: 0, localHash: '' })),
     );
   }
 
@@ -257,6 +260,8 @@ export class Reconciler {
     /** Each root looked at once per burst: 10,000 deletions need not list the root 10,000 times. */
     const checked = new Map<string, boolean>();
     for (const path of paths) {
+      // Stopping: what is not looked at yet is left to the next start's scan (50,000 deleted paths are seconds).
+      if (this.stopped) return;
       if (path.endsWith('.gitignore')) {
         this.rules.forget(dirname(path) === '.' ? '' : dirname(path));
         this.fullRescanDue = true;
@@ -288,8 +293,7 @@ export class Reconciler {
       const kind = stat ? kindOf(stat) : 'missing';
       const location = this.layout.locate(path);
       if (stat && kind === 'file') {
-        if (location && !this.rules.ignores(path))
-          files.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
+        if (location && !this.rules.ignores(path)) files.push({ ...location, ...cacheKeyOf(stat) });
       } else if (kind === 'folder') {
         if (!this.rules.ignores(`${path}/`)) folders.push(path);
       } else {
@@ -323,14 +327,19 @@ export class Reconciler {
   }
 }
 
-function isUnchanged(
-  record: Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> | undefined,
-  file: ScannedFile,
-): boolean {
+/**
+ * Whether a file is as the state last read it, without reading it. mtime and size alone were fooled by a
+ * same-size edit whose mtime was set back (`touch -d`, `cp -p`, tar): ctime cannot be set by a user (any
+ * write, chmod or utimes moves it to now), and an inode number that changed is a file replaced (a rename over
+ * it) whose times may have been copied from the old one. Also what git compares in its index (ctime, ino).
+ */
+function isUnchanged(record: CachedStat | undefined, file: ScannedFile): boolean {
   return (
     record !== undefined &&
     record.localHash !== null &&
     record.size === file.size &&
-    record.mtimeMs === file.mtimeMs
+    record.mtimeMs === file.mtimeMs &&
+    record.ctimeMs === file.ctimeMs &&
+    record.ino === file.ino
   );
 }

@@ -5,12 +5,19 @@ import { isGone, kindOf, notRealFolder, warningOf, type ContainmentWarning } fro
 import type { FlowFileLocation, FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 
-/** A file found on disk, with what the mtime+size cache needs. */
+/** A file found on disk, with what the stat cache needs (mtime and size, and ctime and inode: see isUnchanged). */
 export interface ScannedFile {
   flowPath: string;
   path: string;
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+}
+
+/** The part of a stat the cache compares. */
+export function cacheKeyOf(stat: { size: number; mtimeMs: number; ctimeMs: number; ino: number }) {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
 }
 
 /**
@@ -119,7 +126,7 @@ export async function* scanFlows(
         continue;
       }
       const location = layout.locate(path);
-      if (stat.isFile() && location) scanned.push({ ...location, size: stat.size, mtimeMs: stat.mtimeMs });
+      if (stat.isFile() && location) scanned.push({ ...location, ...cacheKeyOf(stat) });
     }
     yield { files: scanned, refused: start === 0 ? refused : [], total, unreadable: unlooked };
     start += SLICE;

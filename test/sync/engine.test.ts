@@ -56,6 +56,10 @@ describe('initial sync', () => {
       'flows/hello/big.txt': 'x'.repeat(1024 * 1024 + 1),
       'src/app.ts': 'not under a flow root\n',
     });
+    // "café" in Latin-1 ends in a byte that starts a UTF-8 character: written just now, it would be a save cut
+    // inside a character and read again for 5 s (stat-cache.test.ts); written long ago, it is binary at once.
+    const hourAgo = Date.now() / 1000 - 3600;
+    utimesSync(join(repo.root, 'flows/hello/latin1.txt'), hourAgo, hourAgo);
     const { engine } = await start();
     expect(stored()).toEqual({
       'flows/bye/flow.yaml': 'steps: []\n',
