@@ -34,7 +34,8 @@ describe('refusalOf: which errors are about the content (not retried as they are
   });
 
   it('leaves what is worth retrying to the back-off: 401, 403, 408, 429, 5xx, no answer', () => {
-    for (const status of [401, 403, 408, 429, 500, 502, 503]) expect(refusalOf(refused(status))).toBeNull();
+    for (const status of [401, 403, 404, 408, 429, 500, 502, 503])
+      expect(refusalOf(refused(status))).toBeNull();
     expect(refusalOf(new Error('ECONNRESET'))).toBeNull();
   });
 });
@@ -152,6 +153,35 @@ describe('sendWithBisection', () => {
     const delivered = requests.filter((r) => !r.some((p) => p === 'b' || p === 'g')).flat();
     expect(delivered.sort()).toEqual(['a', 'c', 'd', 'e', 'f', 'h']);
     expect(requests.length).toBeLessThanOrEqual(1 + 2 * 2 * 3);
+  });
+
+  it('isolates a flow the service answers 500 for while it is up: the others go through', async () => {
+    const requests: string[][] = [];
+    const send = async (plans: string[]) => {
+      requests.push(plans);
+      if (plans.includes('f')) throw refused(500);
+    };
+    const failed: string[] = [];
+    const isolate = { failed: (p: string) => failed.push(p), alive: async () => true, answered: () => {} };
+    const plans = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    await sendWithBisection(plans, send, () => {}, isolate);
+    expect(failed).toEqual(['f']);
+    const delivered = requests.filter((r) => !r.includes('f')).flat();
+    expect(delivered.sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'g', 'h']);
+    expect(requests.length).toBeLessThanOrEqual(1 + 2 * 3);
+  });
+
+  it('throws a 500 when the service is not up (nothing narrows it down)', async () => {
+    const error = refused(500);
+    const isolate = { failed: () => {}, alive: async () => false, answered: () => {} };
+    await expect(
+      sendWithBisection(
+        ['a', 'b'],
+        () => Promise.reject(error),
+        () => {},
+        isolate,
+      ),
+    ).rejects.toBe(error);
   });
 
   it('throws what is not a refusal, for the back-off', async () => {
