@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgsError, RemoteError } from '../../src/client/index.ts';
+import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
 import {
   chunkPlans,
   isSingleUpdate,
+  listingOverCap,
   MAX_FLOWS_PER_BATCH,
   planUploads,
   plansKey,
@@ -84,6 +86,31 @@ describe('chunkPlans', () => {
     expect(chunkPlans(plans, false, limits)).toHaveLength(1);
     expect(chunkPlans(plans, true, limits)).toHaveLength(2);
     expect(MAX_FLOWS_PER_BATCH).toBe(200);
+  });
+});
+
+describe('a flow over the caps per call', () => {
+  it('sends its changed files in parts under the file cap, each part a batch of its own', () => {
+    const big = plan(
+      'flows/big',
+      Array.from({ length: 7 }, () => 1),
+    );
+    const batches = chunkPlans([plan('flows/a', [1]), big], false, { flows: 10, bytes: 1e9, files: 3 });
+    expect(batches.map((b) => [b.partOf, b.plans[0]!.upserts.length])).toEqual([
+      [undefined, 1],
+      ['flows/big', 3],
+      ['flows/big', 3],
+      ['flows/big', 1],
+    ]);
+  });
+
+  it('names the cap a full listing goes over', () => {
+    const many = plan(
+      'flows/big',
+      Array.from({ length: SYNC_CALL_LIMITS.files + 1 }, () => 1),
+    );
+    expect(listingOverCap(many)).toBe("30,001 files, over the service's cap of 30,000 files per call");
+    expect(listingOverCap(plan('flows/a', [100]))).toBeNull();
   });
 });
 
