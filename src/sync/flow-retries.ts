@@ -20,6 +20,11 @@ export class FlowRetries {
     this.waiting.set(flowPath, { failures, dueAt: now + delay, message });
   }
 
+  /** Whether the flow failed alone before (and has not gone through since). */
+  has(flowPath: string): boolean {
+    return this.waiting.has(flowPath);
+  }
+
   succeeded(flowPath: string): void {
     this.waiting.delete(flowPath);
   }

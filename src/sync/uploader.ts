@@ -171,7 +171,9 @@ export async function uploadPlans(
     refuse(context, plan, message, tally);
     done(1);
   };
-  const isolation = isolationFor(context, (plan) => {
+  const isolated: { plan: FlowPlan; error: unknown; before: boolean }[] = [];
+  const isolation = isolationFor(context, (plan, error, before) => {
+    isolated.push({ plan, error, before });
     stopped.add(plan.flowPath);
     done(1);
   });
@@ -207,6 +209,13 @@ export async function uploadPlans(
     }),
   ];
   await runInLanes(tasks, MAX_IN_FLIGHT);
+  // Nothing of this upload went through, and no flow failed alone before: no flow is at fault more than another
+  // (a gateway losing every answer), so the round backs off as a whole and shows it (offline), rather than each
+  // flow waiting quietly on its own. A flow that failed alone while others went through stays on its own.
+  if (tally.flows === 0 && isolated.length > 0 && !isolated.some((entry) => entry.before)) {
+    for (const { plan } of isolated) context.retries?.succeeded(plan.flowPath);
+    throw isolated[0]!.error;
+  }
   return tally;
 }
 
@@ -248,7 +257,7 @@ const MAX_ISOLATED_FAILURES = 24;
 /** How a server failure is narrowed down to the flows at fault while the service stores the others. */
 function isolationFor(
   context: UploadContext,
-  stop: (plan: FlowPlan) => void,
+  stop: (plan: FlowPlan, error: unknown, before: boolean) => void,
 ): Isolation<FlowPlan> | undefined {
   const { retries, client } = context;
   if (!retries) return undefined;
@@ -256,8 +265,9 @@ function isolationFor(
   let failuresLeft = MAX_ISOLATED_FAILURES;
   return {
     failed: (plan, error) => {
+      const before = retries.has(plan.flowPath);
       retries.failed(plan.flowPath, failureMessage(error));
-      stop(plan);
+      stop(plan, error, before);
     },
     alive: async () => {
       if (failuresLeft-- <= 0) return false;

@@ -61,8 +61,8 @@ describe('a gateway answering 404 envelopes for a while', () => {
 
     const stored = () => serviceTree(svc.read, 'acme', 'app');
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    await eventually(() => expect(harness!.engine.status().counts.pending).toBe(0));
     expect(harness.state.rejections(harness.engine.repoId)).toEqual([]);
-    expect(harness.engine.status().counts.pending).toBe(0);
 
     await harness.close();
     harness = startEngine(tree, proxy.url, svc.tokens.user);
@@ -133,6 +133,13 @@ describe('a poison flow that the service answers 500 for', () => {
     // It is tried again (its own back-off), still without holding back an edit elsewhere.
     const triedBefore = poisonAnswers;
     await eventually(() => expect(poisonAnswers).toBeGreaterThan(triedBefore));
+    // Tried alone, it still waits on its own: the repository is not shown offline for one flow.
+    await eventually(() =>
+      expect(harness!.engine.status()).toMatchObject({
+        phase: 'idle',
+        message: expect.stringContaining('flows/poison could not be stored'),
+      }),
+    );
     tree.write('flows/good-00/f.yaml', 'edited\n');
     await eventually(() => expect(stored()['flows/good-00/f.yaml']).toBe('edited\n'));
 
