@@ -191,3 +191,36 @@ describe('a flow over the per-call cap of 30,000 files', () => {
     expect(stored()).toEqual({ 'flows/small/a.yaml': 'a\n' });
   }, 300_000);
 });
+
+describe('a flow whose full listing is over the cap of 6 MiB per call', () => {
+  it('loses a file: the deletion cannot be sent with the spec functions, so the flow is refused naming the cap', async () => {
+    const files: Record<string, string> = { 'flows/small/a.yaml': 'a\n' };
+    for (let i = 0; i < 8; i++) files[`flows/big/part${i}.txt`] = `${i}`.repeat(1_000_000);
+    const tree = makeRepo(files);
+    repo = tree;
+    const svc = await startTestService();
+    cleanups.push(() => svc.close());
+    harness = startEngine(tree, svc.url, svc.tokens.user);
+    await harness.engine.start();
+    const stored = () => serviceTree(svc.read, 'acme', 'app');
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+
+    tree.remove('flows/big/part7.txt');
+    const { repoId } = harness.engine;
+    await eventually(() =>
+      expect(harness!.state.rejections(repoId)).toEqual([
+        expect.objectContaining({
+          flowPath: 'flows/big',
+          message: expect.stringContaining("over the service's cap of 6 MiB per call"),
+        }),
+      ]),
+    );
+    // The others still go.
+    tree.write('flows/small/a.yaml', 'a2\n');
+    await eventually(() => expect(stored()['flows/small/a.yaml']).toBe('a2\n'));
+    // Once the flow fits again, the deletion goes and the refusal is cleared.
+    tree.remove('flows/big/part6.txt');
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    await eventually(() => expect(harness!.state.rejections(repoId)).toEqual([]));
+  }, 60_000);
+});
