@@ -237,6 +237,15 @@ export function createClient(options: ClientOptions): RemoteClient {
 
   async function call<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions?: CallOptions) {
     const { statusCode, envelope, traceId } = await reply(path, args, callOptions);
+    // The code and the envelope must agree: a gateway that rewrites an error page to 200, or a success envelope
+    // under an error code, is not an answer of the service, so neither a refusal nor an acknowledgement.
+    if ((envelope.status === 'success') !== (statusCode >= 200 && statusCode < 300)) {
+      throw new ProtocolError(
+        `The reply from ${baseUrl} to ${path} is a ${envelope.status} envelope with HTTP ${statusCode}; a flowsync service never sends that, so a gateway answered instead.`,
+        path,
+        statusCode,
+      );
+    }
     if (envelope.status !== 'success') {
       throw new RemoteError(
         path,

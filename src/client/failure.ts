@@ -10,9 +10,11 @@ import {
  * What a failed call means to the code that made it, decided once for every caller (the sync engine, the agent's
  * API, the CLI):
  * - `unreachable`: no answer (down, refused connection, time-out, 408): try again soon, the service may be back.
- * - `throttled`, `server`: it answered 429 or 5xx (or something that is not a flowsync answer): back off.
+ * - `throttled`, `server`: it answered 429 or 5xx, or something that is not a flowsync answer: back off. A 404 is
+ *   one of those: the client calls only functions of the table (a flowsync service answers each), so a 404 comes
+ *   from a gateway whose route is missing for now ("unknown function" while a deploy rolls), never a refusal.
  * - `unauthorized`: 401/403 or no token at hand: a person must sign in; retrying changes nothing.
- * - `refused`: the service read the call and said no (400, 404, 413, 422): the content must change first.
+ * - `refused`: the service read the call and said no (400, 413, 422): the content must change first.
  * - `invalid`: our own schema refused the args; nothing was sent.
  */
 export type FailureKind = 'unreachable' | 'throttled' | 'server' | 'unauthorized' | 'refused' | 'invalid';
@@ -27,7 +29,7 @@ export function failureKind(error: unknown): FailureKind | null {
   if (status === 401 || status === 403) return 'unauthorized';
   if (status === 408) return 'unreachable';
   if (status === 429) return 'throttled';
-  if (status >= 500) return 'server';
+  if (status >= 500 || status === 404) return 'server';
   return 'refused';
 }
 

@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { checkAccess, RemoteError, TransportError, type RemoteClient } from '../client/index.ts';
+import { checkAccess, failureKind, TransportError, type RemoteClient } from '../client/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
+import { FlowRetries } from './flow-retries.ts';
 import type { Hasher } from './hasher.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { planUploads, plansKey, type FlowPlan } from './planner.ts';
@@ -135,6 +136,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
   private readonly newFolders = new Set<string>();
   private newFoldersQueued = false;
+  private readonly retries: FlowRetries;
   private phase: SyncPhase = 'idle';
   private message: string | null = null;
   /** The phase a round left, to return to after a scan while a retry is waited for. */
@@ -151,6 +153,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.layout = new FlowLayout(options.repo.flowRoots);
     const rules = new IgnoreRules(options.repo.root);
     this.rules = rules;
+    this.retries = new FlowRetries(
+      options.retryBaseMs ?? DEFAULT_TIMINGS.retryBaseMs,
+      options.retryMaxMs ?? DEFAULT_TIMINGS.retryMaxMs,
+    );
     this.repoId = options.state.ensureRepo(
       options.repo.root,
       options.serviceKey,
@@ -258,6 +264,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...this.reconciler.refusedRoots.values(),
       ...this.watcher.refused.values(),
       ...this.rules.problems.values(),
+      ...this.retries.messages(),
     ];
   }
 
@@ -426,15 +433,19 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     // What could not be read at the last look is looked at again; while some of it stays unreadable, the round
     // ends 'recheck', so the scheduler's back-off (1 s doubling to 60 s) times the next look.
     const unreadable = await this.reconciler.retryUnreadable();
-    const done: RoundOutcome = unreadable ? { kind: 'recheck' } : { kind: 'settled' };
     const { state, client, hasher } = this.options;
+    // A flow the service failed alone waits out its own back-off; the others are sent meanwhile.
+    const pendingNow = () =>
+      state
+        .pendingFlows(this.repoId)
+        .filter((flow) => !this.guard.holds(flow) && !this.retries.isWaiting(flow));
     // A page of flows at a time, planned and sent before the next is read: planning all at once held every pending
     // file's record twice (upserts and present) for the whole upload. Flows refused as they are plan nothing.
     // Looked at again just before sending: nothing of a root that is not there (or empty, or on another drive) is.
     const wasHeld = this.guard.held.size;
     this.guard.checkAll();
     if (this.guard.held.size !== wasHeld) this.setPhase(this.phase, this.message);
-    const pending = state.pendingFlows(this.repoId).filter((flow) => !this.guard.holds(flow));
+    const pending = pendingNow();
     const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows).plans;
     const sent: string[] = [];
     let flowsDone = 0;
@@ -445,7 +456,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         sent.push(plansKey(plans));
         if (sent.length === 1) this.setPhase('syncing', null);
         const tally = await uploadPlans(
-          { client, hasher, target: this.repo, state, repoId: this.repoId },
+          { client, hasher, target: this.repo, state, repoId: this.repoId, retries: this.retries },
           plans,
           (done) =>
             this.emit('progress', { stage: 'uploading', done: flowsDone + done, total: pending.length }),
@@ -453,12 +464,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         flowsDone += plans.length;
         addTally(report, tally);
       }
+      const done = this.restingOutcome(unreadable);
       if (sent.length === 0) return { report, outcome: done };
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
       if (this.outage) this.outage.files += report.created + report.updated + report.deleted;
       this.emit('synced', report);
-      const left = Array.from(pagesOf(state.pendingFlows(this.repoId), plan), plansKey);
+      const left = Array.from(pagesOf(pendingNow(), plan), plansKey);
       if (left.length === 0) return { report, outcome: done };
       // What is left is either new (ids that went stale: go on) or what was just sent (back off, do not loop).
       const stalled = left.join() === sent.join();
@@ -468,6 +480,16 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       state.recordSyncResult(this.repoId, message);
       return { report, outcome: failureOutcome(error, message), error };
     }
+  }
+
+  /**
+   * How a round that sent all it could ends: 'recheck' while files are unreadable or flows wait out their own
+   * back-off (the next look when the first is due), which never holds back a round that a change asks for.
+   */
+  private restingOutcome(unreadable: boolean): RoundOutcome {
+    const dueInMs = this.retries.nextDueInMs();
+    if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };
+    return unreadable ? { kind: 'recheck' } : { kind: 'settled' };
   }
 
   /** After a round: the phase it leaves, and "back in sync" at the end of an outage. */
@@ -533,9 +555,12 @@ function emptyReport(): SyncReport {
   return { flows: 0, created: 0, updated: 0, deleted: 0, rejected: [], requests: 0, ms: 0 };
 }
 
-/** No answer: probe until there is one. An answer that is not a success: back off. */
+/**
+ * No answer: probe until there is one. An answer that is not a success: back off. What the answer means is the
+ * client's one reading of it (`failureKind`), not a second reading of status codes here.
+ */
 function failureOutcome(error: unknown, message: string): RoundOutcome {
-  if (error instanceof TransportError) return { kind: 'unreachable', phase: 'offline', message };
-  const unauthorized = error instanceof RemoteError && (error.statusCode === 401 || error.statusCode === 403);
-  return { kind: 'refused', phase: unauthorized ? 'unauthorized' : 'offline', message };
+  const kind = failureKind(error);
+  if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
+  return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'offline', message };
 }

@@ -30,6 +30,7 @@ export {
 } from './scheduler.ts';
 export {
   chunkPlans,
+  listingOverCap,
   isSingleUpdate,
   MAX_BATCH_BYTES,
   MAX_FLOWS_PER_BATCH,

@@ -8,10 +8,11 @@ export type RoundOutcome =
   | { kind: 'stalled' }
   /**
    * All that could be sent was, but files could not be read now (EACCES, EMFILE…): look again after the back-off,
-   * which grows while they stay unreadable. Unlike the others, this wait does not hold back a round that a change
-   * asks for: one unreadable file must not delay every edit by up to a minute.
+   * which grows while they stay unreadable; or flows wait out a back-off of their own, due in `afterMs`. Unlike
+   * the others, this wait does not hold back a round that a change asks for: one unreadable file or one failing
+   * flow must not delay every edit by up to a minute.
    */
-  | { kind: 'recheck' }
+  | { kind: 'recheck'; afterMs?: number }
   /** No answer (connection refused, reset, timed out): probe cheaply every few seconds until there is one. */
   | { kind: 'unreachable'; phase: 'offline'; message: string }
   /** An answer that says "not now" (5xx, 429) or "not you" (401, 403), or a local failure: back off. */
@@ -50,6 +51,7 @@ export function retryDelayMs(
   random: () => number = Math.random,
 ): number | null {
   if (outcome.kind === 'settled' || outcome.kind === 'progress') return null;
+  if (outcome.kind === 'recheck' && outcome.afterMs !== undefined) return outcome.afterMs;
   if (outcome.kind === 'unreachable') {
     return timings.probeMinMs + random() * (timings.probeMaxMs - timings.probeMinMs);
   }

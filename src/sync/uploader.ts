@@ -1,5 +1,13 @@
-import { InvalidArgsError, RemoteError, type RemoteClient } from '../client/index.ts';
+import {
+  checkAccess,
+  failureKind,
+  InvalidArgsError,
+  ProtocolError,
+  RemoteError,
+  type RemoteClient,
+} from '../client/index.ts';
 import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
+import type { FlowRetries } from './flow-retries.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import type { FileRecord, SyncState } from './state.ts';
@@ -7,6 +15,7 @@ import type { FileRecord, SyncState } from './state.ts';
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
 export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
 export const MAX_BATCH_BYTES = Math.min(4 * 1024 * 1024, SYNC_CALL_LIMITS.contentBytes);
+export const MAX_FILES_PER_BATCH = SYNC_CALL_LIMITS.files;
 export const MAX_IN_FLIGHT = 2;
 
 export interface UploadTarget {
@@ -22,6 +31,8 @@ export interface UploadContext {
   target: UploadTarget;
   state: SyncState;
   repoId: number;
+  /** Where a flow that fails alone (a 5xx for it while others go through) waits out its own back-off. */
+  retries?: FlowRetries;
 }
 
 /** The counts of one round of uploads; what the service confirmed is already in the state. */
@@ -38,38 +49,98 @@ export interface Batch {
   plans: FlowPlan[];
   /** true: every present file is listed and the service drops the rest; false: only changed files are sent. */
   full: boolean;
+  /** One part of a flow too large for one call: the parts of a flow go one after the other. */
+  partOf?: string;
 }
 
 export interface BatchLimits {
   flows: number;
   bytes: number;
+  /** Files per call; the service's cap unless given. */
+  files?: number;
 }
 
-const LIMITS: BatchLimits = { flows: MAX_FLOWS_PER_BATCH, bytes: MAX_BATCH_BYTES };
+const LIMITS: BatchLimits = {
+  flows: MAX_FLOWS_PER_BATCH,
+  bytes: MAX_BATCH_BYTES,
+  files: MAX_FILES_PER_BATCH,
+};
 
 /** Bytes a file adds to a request, estimated from its size (JSON escaping rarely adds more than a tenth). */
 function estimatedBytes(file: FileRecord): number {
   return Math.ceil((file.size ?? 0) * 1.1) + file.path.length + 160;
 }
 
-/** Groups plans into sync_batch requests of at most 200 flows or 4 MiB; a flow larger than that goes alone. */
+/**
+ * Groups plans into sync_batch requests of at most 200 flows, 4 MiB or 30,000 files. A full listing larger than
+ * that goes alone (a listing cannot be cut: what it does not list is deleted); the changed files of a flow larger
+ * than that are sent in parts, one request each.
+ */
 export function chunkPlans(plans: readonly FlowPlan[], full: boolean, limits = LIMITS): Batch[] {
+  const maxFiles = limits.files ?? MAX_FILES_PER_BATCH;
   const batches: Batch[] = [];
   let current: FlowPlan[] = [];
   let bytes = 0;
+  let count = 0;
+  const flush = () => {
+    if (current.length > 0) batches.push({ plans: current, full });
+    current = [];
+    bytes = 0;
+    count = 0;
+  };
   for (const plan of plans) {
     const files = full ? plan.present : plan.upserts;
     const planBytes = files.reduce((sum, file) => sum + estimatedBytes(file), plan.flowPath.length + 64);
-    if (current.length > 0 && (current.length >= limits.flows || bytes + planBytes > limits.bytes)) {
-      batches.push({ plans: current, full });
-      current = [];
-      bytes = 0;
+    if (!full && (files.length > maxFiles || planBytes > limits.bytes)) {
+      flush();
+      for (const upserts of partsOf(plan, limits.bytes, maxFiles))
+        batches.push({ plans: [{ ...plan, upserts }], full, partOf: plan.flowPath });
+      continue;
     }
+    const over = bytes + planBytes > limits.bytes || count + files.length > maxFiles;
+    if (current.length > 0 && (current.length >= limits.flows || over)) flush();
     current.push(plan);
     bytes += planBytes;
+    count += files.length;
   }
-  if (current.length > 0) batches.push({ plans: current, full });
+  flush();
   return batches;
+}
+
+/** A flow's changed files cut into parts under the limits (a file larger than the byte limit is a part alone). */
+function partsOf(plan: FlowPlan, maxBytes: number, maxFiles: number): FileRecord[][] {
+  const parts: FileRecord[][] = [];
+  let part: FileRecord[] = [];
+  let bytes = plan.flowPath.length + 64;
+  for (const file of plan.upserts) {
+    const size = estimatedBytes(file);
+    if (part.length > 0 && (part.length >= maxFiles || bytes + size > maxBytes)) {
+      parts.push(part);
+      part = [];
+      bytes = plan.flowPath.length + 64;
+    }
+    part.push(file);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
+/**
+ * The cap a flow's full listing would go over, named for its user; null when it fits in one call. A listing
+ * cannot be sent in parts: each part with delete_missing would delete what the others carry.
+ */
+export function listingOverCap(plan: FlowPlan): string | null {
+  const files = plan.present.length;
+  const bytes = plan.present.reduce((sum, file) => sum + (file.size ?? 0), 0);
+  const count = (n: number) => n.toLocaleString('en-US');
+  const over =
+    files > SYNC_CALL_LIMITS.files
+      ? `${count(files)} files, over the service's cap of ${count(SYNC_CALL_LIMITS.files)} files per call`
+      : bytes > SYNC_CALL_LIMITS.contentBytes
+        ? `${(bytes / 1024 / 1024).toFixed(1)} MiB, over the service's cap of ${SYNC_CALL_LIMITS.contentBytes / 1024 / 1024} MiB per call`
+        : null;
+  return over;
 }
 
 /** A single changed file whose id the service gave us goes by update_file, the cheapest call. */
@@ -81,8 +152,10 @@ export function isSingleUpdate(plan: FlowPlan): boolean {
 /**
  * Sends plans to the service: update_file for a single changed file whose id is known, sync_batch otherwise
  * (full listings with delete_missing for flows that lost files or whose last request went unanswered, changed
- * files only for the rest), at most two requests in flight. Each answer is recorded as it arrives. Connection
- * and server failures are thrown: the engine retries later.
+ * files only for the rest, in parts when a flow is larger than one call takes), at most two requests in flight.
+ * Each answer is recorded as it arrives. A flow the service fails to store while it stores others waits in
+ * `context.retries`; connection failures, and server failures that are not one flow's, are thrown: the engine
+ * retries later.
  */
 export async function uploadPlans(
   context: UploadContext,
@@ -92,23 +165,129 @@ export async function uploadPlans(
   const tally: UploadTally = { rejected: [], flows: 0, created: 0, updated: 0, deleted: 0, requests: 0 };
   let flowsDone = 0;
   const done = (count: number) => onProgress((flowsDone += count));
-  const singles = plans.filter(isSingleUpdate);
+  const stopped = new Set<string>();
+  const refuseOne = (plan: FlowPlan, message: string) => {
+    stopped.add(plan.flowPath);
+    refuse(context, plan, message, tally);
+    done(1);
+  };
+  const isolated: { plan: FlowPlan; error: unknown; before: boolean }[] = [];
+  const isolation = isolationFor(context, (plan, error, before) => {
+    isolated.push({ plan, error, before });
+    stopped.add(plan.flowPath);
+    done(1);
+  });
+  const sendable = plans.flatMap((plan) => fitted(plan, refuseOne));
+  const singles = sendable.filter(isSingleUpdate);
+  const send = (batch: Batch) =>
+    sendWithBisection(
+      batch.plans,
+      (plans) =>
+        sendBatch(context, { plans, full: batch.full }, tally).then(() => {
+          if (batch.partOf === undefined) done(plans.length);
+        }),
+      refuseOne,
+      isolation,
+    );
   const tasks = [
-    ...singles.map((plan) => () => updateOneFile(context, plan, tally).then(() => done(1))),
-    ...batchesOf(plans.filter((plan) => !singles.includes(plan))).map(
-      (batch) => () =>
+    ...singles.map(
+      (plan) => () =>
         sendWithBisection(
-          batch.plans,
-          (plans) => sendBatch(context, { plans, full: batch.full }, tally).then(() => done(plans.length)),
-          (plan, message) => {
-            refuse(context, plan, message, tally);
-            done(1);
-          },
+          [plan],
+          () => updateOneFile(context, plan, tally).then(() => done(1)),
+          refuseOne,
+          isolation,
         ),
     ),
+    ...groupParts(batchesOf(sendable.filter((plan) => !singles.includes(plan)))).map((group) => async () => {
+      // The parts of one flow go one after the other, and stop at the first that does not go through.
+      for (const batch of group) {
+        if (batch.partOf !== undefined && stopped.has(batch.partOf)) return;
+        await send(batch);
+      }
+      if (group[0]!.partOf !== undefined && !stopped.has(group[0]!.partOf)) done(1);
+    }),
   ];
   await runInLanes(tasks, MAX_IN_FLIGHT);
+  // Nothing of this upload went through, and no flow failed alone before: no flow is at fault more than another
+  // (a gateway losing every answer), so the round backs off as a whole and shows it (offline), rather than each
+  // flow waiting quietly on its own. A flow that failed alone while others went through stays on its own.
+  if (tally.flows === 0 && isolated.length > 0 && !isolated.some((entry) => entry.before)) {
+    for (const { plan } of isolated) context.retries?.succeeded(plan.flowPath);
+    throw isolated[0]!.error;
+  }
   return tally;
+}
+
+/**
+ * A plan as it can be sent. A full listing over the service's caps per call cannot be cut in parts (each part
+ * would delete what the others carry), and the spec has no other way to delete: a flow that lost files is refused
+ * with the cap in the message. A flow listed whole only because an answer was lost sends all its files in parts
+ * without delete_missing: the service ends with every file on disk.
+ */
+function fitted(plan: FlowPlan, refuseOne: (plan: FlowPlan, message: string) => void): FlowPlan[] {
+  if (!plan.full) return [plan];
+  const over = listingOverCap(plan);
+  if (over === null) return [plan];
+  if (plan.deletes.length === 0) return [{ ...plan, full: false, upserts: plan.present }];
+  refuseOne(
+    plan,
+    `its ${plan.deletes.length.toLocaleString('en-US')} deleted files cannot be deleted on the service: a deletion lists the whole flow, and it has ${over}; split it into smaller flows`,
+  );
+  return [];
+}
+
+/** Consecutive parts of one flow in one group (sent in order), every other batch a group of its own. */
+function groupParts(batches: readonly Batch[]): Batch[][] {
+  const groups: Batch[][] = [];
+  for (const batch of batches) {
+    const last = groups[groups.length - 1];
+    if (batch.partOf !== undefined && last?.[0]?.partOf === batch.partOf) last.push(batch);
+    else groups.push([batch]);
+  }
+  return groups;
+}
+
+/**
+ * Server failures (5xx) an upload may isolate by bisecting: one flow at fault among 200 costs 1 + 8 failed
+ * requests (one per halving), two cost about 17. More, and the service is failing as a whole: the round backs off.
+ */
+const MAX_ISOLATED_FAILURES = 24;
+
+/** How a server failure is narrowed down to the flows at fault while the service stores the others. */
+function isolationFor(
+  context: UploadContext,
+  stop: (plan: FlowPlan, error: unknown, before: boolean) => void,
+): Isolation<FlowPlan> | undefined {
+  const { retries, client } = context;
+  if (!retries) return undefined;
+  let up = false;
+  let failuresLeft = MAX_ISOLATED_FAILURES;
+  return {
+    failed: (plan, error) => {
+      const before = retries.has(plan.flowPath);
+      retries.failed(plan.flowPath, failureMessage(error));
+      stop(plan, error, before);
+    },
+    alive: async () => {
+      if (failuresLeft-- <= 0) return false;
+      // Nothing stored yet this upload: a call that changes nothing tells a failing flow from a failing service.
+      if (!up)
+        up = await checkAccess(client).then(
+          () => true,
+          () => false,
+        );
+      return up;
+    },
+    answered: () => {
+      up = true;
+    },
+  };
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof RemoteError) return `HTTP ${error.statusCode}: ${error.errorMessage}`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Full listings first (flows that lost files, or whose answer was lost), then flows with changes only. */
@@ -146,33 +325,55 @@ export async function runInLanes(tasks: readonly (() => Promise<void>)[], lanes:
   if (failure) throw (failure as { error: unknown }).error;
 }
 
+/** How a server failure (5xx) of a request is narrowed down to the plans at fault. */
+export interface Isolation<T> {
+  /** The service failed this plan alone while it is up: it waits on its own, the others go on. */
+  failed(plan: T, error: unknown): void;
+  /** Whether the service is up (so a failure is the content's); false also when too many failed already. */
+  alive(): Promise<boolean>;
+  /** A request went through. */
+  answered(): void;
+}
+
 /**
  * Sends plans with `send`; when the service refuses the request for its content, narrows it down to the flow at
  * fault (named by the refusal, else by halving) and hands that flow to `refuse` while the others go through.
- * Anything that is not a refusal (no answer, 5xx) is thrown.
+ * With `isolate`, a server failure (5xx) while the service is up is narrowed down by halving too, and the flow at
+ * fault handed to `isolate.failed`. Anything else (no answer, a service down, 429) is thrown.
  */
 export async function sendWithBisection<T>(
   plans: readonly T[],
   send: (plans: T[]) => Promise<void>,
   refuse: (plan: T, message: string) => void,
+  isolate?: Isolation<T>,
 ): Promise<void> {
+  const again = (some: T[]) => sendWithBisection(some, send, refuse, isolate);
+  const halves = async () => {
+    const half = Math.ceil(plans.length / 2);
+    await again(plans.slice(0, half));
+    await again(plans.slice(half));
+  };
   try {
     await send([...plans]);
+    isolate?.answered();
   } catch (error) {
     const refusal = refusalOf(error);
-    if (refusal === null) throw error;
+    if (refusal === null) {
+      if (!isolate || failureKind(error) !== 'server' || !(await isolate.alive())) throw error;
+      if (plans.length === 1) isolate.failed(plans[0]!, error);
+      else await halves();
+      return;
+    }
     const culprit = refusal.flowIndex === null ? undefined : plans[refusal.flowIndex];
     if (culprit !== undefined) {
       refuse(culprit, refusal.message);
       const others = plans.filter((plan) => plan !== culprit);
-      if (others.length > 0) await sendWithBisection(others, send, refuse);
+      if (others.length > 0) await again(others);
     } else if (plans.length === 1) {
       refuse(plans[0]!, refusal.message);
     } else {
       // The refusal does not say which flow: halve the batch until it does.
-      const half = Math.ceil(plans.length / 2);
-      await sendWithBisection(plans.slice(0, half), send, refuse);
-      await sendWithBisection(plans.slice(half), send, refuse);
+      await halves();
     }
   }
 }
@@ -192,6 +393,14 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
       flows: sent.map((entry) => entry.entry),
       delete_missing: batch.full,
     });
+    // A success that does not count what was sent (a gateway's canned answer) stored nothing we can trust.
+    if (value.flows_synced !== sent.length) {
+      throw new ProtocolError(
+        `The answer to sync_batch counts ${value.flows_synced} flows of the ${sent.length} sent; not taken as stored.`,
+        'svc/flow_def/action/sync_batch/run',
+        200,
+      );
+    }
     const ids = new Map((value.files ?? []).map((file) => [`${file.flow_path}\0${file.path}`, file.id]));
     state.acknowledge(
       repoId,
@@ -211,7 +420,10 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
         };
       }),
     );
-    for (const flowPath of flowPaths) state.clearRejection(repoId, flowPath);
+    for (const flowPath of flowPaths) {
+      state.clearRejection(repoId, flowPath);
+      context.retries?.succeeded(flowPath);
+    }
     tally.flows += value.flows_synced;
     tally.created += value.files_created;
     tally.updated += value.files_updated;
@@ -260,6 +472,7 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
       },
     ]);
     state.clearRejection(repoId, plan.flowPath);
+    context.retries?.succeeded(plan.flowPath);
     tally.flows++;
     tally.updated++;
   } catch (error) {
@@ -329,9 +542,9 @@ function readRecord(plan: FlowPlan, file: FileRecord, read: HashResult) {
 }
 
 /**
- * A refusal that is about the content (HTTP 400, 404, 413, 422, or args our own schema refused), with the index of
- * the flow at fault when the error names it; null for anything worth retrying as it is (401, 408, 429, 5xx,
- * no answer).
+ * A refusal that is about the content (the client's `failureKind` says `refused`: HTTP 400, 413, 422; or args our
+ * own schema refused), with the index of the flow at fault when the error names it; null for anything worth
+ * retrying as it is (401, 404, 408, 429, 5xx, an answer that is not the service's, no answer).
  */
 export function refusalOf(error: unknown): { message: string; flowIndex: number | null } | null {
   if (error instanceof RefusalOfSome) {
@@ -345,8 +558,7 @@ export function refusalOf(error: unknown): { message: string; flowIndex: number 
   if (error instanceof InvalidArgsError) {
     return { message: error.message, flowIndex: flowIndexOf(error.issues[0]?.path) };
   }
-  if (!(error instanceof RemoteError)) return null;
-  if ([401, 403, 408, 429].includes(error.statusCode) || error.statusCode >= 500) return null;
+  if (!(error instanceof RemoteError) || failureKind(error) !== 'refused') return null;
   const issues = error.errorData.issues as { path?: unknown }[] | undefined;
   const path = (error.errorData.path as unknown[] | undefined) ?? issues?.[0]?.path;
   const message =

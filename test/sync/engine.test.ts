@@ -212,29 +212,23 @@ describe('watching', () => {
 });
 
 describe('what the service refuses', () => {
-  it('marks a flow it refuses as rejected with its message, sends the others, and does not retry in a loop', async () => {
+  it('sends a flow over the body limit in parts (issue 21), and its deletions once its listing fits', async () => {
     // Nine files of 0.95 MiB: each may be sent, but together they are over the service's 8 MiB body limit.
     const big: Record<string, string> = {};
     for (let i = 0; i < 9; i++) big[`flows/huge/part${i}.txt`] = `${i}`.repeat(1_000_000);
     repo = makeRepo({ ...big, 'flows/small/main.yaml': 'small\n' });
     const { engine } = await start();
-    expect(stored()).toEqual({ 'flows/small/main.yaml': 'small\n' });
-    expect(harness!.state.rejections(engine.repoId)).toEqual([
-      expect.objectContaining({
-        flowPath: 'flows/huge',
-        message: expect.stringContaining('larger than the service'),
-      }),
-    ]);
-    expect(harness!.reports.at(-1)?.rejected.map((r) => r.flowPath)).toEqual(['flows/huge']);
+    expect(stored()).toEqual(diskTree(repo.root));
+    expect(harness!.state.rejections(engine.repoId)).toEqual([]);
     const before = uploads();
     repo.write('flows/small/main.yaml', 'small v2\n');
     await eventually(() => expect(stored()['flows/small/main.yaml']).toBe('small v2\n'));
     await sleep(300);
     expect(uploads() - before).toBe(1);
 
-    // Once the flow changes so that it fits, it is sent again and the rejection is cleared.
+    // Files removed: the listing (3 files) fits in one call, so the deletions are sent.
     for (let i = 3; i < 9; i++) repo.remove(`flows/huge/part${i}.txt`);
-    await eventually(() => expect(Object.keys(stored())).toContain('flows/huge/part0.txt'));
-    await eventually(() => expect(harness!.state.rejections(engine.repoId)).toEqual([]));
+    await eventually(() => expect(stored()).toEqual(diskTree(repo!.root)));
+    expect(harness!.state.rejections(engine.repoId)).toEqual([]);
   });
 });

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgsError, RemoteError } from '../../src/client/index.ts';
+import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
 import {
   chunkPlans,
   isSingleUpdate,
+  listingOverCap,
   MAX_FLOWS_PER_BATCH,
   planUploads,
   plansKey,
@@ -34,7 +36,8 @@ describe('refusalOf: which errors are about the content (not retried as they are
   });
 
   it('leaves what is worth retrying to the back-off: 401, 403, 408, 429, 5xx, no answer', () => {
-    for (const status of [401, 403, 408, 429, 500, 502, 503]) expect(refusalOf(refused(status))).toBeNull();
+    for (const status of [401, 403, 404, 408, 429, 500, 502, 503])
+      expect(refusalOf(refused(status))).toBeNull();
     expect(refusalOf(new Error('ECONNRESET'))).toBeNull();
   });
 });
@@ -83,6 +86,31 @@ describe('chunkPlans', () => {
     expect(chunkPlans(plans, false, limits)).toHaveLength(1);
     expect(chunkPlans(plans, true, limits)).toHaveLength(2);
     expect(MAX_FLOWS_PER_BATCH).toBe(200);
+  });
+});
+
+describe('a flow over the caps per call', () => {
+  it('sends its changed files in parts under the file cap, each part a batch of its own', () => {
+    const big = plan(
+      'flows/big',
+      Array.from({ length: 7 }, () => 1),
+    );
+    const batches = chunkPlans([plan('flows/a', [1]), big], false, { flows: 10, bytes: 1e9, files: 3 });
+    expect(batches.map((b) => [b.partOf, b.plans[0]!.upserts.length])).toEqual([
+      [undefined, 1],
+      ['flows/big', 3],
+      ['flows/big', 3],
+      ['flows/big', 1],
+    ]);
+  });
+
+  it('names the cap a full listing goes over', () => {
+    const many = plan(
+      'flows/big',
+      Array.from({ length: SYNC_CALL_LIMITS.files + 1 }, () => 1),
+    );
+    expect(listingOverCap(many)).toBe("30,001 files, over the service's cap of 30,000 files per call");
+    expect(listingOverCap(plan('flows/a', [100]))).toBeNull();
   });
 });
 
@@ -152,6 +180,35 @@ describe('sendWithBisection', () => {
     const delivered = requests.filter((r) => !r.some((p) => p === 'b' || p === 'g')).flat();
     expect(delivered.sort()).toEqual(['a', 'c', 'd', 'e', 'f', 'h']);
     expect(requests.length).toBeLessThanOrEqual(1 + 2 * 2 * 3);
+  });
+
+  it('isolates a flow the service answers 500 for while it is up: the others go through', async () => {
+    const requests: string[][] = [];
+    const send = async (plans: string[]) => {
+      requests.push(plans);
+      if (plans.includes('f')) throw refused(500);
+    };
+    const failed: string[] = [];
+    const isolate = { failed: (p: string) => failed.push(p), alive: async () => true, answered: () => {} };
+    const plans = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    await sendWithBisection(plans, send, () => {}, isolate);
+    expect(failed).toEqual(['f']);
+    const delivered = requests.filter((r) => !r.includes('f')).flat();
+    expect(delivered.sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'g', 'h']);
+    expect(requests.length).toBeLessThanOrEqual(1 + 2 * 3);
+  });
+
+  it('throws a 500 when the service is not up (nothing narrows it down)', async () => {
+    const error = refused(500);
+    const isolate = { failed: () => {}, alive: async () => false, answered: () => {} };
+    await expect(
+      sendWithBisection(
+        ['a', 'b'],
+        () => Promise.reject(error),
+        () => {},
+        isolate,
+      ),
+    ).rejects.toBe(error);
   });
 
   it('throws what is not a refusal, for the back-off', async () => {
