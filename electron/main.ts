@@ -83,7 +83,7 @@ function showWindow(): void {
 function trayLabel(status: AgentStatus): string {
   const pending = status.repositories.reduce((sum, repo) => sum + repo.counts.pending, 0);
   const trouble = status.repositories.find((repo) =>
-    ['offline', 'unauthorized', 'missing'].includes(repo.phase),
+    ['offline', 'unauthorized', 'missing', 'storage'].includes(repo.phase),
   );
   if (trouble) return `flowsync: ${trouble.owner}/${trouble.name} ${trouble.phase}`;
   return pending > 0 ? `flowsync: ${pending} files pending` : 'flowsync: in sync';

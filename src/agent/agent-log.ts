@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
-import { DEFAULT_LOG_MAX_BYTES, openLogFile } from '../service/index.ts';
+import { DEFAULT_LOG_MAX_BYTES, openLogFile, type LogFile } from '../service/index.ts';
 import { defaultAgentLogPath } from './paths.ts';
 
 /** Past this size the log is moved to `agent.log.1` (one old copy kept), at start and while running. */
 export const MAX_LOG_BYTES = DEFAULT_LOG_MAX_BYTES;
 
-let opened: { path: string; logger: Logger } | null = null;
+let opened: { path: string; logger: Logger; file: LogFile } | null = null;
 
 /**
  * The agent's log: pino JSON lines in the data folder, 0600, rotated by size. Opened on first use, so commands
@@ -16,15 +16,16 @@ let opened: { path: string; logger: Logger } | null = null;
 export function agentLog(at?: string): Logger {
   if (opened && (at === undefined || opened.path === at)) return opened.logger;
   const path = at ?? defaultAgentLogPath();
+  // Sized and summed up while running: a request that logs a stack cannot fill the disk (openLogFile).
+  const file = openLogFile(path);
   const logger = pino(
     {
       base: { pid: process.pid },
       redact: ['*.authorization', '*.token', '*.secret', '*.api_key', 'req.headers.authorization'],
     },
-    // Sized and summed up while running: a request that logs a stack cannot fill the disk (openLogFile).
-    openLogFile(path),
+    file,
   );
-  opened = { path, logger };
+  opened = { path, logger, file };
   return logger;
 }
 
@@ -32,16 +33,35 @@ export function agentLogPath(): string {
   return opened?.path ?? defaultAgentLogPath();
 }
 
+/** A bug, logged: its short id, and where its details are, as the window and the CLI say it. */
+export interface Incident {
+  id: string;
+  /** "the details are in <log>", or, when the log could not be written, the error's own line and why. */
+  details: string;
+  /** Whether the log has it. */
+  logged: boolean;
+}
+
 /**
- * Logs an error nobody foresaw (a bug) with a short incident id, and returns the id: the window and the CLI show
- * the id and the log's path instead of a stack, and the log has the stack under the same id.
+ * Logs an error nobody foresaw (a bug) with a short incident id: the window and the CLI show the id and the log's
+ * path instead of a stack, and the log has the stack under the same id. A log that cannot be written (the data
+ * folder full or read-only) is never pointed to: the error's own line is said instead.
  */
-export function reportIncident(error: unknown, context: Record<string, unknown> = {}): string {
-  const incident = randomBytes(4).toString('hex');
+export function reportIncident(error: unknown, context: Record<string, unknown> = {}): Incident {
+  const id = randomBytes(4).toString('hex');
   try {
-    agentLog().error({ incident, ...context, err: error }, 'incident');
-  } catch {
-    // A log that cannot be written must not turn one failure into two; the id is still shown.
+    agentLog().error({ incident: id, ...context, err: error }, 'incident');
+    const refused = opened?.file.refused?.();
+    if (refused) throw refused; // the log counted the line as lost: it is not there to point to
+    return { id, details: `the details are in ${agentLogPath()}`, logged: true };
+  } catch (logError) {
+    // A log that cannot be written must not turn one failure into two; the id and the error's line are shown.
+    const why = logError instanceof Error ? logError.message : String(logError);
+    const what = error instanceof Error ? error.message : String(error);
+    return {
+      id,
+      details: `${what.split('\n')[0]} (${agentLogPath()} could not be written: ${why})`,
+      logged: false,
+    };
   }
-  return incident;
 }

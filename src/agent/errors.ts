@@ -1,4 +1,5 @@
 import { RemoteError, failureKind, type FailureKind } from '../client/index.ts';
+import { folderOf, storageFaultLine, storageFaultOf } from '../service/index.ts';
 import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api/contract.ts';
 import { ConfigError } from './config.ts';
@@ -67,6 +68,14 @@ const HANDLERS: Handler[] = [
     error instanceof KeychainUnavailable
       ? { outcome: 'usage', apiCode: 'refused', message: error.message, kind: null }
       : null,
+  (error) => {
+    // A folder flowsync writes to that is full, read-only, not ours or failing: said, never an incident (whose log
+    // would be written to the same disk).
+    const fault = storageFaultOf(error);
+    if (fault === null || failureKind(error) !== null) return null;
+    const message = storageFaultLine(fault, folderOf(error) ?? "flowsync's data folder");
+    return { outcome: 'usage', apiCode: 'unavailable', message, kind: null };
+  },
   (error) => {
     const kind = failureKind(error);
     if (kind === null) return null;

@@ -40,6 +40,7 @@ export {
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
 export { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident } from './agent-log.ts';
 export { checkRepositoryFolder, expandHome } from './folder-check.ts';
+export { dataFolderFault } from './data-folder.ts';
 export * from './desktop/index.ts';
 export {
   autostartEntry,

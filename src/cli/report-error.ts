@@ -1,6 +1,6 @@
 import { RemoteError } from '../client/index.ts';
 import { printable } from '../protocol/index.ts';
-import { agentLogPath, classifyError, reportIncident } from '../agent/index.ts';
+import { classifyError, reportIncident } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
 import { EXIT } from './exit-codes.ts';
 
@@ -25,8 +25,8 @@ export function reportError(error: unknown): number {
   }
   const incident = reportIncident(error);
   process.stderr.write(
-    `flowsync: something went wrong (incident ${incident}); the details are in ${agentLogPath()}. ` +
-      'Please report it with that part of the log.\n',
+    `flowsync: something went wrong (incident ${incident.id}); ${printable(incident.details)}. ` +
+      `Please report it with ${incident.logged ? 'that part of the log' : 'this line'}.\n`,
   );
   return EXIT.remote;
 }

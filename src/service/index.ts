@@ -12,6 +12,15 @@ export {
   summingLog,
   type LogFile,
 } from './log-file.ts';
+export {
+  describeStorageFault,
+  folderFault,
+  folderOf,
+  storageFaultOf,
+  storageFaultLine,
+  storageFaultRemedy,
+  type StorageFault,
+} from './storage-fault.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import { ensurePrivateFile } from './private-files.ts';
+import { storageFaultOf } from './storage-fault.ts';
 import { tunable } from './tunable.ts';
 
 /** Past this size a log is moved to `<name>.1` (one old copy kept): a log takes at most twice this on disk. */
@@ -21,6 +22,8 @@ export interface LogFileOptions {
 /** A log as pino writes to it (a `DestinationStream`): sized by `openLogFile`, summed up by `summingLog`. */
 export interface LogFile {
   write(line: string): void;
+  /** Why the last line could not be written (the disk full, read-only), null once one is written again. */
+  refused?(): Error | null;
   /** Writes what is still counted; the file stays open. */
   flush(done?: (error?: Error) => void): void;
   end(): void;
@@ -59,15 +62,35 @@ export function openLogFile(path: string, options: LogFileOptions = {}): LogFile
   };
   open();
   if (size > maxBytes) rotate();
-  return summingLog(
+  // Lines the disk refused (full, read-only): a log is never why a request or the agent fails; counted, and the
+  // count written once the disk takes lines again.
+  let dropped = 0;
+  let refused: Error | null = null;
+  const append = (text: string) => {
+    const bytes = Buffer.byteLength(text);
+    if (size > 0 && size + bytes > maxBytes) rotate();
+    writeSync(fd, text);
+    size += bytes;
+  };
+  const log = summingLog(
     (text) => {
-      const bytes = Buffer.byteLength(text);
-      if (size > 0 && size + bytes > maxBytes) rotate();
-      writeSync(fd, text);
-      size += bytes;
+      try {
+        if (dropped > 0) {
+          const msg = `${dropped} log lines were lost: the disk refused them`;
+          append(`${JSON.stringify({ level: 40, time: Date.now(), dropped, msg })}\n`);
+          dropped = 0;
+        }
+        append(text);
+        refused = null;
+      } catch (error) {
+        if (storageFaultOf(error) === null) throw error;
+        dropped++;
+        refused = error as Error;
+      }
     },
     { now: options.now, close: () => closeSync(fd) },
   );
+  return { ...log, refused: () => refused };
 }
 
 /**

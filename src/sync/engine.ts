@@ -1,6 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { checkAccess, failureKind, TransportError, type RemoteClient } from '../client/index.ts';
+import {
+  describeStorageFault,
+  folderFault,
+  storageFaultOf,
+  storageFaultRemedy,
+  type StorageFault,
+} from '../service/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -24,12 +31,14 @@ export interface RepositorySpec {
   flowRoots: readonly string[];
 }
 
-export type SyncPhase = 'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'stopped';
+/** `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile. */
+export type SyncPhase =
+  'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'storage' | 'stopped';
 
 export interface SyncStatus {
   phase: SyncPhase;
   counts: RepoCounts;
-  /** Why the engine is offline, unauthorized or missing; null otherwise. */
+  /** Why the engine is offline, unauthorized, missing or cannot write its state; null otherwise. */
   message: string | null;
   /** When the next attempt is due, while offline (or backing off). */
   retryAt: number | null;
@@ -143,6 +152,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private resting: { phase: SyncPhase; message: string | null } = { phase: 'idle', message: null };
   /** Since an outage began: the files sent after it, for the recovered event. */
   private outage: { files: number } | null = null;
+  /**
+   * Files the state could not record (the data folder full or read-only), counted by a scan that writes nothing;
+   * the rescan that is due from the failure on records them once it can.
+   */
+  private unrecorded = 0;
+  private counting = false;
+  /** What the last failed state write said of the data folder, while it is the reason nothing moves. */
+  private storageFault: StorageFault | null = null;
   private presenceTimer: NodeJS.Timeout | null = null;
   private presenceQueued = false;
   private stopped = false;
@@ -216,7 +233,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         round: () =>
           this.uploadRound().then(
             ({ outcome }) => outcome,
-            (error: unknown) => failureOutcome(error, messageOf(error)),
+            (error: unknown) => this.failedRound(error),
           ),
         probe: () => this.probe(),
         settled: (outcome) => this.settled(outcome),
@@ -244,12 +261,20 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     // A flow root held (absent, empty, another drive) is the repository missing in part, whatever the round said.
     const held = [...this.guard.held.values()];
     const missing = held.length > 0 && (this.phase === 'idle' || this.phase === 'syncing');
+    const unrecorded = this.storageFault ? this.unrecorded : 0;
+    const counts = () => {
+      const counts = state.counts(repoId);
+      return { ...counts, pending: counts.pending + unrecorded };
+    };
     return {
       phase: missing ? 'missing' : this.phase,
       get counts() {
-        return state.counts(repoId);
+        return counts();
       },
-      message: (missing ? held.join('; ') : this.message) ?? (this.standingProblems().join('; ') || null),
+      message:
+        this.phase === 'storage' && this.storageFault
+          ? storageMessage(this.storageFault, state.folder, counts().pending)
+          : ((missing ? held.join('; ') : this.message) ?? (this.standingProblems().join('; ') || null)),
       retryAt: this.scheduler.retryAt,
       missed: this.missed,
     };
@@ -284,7 +309,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   async initialSync({ watchFirst = false } = {}): Promise<void> {
     this.presence.remember();
     if (watchFirst && !this.options.state.hasFiles(this.repoId)) await this.presence.watchPresentRoots();
-    await this.local(() => this.reconciler.rescan(), false);
+    // A state that cannot be written now is a state of the engine, not a failed start: the round retries.
+    await this.local(() => this.reconciler.rescan(), false).catch((error: unknown) => {
+      if (!this.stateRefused(error)) throw error;
+    });
     await this.sync();
   }
 
@@ -396,9 +424,63 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.setPhase('stopped', null);
   }
 
-  /** Work nobody awaits (a burst of changes, a presence check): a failure shows in the status, never crashes. */
+  /**
+   * Work nobody awaits (a burst of changes, a presence check): a failure shows in the status, never crashes. A
+   * burst the state could not record is counted as waiting; the rescan due records it once it can.
+   */
   private inBackground(work: Promise<void>): void {
-    work.catch((error: unknown) => this.setPhase(this.phase, messageOf(error)));
+    work.catch(async (error: unknown) => {
+      if (!this.stateRefused(error)) return this.setPhase(this.phase, messageOf(error));
+      await this.countUnrecorded();
+      if (!this.stopped) this.setPhase('storage', null);
+    });
+  }
+
+  /** Counts what the state could not record, one count at a time (a burst of bursts needs only the last). */
+  private async countUnrecorded(): Promise<void> {
+    if (this.counting) return;
+    this.counting = true;
+    try {
+      this.unrecorded = await this.reconciler.countUnrecorded();
+    } catch {
+      // The count is what was known before: the scan that failed is retried with the round.
+    } finally {
+      this.counting = false;
+    }
+  }
+
+  /**
+   * Whether the state refused a write (SQLITE_FULL, SQLITE_READONLY…, or a file of the data folder: ENOSPC,
+   * EROFS…). Then nothing it should have recorded can be trusted to be there: a full rescan is due before the next
+   * round sends anything (SQLite rolled the transaction back, so what was not recorded is still pending or
+   * unknown; an acknowledgement not recorded is sent again, and the service answers "unchanged").
+   */
+  private stateRefused(error: unknown): boolean {
+    const fault = storageFaultOf(error);
+    if (fault === null) return false;
+    const code = String((error as { code?: unknown }).code);
+    const path = (error as { path?: unknown }).path;
+    const inDataFolder =
+      code.startsWith('SQLITE_') ||
+      (typeof path === 'string' && path.startsWith(`${this.options.state.folder}/`));
+    if (!inDataFolder) return false; // a repository's file that could not be read is not the state's fault
+    // SQLite says only "disk I/O error" when the folder turned read-only under it: the folder says which.
+    this.storageFault = fault === 'failing' ? (folderFault(this.options.state.folder) ?? fault) : fault;
+    this.reconciler.fullRescanDue = true;
+    return true;
+  }
+
+  /** A round that threw: the state could not be written (wait, keep the work), or a failure of the service. */
+  private async failedRound(error: unknown): Promise<RoundOutcome> {
+    if (!this.stateRefused(error)) return failureOutcome(error, messageOf(error));
+    await this.countUnrecorded();
+    const { state } = this.options;
+    const waiting = state.counts(this.repoId).pending + this.unrecorded;
+    return {
+      kind: 'refused',
+      phase: 'storage',
+      message: storageMessage(this.storageFault!, state.folder, waiting),
+    };
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -425,6 +507,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         this.reconciler.fullRescanDue = true; // still due: the failed round backs off and tries again
         throw error;
       });
+      this.unrecorded = 0; // recorded now, every file of it
     }
     if (!existsSync(this.repo.root)) {
       this.setPhase('missing', MISSING(this.repo.root));
@@ -476,6 +559,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       const stalled = left.join() === sent.join();
       return { report, outcome: { kind: stalled ? 'stalled' : 'progress' } };
     } catch (error) {
+      // An acknowledgement the state could not record leaves its files pending: sent again once it can.
+      if (this.stateRefused(error)) return { report, outcome: await this.failedRound(error), error };
       const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
       return { report, outcome: failureOutcome(error, message), error };
@@ -520,11 +605,21 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   }
 
   private setPhase(phase: SyncPhase, message: string | null): void {
-    if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing') this.outage ??= { files: 0 };
+    if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing' || phase === 'storage')
+      this.outage ??= { files: 0 };
+    if (phase !== 'storage' && phase !== 'scanning') this.storageFault = null;
     this.phase = phase;
     this.message = message;
     this.emit('status', this.status());
   }
+}
+
+/** "the data folder /home/me/.local/share/flowsync is full: 3001 changes waiting; free some space on its disk…" */
+function storageMessage(fault: StorageFault, folder: string, waiting: number): string {
+  return (
+    `${describeStorageFault(fault, folder)}: ${waiting} ${waiting === 1 ? 'change' : 'changes'} waiting; ` +
+    `${storageFaultRemedy(fault)}, and syncing goes on by itself`
+  );
 }
 
 function messageOf(error: unknown): string {

@@ -137,6 +137,28 @@ export class Reconciler {
     return progress.news + gone.length;
   }
 
+  /**
+   * How many files differ between the disk and the state (new, changed by size or mtime, or gone), found by a scan
+   * that writes nothing: while the state cannot be written, this is the count of changes waiting.
+   */
+  async countUnrecorded(): Promise<number> {
+    if (!existsSync(this.repo.root)) return 0;
+    const { state } = this.options;
+    const seen = new Set<string>();
+    let differ = 0;
+    for await (const slice of scanFlows(this.repo.root, this.layout, this.rules, this.layout.roots)) {
+      for (const entry of slice.refused) seen.add(`${entry.flowPath}/${entry.path}`);
+      for (const file of slice.files) {
+        seen.add(`${file.flowPath}/${file.path}`);
+        if (!isUnchanged(state.statOf(this.repoId, file.flowPath, file.path), file)) differ++;
+      }
+    }
+    for (const file of state.presentFiles(this.repoId)) {
+      if (!seen.has(`${file.flowPath}/${file.path}`)) differ++;
+    }
+    return differ;
+  }
+
   /** Links, FIFOs, sockets and devices are kept as files not sent, each with its reason. */
   private saveRefused(refused: RefusedEntry[]): void {
     this.options.state.saveLocal(

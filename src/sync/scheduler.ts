@@ -15,8 +15,11 @@ export type RoundOutcome =
   | { kind: 'recheck'; afterMs?: number }
   /** No answer (connection refused, reset, timed out): probe cheaply every few seconds until there is one. */
   | { kind: 'unreachable'; phase: 'offline'; message: string }
-  /** An answer that says "not now" (5xx, 429) or "not you" (401, 403), or a local failure: back off. */
-  | { kind: 'refused'; phase: 'offline' | 'unauthorized'; message: string };
+  /**
+   * An answer that says "not now" (5xx, 429) or "not you" (401, 403), or a local failure (the state could not be
+   * written: 'storage'): back off.
+   */
+  | { kind: 'refused'; phase: 'offline' | 'unauthorized' | 'storage'; message: string };
 
 export interface SchedulerTimings {
   /** Back-off after an answer that says "not now": doubled per failure from this, at most `retryMaxMs`. */

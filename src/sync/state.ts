@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../service/index.ts';
 
 /**
@@ -479,6 +480,11 @@ export class SyncState {
       message: string;
       signature: string;
     }[];
+  }
+
+  /** The folder the state file is in: flowsync's data folder, named when it cannot be written. */
+  get folder(): string {
+    return dirname(this.db.name);
   }
 
   close(): void {

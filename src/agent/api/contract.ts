@@ -26,6 +26,7 @@ export const syncPhaseSchema = z.enum([
   'offline',
   'unauthorized',
   'missing',
+  'storage',
   'stopped',
   'paused',
 ]);

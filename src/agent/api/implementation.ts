@@ -13,7 +13,7 @@ import {
   type SecretKind,
 } from '../../secrets/index.ts';
 import type { Agent } from '../agent.ts';
-import { agentLogPath, reportIncident } from '../agent-log.ts';
+import { reportIncident } from '../agent-log.ts';
 import { classifyError } from '../errors.ts';
 import { SECRET_NAMES, checkSecret } from '../credentials.ts';
 import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../repo-config-file.ts';
@@ -244,7 +244,7 @@ export function toAgentApiError(error: unknown, method?: string): AgentApiError 
   const incident = reportIncident(error, { method });
   return new AgentApiError(
     'internal',
-    `Something went wrong in the agent (incident ${incident}); the details are in ${agentLogPath()}.`,
+    `Something went wrong in the agent (incident ${incident.id}); ${incident.details}.`,
   );
 }
 

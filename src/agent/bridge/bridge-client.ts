@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import {
   AGENT_API,
   AgentApiError,
@@ -19,6 +18,8 @@ export interface BridgeClient {
 /**
  * AgentApi over the loopback bridge, from Node: what the Electron main process uses to serve IPC, so that the
  * agent (and its native modules, built for Node) runs in its own Node process and the desktop shell stays glue.
+ * Node's built-in fetch, not the undici package: `flowsync status` asks the running agent through this, and that
+ * command stays light (the package test holds it to SQLite alone).
  */
 export function connectToBridge(address: string): BridgeClient {
   const url = new URL(address);
@@ -27,18 +28,18 @@ export function connectToBridge(address: string): BridgeClient {
   const authorization = `Bearer ${token}`;
   const headers = { 'content-type': 'application/json', authorization, origin };
   const post = async (path: string, input: unknown) => {
-    const response = await request(`${origin}/api/${path}`, {
+    const response = await fetch(`${origin}/api/${path}`, {
       method: 'POST',
       headers,
       body: JSON.stringify(input ?? {}),
     });
-    const reply = (await response.body.json()) as {
+    const reply = (await response.json()) as {
       ok: boolean;
       value?: unknown;
       error?: AgentApiErrorBody;
     };
     if (!reply.ok) {
-      const error = reply.error ?? { code: 'internal' as const, message: `HTTP ${response.statusCode}` };
+      const error = reply.error ?? { code: 'internal' as const, message: `HTTP ${response.status}` };
       throw new AgentApiError(error.code, error.message, error.issues);
     }
     return reply.value;
@@ -55,13 +56,15 @@ export function connectToBridge(address: string): BridgeClient {
       const controller = new AbortController();
       void (async () => {
         // Node can send a header on the event stream too, so the token stays out of the URL here as well.
-        const response = await request(`${origin}/api/events`, {
+        const response = await fetch(`${origin}/api/events`, {
           headers: { authorization, origin },
           signal: controller.signal,
         });
+        if (!response.body) return;
         let buffer = '';
+        const decoder = new TextDecoder();
         for await (const chunk of response.body) {
-          buffer += String(chunk);
+          buffer += decoder.decode(chunk, { stream: true });
           let end: number;
           while ((end = buffer.indexOf('\n\n')) >= 0) {
             const message = buffer.slice(0, end);

@@ -21,6 +21,7 @@ import { ProgressDisplay } from '../progress.ts';
 import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
+import { waitForDataFolder } from '../wait-for-data-folder.ts';
 import { showWindow } from '../window-address.ts';
 
 export function startCommand(): Command {
@@ -70,6 +71,7 @@ interface RunOptions {
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   // Lines quote file and repository names and the service's messages: their control characters are spelled out.
   const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
+  await waitForDataFolder(out);
   const lock = await becomeAgentOrHandOver(
     needsRepository ? 'start' : 'ui',
     folders,
@@ -112,6 +114,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await agent.watchAll();
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
+  const storageLines = new Map<WatchedRepository, string | null>();
   // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
   agent.activity.on('round', ({ repository, report, files }) => out(syncLine(repository, report, files)));
   agent.activity.on('entry', (entry) => {
@@ -139,6 +142,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     const previous = phases.get(watched);
     phases.set(watched, status.phase);
     const name = `${watched.identity.owner}/${watched.identity.name}`;
+    if (status.phase !== 'storage' && status.phase !== 'scanning') storageLines.delete(watched);
     if (status.phase === previous) return;
     if (status.phase === 'offline' || status.phase === 'unauthorized') {
       const wait = status.retryAt
@@ -149,6 +153,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       );
     } else if (status.phase === 'missing') {
       out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
+    } else if (status.phase === 'storage' && status.message !== storageLines.get(watched)) {
+      // Each retry scans (phase 'scanning') and fails again: a line only when the count or the fault changed.
+      storageLines.set(watched, status.message);
+      out(`${time()} ${name}: ${status.message ?? 'the data folder cannot be written'}`);
     }
   });
   const api = createAgentApi(agent);

@@ -1,15 +1,19 @@
 import { Command } from 'commander';
 import {
   EMBEDDED_SERVICE,
+  agentStatusSchema,
   configuredServiceUrl,
+  connectToBridge,
   findRunningAgent,
   loadConfig,
   readRepositoryStatuses,
   serviceKeyOf,
   type AgentLockOwner,
+  type AgentStatus,
   type RepositoryStatus,
 } from '../../agent/index.ts';
 import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
+import { storageFaultOf } from '../../service/index.ts';
 
 const LISTED = 5;
 
@@ -37,10 +41,21 @@ export function statusCommand(): Command {
       const config = loadConfig();
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);
-      const every = readRepositoryStatuses({ folders, service }, undefined, {
-        runningAgentPid: running?.pid ?? null,
-      });
-      const statuses = options.all ? every : every.filter((status) => status.current);
+      // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
+      const live = await liveStatus(running);
+      let every: RepositoryStatus[];
+      try {
+        every = readRepositoryStatuses({ folders, service }, undefined, {
+          runningAgentPid: running?.pid ?? null,
+        });
+      } catch (error) {
+        // The state file cannot be opened (its folder read-only, full…): the running agent's view is all there is.
+        if (storageFaultOf(error) === null || live.length === 0) throw error;
+        every = live.map((repository) => fromLive(repository, service));
+      }
+      const statuses = (options.all ? every : every.filter((status) => status.current)).map((status) =>
+        withLive(status, live),
+      );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -64,6 +79,43 @@ export function statusCommand(): Command {
     });
 }
 
+type LiveRepository = AgentStatus['repositories'][number];
+
+/** The running agent's own view of its repositories, through its window's bridge; empty when none answers. */
+async function liveStatus(running: AgentLockOwner | null): Promise<LiveRepository[]> {
+  if (!running?.bridge) return [];
+  try {
+    return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {})).repositories;
+  } catch {
+    return []; // an agent that does not answer: what its state file says is all there is
+  }
+}
+
+function fromLive(repository: LiveRepository, service: string): RepositoryStatus {
+  const { root, owner, name, counts, lastSyncAt, rejected } = repository;
+  const warnings = repository.warnings.map(({ flowPath, path, warning }) => ({ flowPath, path, warning }));
+  return {
+    root,
+    service,
+    current: true,
+    owner,
+    name,
+    counts,
+    lastSyncAt,
+    lastError: null,
+    warnings,
+    rejected,
+  };
+}
+
+/** The file's status with the running agent's counts, phase and message for the current service. */
+function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryStatus & { now?: string } {
+  const repository = status.current ? live.find((repo) => repo.root === status.root) : undefined;
+  if (!repository) return status;
+  const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
+  return { ...status, counts: repository.counts, now };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -80,7 +132,7 @@ function describeAgent(running: AgentLockOwner | null): string {
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
-function describe(status: RepositoryStatus): string {
+function describe(status: RepositoryStatus & { now?: string }): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
     `${status.owner}/${status.name}  ${status.root}  ` +
@@ -88,6 +140,7 @@ function describe(status: RepositoryStatus): string {
     `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
+  if (status.now) lines.push(`  now: ${status.now}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
   }
