@@ -1,4 +1,11 @@
-import { RemoteError, checkAccess, createClient, type ClientAuth } from '../client/index.ts';
+import {
+  RemoteError,
+  checkAccess,
+  createClient,
+  failureKind,
+  reasonOf,
+  type ClientAuth,
+} from '../client/index.ts';
 import type { SecretKind } from '../secrets/index.ts';
 
 export const SECRET_NAMES: Record<SecretKind, string> = {
@@ -34,7 +41,7 @@ export async function checkSecret(
       await client.tracker.viewer({ api_key: { secret, type: 'personal-api-key' } });
     }
   } catch (error) {
-    if (error instanceof RemoteError && (error.statusCode === 401 || error.statusCode === 403)) {
+    if (error instanceof RemoteError && failureKind(error) === 'unauthorized') {
       throw new RemoteError(
         error.path,
         error.statusCode,
@@ -54,7 +61,7 @@ function refusal(kind: SecretKind, url: string, error: RemoteError): string {
     return `${url} does not know this personal API key: an operator registers it with add_activity (key-created).`;
   }
   if (kind === 'api-key') return `sign in first: checking an API key needs a user token.`;
-  if (kind === 'admin-token' && error.statusCode === 403) {
+  if (kind === 'admin-token' && reasonOf(error) === 'forbidden') {
     return `that is a user token, not an admin token.`;
   }
   return `${url} does not accept this ${SECRET_NAMES[kind]}: check it was copied whole (\`flowsync serve\` prints both tokens on first start).`;

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { RemoteError, checkAccess, createClient, type ClientAuth } from '../client/index.ts';
+import { checkAccess, createClient, reasonOf, type ClientAuth } from '../client/index.ts';
 import {
   createService,
   ensurePrivateFolder,
@@ -137,7 +137,7 @@ async function works(url: string, tokens: IssuedTokens): Promise<boolean> {
     await checkAccess(client);
     return true;
   } catch (error) {
-    if (error instanceof RemoteError && error.statusCode === 401) return false;
+    if (reasonOf(error) === 'unauthenticated') return false;
     throw error;
   } finally {
     await client.close();

@@ -1,4 +1,4 @@
-import { RemoteError, failureKind, type FailureKind } from '../client/index.ts';
+import { RemoteError, failureKind, reasonOf, type FailureKind } from '../client/index.ts';
 import { folderOf, storageFaultLine, storageFaultOf } from '../service/index.ts';
 import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api/contract.ts';
@@ -101,7 +101,7 @@ const HANDLERS: Handler[] = [
           : undefined;
         return {
           outcome: 'remote',
-          apiCode: remote.statusCode === 400 ? 'invalid_input' : 'refused',
+          apiCode: reasonOf(remote) === 'invalid_request' ? 'invalid_input' : 'refused',
           // The window shows the service's words; the CLI line keeps the function, status and trace id.
           message: remote.errorMessage,
           issues,

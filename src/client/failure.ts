@@ -1,3 +1,4 @@
+import { ERROR_REASONS, type ErrorReason } from '../protocol/index.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -36,4 +37,15 @@ export function failureKind(error: unknown): FailureKind | null {
 /** Whether the same call may go through later as it is. */
 export function isRetryable(kind: FailureKind | null): boolean {
   return kind === 'unreachable' || kind === 'throttled' || kind === 'server';
+}
+
+/**
+ * The spec's reason for the service's answer, read from its HTTP code (the client already refused a reply whose
+ * envelope disagrees with it), or null for anything that is not such an answer. Callers that must tell one refusal
+ * from another (a user token where an admin token was needed, a file id the service lost) ask this, so that HTTP
+ * codes are read in this file only.
+ */
+export function reasonOf(error: unknown): ErrorReason | null {
+  if (!(error instanceof RemoteError)) return null;
+  return (ERROR_REASONS as Partial<Record<number, ErrorReason>>)[error.statusCode] ?? null;
 }

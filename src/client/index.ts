@@ -10,4 +10,4 @@ export {
   TransportError,
 } from './errors.ts';
 export { checkAccess } from './check-access.ts';
-export { failureKind, isRetryable, type FailureKind } from './failure.ts';
+export { failureKind, isRetryable, reasonOf, type FailureKind } from './failure.ts';

@@ -1,6 +1,7 @@
 import {
   checkAccess,
   failureKind,
+  reasonOf,
   InvalidArgsError,
   ProtocolError,
   RemoteError,
@@ -478,7 +479,7 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   } catch (error) {
     settleIfRefused(context, [plan], error);
     // The service lost the file (a reset database, a flow deleted elsewhere): forget the id, use sync_batch.
-    if (!(error instanceof RemoteError && error.statusCode === 422)) throw error;
+    if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
   }
 }
@@ -562,7 +563,7 @@ export function refusalOf(error: unknown): { message: string; flowIndex: number 
   const issues = error.errorData.issues as { path?: unknown }[] | undefined;
   const path = (error.errorData.path as unknown[] | undefined) ?? issues?.[0]?.path;
   const message =
-    error.statusCode === 413
+    reasonOf(error) === 'body_too_large'
       ? 'the flow is larger than the service accepts in one request'
       : `${error.errorMessage} (HTTP ${error.statusCode})`;
   return { message, flowIndex: flowIndexOf(path) };

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { MissingCredentialsError, RemoteError } from '../../client/index.ts';
+import { MissingCredentialsError, RemoteError, reasonOf } from '../../client/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -279,11 +279,7 @@ async function registerApiKey(agent: Agent, secret: string): Promise<void> {
     });
   } catch (error) {
     // Without operator rights the key must already be registered; checkSecret says so if it is not.
-    if (
-      !(error instanceof MissingCredentialsError) &&
-      !(error instanceof RemoteError && error.statusCode === 403)
-    )
-      throw error;
+    if (!(error instanceof MissingCredentialsError) && reasonOf(error) !== 'forbidden') throw error;
   }
 }
 
