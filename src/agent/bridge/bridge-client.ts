@@ -63,8 +63,10 @@ export function connectToBridge(address: string): BridgeClient {
         if (!response.body) return;
         let buffer = '';
         const decoder = new TextDecoder();
-        for await (const chunk of response.body) {
-          buffer += decoder.decode(chunk, { stream: true });
+        // A reader, not `for await`: the ES2023 lib's ReadableStream type has no async iterator.
+        const reader = response.body.getReader();
+        for (let next = await reader.read(); !next.done; next = await reader.read()) {
+          buffer += decoder.decode(next.value, { stream: true });
           let end: number;
           while ((end = buffer.indexOf('\n\n')) >= 0) {
             const message = buffer.slice(0, end);
