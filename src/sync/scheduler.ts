@@ -28,6 +28,11 @@ export interface SchedulerTimings {
   /** While the service does not answer, a probe every `probeMinMs`–`probeMaxMs` (jittered). */
   probeMinMs: number;
   probeMaxMs: number;
+  /**
+   * A round wanted this long runs before the next piece of local work, so that a storm of writes (a burst handed
+   * over every 500 ms, each queued ahead of the round) cannot hold every upload back until the writes stop.
+   */
+  roundMaxDelayMs?: number;
 }
 
 /**
@@ -40,6 +45,7 @@ export const DEFAULT_TIMINGS: SchedulerTimings = {
   retryMaxMs: 60_000,
   probeMinMs: 2000,
   probeMaxMs: 4000,
+  roundMaxDelayMs: 1000,
 };
 
 /**
@@ -80,7 +86,7 @@ interface Job {
 /**
  * The engine's one loop over one queue. Local work (scans, bursts of changes) runs in order, one piece at a
  * time; a round of uploads runs when one is wanted and no local work waits, so it sees every change recorded so
- * far. After a failed round no round runs until its retry is due (a probe first, while offline), unless one is
+ * far, or once it has been wanted for `roundMaxDelayMs`, between two pieces of local work. After a failed round no round runs until its retry is due (a probe first, while offline), unless one is
  * asked for explicitly ("sync now").
  */
 export class Scheduler {
@@ -88,6 +94,8 @@ export class Scheduler {
   retryAt: number | null = null;
   private readonly queue: Job[] = [];
   private roundWanted = false;
+  /** Since when a round has been wanted (null: none is). */
+  private wantedSince: number | null = null;
   private forced = false;
   private roundWaiters: (() => void)[] = [];
   private loop: Promise<void> | null = null;
@@ -118,14 +126,14 @@ export class Scheduler {
   /** A round as soon as the queue is empty, unless a failure is being waited out (its retry will run one). */
   want(): void {
     if (this.stopped) return;
-    this.roundWanted = true;
+    this.wantRound();
     this.kick();
   }
 
   /** A round now, even while waiting out a failure; resolves when it ran. */
   now(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.roundWanted = true;
+    this.wantRound();
     this.forced = true;
     const ran = new Promise<void>((resolve) => this.roundWaiters.push(resolve));
     this.kick();
@@ -149,19 +157,32 @@ export class Scheduler {
     });
   }
 
+  private wantRound(): void {
+    this.roundWanted = true;
+    this.wantedSince ??= Date.now();
+  }
+
   private roundDue(): boolean {
     return this.roundWanted && (this.forced || this.retryAt === null || !this.waitHolds);
   }
 
+  /** A due round that waited long enough behind local work goes before the next piece of it. */
+  private roundOverdue(): boolean {
+    const limit = this.timings.roundMaxDelayMs ?? DEFAULT_TIMINGS.roundMaxDelayMs!;
+    return this.wantedSince !== null && Date.now() - this.wantedSince >= limit;
+  }
+
   private async drain(): Promise<void> {
     while (!this.stopped) {
-      const job = this.queue.shift();
+      const roundFirst = this.roundDue() && (this.queue.length === 0 || this.roundOverdue());
+      const job = roundFirst ? undefined : this.queue.shift();
       if (job) {
         await job.task().then(job.resolve, job.reject);
         continue;
       }
       if (!this.roundDue()) return;
       this.roundWanted = false;
+      this.wantedSince = null;
       this.forced = false;
       const waiters = this.roundWaiters.splice(0);
       try {
@@ -176,7 +197,7 @@ export class Scheduler {
     this.endWait();
     if (outcome.kind === 'settled' || outcome.kind === 'progress') this.failures = 0;
     else if (outcome.kind !== 'unreachable') this.failures++;
-    if (outcome.kind === 'progress') this.roundWanted = true;
+    if (outcome.kind === 'progress') this.wantRound();
     const delay = retryDelayMs(outcome, this.failures, this.timings, this.random);
     if (delay !== null) this.startWait(delay, outcome.kind === 'unreachable', outcome.kind !== 'recheck');
     this.hooks.settled(outcome, this.retryAt);
@@ -210,7 +231,7 @@ export class Scheduler {
     }
     if (wait !== this.wait || this.stopped) return;
     this.endWait();
-    this.roundWanted = true;
+    this.wantRound();
     this.kick();
   }
 }

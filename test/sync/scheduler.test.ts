@@ -75,6 +75,27 @@ describe('the scheduler', () => {
     expect(log).toEqual(['scan 1 start', 'scan 1 end', 'scan 2 start', 'scan 2 end', 'round']);
   });
 
+  it('runs a round wanted for 1 s before the next piece of local work, however long the local work goes on', async () => {
+    const { s, log } = scheduler([{ kind: 'settled' }]);
+    // A storm of writes: a burst of 200 ms handed over, and the next one queued, for 5 s without a break.
+    let bursts = 0;
+    const burst = (): Promise<void> =>
+      s.run(async () => {
+        bursts++;
+        log.push('burst');
+        await new Promise((done) => setTimeout(done, 200));
+        if (bursts < 25) void burst();
+        s.want();
+      });
+    void burst();
+    await vi.advanceTimersByTimeAsync(5200);
+    const rounds = log.flatMap((entry, at) => (entry === 'round' ? [at] : []));
+    expect(rounds.length).toBeGreaterThanOrEqual(4);
+    // The first round after the first want (at 200 ms) runs after 1 s of bursts, not after all 25 of them.
+    expect(rounds[0]).toBeLessThanOrEqual(7);
+    expect(bursts).toBe(25);
+  });
+
   it('while offline, probes every few seconds and starts a round only once the service answers', async () => {
     let up = false;
     const { s, log } = scheduler([offline, { kind: 'settled' }], () => up);
