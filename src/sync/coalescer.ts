@@ -6,6 +6,8 @@ export class Coalescer {
   private readonly pending = new Set<string>();
   private quietTimer: NodeJS.Timeout | null = null;
   private deadline: NodeJS.Timeout | null = null;
+  /** When the last change came: the quiet timer, when it fires early, waits out the rest. */
+  private lastAt = 0;
 
   constructor(
     private readonly flush: (paths: Set<string>) => void,
@@ -13,11 +15,21 @@ export class Coalescer {
     private readonly maxWaitMs = 500,
   ) {}
 
+  /**
+   * One change. No timer is moved per change: a storm of writes brings tens of thousands a second, and a
+   * clearTimeout and setTimeout for each was a good share of the agent's CPU.
+   */
   add(path: string): void {
     this.pending.add(path);
-    if (this.quietTimer) clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => this.fire(), this.quietMs);
+    this.lastAt = Date.now();
+    this.quietTimer ??= setTimeout(() => this.quietEnded(), this.quietMs);
     this.deadline ??= setTimeout(() => this.fire(), this.maxWaitMs);
+  }
+
+  private quietEnded(): void {
+    const quietFor = Date.now() - this.lastAt;
+    if (quietFor >= this.quietMs) return this.fire();
+    this.quietTimer = setTimeout(() => this.quietEnded(), this.quietMs - quietFor);
   }
 
   /** Whether no change waits to be handed over. */

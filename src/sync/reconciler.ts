@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, type Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describeFileWarning } from '../protocol/index.ts';
@@ -28,6 +28,15 @@ export interface ReconcilerOptions {
 
 /** Files given to the hash worker pool at a time (and saved in one transaction). */
 const HASH_CHUNK = 512;
+/** Paths of a burst looked at (lstat) at once. */
+const LOOK_BATCH = 256;
+
+interface PathLook {
+  stat: Stats | null;
+  /** Why the path could not be looked at (an errno code), or null. */
+  failed: string | null;
+}
+
 /** Chunks a rescan has in the pool at once, so that the workers always have the next one (measured: 3 over 2). */
 const HASH_CHUNKS_IN_FLIGHT = 3;
 
@@ -281,6 +290,7 @@ export class Reconciler {
     const unreadable: string[] = [];
     /** Each root looked at once per burst: 10,000 deletions need not list the root 10,000 times. */
     const checked = new Map<string, boolean>();
+    const looks = this.lookAtAll(paths);
     for (const path of paths) {
       // Stopping: what is not looked at yet is left to the next start's scan (50,000 deleted paths are seconds).
       if (this.stopped) return;
@@ -295,19 +305,7 @@ export class Reconciler {
         if (path.lastIndexOf('/') > 0) folders.push(path.slice(0, path.lastIndexOf('/')));
         continue;
       }
-      // Below a link (or a FIFO...) the path is not in the repository: what was there is gone. Not looked at
-      // (EACCES, EMFILE…): not gone, kept as it is.
-      const slash = path.lastIndexOf('/');
-      const outside = slash > 0 ? notRealFolder(this.repo.root, path.slice(0, slash)) : null;
-      let stat = null;
-      let failed: string | null = outside?.kind === 'unreadable' ? (outside.code ?? 'EIO') : null;
-      if (!outside) {
-        try {
-          stat = await lstat(join(this.repo.root, path));
-        } catch (error) {
-          failed = (error as NodeJS.ErrnoException).code ?? 'EIO';
-        }
-      }
+      const { stat, failed } = await looks.next(path);
       if (failed !== null && !isGone(failed)) {
         unreadable.push(path);
         continue;
@@ -346,6 +344,52 @@ export class Reconciler {
     this.saveUnreadable(unreadable);
     await this.hashAndSave(files);
     if (folders.length > 0) await this.rescan(folders);
+  }
+
+  /**
+   * How each path of a burst is now, looked at LOOK_BATCH at a time in parallel, handed out in the burst's order.
+   * One `await lstat` per path took one turn of the event loop each, and in a storm of writes each turn also
+   * carries thousands of watcher events: 1,000 rewritten files took 5.8 s to look at, until the writes stopped.
+   */
+  private lookAtAll(paths: Set<string>): { next(path: string): Promise<PathLook> } {
+    const order = [...paths];
+    const batches = new Map<number, Promise<Map<string, PathLook>>>();
+    const batchOf = (index: number) => {
+      const first = index - (index % LOOK_BATCH);
+      let batch = batches.get(first);
+      if (!batch) {
+        batches.delete(first - LOOK_BATCH);
+        const slice = order.slice(first, first + LOOK_BATCH);
+        batch = Promise.all(slice.map((path) => this.lookAt(path))).then(
+          (results) => new Map(slice.map((path, at) => [path, results[at]!])),
+        );
+        batches.set(first, batch);
+      }
+      return batch;
+    };
+    let index = 0;
+    return {
+      async next(path) {
+        while (order[index] !== path) index++;
+        return (await batchOf(index)).get(path)!;
+      },
+    };
+  }
+
+  /**
+   * Below a link (or a FIFO...) the path is not in the repository: what was there is gone. Not looked at (EACCES,
+   * EMFILE…): not gone, kept as it is.
+   */
+  private async lookAt(path: string): Promise<PathLook> {
+    const slash = path.lastIndexOf('/');
+    const outside = slash > 0 ? notRealFolder(this.repo.root, path.slice(0, slash)) : null;
+    if (outside)
+      return { stat: null, failed: outside.kind === 'unreadable' ? (outside.code ?? 'EIO') : null };
+    try {
+      return { stat: await lstat(join(this.repo.root, path)), failed: null };
+    } catch (error) {
+      return { stat: null, failed: (error as NodeJS.ErrnoException).code ?? 'EIO' };
+    }
   }
 }
 
