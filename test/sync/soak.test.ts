@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 describe('the outbox under every fault at once (issue 9, "done when")', () => {
-  it('after 1,000 random edits, 20 kill -9s, a 15 s outage and a lost answer, the service holds exactly the disk', async () => {
+  it('after 1,100 random edits, 20 kill -9s, a 15 s outage, a lost answer and a flow root swapped, the service holds exactly the disk', async () => {
     const tree = makeRepo(flowFiles(20, 5));
     repo = tree;
     const dbPath = join(tree.dir, 'service.db');
@@ -74,6 +74,15 @@ describe('the outbox under every fault at once (issue 9, "done when")', () => {
     service.signal('SIGCONT');
     await eventually(() => expect(stored()['flows/lost/only.yaml']).toBe('sent, never acknowledged\n'));
     tree.remove('flows/lost');
+
+    // A watcher fault: the flow root moved away and put back within a second (what `rm -rf flows && git checkout
+    // -- flows` does to the watches), then edits at once; heard, or found by the rescan of a root that came back.
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 60_000);
+    renameSync(join(tree.root, 'flows'), join(tree.dir, 'flows-away'));
+    await sleep(random() * 500);
+    renameSync(join(tree.dir, 'flows-away'), join(tree.root, 'flows'));
+    await storm(100, 1000); // no kill: the running agent must hear these
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 60_000);
 
     // A 15 s outage, with edits and kills during it.
     await service.stop();
