@@ -3,9 +3,9 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** The layers of docs/architecture.md, top first: each may import only the ones before it. */
-const LAYERS = ['protocol', 'client', 'service', 'secrets', 'sync', 'agent', 'cli'];
+const LAYERS = ['protocol', 'host', 'client', 'service', 'secrets', 'sync', 'agent', 'window', 'cli'];
 const DOOR = {
-  regex: '^(\\.\\./)+(src/)?(protocol|client|service|secrets|sync|agent|cli)/(?!index\\.ts$).+',
+  regex: '^(\\.\\./)+(src/)?(protocol|host|client|service|secrets|sync|agent|window|cli)/(?!index\\.ts$).+',
   message: 'Import another layer through its index.ts only.',
 };
 
@@ -71,8 +71,26 @@ export default tseslint.config(
               message: 'The renderer talks only to window.flowsync (AgentApi).',
             },
             {
-              regex: '^(\\.\\./)+src/(client|service|secrets|sync|cli)(/|$)',
-              message: 'The renderer imports only src/protocol and the AgentApi types.',
+              regex: '^(\\.\\./)+src/(host|client|service|secrets|sync|agent|cli)(/|$)',
+              message: 'The renderer imports only src/protocol and src/window (the AgentApi types).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The desktop shell is glue: it reaches the agent only through the window layer's door.
+    files: ['electron/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            DOOR,
+            {
+              regex: '^(\\.\\./)+src/(host|client|service|secrets|sync|agent|cli)(/|$)',
+              message: 'electron/ imports only src/window and src/protocol.',
             },
           ],
         },

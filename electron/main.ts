@@ -1,6 +1,6 @@
 // The desktop shell: glue only. The agent runs as `flowsync ui` outside this process and says where its bridge is
 // with a ready message; this process shows the window, forwards AgentApi calls over IPC to that bridge, and keeps a
-// tray icon with the sync state. The rules it applies live in src/agent/desktop, where Node tests hold them.
+// tray icon with the sync state. The rules it applies live in src/window/desktop, where Node tests hold them.
 import {
   app,
   BrowserWindow,
@@ -16,17 +16,20 @@ import {
 } from 'electron';
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AGENT_API, toAgentApiError, type AgentStatus } from '../src/agent/api/index.ts';
-import { connectToBridge, type BridgeClient } from '../src/agent/bridge/index.ts';
-import { rendererDir } from '../src/agent/paths.ts';
 import {
+  AGENT_API,
   APP_PAGE_URL,
   APP_SCHEME,
   appFile,
+  connectToBridge,
   isAppPage,
+  rendererDir,
+  toAgentApiError,
   waitForAgentReady,
   type AgentReady,
-} from '../src/agent/desktop/index.ts';
+  type AgentStatus,
+  type BridgeClient,
+} from '../src/window/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/flowsync.js', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));

@@ -1,13 +1,13 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type KeyboardEvent } from 'react';
-import type { ActivityEntry } from '../../src/agent/index.ts';
+import type { ActivityEntry } from '../../src/window/index.ts';
 import type { WindowBridge } from './api.ts';
 import { RepoConfigScreen } from './screens/RepoConfigScreen.tsx';
 import { SettingsScreen } from './screens/SettingsScreen.tsx';
 import { SyncScreen } from './screens/SyncScreen.tsx';
 import { TasksScreen } from './screens/TasksScreen.tsx';
 
-/** As many as the agent keeps (src/agent/activity.ts). */
+/** As many as the agent keeps (src/window/activity.ts). */
 const ACTIVITY_LIMIT = 200;
 
 const SCREENS = [

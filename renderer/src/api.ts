@@ -1,4 +1,4 @@
-import type { AgentApi, AgentApiErrorBody, AgentEvent } from '../../src/agent/index.ts';
+import type { AgentApi, AgentApiErrorBody, AgentEvent } from '../../src/window/index.ts';
 
 /** A failed AgentApi call, with the issues of an invalid input when there are some. */
 export class ApiError extends Error {

@@ -1,10 +1,10 @@
 import { readFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateFile, ensurePrivateFolder, replaceFile } from '../service/index.ts';
+import { ensurePrivateFile, ensurePrivateFolder, replaceFile } from '../host/index.ts';
 import { asideName } from '../sync/index.ts';
 import { notice } from './notice.ts';
-import { configFilePath } from './paths.ts';
+import { configFilePath } from '../host/index.ts';
 
 /** The address `flowsync serve` listens on by default, and so the one the CLI talks to by default. */
 export const DEFAULT_SERVICE_PORT = 7420;

@@ -1,12 +1,7 @@
 import { dirname, join } from 'node:path';
 import { checkAccess, createClient, reasonOf, type ClientAuth } from '../client/index.ts';
-import {
-  createService,
-  ensurePrivateFolder,
-  openLogFile,
-  type IssuedTokens,
-  type RunningService,
-} from '../service/index.ts';
+import { createService, type IssuedTokens, type RunningService } from '../service/index.ts';
+import { ensurePrivateFolder, openLogFile } from '../host/index.ts';
 import { EMBEDDED_SECRETS, type SecretStore } from '../secrets/index.ts';
 
 export interface EmbeddedService {

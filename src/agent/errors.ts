@@ -1,7 +1,7 @@
 import { RemoteError, failureKind, reasonOf, type FailureKind } from '../client/index.ts';
-import { folderOf, storageFaultLine, storageFaultOf } from '../service/index.ts';
+import { folderOf, storageFaultLine, storageFaultOf } from '../host/index.ts';
 import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
-import { AgentApiError, type AgentApiErrorBody } from './api/contract.ts';
+import { AgentApiError, type AgentApiErrorBody } from './api-error.ts';
 import { ConfigError } from './config.ts';
 import { RepoConfigFileError } from './repo-config-file.ts';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { SyncState, stateDamage, type RepoCounts } from '../sync/index.ts';
 import { notice } from './notice.ts';
 import { openState } from './open-state.ts';
-import { defaultStatePath } from './paths.ts';
+import { defaultStatePath } from '../host/index.ts';
 import { sameFolder } from './repositories.ts';
 
 export interface RepositoryStatus {

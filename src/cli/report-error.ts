@@ -1,6 +1,7 @@
 import { RemoteError } from '../client/index.ts';
 import { printable } from '../protocol/index.ts';
-import { classifyError, reportIncident } from '../agent/index.ts';
+import { classifyError } from '../agent/index.ts';
+import { reportIncident } from '../host/index.ts';
 import { UsageError } from './usage-error.ts';
 import { EXIT } from './exit-codes.ts';
 

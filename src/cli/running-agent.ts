@@ -1,13 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  AgentApiError,
-  AgentLock,
-  claimAgentLock,
-  connectToBridge,
-  checkRepositoryFolder,
-  repositoryViewSchema,
-  type AgentLockOwner,
-} from '../agent/index.ts';
+import { AgentApiError, bridgeAnswers, connectToBridge, repositoryViewSchema } from '../window/index.ts';
+import { AgentLock, claimAgentLock, type AgentLockOwner } from '../host/index.ts';
+import { checkRepositoryFolder } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
 import { showWindow } from './window-address.ts';
 
@@ -54,7 +48,7 @@ async function claimLock(
 ): Promise<AgentLock | AgentLockOwner> {
   let told = false;
   for (;;) {
-    const claim = await claimAgentLock(command);
+    const claim = await claimAgentLock(command, bridgeAnswers);
     if (claim instanceof AgentLock || settled(claim)) return claim;
     if (!told) {
       out(

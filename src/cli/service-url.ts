@@ -1,6 +1,8 @@
 import { Option } from 'commander';
-import { DEFAULT_SERVICE_URL, findRunningAgent, loadConfig } from '../agent/index.ts';
+import { DEFAULT_SERVICE_URL, loadConfig } from '../agent/index.ts';
+import { findRunningAgent } from '../host/index.ts';
 import { EMBEDDED_SECRETS, normalizeServiceUrl } from '../secrets/index.ts';
+import { bridgeAnswers } from '../window/index.ts';
 
 export function urlOption(): Option {
   return new Option(
@@ -29,7 +31,7 @@ export async function resolveService(flag: string | undefined): Promise<ServiceT
     const url = normalizeServiceUrl(given);
     return { url, secrets: url };
   }
-  const running = await findRunningAgent();
+  const running = await findRunningAgent(bridgeAnswers);
   if (running?.service) return { url: running.service, secrets: EMBEDDED_SECRETS };
   return { url: DEFAULT_SERVICE_URL, secrets: DEFAULT_SERVICE_URL };
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dataFolderFault } from '../agent/index.ts';
-import { describeStorageFault, storageFaultRemedy } from '../service/index.ts';
+import { dataFolderFault } from '../host/index.ts';
+import { describeStorageFault, storageFaultRemedy } from '../host/index.ts';
 
 /** The longest wait between two looks at a data folder that cannot be written. */
 const MAX_WAIT_MS = 10_000;

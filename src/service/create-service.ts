@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
-import { summingLog } from './log-file.ts';
+import { summingLog } from '../host/index.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
 import { connectionLimits, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { replaceFile } from '../service/index.ts';
+import { replaceFile } from '../host/index.ts';
 import { notRealFolder, type EntryKind } from './contained-fs.mjs';
 
 /** What stands, instead of a real folder, on the way to a file the agent would write in a repository. */

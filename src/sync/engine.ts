@@ -7,7 +7,7 @@ import {
   storageFaultOf,
   storageFaultRemedy,
   type StorageFault,
-} from '../service/index.ts';
+} from '../host/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -19,7 +19,7 @@ import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { RepoCounts, SyncState } from './state.ts';
-import { uploadPlans, type UploadTally } from './uploader.ts';
+import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
 
@@ -61,6 +61,8 @@ export interface SyncProgress {
 
 /** One round of uploads, for the line `flowsync start` prints. */
 export interface SyncReport {
+  /** The files whose change the service acknowledged in this round, by name, sorted. */
+  files: FileChange[];
   flows: number;
   created: number;
   updated: number;
@@ -552,6 +554,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
       if (this.outage) this.outage.files += report.created + report.updated + report.deleted;
+      report.files.sort((a, b) => `${a.flowPath}/${a.path}`.localeCompare(`${b.flowPath}/${b.path}`));
       this.emit('synced', report);
       const left = Array.from(pagesOf(pendingNow(), plan), plansKey);
       if (left.length === 0) return { report, outcome: done };
@@ -639,6 +642,7 @@ function* pagesOf(
 
 function addTally(report: SyncReport, tally: UploadTally): void {
   report.rejected.push(...tally.rejected);
+  report.files.push(...tally.files);
   report.flows += tally.flows;
   report.created += tally.created;
   report.updated += tally.updated;
@@ -647,7 +651,7 @@ function addTally(report: SyncReport, tally: UploadTally): void {
 }
 
 function emptyReport(): SyncReport {
-  return { flows: 0, created: 0, updated: 0, deleted: 0, rejected: [], requests: 0, ms: 0 };
+  return { files: [], flows: 0, created: 0, updated: 0, deleted: 0, rejected: [], requests: 0, ms: 0 };
 }
 
 /**

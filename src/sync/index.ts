@@ -8,8 +8,9 @@ export {
   type SyncReport,
   type SyncStatus,
 } from './engine.ts';
+export type { FileChange } from './uploader.ts';
 export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
-export { SyncState, type RepoCounts, type RepoRecord } from './state.ts';
+export { SyncState, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
 export { asideName, openSyncState, stateDamage, type OpenedState } from './state-file.ts';
 export { FlowLayout } from './flow-layout.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).

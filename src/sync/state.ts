@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
-import { ensurePrivateFile } from '../service/index.ts';
+import { ensurePrivateFile } from '../host/index.ts';
 
 /**
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
@@ -64,6 +64,16 @@ export interface FileRecord {
   warning: string | null;
   ackedHash: string | null;
   fileId: string | null;
+}
+
+/** A file as a window lists it: its hashes, why it is not sent (if so), and whether it is pending. */
+export interface FileState {
+  flowPath: string;
+  path: string;
+  localHash: string | null;
+  warning: string | null;
+  ackedHash: string | null;
+  pending: boolean;
 }
 
 /**
@@ -166,6 +176,11 @@ export class SyncState {
       ),
       presentFiles: db.prepare(
         'SELECT flow_path AS flowPath, path FROM files WHERE repo_id = ? AND local_hash IS NOT NULL',
+      ),
+      fileStates: db.prepare(
+        `SELECT flow_path AS flowPath, path, local_hash AS localHash, warning, acked_hash AS ackedHash,
+           ${PENDING} AS pending FROM files WHERE repo_id = @repoId AND (@flowPath IS NULL OR flow_path = @flowPath)
+           ORDER BY flow_path, path`,
       ),
       filesOfFlow: db.prepare(
         `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ? AND flow_path = ? ORDER BY path`,
@@ -306,6 +321,17 @@ export class SyncState {
       flowPath: string;
       path: string;
     }>;
+  }
+
+  /**
+   * Each file of a repository (or of one flow) with whether it is pending, by the one rule (PENDING) that the
+   * counts use too: what the window lists agrees with what it counts.
+   */
+  fileStates(repoId: number, flowPath: string | null = null): FileState[] {
+    const rows = this.statements.fileStates.all({ repoId, flowPath }) as (Omit<FileState, 'pending'> & {
+      pending: number;
+    })[];
+    return rows.map((row) => ({ ...row, pending: row.pending === 1 }));
   }
 
   filesOfFlow(repoId: number, flowPath: string): FileRecord[] {

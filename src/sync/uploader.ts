@@ -11,7 +11,7 @@ import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/in
 import type { FlowRetries } from './flow-retries.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
-import type { FileRecord, SyncState } from './state.ts';
+import type { FileRecord, FlowAck, SyncState } from './state.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
 export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
@@ -36,9 +36,18 @@ export interface UploadContext {
   retries?: FlowRetries;
 }
 
+/** A file whose change the service acknowledged: what it took, by name. */
+export interface FileChange {
+  kind: 'created' | 'updated' | 'deleted';
+  flowPath: string;
+  path: string;
+}
+
 /** The counts of one round of uploads; what the service confirmed is already in the state. */
 export interface UploadTally {
   rejected: { flowPath: string; message: string }[];
+  /** The files whose change the service acknowledged, as the uploader sent them (no state is read again). */
+  files: FileChange[];
   flows: number;
   created: number;
   updated: number;
@@ -163,7 +172,15 @@ export async function uploadPlans(
   plans: readonly FlowPlan[],
   onProgress: (flowsDone: number) => void = () => {},
 ): Promise<UploadTally> {
-  const tally: UploadTally = { rejected: [], flows: 0, created: 0, updated: 0, deleted: 0, requests: 0 };
+  const tally: UploadTally = {
+    rejected: [],
+    files: [],
+    flows: 0,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    requests: 0,
+  };
   let flowsDone = 0;
   const done = (count: number) => onProgress((flowsDone += count));
   const stopped = new Set<string>();
@@ -403,24 +420,23 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
       );
     }
     const ids = new Map((value.files ?? []).map((file) => [`${file.flow_path}\0${file.path}`, file.id]));
-    state.acknowledge(
-      repoId,
-      sent.map(({ plan, entry }) => {
-        const sentPaths = new Set(entry.files.map((file) => file.path));
-        return {
-          flowPath: plan.flowPath,
-          stored: entry.files.map((file) => ({
-            path: file.path,
-            hash: file.hash,
-            fileId: ids.get(`${plan.flowPath}\0${file.path}`) ?? null,
-          })),
-          // With a full listing the service dropped whatever was not listed; without one it dropped nothing.
-          dropped: batch.full
-            ? [...plan.deletes, ...plan.present].filter((f) => !sentPaths.has(f.path)).map((f) => f.path)
-            : [],
-        };
-      }),
-    );
+    const acks = sent.map(({ plan, entry }) => {
+      const sentPaths = new Set(entry.files.map((file) => file.path));
+      return {
+        flowPath: plan.flowPath,
+        stored: entry.files.map((file) => ({
+          path: file.path,
+          hash: file.hash,
+          fileId: ids.get(`${plan.flowPath}\0${file.path}`) ?? null,
+        })),
+        // With a full listing the service dropped whatever was not listed; without one it dropped nothing.
+        dropped: batch.full
+          ? [...plan.deletes, ...plan.present].filter((f) => !sentPaths.has(f.path)).map((f) => f.path)
+          : [],
+      };
+    });
+    state.acknowledge(repoId, acks);
+    for (const [index, ack] of acks.entries()) tally.files.push(...changesOf(sent[index]!.plan, ack));
     for (const flowPath of flowPaths) {
       state.clearRejection(repoId, flowPath);
       context.retries?.succeeded(flowPath);
@@ -476,12 +492,30 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
     context.retries?.succeeded(plan.flowPath);
     tally.flows++;
     tally.updated++;
+    if (record.hash !== file.ackedHash)
+      tally.files.push({ kind: 'updated', flowPath: plan.flowPath, path: file.path });
   } catch (error) {
     settleIfRefused(context, [plan], error);
     // The service lost the file (a reset database, a flow deleted elsewhere): forget the id, use sync_batch.
     if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
   }
+}
+
+/** What an acknowledgement changed against what the service had acknowledged before (the plan's view). */
+function changesOf(plan: FlowPlan, ack: FlowAck): FileChange[] {
+  const before = new Map(
+    [...plan.present, ...plan.deletes, ...plan.upserts].map((file) => [file.path, file.ackedHash]),
+  );
+  const changes: FileChange[] = [];
+  for (const { path, hash } of ack.stored) {
+    const was = before.get(path) ?? null;
+    if (was !== hash)
+      changes.push({ kind: was === null ? 'created' : 'updated', flowPath: plan.flowPath, path });
+  }
+  for (const path of ack.dropped)
+    if ((before.get(path) ?? null) !== null) changes.push({ kind: 'deleted', flowPath: plan.flowPath, path });
+  return changes;
 }
 
 /** A refusal means the service stored nothing of the request: its flows are known again (unless they were not before). */

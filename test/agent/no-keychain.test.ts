@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/agent/index.ts';
+import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/window/index.ts';
 import { startAgentProcess, startProgram, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';

@@ -10,15 +10,14 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
 import {
-  Agent,
-  agentConfigSchema,
   connectToBridge,
   createAgentApi,
   startBridge,
   statusEvents,
   type Bridge,
-} from '../../src/agent/index.ts';
+} from '../../src/window/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';

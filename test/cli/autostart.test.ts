@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { autostartEntry, type AutostartEntry } from '../../src/agent/index.ts';
+import { autostartEntry, type AutostartEntry } from '../../src/host/index.ts';
 import { FLOWSYNC_BIN, runFlowsync } from '../support/cli.ts';
 import { startProgram } from '../support/agent-process.ts';
 import { startTestService, type TestService } from '../support/service.ts';

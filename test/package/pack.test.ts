@@ -18,7 +18,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectToBridge } from '../../src/agent/index.ts';
+import { connectToBridge } from '../../src/window/index.ts';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { packagesLoadedBy, runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';

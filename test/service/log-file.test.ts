@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPEATS_PER_SECOND, openLogFile } from '../../src/service/index.ts';
+import { REPEATS_PER_SECOND, openLogFile } from '../../src/host/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'flowsync-log-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

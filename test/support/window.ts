@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { request } from 'undici';
-import { connectToBridge, type Bridge } from '../../src/agent/index.ts';
+import { connectToBridge, type Bridge } from '../../src/window/index.ts';
 import { startAgentProcess, userEnv, type AgentProcess } from './agent-process.ts';
 import { eventually, type TestRepo } from './repo.ts';
 import type { TestService } from './service.ts';

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import type { ActivityEntry, AgentApi } from '../../../src/agent/index.ts';
+import type { ActivityEntry, AgentApi } from '../../../src/window/index.ts';
 import { warnedPath } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { ErrorLine } from './common.tsx';

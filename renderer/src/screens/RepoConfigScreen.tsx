@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { z } from 'zod';
-import type { AgentApi } from '../../../src/agent/index.ts';
+import type { AgentApi } from '../../../src/window/index.ts';
 import {
   PERMISSION_MODES,
   backgroundJobSchema,

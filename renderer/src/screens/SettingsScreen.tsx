@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { Settings } from '../../../src/agent/index.ts';
+import type { Settings } from '../../../src/window/index.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
 
 /** Where each secret comes from, in words, with the variable that would provide it. */

@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { AgentApi, FlowView, RepositoryView } from '../../../src/agent/index.ts';
+import type { AgentApi, FlowView, RepositoryView } from '../../../src/window/index.ts';
 import { warnedPath } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { RecentActivity } from './RecentActivity.tsx';

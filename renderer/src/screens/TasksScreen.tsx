@@ -1,6 +1,6 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import type { AgentApi, AgentApiOutput } from '../../../src/agent/index.ts';
+import type { AgentApi, AgentApiOutput } from '../../../src/window/index.ts';
 import type { TrackerIssue } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import type { AgentApi } from '../../../src/agent/index.ts';
+import type { AgentApi } from '../../../src/window/index.ts';
 
 export interface ScreenProps {
   api: AgentApi;

@@ -7,7 +7,7 @@ import {
   disableAutostart,
   enableAutostart,
   type AutostartKind,
-} from '../../agent/index.ts';
+} from '../../host/index.ts';
 
 const ACTIONS = ['enable', 'disable', 'status'] as const;
 type Action = (typeof ACTIONS)[number];

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { parsePort } from '../options.ts';
-import { DEFAULT_SERVICE_PORT, defaultServiceDbPath } from '../../agent/index.ts';
+import { DEFAULT_SERVICE_PORT } from '../../agent/index.ts';
+import { defaultServiceDbPath } from '../../host/index.ts';
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -36,7 +37,10 @@ export function serveCommand(): Command {
         logFile?: string;
       }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
-        const { createService, openLogFile } = await import('../../service/index.ts');
+        const [{ createService }, { openLogFile }] = await Promise.all([
+          import('../../service/index.ts'),
+          import('../../host/index.ts'),
+        ]);
         const service = await createService({
           dbPath: options.db,
           host: options.host,

@@ -1,18 +1,15 @@
 import { Command } from 'commander';
+import { Agent, loadConfig, saveConfig, withRepository, type WatchedRepository } from '../../agent/index.ts';
 import {
-  Agent,
+  activityOf,
   announceReady,
   createAgentApi,
-  loadConfig,
-  rendererDir,
-  saveConfig,
   startBridge,
   statusEvents,
-  withRepository,
   type ActivityEntry,
   type FileChange,
-  type WatchedRepository,
-} from '../../agent/index.ts';
+} from '../../window/index.ts';
+import { rendererDir } from '../../host/index.ts';
 import { printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
@@ -96,6 +93,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (agent.notice) out(agent.notice.line);
   // One line at a time: out() spells a newline inside a line out as \n.
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
+  // Recent activity from the start, so that the first sync is in the window's list too.
+  const activity = activityOf(agent);
   await agent.addConfigured();
 
   const progress = new ProgressDisplay(process.stdout);
@@ -110,14 +109,14 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await agent.syncAll({ watchFirst: true });
   agent.off('progress', showProgress);
   progress.stop();
-  for (const watched of agent.repositories.values()) out(summary(watched, watched.engine.status()));
+  for (const watched of agent.watched()) out(summary(watched, watched.engine.status()));
   await agent.watchAll();
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
   const storageLines = new Map<WatchedRepository, string | null>();
   // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
-  agent.activity.on('round', ({ repository, report, files }) => out(syncLine(repository, report, files)));
-  agent.activity.on('entry', (entry) => {
+  activity.on('round', ({ repository, report, files }) => out(syncLine(repository, report, files)));
+  activity.on('entry', (entry) => {
     if (entry.kind === 'skipped') out(skippedLine(entry));
   });
   // Each engine says when it is back in sync after an outage; repositories added later are followed too.
@@ -136,7 +135,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       ),
     );
   };
-  for (const watched of agent.repositories.values()) followRecovery(watched);
+  for (const watched of agent.watched()) followRecovery(watched);
   agent.on('status', (watched, status) => {
     followRecovery(watched);
     const previous = phases.get(watched);
@@ -191,14 +190,11 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     }),
   );
   out(
-    `Watching ${agent.repositories.size} ${agent.repositories.size === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
+    `Watching ${agent.watched().length} ${agent.watched().length === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
   );
   await stopping;
   setTimeout(force, 15_000).unref();
-  const pending = [...agent.repositories.values()].reduce(
-    (sum, { engine }) => sum + engine.status().counts.pending,
-    0,
-  );
+  const pending = agent.watched().reduce((sum, { engine }) => sum + engine.status().counts.pending, 0);
   stage = 'closing the window';
   await bridge.close();
   stage = 'stopping the sync engines, the hasher and the embedded service';

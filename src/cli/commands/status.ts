@@ -1,19 +1,16 @@
 import { Command } from 'commander';
 import {
   EMBEDDED_SERVICE,
-  agentStatusSchema,
   configuredServiceUrl,
-  connectToBridge,
-  findRunningAgent,
   loadConfig,
   readRepositoryStatuses,
   serviceKeyOf,
-  type AgentLockOwner,
-  type AgentStatus,
   type RepositoryStatus,
 } from '../../agent/index.ts';
+import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
+import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
-import { storageFaultOf } from '../../service/index.ts';
+import { storageFaultOf } from '../../host/index.ts';
 
 const LISTED = 5;
 
@@ -37,7 +34,7 @@ export function statusCommand(): Command {
         '  $ flowsync status --json | jq ".[].counts.pending"',
     )
     .action(async (options: { json?: boolean; all?: boolean; url?: string }) => {
-      const running = await findRunningAgent();
+      const running = await findRunningAgent(bridgeAnswers);
       const config = loadConfig();
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);

@@ -38,7 +38,7 @@ export function syncCommand(): Command {
             process.stderr.write(
               `warning: ${printable(`${watched.identity.owner}/${watched.identity.name}: ${message}`)}\n`,
             );
-          for (const warning of agent.warningsOf(watched)) {
+          for (const warning of agent.notSent(watched.identity.root)) {
             process.stderr.write(
               `warning: ${printable(`${warnedPath(warning)} not sent: ${describeFileWarning(warning.warning)}`)}\n`,
             );

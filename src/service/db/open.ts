@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { ensurePrivateFile } from '../private-files.ts';
+import { ensurePrivateFile } from '../../host/index.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type ServiceDatabase = Database.Database;

@@ -1,4 +1,4 @@
-import { tunable } from '../tunable.ts';
+import { tunable } from '../../host/index.ts';
 
 /** What an HTTP server of flowsync's (the service, the window's bridge) allows one connection and all of them. */
 export interface ConnectionLimits {

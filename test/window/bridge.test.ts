@@ -3,16 +3,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
 import {
-  Agent,
-  agentConfigSchema,
   connectToBridge,
   createAgentApi,
   startBridge,
   statusEvents,
   type AgentEvent,
   type Bridge,
-} from '../../src/agent/index.ts';
+} from '../../src/window/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';

@@ -4,7 +4,7 @@ import {
   type AgentApiErrorBody,
   type AgentApiMethod,
   type AgentEvent,
-} from '../api/contract.ts';
+} from '../contract.ts';
 
 export interface BridgeClient {
   /** Calls one AgentApi method through the bridge; throws AgentApiError on a refusal. */
@@ -79,4 +79,17 @@ export function connectToBridge(address: string): BridgeClient {
       return () => controller.abort();
     },
   };
+}
+
+/**
+ * Whether an agent answers at this window address (the agent lock's check for a live-looking owner on systems
+ * without process start times): a refusal is still an answer from the agent; nothing listening is not.
+ */
+export async function bridgeAnswers(address: string): Promise<boolean> {
+  try {
+    await connectToBridge(address).call('status', {});
+    return true;
+  } catch (error) {
+    return error instanceof AgentApiError;
+  }
 }

@@ -2,7 +2,12 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectToBridge, readyMessage, waitForAgentReady, type AgentStatus } from '../../src/agent/index.ts';
+import {
+  connectToBridge,
+  readyMessage,
+  waitForAgentReady,
+  type AgentStatus,
+} from '../../src/window/index.ts';
 import { FLOWSYNC_BIN, REGISTER_TSX } from '../support/cli.ts';
 import { eventually, makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -85,7 +90,7 @@ describe('waitForAgentReady', () => {
   });
 
   it('gets the message of a process that announces and exits at once, as one finding an agent running does', async () => {
-    const desktop = new URL('../../src/agent/desktop/index.ts', import.meta.url).href;
+    const desktop = new URL('../../src/window/index.ts', import.meta.url).href;
     const sender = spawn(
       process.execPath,
       [

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { APP_PAGE_URL, appFile, isAppPage } from '../../src/agent/index.ts';
+import { APP_PAGE_URL, appFile, isAppPage } from '../../src/window/index.ts';
 
 const DIST = join('/opt', 'flow sync', 'resources', 'app.asar', 'renderer', 'dist');
 const page = (url: string, top = true) => ({ url, top });

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REGISTER_TSX } from '../support/cli.ts';
-import { AgentLock, TAKEOVER_STALE_MS } from '../../src/agent/index.ts';
+import { AgentLock, TAKEOVER_STALE_MS } from '../../src/host/index.ts';
 import { eventually } from '../support/repo.ts';
 
-const INDEX = fileURLToPath(new URL('../../src/agent/index.ts', import.meta.url));
+const INDEX = fileURLToPath(new URL('../../src/host/index.ts', import.meta.url));
 
 /**
  * A process that takes the lock when told ("go" on stdin), says whether it won, and holds it until its stdin

@@ -3,14 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Agent,
-  agentConfigSchema,
-  createAgentApi,
-  startBridge,
-  statusEvents,
-  type Bridge,
-} from '../../src/agent/index.ts';
+import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
+import { createAgentApi, startBridge, statusEvents, type Bridge } from '../../src/window/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { almostToken } from '../support/tokens.ts';

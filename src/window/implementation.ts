@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { MissingCredentialsError, RemoteError, reasonOf } from '../../client/index.ts';
+import { MissingCredentialsError, RemoteError, reasonOf } from '../client/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -11,21 +11,24 @@ import {
   normalizeServiceUrl,
   secretStoreAuth,
   type SecretKind,
-} from '../../secrets/index.ts';
-import type { Agent } from '../agent.ts';
-import { reportIncident } from '../agent-log.ts';
-import { classifyError } from '../errors.ts';
-import { SECRET_NAMES, checkSecret } from '../credentials.ts';
-import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../repo-config-file.ts';
-import { myOpenTasks } from '../my-tasks.ts';
-import { setStartAtLogin, startAtLogin } from '../start-at-login.ts';
-import { agentStatus, flowFiles, repositoryDetail, repositoryView } from '../status-view.ts';
+} from '../secrets/index.ts';
+import type { Agent } from '../agent/index.ts';
+import { reportIncident } from '../host/index.ts';
+import { classifyError } from '../agent/index.ts';
+import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
+import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../agent/index.ts';
+import { activityOf } from './activity.ts';
+import { myOpenTasks } from './my-tasks.ts';
+import { setStartAtLogin, startAtLogin } from '../host/index.ts';
+import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
 import { AgentApiError, type AgentApi, type Settings } from './contract.ts';
 
 const run = promisify(execFile);
 
 /** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
 export function createAgentApi(agent: Agent): AgentApi {
+  // Followed from now on: what happens before a window asks is in its Recent activity.
+  const activity = activityOf(agent);
   const view = (root: string) => repositoryView(agent, root);
   const status = () => agentStatus(agent);
 
@@ -65,7 +68,7 @@ export function createAgentApi(agent: Agent): AgentApi {
   };
 
   const repository = (root: string | undefined) => {
-    const watched = root ? agent.repositories.get(root) : agent.repositories.values().next().value;
+    const watched = agent.find(root);
     if (!watched)
       throw new AgentApiError(
         'not_found',
@@ -94,8 +97,8 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     syncNow: async ({ root }) => {
-      const targets = root ? [repository(root)] : [...agent.repositories.values()];
-      await Promise.all(targets.map(({ engine }) => engine.sync()));
+      if (root) repository(root);
+      await agent.syncNow(root);
       return status();
     },
 
@@ -103,7 +106,7 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     flowFiles: async ({ root, flowPath }) => flowFiles(agent, root, flowPath),
 
-    activity: async () => ({ entries: agent.activity.list() }),
+    activity: async () => ({ entries: activity.list() }),
 
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),
 

@@ -9,7 +9,7 @@ import {
   trackerIssueSchema,
   trackerUserSchema,
   workflowStateCacheValueSchema,
-} from '../../protocol/index.ts';
+} from '../protocol/index.ts';
 
 /**
  * AgentApi: everything a window may ask of the agent, as one zod contract. The same implementation is served over
@@ -231,30 +231,8 @@ export type AgentApiOutput<M extends AgentApiMethod> = z.output<(typeof AGENT_AP
 /** The API as a window calls it: one async function per method. */
 export type AgentApi = { [M in AgentApiMethod]: (input: AgentApiInput<M>) => Promise<AgentApiOutput<M>> };
 
-/** What a failed call says, on every transport. */
-export const agentApiErrorSchema = z.object({
-  code: z.enum(['invalid_input', 'not_found', 'refused', 'unavailable', 'internal']),
-  message: z.string(),
-  issues: z
-    .array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() }))
-    .optional(),
-});
-export type AgentApiErrorBody = z.infer<typeof agentApiErrorSchema>;
-
-export class AgentApiError extends Error {
-  override readonly name = 'AgentApiError';
-  constructor(
-    readonly code: AgentApiErrorBody['code'],
-    message: string,
-    readonly issues?: AgentApiErrorBody['issues'],
-  ) {
-    super(message);
-  }
-
-  toBody(): AgentApiErrorBody {
-    return { code: this.code, message: this.message, ...(this.issues && { issues: this.issues }) };
-  }
-}
+// A failed call's body and its error: the agent's (its classifier makes them), carried by every transport.
+export { AgentApiError, agentApiErrorSchema, type AgentApiErrorBody } from '../agent/index.ts';
 
 /**
  * Events pushed to a window (server-sent events, IPC messages): the status whenever it changes, and each new

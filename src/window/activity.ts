@@ -1,31 +1,24 @@
 import { EventEmitter } from 'node:events';
+import type { Agent, WatchedRepository } from '../agent/index.ts';
 import { describeFileWarning } from '../protocol/index.ts';
-import type { SyncReport, SyncState, SyncStatus } from '../sync/index.ts';
-import type { Agent, WatchedRepository } from './agent.ts';
-import type { ActivityEntry } from './api/index.ts';
+import type { FileChange, SyncReport, SyncStatus } from '../sync/index.ts';
+import type { ActivityEntry } from './contract.ts';
 
 /** The window's Recent activity keeps this many entries; older ones drop off. */
 export const ACTIVITY_LIMIT = 200;
 /** A round that touched more files than this is one `sent` entry with counts, not a flood of lines. */
 const FILE_DETAIL_LIMIT = 20;
-/** Before a round of more flows than this, the acknowledged hashes are not read (an initial sync of 1,000 flows). */
-const FLOW_DETAIL_LIMIT = 50;
 
 type NewEntry = Omit<ActivityEntry, 'id' | 'at' | 'root' | 'repository' | 'counts'> &
   Partial<Pick<ActivityEntry, 'counts'>>;
 
-/** A file a round sent: what the service took, by name. */
-export interface FileChange {
-  kind: 'created' | 'updated' | 'deleted';
-  flowPath: string;
-  path: string;
-}
+export type { FileChange };
 
-/** A round as the log saw it: the engine's report, and the files it touched (null when they were not read). */
+/** A round as the log saw it: the engine's report, with the files the service acknowledged. */
 export interface Round {
   repository: WatchedRepository;
   report: SyncReport;
-  files: FileChange[] | null;
+  files: FileChange[];
 }
 
 /**
@@ -60,17 +53,27 @@ export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry]; round: [
   }
 }
 
-/** Acknowledged hash of each file, by flow, as it was when a round started. */
-type Acked = Map<string, Map<string, string | null>>;
+const logs = new WeakMap<Agent, ActivityLog>();
 
 /**
- * Feeds the log from the engines' events. The engine's report gives counts only, so the file names are derived
- * here: when a round starts (`syncing`) the acknowledged hashes of the pending flows are read, and when it ends
- * (`synced`) they are read again; what changed is what the service took. Reading which flows are pending costs a
- * round 6 ms at 100,000 files (measured on the 2-core build machine); a report that named the files would not.
+ * The Recent activity of an agent, following it from the first time it is asked for (the command that opens the
+ * agent asks at once, so that its first sync is in it).
  */
-export function followActivity(agent: Agent, log: ActivityLog): void {
-  const before = new Map<string, Acked | null>();
+export function activityOf(agent: Agent): ActivityLog {
+  let log = logs.get(agent);
+  if (!log) {
+    log = new ActivityLog();
+    logs.set(agent, log);
+    followActivity(agent, log);
+  }
+  return log;
+}
+
+/**
+ * Feeds the log from the agent's events. A round's files come with its report, from the uploader that had the
+ * service's acknowledgement in hand (this read the state twice per round to rebuild them, and gave up past 50 flows).
+ */
+function followActivity(agent: Agent, log: ActivityLog): void {
   /** Repositories whose service is unreachable, or whose folder is gone, since their last entry saying so. */
   const away = new Map<string, 'offline' | 'missing'>();
   /**
@@ -86,7 +89,6 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
   agent.on('status', (repository, status: SyncStatus) => {
     const { root } = repository.identity;
     const { phase, message } = status;
-    if (phase === 'syncing') before.set(root, ackedOfPending(agent.state, repository.engine.repoId));
     if (phase === 'missing' || phase === 'stopped') notSent.delete(root);
     else if (phase !== 'scanning' && phase !== 'syncing') noteSkipped(repository);
     if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing') {
@@ -104,7 +106,7 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
 
   const noteSkipped = (repository: WatchedRepository) => {
     const { root } = repository.identity;
-    const warnings = agent.state.warnings(repository.engine.repoId);
+    const warnings = agent.notSent(root);
     const key = (w: { flowPath: string; path: string; warning: string }) =>
       `${w.flowPath}\0${w.path}\0${w.warning}`;
     const known = notSent.get(root);
@@ -121,12 +123,9 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
   };
 
   agent.on('synced', (repository, report: SyncReport) => {
-    const { root } = repository.identity;
     back(repository);
-    const snapshot = before.get(root) ?? null;
-    before.delete(root);
-    const changes = snapshot ? changedFiles(agent.state, repository.engine.repoId, snapshot) : null;
-    if (changes && changes.length <= FILE_DETAIL_LIMIT) {
+    const changes = report.files;
+    if (changes.length > 0 && changes.length <= FILE_DETAIL_LIMIT) {
       for (const change of changes) log.record(repository, { ...change, message: null });
     } else if (report.created + report.updated + report.deleted > 0) {
       const { flows, created, updated, deleted } = report;
@@ -142,28 +141,4 @@ export function followActivity(agent: Agent, log: ActivityLog): void {
       log.record(repository, { kind: 'refused', flowPath, path: null, message });
     log.roundDone({ repository, report, files: changes });
   });
-}
-
-function ackedOfPending(state: SyncState, repoId: number): Acked | null {
-  const flows = state.pendingFlows(repoId);
-  if (flows.length > FLOW_DETAIL_LIMIT) return null;
-  const acked: Acked = new Map();
-  for (const flowPath of flows)
-    acked.set(flowPath, new Map(state.filesOfFlow(repoId, flowPath).map((f) => [f.path, f.ackedHash])));
-  return acked;
-}
-
-function changedFiles(state: SyncState, repoId: number, before: Acked): FileChange[] {
-  const changes: FileChange[] = [];
-  for (const [flowPath, files] of before) {
-    const after = new Map(state.filesOfFlow(repoId, flowPath).map((f) => [f.path, f.ackedHash]));
-    for (const path of new Set([...files.keys(), ...after.keys()])) {
-      const was = files.get(path) ?? null;
-      const is = after.get(path) ?? null;
-      if (was === is) continue;
-      const kind = was === null ? 'created' : is === null ? 'deleted' : 'updated';
-      changes.push({ kind, flowPath, path });
-    }
-  }
-  return changes.sort((a, b) => `${a.flowPath}/${a.path}`.localeCompare(`${b.flowPath}/${b.path}`));
 }

@@ -1,12 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  Agent,
-  agentConfigSchema,
-  createAgentApi,
-  type ActivityEntry,
-  type AgentApi,
-} from '../../src/agent/index.ts';
+import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
+import { createAgentApi, type ActivityEntry, type AgentApi } from '../../src/window/index.ts';
 import { describeFileWarning as describeWarning } from '../../src/protocol/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';

@@ -1,4 +1,5 @@
-import type { Agent } from '../agent.ts';
+import type { Agent } from '../agent/index.ts';
+import { activityOf } from './activity.ts';
 import type { AgentApi, AgentEvent } from './contract.ts';
 
 /** At most one status push per this many milliseconds: a sync of thousands of files is not a storm of events. */
@@ -27,7 +28,7 @@ export function statusEvents(agent: Agent, api: AgentApi) {
   agent.on('progress', schedule);
   agent.on('synced', schedule);
   // Few and small (one per file a round touched, at most 20): not throttled.
-  agent.activity.on('entry', (entry) => send({ type: 'activity', entry }));
+  activityOf(agent).on('entry', (entry) => send({ type: 'activity', entry }));
 
   return (listener: (event: AgentEvent) => void) => {
     listeners.add(listener);

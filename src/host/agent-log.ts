@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
-import { DEFAULT_LOG_MAX_BYTES, openLogFile, type LogFile } from '../service/index.ts';
+import { DEFAULT_LOG_MAX_BYTES, openLogFile, type LogFile } from './log-file.ts';
 import { defaultAgentLogPath } from './paths.ts';
 
 /** Past this size the log is moved to `agent.log.1` (one old copy kept), at start and while running. */

@@ -7,8 +7,8 @@ import {
   type AgentApi,
   type AgentApiMethod,
   type AgentEvent,
-} from '../api/contract.ts';
-import { toAgentApiError } from '../api/implementation.ts';
+} from '../contract.ts';
+import { toAgentApiError } from '../implementation.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { connectionLimits, serverOptions } from '../../service/index.ts';
 import { WindowSessions } from './window-sessions.ts';

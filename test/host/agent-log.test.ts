@@ -3,14 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  AgentApiError,
-  MAX_LOG_BYTES,
-  agentLog,
-  agentLogPath,
-  reportIncident,
-  toAgentApiError,
-} from '../../src/agent/index.ts';
+import { AgentApiError, toAgentApiError } from '../../src/window/index.ts';
+import { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident } from '../../src/host/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'flowsync-agent-log-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { folderFault, type StorageFault } from '../service/index.ts';
+import { folderFault, type StorageFault } from './storage-fault.ts';
 import { defaultStatePath } from './paths.ts';
 
 /**

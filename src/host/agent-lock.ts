@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, mkdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { createExclusive, replaceFile, temporaryNameFor } from '../service/index.ts';
+import { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 import { defaultLockPath } from './paths.ts';
 
 /**
@@ -117,38 +117,35 @@ export class AgentLock {
  */
 export async function claimAgentLock(
   command: AgentLockOwner['command'],
+  answers: BridgeAnswers,
   path = defaultLockPath(),
 ): Promise<AgentLock | AgentLockOwner> {
   for (;;) {
     const claim = AgentLock.acquire(command, path);
-    if (claim instanceof AgentLock || (await confirmed(claim))) return claim;
+    if (claim instanceof AgentLock || (await confirmed(claim, answers))) return claim;
     removeStale(path, (text) => parseOwner(text)?.nonce === claim.nonce);
   }
 }
 
 /** The agent that holds the lock, if it is alive; null when none runs (no lock, or a stale one). */
-export async function findRunningAgent(path = defaultLockPath()): Promise<AgentLockOwner | null> {
+export async function findRunningAgent(
+  answers: BridgeAnswers,
+  path = defaultLockPath(),
+): Promise<AgentLockOwner | null> {
   const text = readText(path);
   const owner = text === null ? null : parseOwner(text);
-  return owner && isAlive(owner) && (await confirmed(owner)) ? owner : null;
+  return owner && isAlive(owner) && (await confirmed(owner, answers)) ? owner : null;
 }
 
+/**
+ * Asks the agent at a window address whether it is there (the window layer's `bridgeAnswers`): passed in, since
+ * this layer knows nothing of the window's protocol.
+ */
+export type BridgeAnswers = (bridge: string) => Promise<boolean>;
+
 /** Whether a live-looking owner is the agent: its start time already matched, or its window answers. */
-async function confirmed(owner: AgentLockOwner): Promise<boolean> {
-  if (owner.processStart !== null || owner.bridge === null) return true;
-  // Loaded here only: `flowsync status` reads the lock and must not pay for the HTTP client (undici) or the
-  // AgentApi contract's schemas (together 50 ms and 9 MB of its 150 ms / 60 MB budget, bench/cli.ts).
-  const [{ connectToBridge }, { AgentApiError }] = await Promise.all([
-    import('./bridge/index.ts'),
-    import('./api/index.ts'),
-  ]);
-  try {
-    await connectToBridge(owner.bridge).call('status', {});
-    return true;
-  } catch (error) {
-    // A refusal is still an answer from the agent; nothing listening (or something else) is not.
-    return error instanceof AgentApiError;
-  }
+async function confirmed(owner: AgentLockOwner, answers: BridgeAnswers): Promise<boolean> {
+  return owner.processStart !== null || owner.bridge === null || (await answers(owner.bridge));
 }
 
 function isAlive(owner: AgentLockOwner): boolean {
