@@ -7,7 +7,7 @@
 //   dist/electron/main.js     Electron's main process, with preload.cjs and resources/ beside it
 //
 // Every chunk sits two folders below the package root, as every source file in src/<layer>/ does, so a path found
-// from a module's own location (src/agent/paths.ts: the window's renderer/dist) is the same in both.
+// from a module's own location (src/host/paths.ts: the window's renderer/dist) is the same in both.
 //
 // Rolldown (Vite's bundler) rather than tsc or esbuild: both of those split at the file level, so `flowsync status`,
 // which imports one function through src/agent/index.ts, would load the whole agent (the service, fastify, the

@@ -106,7 +106,7 @@ export function writeRepoConfigFile(root: string, config: RepoConfig): string {
 }
 
 /**
- * Pushes a hand edit of `.flowsync/repo-config.json` to the service, as a save from the window would (DESIGN.md):
+ * Pushes a hand edit of `.flowsync/repo-config.json` to the service, as a save from the window would (docs/architecture.md, "Repository config"):
  * looked at once a second, sent when it changed and is valid. An invalid file is reported, not sent; a service
  * that cannot be reached gets it at the next look.
  */

@@ -1,3 +1,5 @@
+// Owns the wire: the 20 functions (and the extensions) as data: zod schemas of args and values, the envelope, the
+// function table, limits and the words for them. May import: nothing of ours, and no Node API (the renderer imports it).
 export * from './common.ts';
 export * from './envelope.ts';
 export * from './limits.ts';

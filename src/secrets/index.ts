@@ -1,3 +1,5 @@
+// Owns the user's secrets: the OS keychain (keytar) behind SecretStore, and FLOWSYNC_* variables where there is none.
+// May import: protocol, host, client.
 import { LayeredSecretStore } from './environment-store.ts';
 import { KeychainSecretStore } from './keychain-store.ts';
 import type { SecretStore } from './secret-store.ts';

@@ -1,4 +1,4 @@
-// Containment, the one rule for every read of a repository (DESIGN.md, "Containment"): a path is synced only if
+// Containment, the one rule for every read of a repository (docs/architecture.md, "Containment"): a path is synced only if
 // it is a regular file whose real path lies inside the repository's real root. No symbolic link below the root is
 // ever followed, so every path reached by stepping through real folders from the root stays inside it; a link, a
 // FIFO, a socket or a device is never entered or read, and becomes a warning with its own reason. A check of the

@@ -10,7 +10,7 @@ export function logFunctions({ db, apiKeys }: ServiceStores): Implementations<Lo
     'svc/swarm_api_key/private/add_activity': (args, ctx) =>
       db.transaction(() => {
         const id = logs.appendKeyActivity({ ...args, trace_id: ctx.traceId });
-        // A key-created record is how a personal API key becomes known to the tracker actions (DESIGN.md).
+        // A key-created record is how a personal API key becomes known to the tracker actions (docs/architecture.md).
         const registered =
           args.payload.type === 'key-created' && apiKeys.register(args.api_key_tid, args.payload);
         return { id, registered };

@@ -13,7 +13,7 @@ export interface RegisteredApiKey {
 }
 
 /**
- * Personal API keys known to the tracker actions, by the SHA-256 of their secret (decided: DESIGN.md). The secret
+ * Personal API keys known to the tracker actions, by the SHA-256 of their secret (decided: docs/architecture.md, "Personal API keys"). The secret
  * itself is never stored: a presented key is hashed and looked up.
  */
 export class ApiKeys {
