@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { agentConfigSchema, type AgentConfig, type RepositoryConfig } from './config.ts';
 import { checkRepositoryFolder, expandHome } from './folder-check.ts';
-
-const run = promisify(execFile);
+import { remoteUrl } from './git.ts';
 
 export interface RepositoryIdentity {
   root: string;
@@ -35,13 +32,9 @@ export async function identifyRepository(
   configured?: RepositoryConfig,
 ): Promise<RepositoryIdentity> {
   const root = checkRepositoryFolder(folder);
-  let fromRemote: { owner: string; name: string } | null = null;
-  try {
-    const { stdout } = await run('git', ['-C', root, 'config', '--get', 'remote.origin.url']);
-    fromRemote = parseRemoteUrl(stdout);
-  } catch {
-    fromRemote = null; // not a git repository, no origin, or no git: the folder name will do
-  }
+  // Not a git repository, no origin, or no git: the folder name will do.
+  const url = await remoteUrl(root);
+  const fromRemote = url === null ? null : parseRemoteUrl(url);
   return {
     root,
     owner: configured?.owner ?? fromRemote?.owner ?? 'local',
