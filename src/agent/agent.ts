@@ -38,7 +38,13 @@ import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
-import { identifyRepository, sameFolder, withRepository, type RepositoryIdentity } from './repositories.ts';
+import {
+  configuredRepository,
+  identifyRepository,
+  sameFolder,
+  withRepository,
+  type RepositoryIdentity,
+} from './repositories.ts';
 
 export interface AgentOptions {
   config?: AgentConfig;
@@ -382,7 +388,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const paused = this.paused.get(root);
     if (!paused) return this.repositories.get(root) ?? null;
     this.setEnabled(root, true);
-    const configured = this.config.repositories.find((r) => sameFolder(r.path, root));
+    const configured = configuredRepository(this.config, root);
     const watched = await this.addRepository(root, configured);
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();

@@ -11,7 +11,8 @@ export {
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
-export { identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
+export { configuredRepository, identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
+export { gitConfig, remoteUrl, userEmail } from './git.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';

@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { agentConfigSchema, type AgentConfig, type RepositoryConfig } from './config.ts';
-import { checkRepositoryFolder } from './folder-check.ts';
-
-const run = promisify(execFile);
+import { checkRepositoryFolder, expandHome } from './folder-check.ts';
+import { remoteUrl } from './git.ts';
 
 export interface RepositoryIdentity {
   root: string;
@@ -35,13 +32,9 @@ export async function identifyRepository(
   configured?: RepositoryConfig,
 ): Promise<RepositoryIdentity> {
   const root = checkRepositoryFolder(folder);
-  let fromRemote: { owner: string; name: string } | null = null;
-  try {
-    const { stdout } = await run('git', ['-C', root, 'config', '--get', 'remote.origin.url']);
-    fromRemote = parseRemoteUrl(stdout);
-  } catch {
-    fromRemote = null; // not a git repository, no origin, or no git: the folder name will do
-  }
+  // Not a git repository, no origin, or no git: the folder name will do.
+  const url = await remoteUrl(root);
+  const fromRemote = url === null ? null : parseRemoteUrl(url);
   return {
     root,
     owner: configured?.owner ?? fromRemote?.owner ?? 'local',
@@ -52,15 +45,33 @@ export async function identifyRepository(
 /** The config with this folder registered (once, by real path). */
 export function withRepository(config: AgentConfig, folder: string): AgentConfig {
   const root = checkRepositoryFolder(folder);
-  if (config.repositories.some((repo) => sameFolder(repo.path, root))) return config;
+  if (configuredRepository(config, root)) return config;
   return agentConfigSchema.parse({ ...config, repositories: [...config.repositories, { path: root }] });
 }
 
-/** Whether two paths name one folder (through symbolic links); plain comparison for a folder that is gone. */
+/**
+ * The config file's entry for this folder, however either is written (`./app`, `~/app`, `app/`, a link to it):
+ * the one lookup of a configured repository by folder, so that its flow roots, owner and name are never missed.
+ */
+export function configuredRepository(config: AgentConfig, folder: string): RepositoryConfig | undefined {
+  const key = folderKey(folder);
+  return config.repositories.find((repo) => folderKey(repo.path) === key);
+}
+
+/** Whether two paths name one folder, read as configuredRepository reads them (a gone folder: by its path). */
 export function sameFolder(a: string, b: string): boolean {
+  return folderKey(a) === folderKey(b);
+}
+
+/**
+ * A folder as one string: `~` expanded, resolved against the working folder (which also drops a trailing slash),
+ * then its real path when it exists, so that a link to it and the folder itself compare equal.
+ */
+function folderKey(folder: string): string {
+  const absolute = resolve(expandHome(folder));
   try {
-    return realpathSync(a) === realpathSync(b);
+    return realpathSync(absolute);
   } catch {
-    return resolve(a) === resolve(b);
+    return absolute;
   }
 }

@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { DEFAULT_SERVICE_URL, loadConfig } from '../agent/index.ts';
+import { DEFAULT_SERVICE_URL, configuredServiceUrl, loadConfig } from '../agent/index.ts';
 import { findRunningAgent } from '../host/index.ts';
 import { EMBEDDED_SECRETS, normalizeServiceUrl } from '../secrets/index.ts';
 import { bridgeAnswers } from '../window/index.ts';
@@ -20,13 +20,13 @@ export interface ServiceTarget {
 }
 
 /**
- * The service a command talks to: --url, then $FLOWSYNC_URL, then the config file; else the embedded service of
- * the running agent, at the address its lock gives (its port is whichever it got: 7420 may belong to another
- * local user, who would receive every token sent there); else `flowsync serve`'s default address, with the tokens
- * signed in for that address only.
+ * The service a command talks to: the agent's precedence (configuredServiceUrl: --url, then $FLOWSYNC_URL, then
+ * the config file, an empty one falling through); else the embedded service of the running agent, at the address
+ * its lock gives (its port is whichever it got: 7420 may belong to another local user, who would receive every
+ * token sent there); else `flowsync serve`'s default address, with the tokens signed in for that address only.
  */
 export async function resolveService(flag: string | undefined): Promise<ServiceTarget> {
-  const given = flag ?? (process.env.FLOWSYNC_URL || loadConfig().serviceUrl);
+  const given = configuredServiceUrl(flag, loadConfig);
   if (given) {
     const url = normalizeServiceUrl(given);
     return { url, secrets: url };

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { MissingCredentialsError, RemoteError, reasonOf } from '../client/index.ts';
 import {
   KeychainUnavailable,
@@ -14,7 +12,7 @@ import {
 } from '../secrets/index.ts';
 import type { Agent } from '../agent/index.ts';
 import { reportIncident } from '../host/index.ts';
-import { classifyError } from '../agent/index.ts';
+import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
 import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
 import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../agent/index.ts';
 import { activityOf } from './activity.ts';
@@ -22,8 +20,6 @@ import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
 import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
 import { AgentApiError, type AgentApi, type Settings } from './contract.ts';
-
-const run = promisify(execFile);
 
 /** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
 export function createAgentApi(agent: Agent): AgentApi {
@@ -121,8 +117,8 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { identity } = repository(root);
       return agent.client.task.syncTask({
         task_key: taskKey,
-        repo_remote_url: await remoteUrl(identity.root),
-        user_email: await userEmail(identity.root),
+        repo_remote_url: await repoRemoteUrl(identity.root),
+        user_email: await requiredUserEmail(identity.root),
       });
     },
 
@@ -286,21 +282,13 @@ async function registerApiKey(agent: Agent, secret: string): Promise<void> {
   }
 }
 
-async function git(root: string, ...args: string[]): Promise<string | null> {
-  try {
-    const { stdout } = await run('git', ['-C', root, ...args]);
-    return stdout.trim() || null;
-  } catch {
-    return null;
-  }
+/** The origin remote's URL, else the folder's own address: a task is opened for a repository without a remote too. */
+async function repoRemoteUrl(root: string): Promise<string> {
+  return (await remoteUrl(root)) ?? `file://${root}`;
 }
 
-async function remoteUrl(root: string): Promise<string> {
-  return (await git(root, 'config', '--get', 'remote.origin.url')) ?? `file://${root}`;
-}
-
-async function userEmail(root: string): Promise<string> {
-  const email = await git(root, 'config', '--get', 'user.email');
+async function requiredUserEmail(root: string): Promise<string> {
+  const email = await userEmail(root);
   if (!email) {
     throw new AgentApiError(
       'refused',

@@ -20,6 +20,8 @@ export function runFlowsync(
   options: {
     stdin?: string;
     env?: NodeJS.ProcessEnv;
+    /** The folder it is run from, for relative paths (default: the test process's). */
+    cwd?: string;
     timeoutMs?: number;
     /** Another Unix user to run it as (the tests run as root). */
     as?: { uid: number; gid: number };
@@ -28,6 +30,7 @@ export function runFlowsync(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLOWSYNC_BIN, ...args], {
       env: { ...process.env, ...options.env },
+      cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...options.as,
     });

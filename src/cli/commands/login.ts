@@ -44,7 +44,9 @@ export function loginCommand(): Command {
 
       await checkSecret(url, kind, secret, secretStoreAuth(store, secrets));
       await store.set(secrets, kind, secret);
-      if (options.url !== undefined) saveConfig({ ...loadConfig(), serviceUrl: url });
+      // Only an address given here is saved: `--url ''` names none, and saving what it fell through to would pin
+      // the running agent's embedded service (at whichever port it got this time) as a remote URL.
+      if (options.url) saveConfig({ ...loadConfig(), serviceUrl: url });
 
       // The URL is a config value: printed as text, whatever it holds.
       process.stdout.write(

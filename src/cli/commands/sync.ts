@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { Agent, loadConfig } from '../../agent/index.ts';
+import { Agent, configuredRepository, loadConfig } from '../../agent/index.ts';
 import { describeFileWarning, printable, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
@@ -27,7 +27,7 @@ export function syncCommand(): Command {
       try {
         let refused = 0;
         for (const folder of folders) {
-          const configured = config.repositories.find((repo) => repo.path === folder);
+          const configured = configuredRepository(config, folder);
           const watched = await agent.addRepository(folder, configured);
           const report = await watched.engine.syncOnce();
           process.stdout.write(`${printable(syncLine(watched, report))}\n`);
