@@ -8,3 +8,14 @@ export function parsePort(value: string): number {
   }
   return port;
 }
+
+/** A whole number of at least `min` (days, MiB…): commander reports a bad one as a usage error naming the option. */
+export function parseWholeNumber(min: number): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!Number.isSafeInteger(number) || number < min) {
+      throw new InvalidArgumentError(`give a whole number of at least ${min}.`);
+    }
+    return number;
+  };
+}

@@ -45,6 +45,11 @@ export interface ClientOptions {
   retry?: Partial<RetryOptions>;
   /** `traffic_type` of the baggage the client fills in. */
   trafficType?: string;
+  /**
+   * Who writes, as the service's history shows it to other developers (`dev@laptop:~/code/app`): sent as
+   * `x-flowsync-writer` with every call (a service of the spec ignores it). A call's own `writer` wins.
+   */
+  writer?: string;
 }
 
 /** An answer from the service: the HTTP code and the envelope, success or not. */
@@ -127,6 +132,7 @@ export function createClient(options: ClientOptions): RemoteClient {
       (spec.kind === 'action'
         ? (options.actionTimeoutMs ?? fromEnvironment ?? DEFAULT_ACTION_TIMEOUT_MS)
         : (options.timeoutMs ?? fromEnvironment ?? DEFAULT_TIMEOUT_MS));
+    const writer = callOptions.writer ?? options.writer;
     return send(
       spec,
       body,
@@ -134,6 +140,7 @@ export function createClient(options: ClientOptions): RemoteClient {
       baggage.trace_id,
       timeoutMs,
       callOptions.signal,
+      writer,
     );
   }
 
@@ -144,6 +151,7 @@ export function createClient(options: ClientOptions): RemoteClient {
     traceId: string,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    writer: string | undefined,
   ): Promise<Reply> {
     const requestPath = `${basePath}${API_PREFIX}${spec.path}`;
     // One deadline for the whole call: a service that answers slowly, trickles its reply or asks to come back
@@ -170,7 +178,12 @@ export function createClient(options: ClientOptions): RemoteClient {
         const response = await pool.request({
           path: requestPath,
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization },
+          headers: {
+            'content-type': 'application/json',
+            authorization,
+            // Header values are Latin-1 on the wire: a name outside it is sent percent-encoded.
+            ...(writer !== undefined && { 'x-flowsync-writer': headerSafe(writer) }),
+          },
           body,
           signal: stop,
         });
@@ -327,4 +340,9 @@ function failureCode(error: unknown): string {
   }
   const cause = (error as { cause?: unknown }).cause;
   return cause ? failureCode(cause) : 'UNKNOWN';
+}
+
+/** A header value as sent: printable ASCII kept, anything else percent-encoded (a name may hold any character). */
+function headerSafe(value: string): string {
+  return value.replace(/[^\x20-\x7e]|%/g, (char) => encodeURIComponent(char));
 }

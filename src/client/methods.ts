@@ -1,5 +1,5 @@
 import {
-  FUNCTIONS,
+  ALL_FUNCTIONS,
   type Baggage,
   type FunctionPath,
   type FunctionSpec,
@@ -13,6 +13,8 @@ export type CallArgs<P extends FunctionPath> = Omit<ArgsOf<P>, 'baggage'> & { ba
 export interface CallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Who writes, for the service's history (see ClientOptions.writer). */
+  writer?: string;
 }
 
 type Call = <P extends FunctionPath>(
@@ -34,7 +36,7 @@ export type GroupedMethods = {
 /** Built from the function table, so a function added there is a method here with nothing written by hand. */
 export function groupedMethods(call: Call): GroupedMethods {
   const groups: Record<string, Record<string, unknown>> = {};
-  for (const spec of FUNCTIONS) {
+  for (const spec of ALL_FUNCTIONS) {
     (groups[spec.group] ??= {})[spec.method] = (args: never, options?: CallOptions) =>
       call(spec.path, args, options);
   }

@@ -1,8 +1,8 @@
-import { FUNCTIONS } from './functions.ts';
+import { EXTENSION_FUNCTIONS, FUNCTIONS, type FunctionSpec } from './functions.ts';
 
 /** The README's table of the 20 functions, generated so that the documentation cannot drift from the code. */
-export function functionsMarkdownTable(): string {
-  const rows = FUNCTIONS.map((fn) => {
+export function functionsMarkdownTable(functions: readonly FunctionSpec[] = FUNCTIONS): string {
+  const rows = functions.map((fn) => {
     const fields = Object.keys((fn.args as unknown as { shape: Record<string, unknown> }).shape).filter(
       (key) => key !== 'baggage',
     );
@@ -14,4 +14,9 @@ export function functionsMarkdownTable(): string {
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
   ].join('\n');
+}
+
+/** The README's table of the extensions beyond the spec's 20. */
+export function extensionsMarkdownTable(): string {
+  return functionsMarkdownTable(EXTENSION_FUNCTIONS);
 }

@@ -2,10 +2,20 @@ import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
 
 /** One file of a flow: `path` relative to the flow folder, `hash` the hex SHA-256 of the UTF-8 bytes. */
+/**
+ * The hash a writer last saw of a file (extension, optional): the service writes only when its current hash is
+ * this one, or the content is already equal; null means "I believe this path is new".
+ */
+export const baseHashSchema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'a hex SHA-256')
+  .nullable();
+
 export const fileEntrySchema = z.strictObject({
   content: z.string(),
   hash: z.string(),
   path: z.string(),
+  base_hash: baseHashSchema.optional(),
 });
 export type FileEntry = z.infer<typeof fileEntrySchema>;
 
@@ -13,7 +23,26 @@ export type FileEntry = z.infer<typeof fileEntrySchema>;
 export const flowEntrySchema = z.strictObject({
   flow_path: z.string(),
   files: z.array(fileEntrySchema),
+  /** Files to delete, each with the hash its writer last saw (extension): never "whatever I did not list". */
+  deletes: z.array(z.strictObject({ path: z.string(), base_hash: z.string() })).optional(),
 });
+
+/**
+ * A file the service did not write because its base was not the service's version (extension): the flow it
+ * belongs to is left as it was, whole. `service_hash` null: the service has no such file (deleted, or never).
+ */
+export const conflictSchema = z.looseObject({
+  flow_path: z.string(),
+  path: z.string(),
+  base_hash: z.string().nullable(),
+  service_hash: z.string().nullable(),
+  /** What was sent: the new content's hash, or null for a deletion. */
+  sent_hash: z.string().nullable(),
+  /** Who wrote the service's version (the writing client's name), and when; null when not known. */
+  written_by: z.string().nullable(),
+  written_at: z.string().nullable(),
+});
+export type Conflict = z.infer<typeof conflictSchema>;
 export type FlowEntry = z.infer<typeof flowEntrySchema>;
 
 const count = z.int().nonnegative();
@@ -43,6 +72,8 @@ export const syncBatchValueSchema = z.looseObject({
   skipped: z.boolean(),
   repo_id: z.string().optional(),
   files: z.array(syncedFileSchema).optional(),
+  /** Files not written for a stale base (extension); their flows are unchanged. */
+  conflicts: z.array(conflictSchema).optional(),
 });
 export type SyncBatchValue = z.infer<typeof syncBatchValueSchema>;
 
@@ -60,6 +91,7 @@ export const syncInternalValueSchema = z.looseObject({
   files_updated: count,
   flow_def_id: z.string(),
   files: z.array(syncedFileSchema).optional(),
+  conflicts: z.array(conflictSchema).optional(),
 });
 export type SyncInternalValue = z.infer<typeof syncInternalValueSchema>;
 
@@ -67,6 +99,8 @@ export const updateFileArgsSchema = z.strictObject({
   baggage: baggageSchema,
   content: z.string(),
   fileId: z.string().min(1),
+  /** Extension: written only when the file's current hash is this one (or the content is already equal). */
+  base_hash: z.string().optional(),
 });
 /** The stored file after the update, and its flow's new aggregate hash. */
 export const flowFileRecordSchema = z.looseObject({

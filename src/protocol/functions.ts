@@ -44,6 +44,20 @@ import {
   taskUpdateValueSchema,
 } from './task.ts';
 import { decryptArgsSchema, decryptValueSchema } from './crypto.ts';
+import {
+  capabilitiesArgsSchema,
+  capabilitiesValueSchema,
+  fileVersionsArgsSchema,
+  fileVersionsValueSchema,
+  listFilesArgsSchema,
+  listFilesValueSchema,
+  listFlowsArgsSchema,
+  listFlowsValueSchema,
+  restoreVersionArgsSchema,
+  restoreVersionValueSchema,
+  versionContentArgsSchema,
+  versionContentValueSchema,
+} from './history.ts';
 
 /** `private` (and `wh/`) functions are for operators; `public` and `action` ones for any signed-in caller. */
 export type FunctionKind = 'action' | 'public' | 'private';
@@ -286,7 +300,80 @@ export const FUNCTIONS = [
   }),
 ] as const;
 
-export type FunctionSpec = (typeof FUNCTIONS)[number];
+/**
+ * flowsync's own service's functions beyond the spec's 20 (history, listing, restore, capabilities): optional for
+ * any client, numbered after the spec's. A service of the spec alone answers 404 for them, and the agent then
+ * keeps to the 20 (it asks `capabilities` once per service).
+ */
+export const EXTENSION_FUNCTIONS = [
+  define({
+    number: 21,
+    path: 'svc/flow_def/public/capabilities',
+    group: 'flowDef',
+    method: 'capabilities',
+    summary:
+      'What this service does beyond the spec: bases (conflicts instead of overwrites), history and its retention',
+    repeat: 'safe',
+    args: capabilitiesArgsSchema,
+    value: capabilitiesValueSchema,
+  }),
+  define({
+    number: 22,
+    path: 'svc/flow_def/public/list_flows',
+    group: 'flowDef',
+    method: 'listFlows',
+    summary: "A repository's flows with each flow's aggregate hash and file count",
+    repeat: 'safe',
+    args: listFlowsArgsSchema,
+    value: listFlowsValueSchema,
+  }),
+  define({
+    number: 23,
+    path: 'svc/flow_def/public/list_files',
+    group: 'flowDef',
+    method: 'listFiles',
+    summary:
+      "A repository's (or a flow's) files: hash, size, who wrote them and when; content on request; paged",
+    repeat: 'safe',
+    args: listFilesArgsSchema,
+    value: listFilesValueSchema,
+  }),
+  define({
+    number: 24,
+    path: 'svc/flow_def/public/file_versions',
+    group: 'flowDef',
+    method: 'fileVersions',
+    summary: "A file's versions, newest first, deletions included (kept 30 days by default)",
+    repeat: 'safe',
+    args: fileVersionsArgsSchema,
+    value: fileVersionsValueSchema,
+  }),
+  define({
+    number: 25,
+    path: 'svc/flow_def/public/version_content',
+    group: 'flowDef',
+    method: 'versionContent',
+    summary: "One version's content",
+    repeat: 'safe',
+    args: versionContentArgsSchema,
+    value: versionContentValueSchema,
+  }),
+  define({
+    number: 26,
+    path: 'svc/flow_def/action/restore_version/run',
+    group: 'flowDef',
+    method: 'restoreVersion',
+    summary: 'Restore a version: a new version whose content is the old one (a deletion restored deletes)',
+    repeat: 'safe',
+    args: restoreVersionArgsSchema,
+    value: restoreVersionValueSchema,
+  }),
+] as const;
+
+/** Every function this code knows: the spec's 20, then the extensions. */
+export const ALL_FUNCTIONS = [...FUNCTIONS, ...EXTENSION_FUNCTIONS] as const;
+
+export type FunctionSpec = (typeof ALL_FUNCTIONS)[number];
 export type FunctionPath = FunctionSpec['path'];
 export type FunctionByPath<P extends FunctionPath> = Extract<FunctionSpec, { path: P }>;
 /** What a caller writes: args as the schema accepts them (baggage may be left to the client). */
@@ -295,7 +382,7 @@ export type ArgsOf<P extends FunctionPath> = z.input<FunctionByPath<P>['args']>;
 export type ParsedArgsOf<P extends FunctionPath> = z.output<FunctionByPath<P>['args']>;
 export type ValueOf<P extends FunctionPath> = z.output<FunctionByPath<P>['value']>;
 
-const byPath: ReadonlyMap<string, FunctionSpec> = new Map(FUNCTIONS.map((fn) => [fn.path, fn]));
+const byPath: ReadonlyMap<string, FunctionSpec> = new Map(ALL_FUNCTIONS.map((fn) => [fn.path, fn]));
 
 export function findFunction(path: string): FunctionSpec | undefined {
   return byPath.get(path);

@@ -6,6 +6,8 @@ import { connectionLimits, type ConnectionLimits } from './http/connection-limit
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { createImplementations } from './functions/index.ts';
+import { DEFAULT_RETENTION, FileHistory, type HistoryRetention } from './store/file-history.ts';
+import { tunable } from '../host/index.ts';
 
 /**
  * Connections the service holds at once: each is a file descriptor, and 20,000 of them took all of the agent's. An
@@ -28,7 +30,15 @@ export interface ServiceOptions {
   newTokens?: boolean;
   /** Where log lines go (default stderr). */
   logDestination?: DestinationStream;
+  /** How long and how much of the flows' history is kept (default 30 days, 256 MiB per repository). */
+  retention?: Partial<HistoryRetention>;
 }
+
+/**
+ * History past its retention is pruned at start and then this often ($FLOWSYNC_HISTORY_PRUNE_MS; tests shrink it).
+ * An hour: retention is counted in days, and one pass over 100,000 versions is a few milliseconds of indexed deletes.
+ */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface RunningService {
   /** Base URL, e.g. http://127.0.0.1:7420 (functions are under /api/run/). */
@@ -48,8 +58,22 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const tokens = new AccessTokens(db);
   const issuedTokens = options.newTokens ? tokens.reissue() : tokens.issueIfNone();
   const apiKeys = new ApiKeys(db);
+  const retention = { ...DEFAULT_RETENTION, ...options.retention };
+  const history = new FileHistory(db);
+  const prune = () => {
+    try {
+      const removed = history.prune(retention);
+      if (removed > 0) logger.info({ removed, retention }, 'history pruned');
+    } catch (error) {
+      // A full disk or a busy database: the next pass tries again; history only grows meanwhile.
+      logger.warn({ err: error }, 'history could not be pruned');
+    }
+  };
+  prune();
+  const pruning = setInterval(prune, tunable('FLOWSYNC_HISTORY_PRUNE_MS', PRUNE_INTERVAL_MS));
+  pruning.unref();
   const app = buildApp(
-    { tokens, apiKeys, implementations: createImplementations({ db, apiKeys }) },
+    { tokens, apiKeys, implementations: createImplementations({ db, apiKeys, retention }) },
     {
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -59,6 +83,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   try {
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
   } catch (error) {
+    clearInterval(pruning);
     db.close();
     throw error;
   }
@@ -76,6 +101,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(pruning);
       await app.close();
       db.close();
       logger.flush();

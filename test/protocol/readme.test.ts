@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { functionsMarkdownTable } from '../../src/protocol/index.ts';
+import { extensionsMarkdownTable, functionsMarkdownTable } from '../../src/protocol/index.ts';
 
 /** Cells trimmed and separator rows reduced, so Prettier's column alignment does not count as a difference. */
 function normalizeTable(markdown: string): string[] {
@@ -21,5 +21,12 @@ describe('README', () => {
     const section = /<!-- functions:start[^>]*-->\n([\s\S]*?)\n<!-- functions:end -->/.exec(readme);
     expect(section, 'README has the functions section').not.toBeNull();
     expect(normalizeTable(section![1]!)).toEqual(normalizeTable(functionsMarkdownTable()));
+  });
+
+  it('documents exactly the extensions beyond the spec', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = /<!-- extensions:start[^>]*-->\n([\s\S]*?)\n<!-- extensions:end -->/.exec(readme);
+    expect(section, 'README has the extensions section').not.toBeNull();
+    expect(normalizeTable(section![1]!)).toEqual(normalizeTable(extensionsMarkdownTable()));
   });
 });

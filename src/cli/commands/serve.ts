@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { parsePort } from '../options.ts';
+import { parsePort, parseWholeNumber } from '../options.ts';
 import { DEFAULT_SERVICE_PORT } from '../../agent/index.ts';
 import { defaultServiceDbPath } from '../../host/index.ts';
 
@@ -18,6 +18,18 @@ export function serveCommand(): Command {
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug or silent (logs go to stderr)', 'info')
     .option('--log-file <file>', 'log to this file (0600, moved to <file>.1 at 5 MiB) instead of stderr')
+    .option(
+      '--history-days <days>',
+      'keep every replaced or deleted version of a flow file this many days',
+      parseWholeNumber(1),
+      30,
+    )
+    .option(
+      '--history-max-mb <mib>',
+      'and at most this many MiB of them per repository, the oldest pruned first',
+      parseWholeNumber(1),
+      256,
+    )
     .addHelpText(
       'after',
       '\nExamples:\n' +
@@ -35,6 +47,8 @@ export function serveCommand(): Command {
         newTokens?: boolean;
         logLevel: string;
         logFile?: string;
+        historyDays: number;
+        historyMaxMb: number;
       }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
         const [{ createService }, { openLogFile }] = await Promise.all([
@@ -48,6 +62,7 @@ export function serveCommand(): Command {
           newTokens: options.newTokens ?? false,
           logLevel: options.logLevel as 'info',
           logDestination: options.logFile ? openLogFile(options.logFile) : undefined,
+          retention: { days: options.historyDays, bytes: options.historyMaxMb * 1024 * 1024 },
         });
         // Installed before the address is printed, so a caller that stops us as soon as we are up is heard.
         const stop = async (signal: string) => {

@@ -183,4 +183,24 @@ export const MIGRATIONS: readonly string[] = [
     logged_at TEXT NOT NULL
   );
   `,
+  /* 2: history (every version a write replaces, deletions as tombstones) */ `
+  CREATE TABLE file_versions (
+    version INTEGER PRIMARY KEY AUTOINCREMENT,
+    repo_id TEXT NOT NULL REFERENCES repos (id),
+    flow_path TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hash TEXT,
+    content TEXT,
+    size INTEGER NOT NULL,
+    written_at TEXT NOT NULL,
+    written_by TEXT,
+    writer_kind TEXT,
+    replaced_at TEXT
+  );
+  CREATE INDEX file_versions_file ON file_versions (repo_id, flow_path, path, version);
+  CREATE INDEX file_versions_replaced ON file_versions (repo_id, replaced_at) WHERE replaced_at IS NOT NULL;
+  INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at)
+    SELECT fl.repo_id, fl.flow_path, f.path, f.hash, f.content, f.size, f.updated_at
+    FROM flow_files f JOIN flows fl ON fl.id = f.flow_id ORDER BY fl.flow_path, f.path;
+  `,
 ];

@@ -1,20 +1,35 @@
-import { unsafePathReason, type FileEntry } from '../../protocol/index.ts';
+import { unsafePathReason, type Conflict, type FileEntry } from '../../protocol/index.ts';
 import { CallRefused } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
 import { FlowStore } from '../store/flows.ts';
 import type { ServiceStores } from './stores.ts';
-import type { Implementations } from './types.ts';
+import type { Writer } from '../store/file-history.ts';
+import type { CallContext, Implementations } from './types.ts';
 
 type FlowDefPath =
   | 'svc/flow_def/action/sync_batch/run'
   | 'svc/flow_def/private/sync_internal'
-  | 'svc/flow_def/public/update_file';
+  | 'svc/flow_def/public/update_file'
+  | 'svc/flow_def/public/capabilities'
+  | 'svc/flow_def/public/list_flows'
+  | 'svc/flow_def/public/list_files'
+  | 'svc/flow_def/public/file_versions'
+  | 'svc/flow_def/public/version_content'
+  | 'svc/flow_def/action/restore_version/run';
 
-export function flowDefFunctions({ db }: ServiceStores): Implementations<FlowDefPath> {
+export function flowDefFunctions({ db, retention }: ServiceStores): Implementations<FlowDefPath> {
   const flows = new FlowStore(db);
+  const writerOf = (ctx: CallContext): Writer => ({ name: ctx.writer, kind: ctx.caller });
+  /** A repository by owner and name; refused when nothing was ever synced under them. */
+  const repoNamed = (owner: string, name: string) => {
+    const repoId = flows.repoByName(owner, name);
+    if (repoId === null)
+      throw new CallRefused(`No repository ${owner}/${name} on this service.`, { path: ['repo_name'] });
+    return repoId;
+  };
 
   return {
-    'svc/flow_def/action/sync_batch/run': (args) => {
+    'svc/flow_def/action/sync_batch/run': (args, ctx) => {
       const seen = new Set<string>();
       args.flows.forEach((flow, index) => {
         refuseUnsafePath(flow.flow_path, ['flows', index, 'flow_path']);
@@ -25,6 +40,7 @@ export function flowDefFunctions({ db }: ServiceStores): Implementations<FlowDef
         }
         seen.add(flow.flow_path);
         checkFiles(flow.files, ['flows', index, 'files']);
+        checkDeletes(flow.deletes ?? [], ['flows', index, 'deletes']);
       });
 
       return db.transaction(() => {
@@ -37,12 +53,16 @@ export function flowDefFunctions({ db }: ServiceStores): Implementations<FlowDef
           skipped: false,
           repo_id: repoId,
           files: [] as { flow_path: string; path: string; id: string; hash: string }[],
+          conflicts: [] as Conflict[],
         };
         for (const flow of args.flows) {
           const result = flows.syncFlow(repoId, flow.flow_path, flow.files, {
             deleteMissing: args.delete_missing ?? false,
+            deletes: flow.deletes ?? [],
             keepFlowHash: false,
+            writer: writerOf(ctx),
           });
+          value.conflicts.push(...result.conflicts);
           value.files_created += result.created;
           value.files_updated += result.updated;
           value.files_deleted += result.deleted;
@@ -54,7 +74,7 @@ export function flowDefFunctions({ db }: ServiceStores): Implementations<FlowDef
       })();
     },
 
-    'svc/flow_def/private/sync_internal': (args) => {
+    'svc/flow_def/private/sync_internal': (args, ctx) => {
       refuseUnsafePath(args.flow_path, ['flow_path']);
       checkFiles(args.files, ['files']);
       return db.transaction(() => {
@@ -69,6 +89,7 @@ export function flowDefFunctions({ db }: ServiceStores): Implementations<FlowDef
         const result = flows.syncFlow(args.repo_id, args.flow_path, args.files, {
           deleteMissing: args.delete_missing ?? false,
           keepFlowHash: args.skip_hash_update ?? false,
+          writer: writerOf(ctx),
         });
         return {
           files_created: result.created,
@@ -76,16 +97,146 @@ export function flowDefFunctions({ db }: ServiceStores): Implementations<FlowDef
           files_updated: result.updated,
           flow_def_id: result.flowId,
           files: result.written,
+          conflicts: result.conflicts,
         };
       })();
     },
 
-    'svc/flow_def/public/update_file': (args) => {
-      const record = db.transaction(() => flows.updateFileContent(args.fileId, args.content))();
+    'svc/flow_def/public/update_file': (args, ctx) => {
+      const record = db.transaction(() =>
+        flows.updateFileContent(args.fileId, args.content, args.base_hash, writerOf(ctx)),
+      )();
       if (!record) throw new CallRefused(`No file with id ${args.fileId}.`, { path: ['fileId'] });
+      if ('conflict' in record) throw conflictRefusal(record.conflict as Conflict);
       return record;
     },
+
+    'svc/flow_def/public/capabilities': () => ({
+      bases: true,
+      history: true,
+      retention_days: retention.days,
+      retention_bytes: retention.bytes,
+    }),
+
+    'svc/flow_def/public/list_flows': (args) => {
+      const repoId = flows.repoByName(args.repo_owner, args.repo_name);
+      return { flows: repoId === null ? [] : flows.listFlows(repoId) };
+    },
+
+    'svc/flow_def/public/list_files': (args) => {
+      const repoId = flows.repoByName(args.repo_owner, args.repo_name);
+      if (repoId === null) return { files: [], next: null };
+      const limit = args.first ?? 1000;
+      const files = flows.listFiles(repoId, {
+        flowPath: args.flow_path ?? null,
+        withContent: args.with_content ?? false,
+        after: args.after === undefined ? null : cursorOf(args.after),
+        limit,
+      });
+      const last = files.at(-1);
+      return { files, next: files.length === limit && last ? cursorFor(last.flow_path, last.path) : null };
+    },
+
+    'svc/flow_def/public/file_versions': (args) => {
+      const repoId = repoNamed(args.repo_owner, args.repo_name);
+      return {
+        flow_path: args.flow_path,
+        path: args.path,
+        versions: flows.history.versions(repoId, args.flow_path, args.path),
+      };
+    },
+
+    'svc/flow_def/public/version_content': (args) => {
+      const found = flows.history.version(args.version);
+      if (!found) throw noVersion(args.version);
+      return {
+        version: found.version,
+        flow_path: found.flow_path,
+        path: found.path,
+        hash: found.hash,
+        content: found.content,
+      };
+    },
+
+    'svc/flow_def/action/restore_version/run': (args, ctx) =>
+      db.transaction(() => {
+        const found = flows.history.version(args.version);
+        if (!found) throw noVersion(args.version);
+        const { repo_id: repoId, flow_path: flowPath, path } = found;
+        const base = args.base_hash === undefined ? undefined : args.base_hash;
+        const result =
+          found.hash === null || found.content === null
+            ? flows.syncFlow(repoId, flowPath, [], {
+                deleteMissing: false,
+                deletes: [
+                  { path, base_hash: base ?? flows.history.current(repoId, flowPath, path)?.hash ?? '' },
+                ],
+                keepFlowHash: false,
+                writer: writerOf(ctx),
+              })
+            : flows.syncFlow(
+                repoId,
+                flowPath,
+                [
+                  {
+                    path,
+                    content: found.content,
+                    hash: found.hash,
+                    ...(base !== undefined && { base_hash: base }),
+                  },
+                ],
+                { deleteMissing: false, keepFlowHash: false, writer: writerOf(ctx) },
+              );
+        if (result.conflicts.length > 0) throw conflictRefusal(result.conflicts[0]!);
+        const now = flows.history.current(repoId, flowPath, path);
+        return { flow_path: flowPath, path, version: now!.version, hash: now!.hash };
+      })(),
   };
+}
+
+/** A write on a stale base, refused (422) with the conflict in `errorData`, so a client can show both sides. */
+function conflictRefusal(conflict: Conflict): CallRefused {
+  const who = conflict.written_by ? ` by ${conflict.written_by}` : '';
+  const when = conflict.written_at ? ` at ${conflict.written_at}` : '';
+  return new CallRefused(
+    `${conflict.flow_path}/${conflict.path} changed on the service${who}${when} since the version this write is based on: nothing was written.`,
+    { reason: 'conflict', conflict },
+  );
+}
+
+function noVersion(version: number): CallRefused {
+  return new CallRefused(`No version ${version} (past the retention, or never).`, { path: ['version'] });
+}
+
+/** list_files' cursor: the last (flow, path) of the page, opaque to the caller. */
+function cursorFor(flowPath: string, path: string): string {
+  return Buffer.from(JSON.stringify([flowPath, path])).toString('base64url');
+}
+
+function cursorOf(cursor: string): [string, string] {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((part) => typeof part === 'string'))
+      return parsed as [string, string];
+  } catch {
+    // refused below
+  }
+  throw new CallRefused('`after` is not a cursor this service gave: start from the first page.', {
+    path: ['after'],
+  });
+}
+
+/** Deletions name safe paths, once each, with a hash as base. */
+function checkDeletes(deletes: readonly { path: string }[], where: (string | number)[]): void {
+  const seen = new Set<string>();
+  deletes.forEach(({ path }, index) => {
+    refuseUnsafePath(path, [...where, index, 'path']);
+    if (seen.has(path))
+      throw new CallRefused(`${[...where, index, 'path'].join('.')} "${path}" appears twice.`, {
+        path: [...where, index, 'path'],
+      });
+    seen.add(path);
+  });
 }
 
 function refuseUnsafePath(path: string, where: (string | number)[]): void {

@@ -8,6 +8,8 @@ export interface CallContext {
   caller: Caller;
   /** The registered personal API key, for tracker actions (the dispatcher has already refused unknown ones). */
   apiKey: RegisteredApiKey | null;
+  /** The writing client's name as it says (`x-flowsync-writer`, e.g. `dev@laptop:~/code/app`), for the history. */
+  writer: string | null;
 }
 
 /**

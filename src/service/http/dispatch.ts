@@ -100,10 +100,12 @@ export function dispatchCall(
   request.log = request.log.child({ trace_id: traceId, fn: fn.path });
   reply.log = request.log;
   try {
-    const apiKey = 'api_key' in args.data ? deps.apiKeys.findBySecret(args.data.api_key.secret) : null;
-    if ('api_key' in args.data && apiKey === null) throw new UnknownApiKey();
+    const presented = (args.data as { api_key?: { secret: string } }).api_key;
+    const apiKey = presented ? deps.apiKeys.findBySecret(presented.secret) : null;
+    if (presented && apiKey === null) throw new UnknownApiKey();
     const implementation = deps.implementations[fn.path] as Implementation<FunctionSpec['path']>;
-    const value = implementation(args.data as never, { traceId, caller, apiKey });
+    const writer = writerOf(request.headers['x-flowsync-writer']);
+    const value = implementation(args.data as never, { traceId, caller, apiKey, writer });
     return sendValue(reply, value);
   } catch (error) {
     if (error instanceof CallRefused) return sendError(reply, 422, error.message, error.data);
@@ -115,4 +117,15 @@ export function dispatchCall(
       incident,
     });
   }
+}
+
+/**
+ * The writing client's name from its header, for the history: printable, at most 200 characters; anything else is
+ * no name (it is shown to other developers, so it must not carry control characters).
+ */
+function writerOf(header: string | string[] | undefined): string | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return null;
+  // eslint-disable-next-line no-control-regex
+  return value.length <= 200 && !/[\u0000-\u001f\u007f]/.test(value) ? value : null;
 }

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { baggageSchema, isoTimeSchema } from './common.ts';
+
+/*
+ * flowsync's own service goes beyond the spec's 20 functions for a team (each is optional for a client, and a
+ * service of the spec alone answers 404 for them): every version a write replaces is kept, a listing shows what
+ * the service holds, and a version can be read and restored.
+ */
+
+const count = z.int().nonnegative();
+const repoArgs = {
+  baggage: baggageSchema,
+  repo_owner: z.string().min(1).max(200),
+  repo_name: z.string().min(1).max(200),
+};
+
+/** What this service can do beyond the spec; a client asks once per service and keeps the answer. */
+export const capabilitiesArgsSchema = z.strictObject({ baggage: baggageSchema });
+export const capabilitiesValueSchema = z.looseObject({
+  /** Writes carry `base_hash` and a stale one is a conflict, not an overwrite. */
+  bases: z.boolean(),
+  /** Every version a write replaces is kept for `retention_days` (and up to `retention_bytes` per repository). */
+  history: z.boolean(),
+  retention_days: count,
+  retention_bytes: count,
+});
+export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
+
+export const listFlowsArgsSchema = z.strictObject(repoArgs);
+export const listFlowsValueSchema = z.looseObject({
+  flows: z.array(
+    z.looseObject({
+      flow_path: z.string(),
+      /** The flow's aggregate hash: a client compares a whole repository in one call. */
+      hash: z.string(),
+      files: count,
+      updated_at: isoTimeSchema,
+    }),
+  ),
+});
+export type ListFlowsValue = z.infer<typeof listFlowsValueSchema>;
+
+/** At most this many files per page of `list_files`. */
+export const LIST_FILES_PAGE_MAX = 5000;
+
+export const listFilesArgsSchema = z.strictObject({
+  ...repoArgs,
+  flow_path: z.string().optional(),
+  with_content: z.boolean().optional(),
+  /** The `next` of the page before. */
+  after: z.string().optional(),
+  first: z.int().min(1).max(LIST_FILES_PAGE_MAX).optional(),
+});
+export const listedFileSchema = z.looseObject({
+  flow_path: z.string(),
+  path: z.string(),
+  id: z.string(),
+  hash: z.string(),
+  size: count,
+  updated_at: isoTimeSchema,
+  written_by: z.string().nullable(),
+  content: z.string().optional(),
+});
+export type ListedFile = z.infer<typeof listedFileSchema>;
+export const listFilesValueSchema = z.looseObject({
+  files: z.array(listedFileSchema),
+  next: z.string().nullable(),
+});
+
+export const fileVersionsArgsSchema = z.strictObject({
+  ...repoArgs,
+  flow_path: z.string(),
+  path: z.string(),
+});
+export const fileVersionSchema = z.looseObject({
+  /** The version's number, unique in the service; restore and read it by this. */
+  version: z.int().positive(),
+  /** null: the file was deleted by this version. */
+  hash: z.string().nullable(),
+  size: count,
+  written_at: isoTimeSchema,
+  written_by: z.string().nullable(),
+  writer_kind: z.enum(['user', 'admin']).nullable(),
+  current: z.boolean(),
+});
+export type FileVersion = z.infer<typeof fileVersionSchema>;
+export const fileVersionsValueSchema = z.looseObject({
+  flow_path: z.string(),
+  path: z.string(),
+  /** Newest first. */
+  versions: z.array(fileVersionSchema),
+});
+
+export const versionContentArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  version: z.int().positive(),
+});
+export const versionContentValueSchema = z.looseObject({
+  version: z.int().positive(),
+  flow_path: z.string(),
+  path: z.string(),
+  hash: z.string().nullable(),
+  /** null for a deletion. */
+  content: z.string().nullable(),
+});
+
+export const restoreVersionArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  version: z.int().positive(),
+  /** As for every write: the hash the caller last saw of the file (null: it believes there is none). */
+  base_hash: z.string().nullable().optional(),
+});
+export const restoreVersionValueSchema = z.looseObject({
+  flow_path: z.string(),
+  path: z.string(),
+  /** The new current version's number, and its hash (null when the restored version was a deletion). */
+  version: z.int().positive(),
+  hash: z.string().nullable(),
+});
