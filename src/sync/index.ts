@@ -9,7 +9,7 @@ export {
   type SyncStatus,
 } from './engine.ts';
 export type { FileChange } from './uploader.ts';
-export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
+export { Hasher } from './hasher.ts';
 export { SyncState, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
 export { asideName, openSyncState, stateDamage, type OpenedState } from './state-file.ts';
 export { FlowLayout } from './flow-layout.ts';

@@ -10,7 +10,7 @@ import {
   type FileChange,
 } from '../../window/index.ts';
 import { rendererDir } from '../../host/index.ts';
-import { printable, warnedPath } from '../../protocol/index.ts';
+import { NOT_SENT_REASONS, printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
@@ -249,9 +249,7 @@ function summary({ identity }: WatchedRepository, status: SyncStatus): string {
     pending > 0
       ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
       : 'in sync',
-    warnings > 0
-      ? `${warnings} not sent (binary, over 1 MiB, links, FIFOs, hard links or unreadable now; see flowsync status)`
-      : '',
+    warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
     rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
   return `${identity.owner}/${identity.name} (${identity.root}): ${flows} flows, ${files} files, ${extra.join(', ')}`;
