@@ -11,4 +11,5 @@ export * from './crypto.ts';
 export * from './functions.ts';
 export * from './describe.ts';
 export * from './file-warnings.ts';
+export * from './folder-gone.ts';
 export * from './printable.ts';

@@ -8,6 +8,7 @@ import {
   storageFaultRemedy,
   type StorageFault,
 } from '../host/index.ts';
+import { folderGone } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -122,8 +123,6 @@ export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
 /** Pending flows planned and sent at a time: two requests of up to 200 flows each (MAX_FLOWS_PER_BATCH). */
 const UPLOAD_PAGE = 400;
-
-const MISSING = (root: string) => `${root} is gone; syncing resumes when it is back`;
 
 /**
  * Keeps one repository's flows in sync. The reconciler brings the state in line with the disk (scan, hash); the
@@ -512,7 +511,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       this.unrecorded = 0; // recorded now, every file of it
     }
     if (!existsSync(this.repo.root)) {
-      this.setPhase('missing', MISSING(this.repo.root));
+      this.setPhase('missing', folderGone(this.repo.root));
       return { report, outcome: { kind: 'settled' } };
     }
     // What could not be read at the last look is looked at again; while some of it stays unreadable, the round
