@@ -20,6 +20,7 @@ export { IgnoreRules, boundedPatterns } from './ignore-rules.ts';
 export { FolderWatchBudget, watchedFolderCap } from './watch-budget.ts';
 // The engine's parts, each with its own unit tests.
 export { Coalescer } from './coalescer.ts';
+export { FlowRetries } from './flow-retries.ts';
 export { planUploads, plansKey, type FlowPlan } from './planner.ts';
 export {
   DEFAULT_TIMINGS,
