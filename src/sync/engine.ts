@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { checkAccess, failureKind, TransportError, type RemoteClient } from '../client/index.ts';
+import { checkAccess, failureKind, type RemoteClient } from '../client/index.ts';
 import {
   describeStorageFault,
   folderFault,
@@ -602,7 +602,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       await checkAccess(this.options.client);
       return true;
     } catch (error) {
-      return !(error instanceof TransportError);
+      return probeAnswered(error);
     }
   }
 
@@ -657,8 +657,18 @@ function emptyReport(): SyncReport {
  * No answer: probe until there is one. An answer that is not a success: back off. What the answer means is the
  * client's one reading of it (`failureKind`), not a second reading of status codes here.
  */
-function failureOutcome(error: unknown, message: string): RoundOutcome {
+export function failureOutcome(error: unknown, message: string): RoundOutcome {
   const kind = failureKind(error);
   if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
   return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'offline', message };
+}
+
+/**
+ * Whether a probe that failed still got an answer, by the same reading as a round's (`failureKind`). The probe
+ * asked "not a TransportError" instead, so a 408 (a gateway whose upstream did not answer in time, 'unreachable'
+ * to the client) counted as an answer: every probe then started a full round of uploads, which met the 408 again,
+ * every 2-4 s for as long as it lasted, where the probe alone was meant to knock.
+ */
+export function probeAnswered(error: unknown): boolean {
+  return failureKind(error) !== 'unreachable';
 }

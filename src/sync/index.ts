@@ -1,5 +1,7 @@
 export {
   SyncEngine,
+  failureOutcome,
+  probeAnswered,
   type RepositorySpec,
   type SyncEngineOptions,
   type SyncPhase,
