@@ -224,7 +224,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     return repoId === null ? [] : this.state.fileStates(repoId, flowPath);
   }
 
-  /** Files on disk that are not sent (binary, over 1 MiB, a link...), with the reason's code. */
+  /** Files on disk that are not sent (binary, too large, a link...), with the reason's code (FILE_WARNINGS). */
   notSent(root: string): { flowPath: string; path: string; warning: string }[] {
     const repoId = this.stateIdOf(root);
     return repoId === null ? [] : this.state.warnings(repoId);

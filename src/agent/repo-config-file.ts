@@ -2,6 +2,8 @@ import { lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RemoteClient } from '../client/index.ts';
 import {
+  FILE_WARNINGS,
+  MAX_FILE_BYTES,
   MAX_JSON_DEPTH,
   describeFileWarning,
   describeIssues,
@@ -11,13 +13,7 @@ import {
   type RepoConfig,
   type WireIssue,
 } from '../protocol/index.ts';
-import {
-  MAX_FILE_BYTES,
-  notRealFolder,
-  readContained,
-  writeContained,
-  type NotContained,
-} from '../sync/index.ts';
+import { notRealFolder, readContained, writeContained, type NotContained } from '../sync/index.ts';
 
 /** Where a repository keeps its configuration, relative to its root. */
 export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
@@ -49,7 +45,9 @@ export function readRepoConfigFile(root: string): RepoConfig | null {
     );
   }
   if (read.bytes === null)
-    throw new RepoConfigFileError(`${REPO_CONFIG_FILE} is over 1 MiB: make it smaller.`);
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} is ${FILE_WARNINGS.oversized.reason}: make it smaller.`,
+    );
   const text = read.bytes.toString('utf8');
   // One level less than the service reads: it gets these fields inside {"args": …}. Checked before the schema,
   // which recurses once a level (a hostile repository's file overflowed the stack).

@@ -24,7 +24,7 @@ import {
 } from './errors.ts';
 import { groupedMethods, type CallArgs, type CallOptions, type GroupedMethods } from './methods.ts';
 import {
-  backoffMs,
+  backoffDelay,
   DEFAULT_RETRY,
   mayRetryFailure,
   mayRetryStatus,
@@ -169,6 +169,8 @@ export function createClient(options: ClientOptions): RemoteClient {
         throw error;
       }
     };
+    /** The wait after the `attempt`-th try failed. */
+    const backoff = (attempt: number) => backoffDelay(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= retry.attempts;
       let statusCode: number;
@@ -193,9 +195,7 @@ export function createClient(options: ClientOptions): RemoteClient {
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const code = deadline.aborted ? 'TIMEOUT' : failureCode(error);
-        if (!last && mayRetryFailure(spec.repeat, code) && (await paused(backoffMs(attempt - 1, retry)))) {
-          continue;
-        }
+        if (!last && mayRetryFailure(spec.repeat, code) && (await paused(backoff(attempt)))) continue;
         throw transportError(spec.path, code, attempt, timeoutMs, error);
       }
       if (text === null) {
@@ -207,7 +207,7 @@ export function createClient(options: ClientOptions): RemoteClient {
       }
 
       if (!last && mayRetryStatus(spec.repeat, statusCode)) {
-        const wait = retryAfterMs(headers['retry-after']) ?? backoffMs(attempt - 1, retry);
+        const wait = retryAfterMs(headers['retry-after']) ?? backoff(attempt);
         // Out of time before the next try: the answer at hand is the call's answer.
         if (wait <= MAX_RETRY_AFTER_MS && (await paused(wait))) continue;
       }

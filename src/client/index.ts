@@ -3,7 +3,7 @@
 export { createClient, type ClientOptions, type RemoteClient, type Reply } from './create-client.ts';
 export type { AuthProvider, ClientAuth, Credentials } from './auth.ts';
 export type { CallArgs, CallOptions, GroupedMethods } from './methods.ts';
-export { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
+export { DEFAULT_RETRY, backoffDelay, type RetryOptions } from './retry.ts';
 export {
   InvalidArgsError,
   MissingCredentialsError,

@@ -37,9 +37,19 @@ export function mayRetryStatus(policy: RepeatPolicy, statusCode: number): boolea
   return policy === 'safe' && RETRIABLE_STATUS.has(statusCode);
 }
 
-/** Exponential back-off with "equal jitter": half the delay fixed, half random, so retries of many clients spread. */
-export function backoffMs(attempt: number, options: RetryOptions, random = Math.random): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempt);
+/**
+ * Exponential back-off with "equal jitter", the one rule of every wait after a failure (the client's repeats
+ * within a call, the sync scheduler's rounds, a flow that failed alone): the ceiling is `baseMs` doubled per
+ * `attempt` (0 for the first wait), at most `maxMs`; the delay is half of it fixed and half random, so that the
+ * retries of many clients spread while none comes back sooner than half the ceiling.
+ */
+export function backoffDelay(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt));
   return ceiling / 2 + random() * (ceiling / 2);
 }
 

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
+import { newIncidentId } from './incident.ts';
 import { DEFAULT_LOG_MAX_BYTES, openLogFile, type LogFile } from './log-file.ts';
 import { defaultAgentLogPath } from './paths.ts';
 
@@ -48,7 +48,7 @@ export interface Incident {
  * folder full or read-only) is never pointed to: the error's own line is said instead.
  */
 export function reportIncident(error: unknown, context: Record<string, unknown> = {}): Incident {
-  const id = randomBytes(4).toString('hex');
+  const id = newIncidentId();
   try {
     agentLog().error({ incident: id, ...context, err: error }, 'incident');
     const refused = opened?.file.refused?.();

@@ -39,6 +39,7 @@ export {
   type BridgeAnswers,
 } from './agent-lock.ts';
 export { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident, type Incident } from './agent-log.ts';
+export { INCIDENT_ID, newIncidentId } from './incident.ts';
 export {
   autostartEntry,
   autostartKind,

@@ -1,11 +1,20 @@
 /**
+ * Files over this size are not sent (DESIGN.md): the service stores flow definitions, not assets. The hasher reads
+ * no more than this of a flow's file, and the agent no more of its repository config file.
+ */
+export const MAX_FILE_BYTES = 1024 * 1024;
+
+/** The limit as every screen says it: "1 MiB". */
+const MAX_FILE_SIZE = `${MAX_FILE_BYTES / 1024 / 1024} MiB`;
+
+/**
  * Why a file on disk is not sent, and what to do about it: the code the agent stores per file, and the words every
  * screen shows for it (`flowsync status`, `flowsync sync`, the window). Here, next to the codes, so that they all
  * say the same.
  */
 export const FILE_WARNINGS = {
   binary: { reason: 'binary (not UTF-8 text)', fix: 'add it to .gitignore' },
-  oversized: { reason: 'over 1 MiB', fix: 'add it to .gitignore' },
+  oversized: { reason: `over ${MAX_FILE_SIZE}`, fix: 'add it to .gitignore' },
   'unsafe-path': { reason: 'a name the service refuses', fix: 'rename it' },
   symlink: { reason: 'a symbolic link', fix: 'not followed' },
   special: { reason: 'a FIFO, socket or device', fix: 'not read' },
@@ -18,6 +27,12 @@ export const FILE_WARNINGS = {
 } as const;
 
 export type FileWarning = keyof typeof FILE_WARNINGS;
+
+/**
+ * The reasons in one breath, for a line that counts the files not sent instead of naming each (the activity of
+ * the window, the summary of `flowsync start`).
+ */
+export const NOT_SENT_REASONS = `binary, over ${MAX_FILE_SIZE}, links, FIFOs, hard links or unreadable now`;
 
 /** `binary` → "binary (not UTF-8 text): add it to .gitignore"; an unknown code is shown as it is. */
 export function describeFileWarning(warning: string): string {

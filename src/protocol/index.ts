@@ -14,4 +14,5 @@ export * from './history.ts';
 export * from './functions.ts';
 export * from './describe.ts';
 export * from './file-warnings.ts';
+export * from './folder-gone.ts';
 export * from './printable.ts';

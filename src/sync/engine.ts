@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { checkAccess, failureKind, TransportError, type RemoteClient } from '../client/index.ts';
+import { checkAccess, failureKind, type RemoteClient } from '../client/index.ts';
 import {
   describeStorageFault,
   folderFault,
@@ -8,6 +8,7 @@ import {
   storageFaultRemedy,
   type StorageFault,
 } from '../host/index.ts';
+import { folderGone } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -122,8 +123,6 @@ export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
 /** Pending flows planned and sent at a time: two requests of up to 200 flows each (MAX_FLOWS_PER_BATCH). */
 const UPLOAD_PAGE = 400;
-
-const MISSING = (root: string) => `${root} is gone; syncing resumes when it is back`;
 
 /**
  * Keeps one repository's flows in sync. The reconciler brings the state in line with the disk (scan, hash); the
@@ -512,7 +511,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       this.unrecorded = 0; // recorded now, every file of it
     }
     if (!existsSync(this.repo.root)) {
-      this.setPhase('missing', MISSING(this.repo.root));
+      this.setPhase('missing', folderGone(this.repo.root));
       return { report, outcome: { kind: 'settled' } };
     }
     // What could not be read at the last look is looked at again; while some of it stays unreadable, the round
@@ -603,7 +602,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       await checkAccess(this.options.client);
       return true;
     } catch (error) {
-      return !(error instanceof TransportError);
+      return probeAnswered(error);
     }
   }
 
@@ -658,8 +657,18 @@ function emptyReport(): SyncReport {
  * No answer: probe until there is one. An answer that is not a success: back off. What the answer means is the
  * client's one reading of it (`failureKind`), not a second reading of status codes here.
  */
-function failureOutcome(error: unknown, message: string): RoundOutcome {
+export function failureOutcome(error: unknown, message: string): RoundOutcome {
   const kind = failureKind(error);
   if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
   return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'offline', message };
+}
+
+/**
+ * Whether a probe that failed still got an answer, by the same reading as a round's (`failureKind`). The probe
+ * asked "not a TransportError" instead, so a 408 (a gateway whose upstream did not answer in time, 'unreachable'
+ * to the client) counted as an answer: every probe then started a full round of uploads, which met the 408 again,
+ * every 2-4 s for as long as it lasted, where the probe alone was meant to knock.
+ */
+export function probeAnswered(error: unknown): boolean {
+  return failureKind(error) !== 'unreachable';
 }

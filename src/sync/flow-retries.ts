@@ -1,6 +1,8 @@
+import { backoffDelay } from '../client/index.ts';
+
 /**
  * Flows the service failed to store while it stored others (a 5xx for that flow alone, found by bisecting its
- * batch): each waits out a back-off of its own (1 s doubling to 60 s, equal jitter, as the scheduler's) and is
+ * batch): each waits out a back-off of its own (1 s doubling to 60 s, the client's backoffDelay) and is
  * left out of the rounds until then, so that one failing flow never holds back the others. In memory only: after
  * a restart every flow is tried again.
  */
@@ -15,8 +17,7 @@ export class FlowRetries {
 
   failed(flowPath: string, message: string, now = Date.now()): void {
     const failures = (this.waiting.get(flowPath)?.failures ?? 0) + 1;
-    const ceiling = Math.min(this.maxMs, this.baseMs * 2 ** (failures - 1));
-    const delay = ceiling / 2 + this.random() * (ceiling / 2);
+    const delay = backoffDelay(failures - 1, this.baseMs, this.maxMs, this.random);
     this.waiting.set(flowPath, { failures, dueAt: now + delay, message });
   }
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { FileWarning } from '../protocol/index.ts';
+import { MAX_FILE_BYTES, type FileWarning } from '../protocol/index.ts';
 
 /**
  * The worker's script. In the packaged desktop app the bundle sits inside app.asar, which worker threads cannot
@@ -10,9 +10,6 @@ import type { FileWarning } from '../protocol/index.ts';
 const WORKER_URL = new URL(
   new URL('./hash-worker.mjs', import.meta.url).href.replace('/app.asar/', '/app.asar.unpacked/'),
 );
-
-/** Files over this size are not sent (DESIGN.md): the service stores flow definitions, not assets. */
-export const MAX_FILE_BYTES = 1024 * 1024;
 
 export type HashResult =
   | { missing: false; size: number; hash: string; warning: FileWarning | null; content: string | null }

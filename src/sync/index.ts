@@ -1,5 +1,7 @@
 export {
   SyncEngine,
+  failureOutcome,
+  probeAnswered,
   type RepositorySpec,
   type SyncEngineOptions,
   type SyncPhase,
@@ -9,7 +11,7 @@ export {
   type SyncStatus,
 } from './engine.ts';
 export type { FileChange } from './uploader.ts';
-export { Hasher, MAX_FILE_BYTES } from './hasher.ts';
+export { Hasher } from './hasher.ts';
 export { SyncState, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
 export { asideName, openSyncState, stateDamage, type OpenedState } from './state-file.ts';
 export { FlowLayout } from './flow-layout.ts';
@@ -20,6 +22,7 @@ export { IgnoreRules, boundedPatterns } from './ignore-rules.ts';
 export { FolderWatchBudget, watchedFolderCap } from './watch-budget.ts';
 // The engine's parts, each with its own unit tests.
 export { Coalescer } from './coalescer.ts';
+export { FlowRetries } from './flow-retries.ts';
 export { planUploads, plansKey, type FlowPlan } from './planner.ts';
 export {
   DEFAULT_TIMINGS,

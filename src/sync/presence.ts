@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { folderGone } from '../protocol/index.ts';
 import { notRealFolder, warningOf } from './contained-fs.mjs';
 import type { FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
@@ -77,8 +78,7 @@ export class PresenceCheck {
   async check(): Promise<void> {
     const { reconciler } = this.options;
     if (!existsSync(this.repo.root)) {
-      if (!this.options.isMissing())
-        this.options.setMissing(`${this.repo.root} is gone; syncing resumes when it is back`);
+      if (!this.options.isMissing()) this.options.setMissing(folderGone(this.repo.root));
       return;
     }
     if (this.options.isMissing()) {

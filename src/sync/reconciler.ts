@@ -1,7 +1,7 @@
 import { existsSync, type Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { describeFileWarning } from '../protocol/index.ts';
+import { describeFileWarning, folderGone } from '../protocol/index.ts';
 import { isGone, kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
 import type { Hasher } from './hasher.ts';
@@ -280,7 +280,7 @@ export class Reconciler {
   private async applyEach(paths: Set<string>): Promise<void> {
     if (this.stopped) return;
     if (!existsSync(this.repo.root)) {
-      this.setPhase('missing', `${this.repo.root} is gone; syncing resumes when it is back`);
+      this.setPhase('missing', folderGone(this.repo.root));
       return;
     }
     const files: ScannedFile[] = [];

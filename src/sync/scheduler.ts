@@ -1,3 +1,5 @@
+import { backoffDelay } from '../client/index.ts';
+
 /** How a round of uploads ended, which decides when the next one runs. */
 export type RoundOutcome =
   /** Nothing left to send (or only what the service refused as it is): wait for a change. */
@@ -50,8 +52,8 @@ export const DEFAULT_TIMINGS: SchedulerTimings = {
 
 /**
  * When to try again after a round, in ms from now; null: no waiting. Back-off grows only with answers that say
- * "not now" (equal jitter: half fixed, half random); silence is probed at a steady pace, so an outage of any
- * length is noticed within `probeMaxMs` of its end.
+ * "not now" (the client's backoffDelay: doubling, equal jitter); silence is probed at a steady pace, so an outage
+ * of any length is noticed within `probeMaxMs` of its end.
  */
 export function retryDelayMs(
   outcome: RoundOutcome,
@@ -64,8 +66,7 @@ export function retryDelayMs(
   if (outcome.kind === 'unreachable') {
     return timings.probeMinMs + random() * (timings.probeMaxMs - timings.probeMinMs);
   }
-  const ceiling = Math.min(timings.retryMaxMs, timings.retryBaseMs * 2 ** Math.max(0, failures - 1));
-  return ceiling / 2 + random() * (ceiling / 2);
+  return backoffDelay(failures - 1, timings.retryBaseMs, timings.retryMaxMs, random);
 }
 
 export interface SchedulerHooks {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Agent, WatchedRepository } from '../agent/index.ts';
-import { describeFileWarning } from '../protocol/index.ts';
+import { NOT_SENT_REASONS, describeFileWarning } from '../protocol/index.ts';
 import type { FileChange, SyncReport, SyncStatus } from '../sync/index.ts';
 import type { ActivityEntry } from './contract.ts';
 
@@ -114,7 +114,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
     if (!known) return;
     const fresh = warnings.filter((warning) => !known.has(key(warning)));
     if (fresh.length > FILE_DETAIL_LIMIT) {
-      const message = `${fresh.length} more files not sent (binary, over 1 MiB, links, FIFOs, hard links or unreadable now)`;
+      const message = `${fresh.length} more files not sent (${NOT_SENT_REASONS})`;
       log.record(repository, { kind: 'skipped', flowPath: null, path: null, message });
       return;
     }

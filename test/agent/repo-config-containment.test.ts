@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RepoConfigFileError, readRepoConfigFile, writeRepoConfigFile } from '../../src/agent/index.ts';
+import { MAX_FILE_BYTES } from '../../src/protocol/index.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
 /**
@@ -45,6 +46,18 @@ describe('.flowsync/repo-config.json stays inside the repository', () => {
   it('still reads and writes a plain file', () => {
     expect(readRepoConfigFile(repo.root)).toBeNull();
     writeRepoConfigFile(repo.root, { editor: 'code' });
+    expect(readRepoConfigFile(repo.root)).toEqual({ editor: 'code' });
+  });
+
+  it('refuses a config file over the limit of every file, in the words every screen uses for it', () => {
+    mkdirSync(join(repo.root, '.flowsync'));
+    const padding = ' '.repeat(MAX_FILE_BYTES);
+    writeFileSync(join(repo.root, '.flowsync/repo-config.json'), `{"editor": "code"}${padding}`);
+    expect(() => readRepoConfigFile(repo.root)).toThrow(
+      '.flowsync/repo-config.json is over 1 MiB: make it smaller.',
+    );
+    // At the limit it is read.
+    writeFileSync(join(repo.root, '.flowsync/repo-config.json'), `{"editor": "code"}`.padEnd(MAX_FILE_BYTES));
     expect(readRepoConfigFile(repo.root)).toEqual({ editor: 'code' });
   });
 });

@@ -1,4 +1,6 @@
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INCIDENT_ID } from '../../src/host/index.ts';
 import { FUNCTIONS } from '../../src/protocol/index.ts';
 import { baggage, startTestService, type TestService } from '../support/service.ts';
 
@@ -164,5 +166,36 @@ describe('the service after all that', () => {
     const reply = await svc.call('svc/tracker/private/workflow_state_cache_get_by_team', { team_id: 'T' });
     expect(reply.statusCode).toBe(200);
     expect(svc.logs.some((line) => JSON.parse(line).status === 500)).toBe(false);
+  });
+});
+
+describe('a bug in the service', () => {
+  it('answers 500 with an incident id in the one form, and its log has the error under that id', async () => {
+    // Its own service: the damage below would fail every other test of the file.
+    const damaged = await startTestService();
+    try {
+      const path = 'svc/tracker/private/workflow_state_cache_get_by_team';
+      expect((await damaged.call(path, { team_id: 'T' })).statusCode).toBe(200);
+      // The database changed under the running service (another process, a bad restore): a table it reads is gone.
+      const db = new Database(damaged.dbPath);
+      db.exec('DROP TABLE workflow_states');
+      db.close();
+
+      const reply = await damaged.call(path, { team_id: 'T' });
+      expectErrorEnvelope(reply, 500);
+      expect(reply.body.errorData).toMatchObject({ reason: 'internal' });
+      const incident = reply.body.errorData!.incident as string;
+      expect(incident).toMatch(INCIDENT_ID);
+      expect(reply.body.errorMessage).toBe(
+        `Internal error (incident ${incident}); the service log has the details.`,
+      );
+      expect(JSON.stringify(reply.body)).not.toContain('workflow_states');
+
+      const logged = damaged.logs.map((line) => JSON.parse(line)).find((line) => line.incident === incident);
+      expect(logged.err.message).toContain('workflow_states');
+      expect(logged.fn).toBe(path);
+    } finally {
+      await damaged.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { folderGone } from '../../src/protocol/index.ts';
 import { startEngine, type EngineHarness } from '../support/engine.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -203,6 +204,7 @@ describe('watching', () => {
     const away = join(repo.dir, 'moved-away');
     renameSync(repo.root, away);
     await eventually(() => expect(harness!.engine.status().phase).toBe('missing'));
+    expect(harness!.engine.status().message).toBe(folderGone(repo.root));
     expect(Object.keys(stored())).toHaveLength(3);
     writeFileSync(join(away, 'flows/b/flow.yaml'), 'edited while away\n');
     renameSync(away, repo.root);

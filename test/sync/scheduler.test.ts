@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { backoffDelay } from '../../src/client/index.ts';
 import {
   Coalescer,
   DEFAULT_TIMINGS,
+  FlowRetries,
   retryDelayMs,
   Scheduler,
   type RoundOutcome,
@@ -29,6 +31,17 @@ describe('retryDelayMs', () => {
   it('does not wait after a round that went through', () => {
     expect(retryDelayMs({ kind: 'settled' }, 3, DEFAULT_TIMINGS)).toBeNull();
     expect(retryDelayMs({ kind: 'progress' }, 3, DEFAULT_TIMINGS)).toBeNull();
+  });
+
+  it("is the client's backoffDelay after a refused round, as is the wait of a flow that failed alone", () => {
+    const { retryBaseMs, retryMaxMs } = DEFAULT_TIMINGS;
+    const retries = new FlowRetries(retryBaseMs, retryMaxMs, () => 0.25);
+    for (let failures = 1; failures <= 10; failures++) {
+      const expected = backoffDelay(failures - 1, retryBaseMs, retryMaxMs, () => 0.25);
+      expect(retryDelayMs(busy, failures, DEFAULT_TIMINGS, () => 0.25)).toBe(expected);
+      retries.failed('flows/a', 'HTTP 500', 0);
+      expect(retries.nextDueInMs(0)).toBe(expected);
+    }
   });
 });
 

@@ -1,5 +1,6 @@
+import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import {
   type AgentEvent,
   type Bridge,
 } from '../../src/window/index.ts';
+import { INCIDENT_ID, agentLog } from '../../src/host/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -131,6 +133,63 @@ describe('the loopback bridge', () => {
       expect(lastStatus(events)?.repositories[0]).toMatchObject({ counts: { files: 2, pending: 0 } }),
     );
     stream.body.destroy();
+  });
+});
+
+/**
+ * Every 500 of the bridge is a bug: its answer names an incident id in the one form, and agent.log has the error
+ * under that id. Two ways there: a method that fails (callMethod), and a route outside the AgentApi (the app's
+ * error handler).
+ */
+describe('a bug behind the bridge', () => {
+  /** The incident an answer names, after checking it is a 500 of the one form whose error agent.log holds. */
+  function expectIncident(reply: { status: number; message: string }, log: string, error: string): string {
+    expect(reply.status).toBe(500);
+    const incident = /\(incident (\S+)\); the details are in /.exec(reply.message)?.[1];
+    expect(incident).toMatch(INCIDENT_ID);
+    expect(reply.message).toContain(log);
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { incident?: string; err?: { message: string } });
+    expect(lines.find((line) => line.incident === incident)?.err?.message).toContain(error);
+    return incident!;
+  }
+
+  it('a method that fails answers 500 with an incident id that is in agent.log', async () => {
+    const log = join(repo.dir, 'agent.log');
+    agentLog(log);
+    expect((await call('addRepository', { path: repo.root })).status).toBe(200);
+    expect((await call('repositoryDetail', { root: repo.root })).status).toBe(200);
+    // The agent's state changed under it (another process, a bad restore): a table it reads is gone.
+    const db = new Database(join(repo.dir, 'state.db'));
+    db.exec('DROP TABLE rejected_flows');
+    db.close();
+
+    const reply = await call('repositoryDetail', { root: repo.root });
+    expect(reply.body.error.code).toBe('internal');
+    expectIncident({ status: reply.status, message: reply.body.error.message }, log, 'rejected_flows');
+  });
+
+  it('a route outside the AgentApi that fails answers the same way, through the error handler', async () => {
+    const log = join(repo.dir, 'agent.log');
+    agentLog(log);
+    // A page file Node will not read whole (over 2 GiB; sparse, so it takes no room on the disk).
+    const staticDir = join(repo.dir, 'renderer');
+    mkdirSync(staticDir);
+    const fd = openSync(join(staticDir, 'huge.js'), 'w');
+    ftruncateSync(fd, 3 * 1024 ** 3);
+    closeSync(fd);
+    const api = createAgentApi(agent);
+    const pages = await startBridge({ api, subscribe: statusEvents(agent, api), staticDir });
+    try {
+      const response = await request(`http://127.0.0.1:${pages.port}/huge.js`);
+      const body = (await response.body.json()) as { ok: boolean; error: { code: string; message: string } };
+      expect(body).toMatchObject({ ok: false, error: { code: 'internal' } });
+      expectIncident({ status: response.statusCode, message: body.error.message }, log, '2 GiB');
+    } finally {
+      await pages.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ActivityEntry, AgentApi } from '../../../src/window/index.ts';
-import { warnedPath } from '../../../src/protocol/index.ts';
+import { folderGone, warnedPath } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { ErrorLine } from './common.tsx';
 
@@ -56,6 +56,6 @@ function describe(entry: ActivityEntry): string {
     case 'online':
       return 'Back online: syncing again';
     case 'missing':
-      return `Folder missing: ${entry.message ?? 'syncing resumes when it is back'}`;
+      return `Folder missing: ${entry.message ?? folderGone(entry.repository)}`;
   }
 }

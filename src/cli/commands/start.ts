@@ -10,7 +10,7 @@ import {
   type FileChange,
 } from '../../window/index.ts';
 import { rendererDir } from '../../host/index.ts';
-import { printable, warnedPath } from '../../protocol/index.ts';
+import { NOT_SENT_REASONS, folderGone, printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
@@ -151,7 +151,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
         `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
       );
     } else if (status.phase === 'missing') {
-      out(`${time()} ${name}: ${status.message ?? 'folder missing'}`);
+      out(`${time()} ${name}: ${status.message ?? folderGone(watched.identity.root)}`);
     } else if (status.phase === 'storage' && status.message !== storageLines.get(watched)) {
       // Each retry scans (phase 'scanning') and fails again: a line only when the count or the fault changed.
       storageLines.set(watched, status.message);
@@ -249,9 +249,7 @@ function summary({ identity }: WatchedRepository, status: SyncStatus): string {
     pending > 0
       ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
       : 'in sync',
-    warnings > 0
-      ? `${warnings} not sent (binary, over 1 MiB, links, FIFOs, hard links or unreadable now; see flowsync status)`
-      : '',
+    warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
     rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
   return `${identity.owner}/${identity.name} (${identity.root}): ${flows} flows, ${files} files, ${extra.join(', ')}`;

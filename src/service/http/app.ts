@@ -1,5 +1,6 @@
 import Fastify, { LogController } from 'fastify';
 import type { Logger } from 'pino';
+import { newIncidentId } from '../../host/index.ts';
 import { API_PREFIX, MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { NestedTooDeep } from '../errors.ts';
 import { serverOptions, type ConnectionLimits } from './connection-limits.ts';
@@ -76,8 +77,14 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
         code: error.code ?? 'bad_request',
       });
     }
-    request.log.error({ err: error }, 'request failed');
-    return sendError(reply, 500, 'Internal error; the service log has the details.');
+    // Every 500 of the service, a failed function's included (dispatch.ts throws it here): the answer names the
+    // incident, the log has it with the error and, for a call, its trace id. Before, only a failed function's
+    // answer named one, and any other 500 said to read a log without saying where in it.
+    const incident = newIncidentId();
+    request.log.error({ err: error, incident }, 'incident');
+    return sendError(reply, 500, `Internal error (incident ${incident}); the service log has the details.`, {
+      incident,
+    });
   });
 
   app.addHook('onResponse', (request, reply, done) => {

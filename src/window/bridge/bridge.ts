@@ -129,15 +129,17 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       undefined,
     );
   });
+  // What a route throws outside an AgentApi method (a static file that cannot be read, a hook): answered as a
+  // method's error is (callMethod), by the one classifier, so a 500 is always a bug with an incident id in
+  // agent.log. Before, anything here that was not fastify's own 4xx was sent as 500, even an error the classifier
+  // knows (a storage fault, 'unavailable'), whose answer then named no incident.
   app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
-    if (error instanceof AgentApiError) {
-      return reply.code(HTTP_STATUS[error.code]).send({ ok: false, error: error.toBody() });
-    }
-    if (error.statusCode !== undefined && error.statusCode < 500) {
+    if (!(error instanceof AgentApiError) && error.statusCode !== undefined && error.statusCode < 500) {
       const body = { code: 'invalid_input', message: 'The body is not valid JSON.' };
       return reply.code(error.statusCode).send({ ok: false, error: body });
     }
-    return reply.code(500).send({ ok: false, error: toAgentApiError(error).toBody() });
+    const answer = toAgentApiError(error);
+    return reply.code(HTTP_STATUS[answer.code]).send({ ok: false, error: answer.toBody() });
   });
 
   app.addHook('onRequest', async (request, reply) => {
