@@ -46,6 +46,8 @@ for (const { folder, input } of bundles) {
     // a folder's index.ts re-exports.
     treeshake: { moduleSideEffects: (id, external) => external || !id.startsWith(ROOT) },
     logLevel: 'warn',
+    // Entries may export more than their sources do: what the agent-log group below needs (said, not implied).
+    preserveEntrySignatures: 'allow-extension',
   });
   const { output } = await bundle.write({
     dir: join(DIST, folder),
@@ -54,6 +56,12 @@ for (const { folder, input } of bundles) {
     sourcemap: true,
     entryFileNames: '[name].js',
     chunkFileNames: '[name]-[hash].js',
+    // The agent's log (pino) in a chunk of its own: rolldown otherwise merged the whole host layer into one chunk,
+    // and `flowsync status`, which needs only its paths and lock, loaded pino with it (the package test forbids it).
+    codeSplitting: {
+      includeDependenciesRecursively: false,
+      groups: [{ name: 'agent-log', test: /[\\/]src[\\/]host[\\/]agent-log\.ts$/ }],
+    },
   });
   await bundle.close();
   // The worker is plain JavaScript loaded by its URL: it goes where the hasher went.

@@ -9,8 +9,8 @@ import { startTestService, type TestService } from '../support/service.ts';
 /**
  * Issue 21: during a storm of rewrites to 1,000 files, uploads waited until the writes stopped: the coalescer
  * hands a burst over every 500 ms at the latest, but each burst queued local work ahead of the round, and a round
- * ran only once no local work waited, which a storm never allows. Here the storm lasts 6 s; the service must
- * hold content written during it well before it ends.
+ * ran only once no local work waited, which a storm never allows. Here the storm goes on until the service
+ * holds content written during it, 30 s at most.
  */
 let svc: TestService | null = null;
 let repo: TestRepo | null = null;
@@ -38,38 +38,36 @@ describe('a storm of rewrites to 1,000 files', () => {
     const stored = () => serviceTree(service.read, 'acme', 'app');
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 30_000);
 
-    // Every file rewritten pass after pass for 6 s by a process of its own (the engine runs in this one, and a
-    // writer here would starve its event loop), the service looked at every 20 ms meanwhile.
+    // Every file rewritten pass after pass by a process of its own (the engine runs in this one, and a writer here
+    // would starve its event loop), until the service holds something written during the storm, or for 30 s. The
+    // service is looked at every 20 ms meanwhile; the writer stops only after it has been seen, or the time is up.
     const writer = spawn(
       process.execPath,
       [
         '-e',
         `const fs = require('node:fs');
          const files = ${JSON.stringify(FILES.map((path) => join(tree.root, path)))};
-         const ends = Date.now() + 6000;
          let pass = 0;
-         while (Date.now() < ends) { pass++; for (const f of files) fs.writeFileSync(f, 'pass: ' + pass + '\\n'); }
-         process.stdout.write(String(pass));`,
+         process.on('SIGTERM', () => { process.stdout.write(String(pass)); process.exit(0); });
+         const storm = () => { pass++; for (const f of files) fs.writeFileSync(f, 'pass: ' + pass + '\\n'); setImmediate(storm); };
+         storm();`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let output = '';
     writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    let writing = true;
-    const exited = new Promise<void>((done) => writer.on('exit', () => ((writing = false), done())));
-    const started = Date.now();
-    let firstSeenDuringStorm: number | null = null;
-    while (writing) {
-      if (firstSeenDuringStorm === null && Object.values(stored()).some((c) => c !== 'pass: 0\n')) {
-        firstSeenDuringStorm = Date.now() - started;
-      }
+    const exited = new Promise<void>((done) => writer.on('exit', () => done()));
+    const stormEnds = Date.now() + 30_000;
+    let seenDuringStorm = false;
+    while (!seenDuringStorm && Date.now() < stormEnds) {
+      seenDuringStorm = Object.values(stored()).some((c) => c !== 'pass: 0\n');
       await sleep(20);
     }
+    writer.kill('SIGTERM');
     await exited;
-    const pass = Number(output);
-    expect(pass).toBeGreaterThan(3);
-    // Sent during the storm, not after it (no timing asserted beyond "before the writes stopped").
-    expect(firstSeenDuringStorm).not.toBeNull();
+    expect(Number(output)).toBeGreaterThan(1);
+    // Sent while the writes went on (on the old code nothing arrived until they stopped, whatever their length).
+    expect(seenDuringStorm).toBe(true);
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 30_000);
   }, 90_000);
 });
