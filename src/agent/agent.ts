@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import {
   MissingCredentialsError,
   createClient,
+  serviceCapabilities,
   type ClientAuth,
   type RemoteClient,
 } from '../client/index.ts';
@@ -15,6 +16,7 @@ import {
   secretStoreAuth,
   type SecretStore,
 } from '../secrets/index.ts';
+import type { Capabilities } from '../protocol/index.ts';
 import {
   Hasher,
   SyncEngine,
@@ -38,6 +40,7 @@ import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
+import { writerName } from './writer.ts';
 import {
   configuredRepository,
   identifyRepository,
@@ -128,6 +131,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   private readonly configFiles = new Map<string, RepoConfigFilePublisher>();
   private watching = false;
   private configTimer: NodeJS.Timeout | null = null;
+  /** What the service does beyond the spec, once it answered (asked again while it has not). */
+  private known: Capabilities | null = null;
 
   readonly serviceUrl: string;
   private readonly serviceKey: string;
@@ -230,6 +235,25 @@ export class Agent extends EventEmitter<AgentEvents> {
     return repoId === null ? [] : this.state.warnings(repoId);
   }
 
+  /** What the service does beyond the spec (history, bases), asked once per agent; null while it does not answer. */
+  async capabilities(): Promise<Capabilities | null> {
+    this.known ??= await serviceCapabilities(this.client);
+    return this.known;
+  }
+
+  /**
+   * The one line that says what this service cannot protect, or null: a service of the spec alone keeps no history
+   * and cannot tell an edit of what a writer saw from an overwrite of what it never saw.
+   */
+  async serviceLimits(): Promise<string | null> {
+    const capabilities = await this.capabilities();
+    if (!capabilities || capabilities.bases) return null;
+    return (
+      `${this.serviceUrl} keeps no history and cannot detect overwrites (a service of the spec alone): a teammate's ` +
+      'edit of the same file can be replaced without a word. flowsync serve keeps every version and refuses lost updates.'
+    );
+  }
+
   /** A round now, of one repository or of all, even while backing off. */
   async syncNow(root?: string): Promise<void> {
     const targets = root ? [this.repositories.get(root)] : [...this.repositories.values()];
@@ -306,7 +330,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const existing = this.repositories.get(identity.root);
     if (existing) return existing;
     const engine = new SyncEngine({
-      repo: { ...identity, flowRoots: configured?.flowRoots ?? ['flows'] },
+      repo: { ...identity, flowRoots: configured?.flowRoots ?? ['flows'], writer: writerName(identity.root) },
       client: this.client,
       state: this.state,
       hasher: this.hasher,

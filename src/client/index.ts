@@ -12,4 +12,5 @@ export {
   TransportError,
 } from './errors.ts';
 export { checkAccess } from './check-access.ts';
+export { SPEC_ONLY, serviceCapabilities } from './capabilities.ts';
 export { failureKind, isRetryable, reasonOf, type FailureKind } from './failure.ts';

@@ -30,6 +30,8 @@ export interface RepositorySpec {
   name: string;
   /** Folders (relative to the root) whose subfolders are flows; default `flows`. */
   flowRoots: readonly string[];
+  /** Who writes, as the service's history names this checkout (`dev@laptop:~/code/app`). */
+  writer?: string;
 }
 
 /** `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile. */

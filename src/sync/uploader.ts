@@ -23,6 +23,8 @@ export interface UploadTarget {
   root: string;
   owner: string;
   name: string;
+  /** Who writes, for the service's history; unnamed when absent. */
+  writer?: string;
 }
 
 /** What an upload needs: the service, the reader, and the outbox it records answers in as they arrive. */
@@ -405,12 +407,15 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
   state.markSending(repoId, flowPaths);
   tally.requests++;
   try {
-    const value = await client.flowDef.syncBatch({
-      repo_owner: target.owner,
-      repo_name: target.name,
-      flows: sent.map((entry) => entry.entry),
-      delete_missing: batch.full,
-    });
+    const value = await client.flowDef.syncBatch(
+      {
+        repo_owner: target.owner,
+        repo_name: target.name,
+        flows: sent.map((entry) => entry.entry),
+        delete_missing: batch.full,
+      },
+      writerOf(target),
+    );
     // A success that does not count what was sent (a gateway's canned answer) stored nothing we can trust.
     if (value.flows_synced !== sent.length) {
       throw new ProtocolError(
@@ -480,7 +485,10 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   state.markSending(repoId, [plan.flowPath]);
   tally.requests++;
   try {
-    const record = await client.flowDef.updateFile({ fileId: file.fileId!, content: read.content });
+    const record = await client.flowDef.updateFile(
+      { fileId: file.fileId!, content: read.content },
+      writerOf(target),
+    );
     state.acknowledge(repoId, [
       {
         flowPath: plan.flowPath,
@@ -500,6 +508,11 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
     if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
   }
+}
+
+/** The call options that name this checkout as the writer, for the service's history. */
+function writerOf(target: UploadTarget): { writer?: string } {
+  return target.writer === undefined ? {} : { writer: target.writer };
 }
 
 /** What an acknowledgement changed against what the service had acknowledged before (the plan's view). */

@@ -111,6 +111,9 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   progress.stop();
   for (const watched of agent.watched()) out(summary(watched, watched.engine.status()));
   await agent.watchAll();
+  // Said once, at start: what this service cannot protect (nothing, for flowsync's own).
+  const limits = await agent.serviceLimits();
+  if (limits) out(limits);
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
   const storageLines = new Map<WatchedRepository, string | null>();
