@@ -133,22 +133,26 @@ function whatItDoes(pid: number): string {
 
 /**
  * The environment of a user whose home is `home` (created if missing): flowsync's config and data folders below
- * it, and, given a service, its address and user token (no admin token), as a user would set them.
+ * it, and, given a service, its address and user token (no admin token), as a user would set them. 'embedded' is
+ * a user with no service set: the agent runs its embedded one, on a free port, with no token from the
+ * environment.
  */
 export function userEnv(
   home: string,
-  service?: { url: string; tokens: { user: string } },
+  service?: { url: string; tokens: { user: string } } | 'embedded',
 ): NodeJS.ProcessEnv {
   mkdirSync(home, { recursive: true });
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local/share'),
-    ...(service && {
-      FLOWSYNC_URL: service.url,
-      FLOWSYNC_TOKEN: service.tokens.user,
-      FLOWSYNC_ADMIN_TOKEN: '',
-    }),
+    ...(service === 'embedded'
+      ? { FLOWSYNC_URL: '', FLOWSYNC_TOKEN: '', FLOWSYNC_ADMIN_TOKEN: '', FLOWSYNC_EMBEDDED_PORT: '0' }
+      : service && {
+          FLOWSYNC_URL: service.url,
+          FLOWSYNC_TOKEN: service.tokens.user,
+          FLOWSYNC_ADMIN_TOKEN: '',
+        }),
   };
 }
 
