@@ -26,6 +26,25 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [DOOR] }] },
   },
+  // The tests of a layer are its own: test/<layer>/ may import the modules of src/<layer>/ directly, so that a unit
+  // test imports the unit it tests (the scheduler from src/sync/scheduler.ts) and the door exports only what other
+  // layers use. Every other layer, and test/support, test/e2e and bench, still goes through the doors.
+  ...LAYERS.map((layer) => ({
+    files: [`test/${layer}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              ...DOOR,
+              regex: `^(\\.\\./)+(src/)?(${LAYERS.filter((other) => other !== layer).join('|')})/(?!index\\.ts$).+`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
   // And only a layer above it: a lower layer never imports a higher one.
   ...LAYERS.map((layer, index) => ({
     files: [`src/${layer}/**/*.ts`],

@@ -1,8 +1,29 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The pure units: tests that start no service, no process, no watcher and no keychain (a temporary file or an
+ * in-memory SQLite at most), so `npm run test:unit` runs them alone in seconds. A new test of that kind goes here;
+ * a file that mixes them with integration tests is split.
+ */
+const UNIT = [
+  'test/protocol/*.test.ts',
+  'test/agent/errors.test.ts',
+  'test/client/backoff.test.ts',
+  'test/agent/repo-config-containment.test.ts',
+  'test/cli/commands.test.ts',
+  'test/service/log-file.test.ts',
+  'test/sync/chunking.test.ts',
+  'test/sync/failure-outcome.test.ts',
+  'test/sync/gone-under.test.ts',
+  'test/sync/layout.test.ts',
+  'test/sync/scheduler.test.ts',
+  'test/sync/state-file.test.ts',
+  'test/sync/uploader.test.ts',
+  'test/window/window-policy.test.ts',
+];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real servers and SQLite files; two workers match the CI machine's two cores.
@@ -10,5 +31,17 @@ export default defineConfig({
     // expect.poll waits for what a person would wait for (a sync, a pushed status): vitest's default of 1 s failed
     // the window's first test once in 4 full runs on the loaded two cores; 15 s costs nothing when it passes.
     expect: { poll: { timeout: 15_000 } },
+    // `vitest run` (npm test) runs both; `vitest run --project unit` (npm run test:unit) the units alone.
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...UNIT],
+        },
+      },
+    ],
   },
 });

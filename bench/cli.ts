@@ -3,11 +3,12 @@
  * Run: npm run bench -- cli   (builds dist/ first, as `npm run build` does)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { printTable, type BenchRow } from './report.ts';
+import { userEnv } from '../test/support/agent-process.ts';
 import { makeRepo } from '../test/support/repo.ts';
 import { startServeProcess } from '../test/support/serve-process.ts';
 
@@ -71,23 +72,18 @@ export async function runCliBench(): Promise<BenchRow[]> {
     );
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-cli-'));
   const home = join(dir, 'home');
-  mkdirSync(home);
   // Without GNU time: each run reports its own peak RSS as it exits (the whole run but Node's exit itself).
   writeFileSync(
     join(dir, 'rss.cjs'),
     "process.on('exit', () => require('node:fs').writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS)));\n",
   );
-  const env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-  };
+  const env = userEnv(home);
   // `status` reads a real state file: one repository, synced once with a real service.
   const service = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
   const repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n', 'flows/hello/logo.png': Buffer.from([0, 1]) });
   try {
     execFileSync(process.execPath, [BUILT, 'sync', repo.root], {
-      env: { ...process.env, ...env, FLOWSYNC_URL: service.url, FLOWSYNC_TOKEN: service.tokens.user },
+      env: { ...process.env, ...userEnv(home, service) },
       stdio: 'ignore',
     });
     const commands: { label: string; args: string[]; ms: number | null }[] = [

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { userEnv } from '../test/support/agent-process.ts';
 import { startServeProcess } from '../test/support/serve-process.ts';
 import { cpuSeconds, loadAverage, offMachineSockets, peakRssMb, processTree, rssMb } from './proc.ts';
 import { percentile, type BenchRow } from './report.ts';
@@ -218,15 +219,7 @@ async function measureSyncthing(dir: string, tree: string): Promise<Measured> {
 async function measureFlowsync(dir: string, tree: string): Promise<Measured> {
   const dbPath = join(dir, 'service.db');
   const service = await startServeProcess(dbPath, join(dir, 'service.log'), [], DIST_BIN);
-  const home = join(dir, 'home');
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: service.url,
-    FLOWSYNC_TOKEN: service.tokens.user,
-  };
+  const env = { ...process.env, ...userEnv(join(dir, 'home'), service) };
   const startAgent = async () => {
     const start = performance.now();
     const child = spawn(process.execPath, [DIST_BIN, 'start', tree], {

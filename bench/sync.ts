@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { SyncReport } from '../src/sync/index.ts';
+import { userEnv } from '../test/support/agent-process.ts';
 import { FLOWSYNC_BIN } from '../test/support/cli.ts';
 import { editStorm, flowFiles, seededRandom } from '../test/support/edit-storm.ts';
 import { createEngine } from '../test/support/engine.ts';
@@ -180,15 +181,7 @@ async function gitCheckout(dir: string, service: ServeProcess, logPath: string):
 async function largeRepository(dir: string, service: ServeProcess, logPath: string): Promise<BenchRow[]> {
   const root = join(dir, 'large');
   writeTree(root, 1000, 100, 64);
-  const home = join(dir, 'home');
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: service.url,
-    FLOWSYNC_TOKEN: service.tokens.user,
-  };
+  const env = { ...process.env, ...userEnv(join(dir, 'home'), service) };
   const run = async () => {
     const child = spawn(process.execPath, [FLOWSYNC_BIN, 'start', root], {
       env,

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,14 +20,9 @@ const LOG_CAP = 4096;
 beforeAll(async () => {
   repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
   const home = join(repo.dir, 'home');
-  mkdirSync(home);
   data = join(home, '.local/share/flowsync');
   agent = startAgentProcess(['start', repo.root], {
-    ...userEnv(home),
-    FLOWSYNC_URL: '',
-    FLOWSYNC_TOKEN: '',
-    FLOWSYNC_ADMIN_TOKEN: '',
-    FLOWSYNC_EMBEDDED_PORT: '0',
+    ...userEnv(home, 'embedded'),
     // Idle connections are closed after 1 s here (30 s in use), so the test waits seconds, not minutes.
     FLOWSYNC_IDLE_TIMEOUT_MS: '1000',
     FLOWSYNC_LOG_MAX_BYTES: String(LOG_CAP),

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
@@ -19,13 +19,7 @@ const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
 /** `flowsync start` as a user runs it, with the embedded service, in a HOME of the test's own. */
 function start(home: string, ...folders: string[]) {
-  const agent = startAgentProcess(['start', ...folders], {
-    ...userEnv(home),
-    FLOWSYNC_URL: '',
-    FLOWSYNC_TOKEN: '',
-    FLOWSYNC_ADMIN_TOKEN: '',
-    FLOWSYNC_EMBEDDED_PORT: '0',
-  });
+  const agent = startAgentProcess(['start', ...folders], userEnv(home, 'embedded'));
   agents.push(agent);
   return agent;
 }
@@ -59,7 +53,6 @@ describe('the files flowsync keeps (synced flows, tracker data, its state and lo
   it('are readable by this user only on a fresh machine: folders 0700, files 0600', async () => {
     repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
     const home = join(repo.dir, 'home');
-    mkdirSync(home);
     const agent = start(home, repo.root);
     await agent.waitFor(/Watching 1 repository/);
     const seen = modes(home);
@@ -70,7 +63,6 @@ describe('the files flowsync keeps (synced flows, tracker data, its state and lo
   it('are taken down to 0700 and 0600 when an older flowsync left them readable by everyone', async () => {
     repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
     const home = join(repo.dir, 'home');
-    mkdirSync(home);
     const first = start(home, repo.root);
     await first.waitFor(/Watching 1 repository/);
     // Killed, as a crash would: the -wal and -shm files stay behind, and are opened again at the next start.

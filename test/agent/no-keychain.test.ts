@@ -2,16 +2,23 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/window/index.ts';
-import { startAgentProcess, startProgram, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import {
+  agentOnService,
+  startProgram,
+  userEnv,
+  type AgentOnService,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import type { TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 
 /**
  * A headless machine with no Secret Service: the agent runs on tokens from the environment. Its window must say
  * where each secret comes from, say which variable to set for what is missing, and register nothing it cannot
  * keep. And a user's mistakes in the window get the CLI's one-line answers, not "something went wrong".
  */
+let user: AgentOnService;
 let svc: TestService;
 let repo: TestRepo;
 let agent: AgentProcess;
@@ -20,7 +27,7 @@ let home: string;
 const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
-  agent = startAgentProcess(['ui'], { ...userEnv(home), ...env });
+  agent = user.run(['ui'], env);
   await agent.waitFor(/Window: (\S+)/, 40_000);
   // The agent's own address (with the agent token) is in its lock, as `flowsync ui --open` reads it.
   const lock = readFileSync(join(home, '.local/share/flowsync/agent.lock'), 'utf8');
@@ -37,24 +44,20 @@ async function refusal(promise: Promise<unknown>): Promise<AgentApiError> {
 }
 
 beforeEach(async () => {
-  svc = await startTestService();
-  repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
-  home = join(repo.dir, 'home');
-  mkdirSync(home);
+  user = await agentOnService({ 'flows/hello/main.yaml': 'hello\n' });
+  ({ svc, repo, home } = user);
 });
 afterEach(async () => {
+  // Also the agent under script(1), which the fixture did not start.
   agent?.signal('SIGINT');
   await agent?.exited;
-  await svc.close();
-  repo.cleanup();
+  await user.close();
 });
 
 describe('no keychain, tokens in the environment', () => {
   it('reports each secret by its source, and says which variable to set for the key', async () => {
     const bridge = await startUi({
       ...NO_KEYCHAIN,
-      FLOWSYNC_URL: svc.url,
-      FLOWSYNC_TOKEN: svc.tokens.user,
       FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
       FLOWSYNC_API_KEY: '',
     });
@@ -75,16 +78,9 @@ describe('no keychain, tokens in the environment', () => {
   });
 
   it('prints the embedded service tokens once, with how to use them, on a terminal only', async () => {
-    const env = {
-      ...userEnv(home),
-      ...NO_KEYCHAIN,
-      FLOWSYNC_URL: '',
-      FLOWSYNC_TOKEN: '',
-      FLOWSYNC_ADMIN_TOKEN: '',
-      FLOWSYNC_EMBEDDED_PORT: '0',
-    };
+    const env = { ...userEnv(home, 'embedded'), ...NO_KEYCHAIN };
     // stdout a pipe (a log, the journal behind an autostart entry): where the tokens are, not the tokens.
-    agent = startAgentProcess(['start', repo.root], env);
+    agent = user.run(['start', repo.root], env);
     await agent.waitFor(/Watching 1 repository/, 40_000);
     expect(agent.output()).toContain(
       "No OS keychain: the embedded service's tokens live in memory for this run only",
@@ -113,11 +109,7 @@ describe('no keychain, tokens in the environment', () => {
 
 describe('a user\u2019s mistakes in the window', () => {
   it('answers a folder that is missing, a file, or under ~ as the CLI does', async () => {
-    const bridge = await startUi({
-      FLOWSYNC_URL: svc.url,
-      FLOWSYNC_TOKEN: svc.tokens.user,
-      FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
-    });
+    const bridge = await startUi({ FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin });
     const missing = await refusal(bridge.call('addRepository', { path: join(repo.dir, 'nowhere') }));
     expect(missing.code).toBe('invalid_input');
     expect(missing.message).toBe(

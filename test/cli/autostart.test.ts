@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { autostartEntry, type AutostartEntry } from '../../src/host/index.ts';
 import { FLOWSYNC_BIN, runFlowsync } from '../support/cli.ts';
-import { startProgram } from '../support/agent-process.ts';
+import { startProgram, userEnv } from '../support/agent-process.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let dir: string;
@@ -16,9 +16,7 @@ beforeEach(() => {
   const runtime = join(dir, 'run');
   mkdirSync(runtime);
   env = {
-    HOME: join(dir, 'home'),
-    XDG_CONFIG_HOME: join(dir, 'home/.config'),
-    XDG_DATA_HOME: join(dir, 'home/.local/share'),
+    ...userEnv(join(dir, 'home')),
     // No systemd user instance to reach, whatever this machine has: the command must take the XDG path, and a
     // test never enables a unit in the developer's own systemd.
     XDG_RUNTIME_DIR: runtime,
@@ -119,11 +117,7 @@ describe('the systemd user unit', () => {
 
   it('runs the agent with exactly its ExecStart line, which stops cleanly on SIGTERM', async () => {
     const [program, ...args] = execStart(autostartEntry(command, { kind: 'systemd', env }));
-    const agent = startProgram(program!, args, {
-      ...env,
-      FLOWSYNC_URL: svc.url,
-      FLOWSYNC_TOKEN: svc.tokens.user,
-    });
+    const agent = startProgram(program!, args, { ...env, ...userEnv(join(dir, 'home'), svc) });
     try {
       await agent.waitFor(/Watching 0 repositories/, 30_000);
     } finally {

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 
 /**
@@ -13,14 +14,11 @@ let env: NodeJS.ProcessEnv;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-bad-input-'));
   const home = join(dir, 'home');
-  mkdirSync(home);
   writeFileSync(join(dir, 'a-file.txt'), 'not a folder\n');
   writeFileSync(join(dir, 'bad.json'), '{"args": ');
   // No service runs on port 9: an address nothing answers.
   env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
+    ...userEnv(home),
     FLOWSYNC_URL: '',
     FLOWSYNC_TOKEN: 'fsu_not_a_real_token_0000',
     FLOWSYNC_ADMIN_TOKEN: '',

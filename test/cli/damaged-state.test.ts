@@ -11,40 +11,24 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { diskTree, eventually, serviceTree, type TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 
+let user: AgentOnService;
 let svc: TestService;
 let repo: TestRepo;
 let env: NodeJS.ProcessEnv;
 let dataDir: string;
 let configDir: string;
-const agents: AgentProcess[] = [];
+let start: AgentOnService['start'];
 
 beforeEach(async () => {
-  svc = await startTestService();
-  repo = makeRepo({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
-  const home = join(repo.dir, 'home');
-  env = userEnv(home, svc);
-  dataDir = join(home, '.local/share/flowsync');
-  configDir = join(home, '.config/flowsync');
+  user = await agentOnService({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
+  ({ svc, repo, env, dataDir, configDir, start } = user);
 });
-afterEach(async () => {
-  for (const agent of agents.splice(0)) {
-    agent.signal('SIGKILL');
-    await agent.exited;
-  }
-  await svc.close();
-  repo.cleanup();
-});
-
-function start(...args: string[]) {
-  const agent = startAgentProcess(['start', ...args], env);
-  agents.push(agent);
-  return agent;
-}
+afterEach(() => user.close());
 
 /** Overwrites the first page of the state database with random bytes, as a bad disk or a stray write would. */
 function damageState(): void {

@@ -71,13 +71,8 @@ beforeAll(async () => {
     20_000,
   );
   const repo = join(dir, 'repo');
-  env = {
-    ...userEnv(join(dir, 'home')),
-    FLOWSYNC_URL: '',
-    FLOWSYNC_TOKEN: '',
-    FLOWSYNC_ADMIN_TOKEN: '',
-    FLOWSYNC_EMBEDDED_PORT: '',
-  };
+  // The embedded service on its preferred port, the one the listener holds.
+  env = { ...userEnv(join(dir, 'home'), 'embedded'), FLOWSYNC_EMBEDDED_PORT: '' };
   mkdirSync(join(repo, 'flows/hello'), { recursive: true });
   writeFileSync(join(repo, 'flows/hello/main.yaml'), 'steps: []\n');
 });

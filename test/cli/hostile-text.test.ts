@@ -40,12 +40,7 @@ beforeEach(async () => {
     'flows/refused/main.yaml': 'refused\n',
     [`flows/hello/${EVIL_NAME}.png`]: Buffer.from([0x89, 0x50, 0, 0xff]),
   });
-  env = {
-    ...userEnv(join(repo.dir, 'home')),
-    FLOWSYNC_URL: proxy.url,
-    FLOWSYNC_TOKEN: svc.tokens.user,
-    FLOWSYNC_ADMIN_TOKEN: '',
-  };
+  env = userEnv(join(repo.dir, 'home'), { url: proxy.url, tokens: svc.tokens });
   // The service refuses the flow `flows/refused` with the hostile message, and any `repo_config` update.
   proxy.fault = (path, _index, body) => {
     const refuse = (errorData: Record<string, unknown>) => ({

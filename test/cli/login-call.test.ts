@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore } from '../../src/secrets/index.ts';
+import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync, type CliResult } from '../support/cli.ts';
 import { fileEntry } from '../support/flows.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -17,11 +18,8 @@ const keychain = new KeychainSecretStore();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-cli-'));
   home = join(dir, 'home');
-  mkdirSync(home);
   env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
+    ...userEnv(home),
     XDG_CACHE_HOME: join(home, '.cache'),
     FLOWSYNC_URL: '',
     FLOWSYNC_TOKEN: '',

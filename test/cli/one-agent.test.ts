@@ -1,45 +1,31 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { diskTree, eventually, serviceTree, type TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 
+let user: AgentOnService;
 let svc: TestService;
 let repo: TestRepo;
 /** A second repository (local/second) beside the first (local/repo). */
 let second: string;
 let env: NodeJS.ProcessEnv;
 let lockPath: string;
-const agents: AgentProcess[] = [];
+let start: AgentOnService['start'];
 
 beforeEach(async () => {
-  svc = await startTestService();
-  repo = makeRepo({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
+  user = await agentOnService({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
+  ({ svc, repo, env, start } = user);
   second = join(repo.dir, 'second');
   for (const [path, content] of Object.entries({ 'flows/c/z.yaml': 'z\n', 'flows/d/w.yaml': 'w\n' })) {
     mkdirSync(join(second, path, '..'), { recursive: true });
     writeFileSync(join(second, path), content);
   }
-  const home = join(repo.dir, 'home');
-  env = userEnv(home, svc);
-  lockPath = join(home, '.local/share/flowsync/agent.lock');
+  lockPath = join(user.dataDir, 'agent.lock');
 });
-afterEach(async () => {
-  for (const agent of agents.splice(0)) {
-    agent.signal('SIGKILL');
-    await agent.exited;
-  }
-  await svc.close();
-  repo.cleanup();
-});
-
-function start(...args: string[]) {
-  const agent = startAgentProcess(['start', ...args], env);
-  agents.push(agent);
-  return agent;
-}
+afterEach(() => user.close());
 
 /** Whether the process has ended, without waiting for it. */
 async function hasExited(agent: AgentProcess): Promise<boolean> {

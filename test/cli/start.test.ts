@@ -1,56 +1,34 @@
-import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { readDatabase, startTestService, type TestService } from '../support/service.ts';
+import { diskTree, eventually, serviceTree, type TestRepo } from '../support/repo.ts';
+import { readDatabase, type TestService } from '../support/service.ts';
 
+let user: AgentOnService | null = null;
 let svc: TestService;
 let repo: TestRepo;
 let env: NodeJS.ProcessEnv;
-const agents: AgentProcess[] = [];
+let start: AgentOnService['start'];
 
-beforeEach(async () => {
-  svc = await startTestService();
-});
 afterEach(async () => {
-  for (const agent of agents.splice(0)) {
-    agent.signal('SIGKILL');
-    await agent.exited;
-  }
-  await svc.close();
-  repo.cleanup();
+  await user?.close();
+  user = null;
 });
 
-/** The agent's own folders in the test's temporary directory, and the service to use, as a user would set them. */
-function userEnv(): NodeJS.ProcessEnv {
-  const home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
-  return {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: svc.url,
-    FLOWSYNC_TOKEN: svc.tokens.user,
-    FLOWSYNC_ADMIN_TOKEN: '',
-  };
-}
-
-function start(...args: string[]) {
-  const agent = startAgentProcess(['start', ...args], env);
-  agents.push(agent);
-  return agent;
+/** A user with a repository of `files` and the test's service in their environment (`extra` on top). */
+async function aUser(files: Record<string, string | Buffer>, extra: NodeJS.ProcessEnv = {}) {
+  user = await agentOnService(files, { env: extra });
+  ({ svc, repo, env, start } = user);
 }
 
 const stored = () => serviceTree(svc.read, 'local', 'repo');
 
 describe('npm start -- <repository>', () => {
-  beforeEach(() => {
-    repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n', 'flows/hello/logo.png': Buffer.from([0, 1]) });
-    env = userEnv();
-  });
+  beforeEach(() =>
+    aUser({ 'flows/hello/main.yaml': 'hello\n', 'flows/hello/logo.png': Buffer.from([0, 1]) }),
+  );
 
   it('syncs, prints a line per sync while watching, and stops cleanly on Ctrl-C', async () => {
     const agent = start(repo.root);
@@ -108,10 +86,7 @@ describe('npm start -- <repository>', () => {
 });
 
 describe('flowsync sync (one shot)', () => {
-  beforeEach(() => {
-    repo = makeRepo({ 'flows/a/x.yaml': 'x\n' });
-    env = userEnv();
-  });
+  beforeEach(() => aUser({ 'flows/a/x.yaml': 'x\n' }));
 
   it('exits 0 when everything went through and 3 when the service cannot be reached', async () => {
     const ok = await runFlowsync(['sync', repo.root], { env });
@@ -132,8 +107,7 @@ describe('the agent killed with SIGKILL in the middle of a large initial sync', 
     for (let f = 0; f < 600; f++) {
       for (let i = 0; i < 10; i++) files[`flows/f${f}/s${i}.yaml`] = `${f}/${i} `.repeat(400);
     }
-    repo = makeRepo(files);
-    env = userEnv();
+    await aUser(files);
     const first = start(repo.root);
     let atKill = 0;
     await eventually(
@@ -157,13 +131,10 @@ describe('the agent killed with SIGKILL in the middle of a large initial sync', 
 
 describe('with no service configured: the embedded service', () => {
   it('runs the service inside the agent, keeps its tokens in the keychain, and reuses them on the next start', async () => {
-    repo = makeRepo({ 'flows/hello/main.yaml': 'embedded\n' });
-    env = {
-      ...userEnv(),
-      FLOWSYNC_URL: '',
-      FLOWSYNC_TOKEN: '',
-      FLOWSYNC_EMBEDDED_PORT: String(await freePort()),
-    };
+    await aUser(
+      { 'flows/hello/main.yaml': 'embedded\n' },
+      { FLOWSYNC_URL: '', FLOWSYNC_TOKEN: '', FLOWSYNC_EMBEDDED_PORT: String(await freePort()) },
+    );
     const first = start(repo.root);
     await first.waitFor(/Watching 1 repository/);
     expect(first.output()).toMatch(/syncing with http:\/\/127\.0\.0\.1:\d+ \(the embedded service\)/);

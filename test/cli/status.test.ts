@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -21,11 +22,8 @@ beforeEach(async () => {
   mkdirSync(join(removed, 'flows/c'), { recursive: true });
   writeFileSync(join(removed, 'flows/c/z.yaml'), 'z\n');
   const home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
   env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
+    ...userEnv(home),
     FLOWSYNC_URL: '',
     FLOWSYNC_TOKEN: used.tokens.user,
     FLOWSYNC_ADMIN_TOKEN: '',

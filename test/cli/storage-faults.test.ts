@@ -2,40 +2,35 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { diskTree, eventually, serviceTree, type TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 
 /**
  * The data folder (state.db, agent.lock, agent.log) on a small tmpfs of its own that fills up or turns read-only
  * while the agent runs, or is read-only from the start. The service is a separate one (its database elsewhere), so
  * what it holds at the end is compared with the disk.
  */
+let user: AgentOnService;
 let svc: TestService;
 let repo: TestRepo;
 let env: NodeJS.ProcessEnv;
 let dataDir: string;
 let mounted = false;
-const agents: AgentProcess[] = [];
+let start: AgentOnService['start'];
 
 beforeEach(async () => {
-  svc = await startTestService();
-  repo = makeRepo({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
-  const home = join(repo.dir, 'home');
-  env = userEnv(home, svc);
-  dataDir = join(home, '.local/share/flowsync');
+  user = await agentOnService({ 'flows/a/x.yaml': 'x\n', 'flows/b/y.yaml': 'y\n' });
+  ({ svc, repo, env, dataDir, start } = user);
   mkdirSync(dataDir, { recursive: true });
 });
 afterEach(async () => {
-  for (const agent of agents.splice(0)) {
-    agent.signal('SIGKILL');
-    await agent.exited;
-  }
+  // The agents first: a folder they hold open cannot be unmounted.
+  await user.stopAgents();
   if (mounted) execFileSync('umount', [dataDir]);
   mounted = false;
-  await svc.close();
-  repo.cleanup();
+  await user.close();
 });
 
 function mountDataFolder(options: string): void {
@@ -67,12 +62,6 @@ function fillDataFolder(): void {
 function freeDataFolder(): void {
   for (let i = 0; i < 2000; i++) rmSync(join(dataDir, `filler-${i}`), { force: true });
   for (let j = 0; j < 2000; j++) rmSync(join(dataDir, `filler-small-${j}`), { force: true });
-}
-
-function start(...args: string[]) {
-  const agent = startAgentProcess(['start', ...args], env);
-  agents.push(agent);
-  return agent;
 }
 
 const stored = () => serviceTree(svc.read, 'local', 'repo');

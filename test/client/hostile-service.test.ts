@@ -68,10 +68,7 @@ function runCall(env: NodeJS.ProcessEnv = {}): Promise<Run> {
     const child = spawn(process.execPath, ['--require', probe, FLOWSYNC_BIN, ...CALL], {
       env: {
         ...process.env,
-        ...userEnv(join(dir, 'home')),
-        FLOWSYNC_URL: url,
-        FLOWSYNC_TOKEN: 'user-token',
-        FLOWSYNC_ADMIN_TOKEN: '',
+        ...userEnv(join(dir, 'home'), { url, tokens: { user: 'user-token' } }),
         ...env,
       },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -149,12 +146,10 @@ describe('a hostile service', () => {
     answer = (res) => endlessJson(res, 640 * MiB);
     const repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
     repos.push(repo);
-    const agent = startAgentProcess(['start', repo.root], {
-      ...userEnv(join(dir, 'home')),
-      FLOWSYNC_URL: url,
-      FLOWSYNC_TOKEN: 'user-token',
-      FLOWSYNC_ADMIN_TOKEN: '',
-    });
+    const agent = startAgentProcess(
+      ['start', repo.root],
+      userEnv(join(dir, 'home'), { url, tokens: { user: 'user-token' } }),
+    );
     agents.push(agent);
     await agent.waitFor(/Watching 1 repository/, 60_000);
     expect(agent.output()).toMatch(/1 pending \(offline: The reply from .* is larger than 128 MiB/);

@@ -3,16 +3,13 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService, type AgentProcess } from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { FLOWSYNC_BIN } from '../support/cli.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { launchAddress } from '../support/window.ts';
 
 let browser: Browser;
-let svc: TestService;
-let repo: TestRepo;
+let user: AgentOnService;
 let agent: AgentProcess;
 let address: string;
 let page: Page;
@@ -22,26 +19,18 @@ let entryPath: string;
 beforeAll(async () => {
   buildRenderer();
   browser = await launchChromium();
-  svc = await startTestService();
-  repo = makeRepo();
-  const home = join(repo.dir, 'home');
-  const runtime = join(repo.dir, 'run');
-  mkdirSync(home);
+  user = await agentOnService();
+  const runtime = join(user.repo.dir, 'run');
   mkdirSync(runtime);
-  env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    // No systemd user instance to reach (as in test/cli/autostart.test.ts): the agent takes the XDG path, and
-    // the test never enables a unit in this machine's own systemd.
+  // No systemd user instance to reach (as in test/cli/autostart.test.ts): the agent takes the XDG path, and
+  // the test never enables a unit in this machine's own systemd.
+  const noSystemd = {
     XDG_RUNTIME_DIR: runtime,
     DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(runtime, 'no-bus')}`,
-    FLOWSYNC_URL: svc.url,
-    FLOWSYNC_TOKEN: svc.tokens.user,
-    FLOWSYNC_ADMIN_TOKEN: '',
   };
-  entryPath = join(home, '.config/autostart/flowsync.desktop');
-  agent = startAgentProcess(['ui'], env);
+  env = { ...user.env, ...noSystemd };
+  entryPath = join(user.home, '.config/autostart/flowsync.desktop');
+  agent = user.run(['ui'], noSystemd);
   const launch = await launchAddress(agent, env);
   address = `${new URL(launch).origin}/`;
   page = await browser.newPage();
@@ -49,10 +38,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
-  agent?.signal('SIGINT');
-  await agent?.exited;
-  await svc?.close();
-  repo?.cleanup();
+  await user?.close();
 });
 
 /** The Exec line's words as a desktop session reads them: double quotes group, a backslash escapes. */

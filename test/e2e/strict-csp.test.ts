@@ -1,45 +1,28 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService, type AgentProcess } from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { launchAddress } from '../support/window.ts';
 
 const BUILT_PAGE = fileURLToPath(new URL('../../renderer/dist/index.html', import.meta.url));
 
 let browser: Browser;
-let svc: TestService;
-let repo: TestRepo;
+let user: AgentOnService;
 let agent: AgentProcess;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   buildRenderer();
   browser = await launchChromium();
-  svc = await startTestService();
-  repo = makeRepo();
-  const home = join(repo.dir, 'home');
-  mkdirSync(home);
-  env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: svc.url,
-    FLOWSYNC_TOKEN: svc.tokens.user,
-    FLOWSYNC_ADMIN_TOKEN: '',
-  };
-  agent = startAgentProcess(['ui'], env);
+  user = await agentOnService();
+  env = user.env;
+  agent = user.run(['ui']);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
-  agent?.signal('SIGINT');
-  await agent?.exited;
-  await svc?.close();
-  repo?.cleanup();
+  await user?.close();
 });
 
 /** The policy's directives by name, e.g. `style-src` → `['self']` without quotes. */

@@ -2,11 +2,17 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import {
+  agentOnService,
+  startAgentProcess,
+  userEnv,
+  type AgentOnService,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import type { TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 import { launchAddress } from '../support/window.ts';
 
 /**
@@ -15,6 +21,7 @@ import { launchAddress } from '../support/window.ts';
  * attack: read the token where it is left, and use it.
  */
 let browser: Browser;
+let user: AgentOnService;
 let svc: TestService;
 let repo: TestRepo;
 let agent: AgentProcess;
@@ -23,17 +30,13 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   buildRenderer();
   browser = await launchChromium();
-  svc = await startTestService();
-  repo = makeRepo();
-  env = userEnv(join(repo.dir, 'home'), svc);
-  agent = startAgentProcess(['ui'], env);
+  user = await agentOnService();
+  ({ svc, repo, env } = user);
+  agent = user.run(['ui']);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
-  agent?.signal('SIGINT');
-  await agent?.exited;
-  await svc?.close();
-  repo?.cleanup();
+  await user?.close();
 });
 
 /** The page's session history as the browser keeps it (the entries Back and Forward walk), read over CDP. */

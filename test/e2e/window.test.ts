@@ -1,16 +1,16 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { agentOnService, type AgentOnService, type AgentProcess } from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import type { TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
-import { addRepository as addRepositoryOn, launchAddress } from '../support/window.ts';
+import { addRepository as addRepositoryOn, initGit, launchAddress } from '../support/window.ts';
 
 let browser: Browser;
+let user: AgentOnService;
 let svc: TestService;
 let repo: TestRepo;
 let agent: AgentProcess;
@@ -26,33 +26,18 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  svc = await startTestService();
-  repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n', 'flows/bye/flow.yaml': 'bye\n' });
-  execFileSync('git', ['-C', repo.root, 'init', '-q']);
-  execFileSync('git', ['-C', repo.root, 'remote', 'add', 'origin', 'git@github.com:acme/app.git']);
-  execFileSync('git', ['-C', repo.root, 'config', 'user.email', 'ada@example.com']);
-  const home = join(repo.dir, 'home');
-  mkdirSync(home);
+  user = await agentOnService({ 'flows/hello/main.yaml': 'hello\n', 'flows/bye/flow.yaml': 'bye\n' });
+  ({ svc, repo } = user);
+  initGit(repo);
   // `flowsync ui` as a user runs it, against the test's service with its tokens in the environment.
-  const env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_URL: svc.url,
-    FLOWSYNC_TOKEN: svc.tokens.user,
-    FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
-  };
-  agent = startAgentProcess(['ui'], env);
-  address = await launchAddress(agent, env);
+  agent = user.run(['ui'], { FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin });
+  address = await launchAddress(agent, user.env);
   page = await browser.newPage();
   await page.goto(address);
 });
 afterEach(async () => {
   await page.close();
-  agent.signal('SIGINT');
-  await agent.exited;
-  await svc.close();
-  repo.cleanup();
+  await user.close();
 });
 
 /** The shared helper, which says what the screen shows if the counts never come. */

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectToBridge } from '../../src/window/index.ts';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { packagesLoadedBy, runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { readDatabase, startTestService, type TestService } from '../support/service.ts';
@@ -66,7 +66,6 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let repo: TestRepo;
-let home: string;
 const processes: AgentProcess[] = [];
 const servers: ServeProcess[] = [];
 afterEach(async () => {
@@ -77,19 +76,6 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.stop();
   repo?.cleanup();
 });
-
-/** The agent's own folders in the test's temporary directory. */
-function userEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
-  return {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    FLOWSYNC_ADMIN_TOKEN: '',
-    ...extra,
-  };
-}
 
 describe('the build (dist/bin/flowsync.js)', () => {
   let svc: TestService;
@@ -107,13 +93,13 @@ describe('the build (dist/bin/flowsync.js)', () => {
         expect(fromBuild).toBe((await runFlowsync(args)).stdout);
       }
       // Each command bundles only what it uses: `status` reads SQLite without the service or the keychain.
-      const status = packagesLoadedBy(built, ['status'], { HOME: join(work, 'status-home') });
+      const status = packagesLoadedBy(built, ['status'], userEnv(join(work, 'status-home')));
       expect(status).toContain('better-sqlite3');
       for (const heavy of ['fastify', 'keytar', 'undici', 'pino']) expect(status).not.toContain(heavy);
 
       svc = await startTestService();
       repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
-      const env = userEnv({ FLOWSYNC_URL: svc.url, FLOWSYNC_TOKEN: svc.tokens.user });
+      const env = userEnv(join(repo.dir, 'home'), svc);
       const agent = startAgentProcess(['start', repo.root], env, built);
       processes.push(agent);
       await agent.waitFor(/Watching 1 repository/, 30_000);
@@ -203,7 +189,7 @@ describe('the npm package', () => {
     const dbPath = join(repo.dir, 'service.db');
     const server = await startServeProcess(dbPath, join(repo.dir, 'service.log'), [], bin);
     servers.push(server);
-    const env = userEnv({ FLOWSYNC_URL: server.url, FLOWSYNC_TOKEN: server.tokens.user });
+    const env = userEnv(join(repo.dir, 'home'), server);
     const agent = startAgentProcess(['start', repo.root], env, bin);
     processes.push(agent);
     await agent.waitFor(/Watching 1 repository/, 30_000);
@@ -244,7 +230,7 @@ describe('the desktop package', () => {
 
     svc = await startTestService();
     repo = makeRepo({ 'flows/hello/main.yaml': 'hello\n' });
-    const env = userEnv({ FLOWSYNC_URL: svc.url, FLOWSYNC_TOKEN: svc.tokens.user });
+    const env = userEnv(join(repo.dir, 'home'), svc);
     const agent = startAgentProcess(['ui'], env, join(staging, 'dist/bin/flowsync.js'));
     processes.push(agent);
     await agent.waitFor(/Window: \S+/, 30_000);

@@ -16,6 +16,15 @@ describe('the function table', () => {
     expect(new Set(names).size).toBe(20);
   });
 
+  it('has exactly the private and wh/ functions as operator-only', () => {
+    const PRIVATE = FUNCTIONS.filter((fn) => fn.access === 'admin').map((fn) => fn.path);
+    expect(PRIVATE).toHaveLength(8);
+    for (const fn of FUNCTIONS) {
+      const operatorOnly = fn.path.includes('/private/') || fn.path.startsWith('wh/');
+      expect(fn.access === 'admin', fn.path).toBe(operatorOnly);
+    }
+  });
+
   it('derives the kind from the path', () => {
     expect(findFunction('svc/flow_def/action/sync_batch/run')).toMatchObject({
       kind: 'action',

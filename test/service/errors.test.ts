@@ -54,14 +54,6 @@ describe('authentication and routing', () => {
     expect(reply.body.errorData).toMatchObject({ reason: 'forbidden' });
   });
 
-  it('has exactly the private and wh/ functions as operator-only', () => {
-    expect(PRIVATE).toHaveLength(8);
-    for (const fn of FUNCTIONS) {
-      const operatorOnly = fn.path.includes('/private/') || fn.path.startsWith('wh/');
-      expect(fn.access === 'admin', fn.path).toBe(operatorOnly);
-    }
-  });
-
   it('404 for an unknown function and for a path outside /api/run', async () => {
     const unknown = await svc.call('svc/nope/public/thing', {});
     expectErrorEnvelope(unknown, 404);

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServiceOptions } from '../../src/service/index.ts';
 import { FLOWSYNC_BIN } from './cli.ts';
-import { eventually } from './repo.ts';
+import { eventually, makeRepo, type TestRepo } from './repo.ts';
+import { startTestService, type TestService } from './service.ts';
 
 export interface AgentProcess {
   pid: number;
@@ -131,21 +133,89 @@ function whatItDoes(pid: number): string {
 
 /**
  * The environment of a user whose home is `home` (created if missing): flowsync's config and data folders below
- * it, and, given a service, its address and user token (no admin token), as a user would set them.
+ * it, and, given a service, its address and user token (no admin token), as a user would set them. 'embedded' is
+ * a user with no service set: the agent runs its embedded one, on a free port, with no token from the
+ * environment.
  */
 export function userEnv(
   home: string,
-  service?: { url: string; tokens: { user: string } },
+  service?: { url: string; tokens: { user: string } } | 'embedded',
 ): NodeJS.ProcessEnv {
   mkdirSync(home, { recursive: true });
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local/share'),
-    ...(service && {
-      FLOWSYNC_URL: service.url,
-      FLOWSYNC_TOKEN: service.tokens.user,
-      FLOWSYNC_ADMIN_TOKEN: '',
-    }),
+    ...(service === 'embedded'
+      ? { FLOWSYNC_URL: '', FLOWSYNC_TOKEN: '', FLOWSYNC_ADMIN_TOKEN: '', FLOWSYNC_EMBEDDED_PORT: '0' }
+      : service && {
+          FLOWSYNC_URL: service.url,
+          FLOWSYNC_TOKEN: service.tokens.user,
+          FLOWSYNC_ADMIN_TOKEN: '',
+        }),
+  };
+}
+
+export interface AgentOnService {
+  svc: TestService;
+  /** The user's repository, made of the files given; removed at close with the home beside it. */
+  repo: TestRepo;
+  /** The user's home: `home` in the repository's temporary folder. */
+  home: string;
+  /** What the user's agents run with: userEnv(home, svc), and the fixture's `env` on top. */
+  env: NodeJS.ProcessEnv;
+  /** flowsync's data folder below home (state.db, agent.lock, agent.log) and its config folder. */
+  dataDir: string;
+  configDir: string;
+  /** A long-running `flowsync <args>` (start, ui) as this user runs it, `extra` on top of `env`. */
+  run(args: string[], extra?: NodeJS.ProcessEnv): AgentProcess;
+  /** `flowsync start [folders]` as this user runs it. */
+  start(...folders: string[]): AgentProcess;
+  /** Kills (SIGKILL) every agent started here that still runs, and waits for each to exit. */
+  stopAgents(): Promise<void>;
+  /** The agents, then the service, then the repository and the home. */
+  close(): Promise<void>;
+}
+
+/**
+ * "An agent process": a user with a HOME of their own, a repository of `files`, a real service whose address and
+ * user token are in the user's environment, and the `flowsync` processes the test starts as that user, all
+ * cleaned up by one close() (call it from afterEach, or afterAll).
+ */
+export async function agentOnService(
+  files: Record<string, string | Buffer> = {},
+  options: { env?: NodeJS.ProcessEnv; service?: Partial<ServiceOptions> } = {},
+): Promise<AgentOnService> {
+  const svc = await startTestService(options.service);
+  const repo = makeRepo(files);
+  const home = join(repo.dir, 'home');
+  const env = { ...userEnv(home, svc), ...options.env };
+  const agents: AgentProcess[] = [];
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}) => {
+    const agent = startAgentProcess(args, { ...env, ...extra });
+    agents.push(agent);
+    return agent;
+  };
+  const stopAgents = async () => {
+    for (const agent of agents.splice(0)) {
+      agent.signal('SIGKILL');
+      await agent.exited;
+    }
+  };
+  return {
+    svc,
+    repo,
+    home,
+    env,
+    dataDir: join(home, '.local/share/flowsync'),
+    configDir: join(home, '.config/flowsync'),
+    run,
+    start: (...folders) => run(['start', ...folders]),
+    stopAgents,
+    async close() {
+      await stopAgents();
+      await svc.close();
+      repo.cleanup();
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
@@ -56,9 +56,7 @@ export async function windowSession(bridge: Bridge): Promise<string> {
  * (light theme, the README's viewport) open on a launch address, as `flowsync ui --open` opens it.
  */
 export async function openWindow(browser: Browser, svc: TestService, repo: TestRepo): Promise<OpenWindow> {
-  const home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
-  const env = { ...userEnv(home, svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
+  const env = { ...userEnv(join(repo.dir, 'home'), svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
   const agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
   const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light' });

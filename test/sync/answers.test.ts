@@ -1,34 +1,30 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEngine, startEngine, type EngineHarness } from '../support/engine.ts';
+import { engineOnService, type EngineHarness, type EngineOnService } from '../support/engine.ts';
 import { startFaultProxy, type Fault, type FaultProxy } from '../support/fault-proxy.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { diskTree, eventually, serviceTree } from '../support/repo.ts';
 
 // Issue 21, "nothing sticks": an answer that is not a success is never an acknowledgement, a transient one never
 // marks a flow refused, one failing flow never holds the others back, and a flow over the per-call caps converges.
 
-let repo: TestRepo | null = null;
+let on: EngineOnService | null = null;
+let proxy: FaultProxy | null = null;
 let harness: EngineHarness | null = null;
-const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
-  await harness?.close();
   harness = null;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-  repo?.cleanup();
-  repo = null;
+  await on?.close();
+  on = null;
+  await proxy?.close();
+  proxy = null;
 });
 
-async function serviceBehindProxy(): Promise<{ svc: TestService; proxy: FaultProxy }> {
-  const svc = await startTestService();
-  const proxy = await startFaultProxy(svc.url);
-  cleanups.push(
-    () => proxy.close(),
-    () => svc.close(),
-  );
-  return { svc, proxy };
+/** An engine on a service, its calls through a proxy that can answer for the service. */
+async function engineBehindProxy(files: Record<string, string>) {
+  const fixture = (on = await engineOnService(files));
+  const front = (proxy = await startFaultProxy(fixture.svc.url));
+  return { ...fixture, proxy: front, startEngine: () => fixture.engine({ url: front.url }) };
 }
 
 const SYNC_BATCH = 'sync_batch';
@@ -42,9 +38,8 @@ const GATEWAY_404 = envelope(404, {
 
 describe('a gateway answering 404 envelopes for a while', () => {
   it('refuses no flow: every flow arrives once it passes calls through, also after a restart', async () => {
-    const tree = makeRepo({ 'flows/a/one.yaml': 'one\n', 'flows/b/two.yaml': 'two\n' });
-    repo = tree;
-    const { svc, proxy } = await serviceBehindProxy();
+    const files = { 'flows/a/one.yaml': 'one\n', 'flows/b/two.yaml': 'two\n' };
+    const { svc, repo: tree, proxy, startEngine } = await engineBehindProxy(files);
     let notFound = 0;
     let deployed = false;
     proxy.fault = (path) => {
@@ -52,7 +47,7 @@ describe('a gateway answering 404 envelopes for a while', () => {
       notFound++;
       return GATEWAY_404;
     };
-    harness = startEngine(tree, proxy.url, svc.tokens.user);
+    harness = startEngine();
     await harness.engine.start();
     // The burst lasts several rounds (their back-off), not a fixed time.
     await eventually(() => expect(notFound).toBeGreaterThanOrEqual(3));
@@ -65,7 +60,7 @@ describe('a gateway answering 404 envelopes for a while', () => {
     expect(harness.state.rejections(harness.engine.repoId)).toEqual([]);
 
     await harness.close();
-    harness = startEngine(tree, proxy.url, svc.tokens.user);
+    harness = startEngine();
     await harness.engine.start();
     expect(harness.state.rejections(harness.engine.repoId)).toEqual([]);
     expect(harness.engine.status().counts).toMatchObject({ pending: 0, rejected: 0 });
@@ -75,9 +70,8 @@ describe('a gateway answering 404 envelopes for a while', () => {
 
 describe('a 200 whose body is not the expected answer', () => {
   it('is not an acknowledgement: the flow stays pending, is never refused, and is sent again', async () => {
-    const tree = makeRepo({ 'flows/a/one.yaml': 'one\n', 'flows/b/two.yaml': 'two\n' });
-    repo = tree;
-    const { svc, proxy } = await serviceBehindProxy();
+    const files = { 'flows/a/one.yaml': 'one\n', 'flows/b/two.yaml': 'two\n' };
+    const { svc, repo: tree, proxy, startEngine } = await engineBehindProxy(files);
     const wrong: Fault[] = [
       // An error envelope sent with 200 (a gateway's page rewritten to 200).
       envelope(200, { status: 'error', errorMessage: 'upstream unavailable', errorData: {} }),
@@ -93,7 +87,7 @@ describe('a 200 whose body is not the expected answer', () => {
       if (fixed || !path.includes(SYNC_BATCH)) return null;
       return wrong[answeredWrong++ % wrong.length]!;
     };
-    harness = startEngine(tree, proxy.url, svc.tokens.user);
+    harness = startEngine();
     await harness.engine.start();
     await eventually(() => expect(answeredWrong).toBeGreaterThanOrEqual(4));
     const { repoId } = harness.engine;
@@ -111,9 +105,7 @@ describe('a poison flow that the service answers 500 for', () => {
   it('is isolated: the 20 flows batched with it arrive, it is retried on its own and arrives later', async () => {
     const files: Record<string, string> = { 'flows/poison/bad.yaml': 'bad\n' };
     for (let i = 0; i < 20; i++) files[`flows/good-${String(i).padStart(2, '0')}/f.yaml`] = `good ${i}\n`;
-    const tree = makeRepo(files);
-    repo = tree;
-    const { svc, proxy } = await serviceBehindProxy();
+    const { svc, repo: tree, proxy, startEngine } = await engineBehindProxy(files);
     let poisoned = true;
     let poisonAnswers = 0;
     proxy.fault = (path, _index, body) => {
@@ -121,7 +113,7 @@ describe('a poison flow that the service answers 500 for', () => {
       poisonAnswers++;
       return envelope(500, { status: 'error', errorMessage: 'internal error', errorData: {} });
     };
-    harness = startEngine(tree, proxy.url, svc.tokens.user);
+    harness = startEngine();
     await harness.engine.start();
     const stored = () => serviceTree(svc.read, 'acme', 'app');
     const good = () => Object.keys(stored()).filter((path) => path.startsWith('flows/good-'));
@@ -151,26 +143,14 @@ describe('a poison flow that the service answers 500 for', () => {
 
 describe('a flow over the per-call cap of 30,000 files', () => {
   it('35,000 files arrive in parts; once removed, nothing is pending and the service matches the disk', async () => {
-    const tree = makeRepo({ 'flows/small/a.yaml': 'a\n' });
-    repo = tree;
+    on = await engineOnService({ 'flows/small/a.yaml': 'a\n' });
+    const { svc, repo: tree } = on;
     const big = join(tree.root, 'flows/big');
     for (let d = 0; d < 35; d++) {
       mkdirSync(join(big, `d${d}`), { recursive: true });
       for (let f = 0; f < 1000; f++) writeFileSync(join(big, `d${d}`, `${f}.yaml`), `${d}.${f}\n`);
     }
-    const svc = await startTestService();
-    cleanups.push(() => svc.close());
-    const setup = {
-      root: tree.root,
-      statePath: join(tree.dir, 'state.db'),
-      url: svc.url,
-      userToken: svc.tokens.user,
-      owner: 'acme',
-      name: 'app',
-      clientAttempts: 1,
-      timings: { retryBaseMs: 50, retryMaxMs: 300, presenceIntervalMs: 100 },
-    };
-    harness = createEngine(setup);
+    harness = on.engine();
     const { engine, state } = harness;
     await engine.start();
     const stored = () => serviceTree(svc.read, 'acme', 'app');
@@ -183,7 +163,7 @@ describe('a flow over the per-call cap of 30,000 files', () => {
     // 35,000 deletions are applied one event at a time, minutes of CPU: issue 21's mass-deletion part.)
     await harness.close();
     rmSync(big, { recursive: true });
-    harness = createEngine({ ...setup });
+    harness = on.engine();
     await harness.engine.start();
     const again = harness;
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 120_000, 500);
@@ -196,11 +176,9 @@ describe('a flow whose full listing is over the cap of 6 MiB per call', () => {
   it('loses a file: the deletion cannot be sent with the spec functions, so the flow is refused naming the cap', async () => {
     const files: Record<string, string> = { 'flows/small/a.yaml': 'a\n' };
     for (let i = 0; i < 8; i++) files[`flows/big/part${i}.txt`] = `${i}`.repeat(1_000_000);
-    const tree = makeRepo(files);
-    repo = tree;
-    const svc = await startTestService();
-    cleanups.push(() => svc.close());
-    harness = startEngine(tree, svc.url, svc.tokens.user);
+    on = await engineOnService(files);
+    const { svc, repo: tree } = on;
+    harness = on.engine();
     await harness.engine.start();
     const stored = () => serviceTree(svc.read, 'acme', 'app');
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));

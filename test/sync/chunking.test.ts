@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
 import { MAX_FILE_BYTES } from '../../src/protocol/index.ts';
-import { chunkPlans } from '../../src/sync/index.ts';
+import { chunkPlans } from '../../src/sync/uploader.ts';
 
 type Plans = Parameters<typeof chunkPlans>[0];
 

@@ -20,7 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Hasher } from '../../src/sync/index.ts';
 import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { createEngine, startEngine, type EngineHarness } from '../support/engine.ts';
+import { startEngine, testEngine, type EngineHarness } from '../support/engine.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -107,13 +107,11 @@ describe('a repository full of links to ~/.ssh', () => {
     mkfifo('flows/pipe/fifo');
     // The state where `flowsync status` looks for it, so that the command a user types is what is checked.
     const home = join(repo.dir, 'home');
-    harness = createEngine({
+    harness = testEngine({
       root: repo.root,
       statePath: join(home, '.local/share/flowsync/state.db'),
       url: svc.url,
       userToken: svc.tokens.user,
-      clientAttempts: 1,
-      timings: { retryBaseMs: 50, retryMaxMs: 300, presenceIntervalMs: 100 },
     });
     const { engine, state } = harness;
     await engine.start();

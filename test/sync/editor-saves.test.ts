@@ -2,9 +2,9 @@ import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEngine, type EngineHarness } from '../support/engine.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { diskTree, eventually, serviceTree, type TestRepo } from '../support/repo.ts';
+import type { TestService } from '../support/service.ts';
 
 /**
  * Issue 21: editors save through temporary names, and every gio-style save (GNOME's editors) uploaded its
@@ -13,18 +13,17 @@ import { startTestService, type TestService } from '../support/service.ts';
  * does on disk, written slowly enough that the engine looks at every step, with the service polled throughout:
  * a temporary name must never appear there, not even for a moment.
  */
+let on: EngineOnService;
 let svc: TestService;
 let repo: TestRepo;
-let harness: EngineHarness;
 let seen: Set<string>;
 let polling: Promise<void> | null;
 let stopPolling = false;
 
 beforeEach(async () => {
-  svc = await startTestService();
-  repo = makeRepo({ 'flows/x/main.yaml': 'v: 0\n', 'flows/x/draft.yml': 'draft: 0\n' });
-  harness = startEngine(repo, svc.url, svc.tokens.user);
-  await harness.engine.start();
+  on = await engineOnService({ 'flows/x/main.yaml': 'v: 0\n', 'flows/x/draft.yml': 'draft: 0\n' });
+  ({ svc, repo } = on);
+  await on.engine().engine.start();
   await eventually(() => expect(stored()).toEqual(diskTree(repo.root)));
   // Every path the service ever holds, from now on.
   seen = new Set();
@@ -40,9 +39,7 @@ beforeEach(async () => {
 afterEach(async () => {
   stopPolling = true;
   await polling;
-  await harness.close();
-  await svc.close();
-  repo.cleanup();
+  await on.close();
 });
 
 const stored = () => serviceTree(svc.read, 'acme', 'app');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FlowLayout, IgnoreRules } from '../../src/sync/index.ts';
+import { FlowLayout } from '../../src/sync/flow-layout.ts';
+import { IgnoreRules } from '../../src/sync/ignore-rules.ts';
 import { makeRepo } from '../support/repo.ts';
 
 describe('the flow layout', () => {

@@ -1,27 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
-import { startEngine, type EngineHarness } from '../support/engine.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
 
-let svc: TestService;
-let repo: TestRepo;
-let harness: EngineHarness;
+let on: EngineOnService | null = null;
 
 afterEach(async () => {
-  await harness?.close();
-  await svc?.close();
-  repo?.cleanup();
+  await on?.close();
+  on = null;
 });
 
 describe("a repository larger than one call of the service's caps", () => {
   it('syncs 10,000 flows completely, in calls the service accepts', async () => {
     const flows = 10_000;
     expect(flows).toBeGreaterThan(SYNC_CALL_LIMITS.flows);
-    svc = await startTestService();
-    repo = makeRepo();
+    on = await engineOnService();
+    const { svc, repo } = on;
     for (let i = 0; i < flows; i++) repo.write(`flows/f${i}/main.yaml`, `${i}\n`);
-    harness = startEngine(repo, svc.url, svc.tokens.user);
+    const harness = on.engine();
     await harness.engine.start();
 
     expect(harness.engine.status().counts).toMatchObject({ flows, files: flows, pending: 0 });

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -93,11 +92,7 @@ describe('flowsync start after an outage', () => {
     const logPath = join(tree.dir, 'service.log');
     const first = await startServeProcess(dbPath, logPath);
     services.push(first);
-    const home = join(tree.dir, 'home');
-    mkdirSync(home, { recursive: true });
-    agent = startAgentProcess(['start', tree.root], {
-      ...userEnv(home, first),
-    });
+    agent = startAgentProcess(['start', tree.root], userEnv(join(tree.dir, 'home'), first));
     await agent.waitFor(/Watching 1 repository/);
     await first.stop();
     tree.write('flows/a/main.yaml', 'v2\n');

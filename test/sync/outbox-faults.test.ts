@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
@@ -32,11 +32,7 @@ afterEach(async () => {
 
 /** `flowsync start` as a user runs it, with its own HOME, against the service in its own process. */
 function startAgent(tree: TestRepo, serve: ServeProcess): AgentProcess {
-  const home = join(tree.dir, 'home');
-  mkdirSync(home, { recursive: true });
-  const agent = startAgentProcess(['start', tree.root], {
-    ...userEnv(home, serve),
-  });
+  const agent = startAgentProcess(['start', tree.root], userEnv(join(tree.dir, 'home'), serve));
   agents.push(agent);
   return agent;
 }

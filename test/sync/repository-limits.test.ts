@@ -1,7 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FolderWatchBudget, boundedPatterns } from '../../src/sync/index.ts';
+import { boundedPatterns } from '../../src/sync/ignore-rules.ts';
+import { FolderWatchBudget } from '../../src/sync/watch-budget.ts';
 import { createEngine, type EngineHarness } from '../support/engine.ts';
 import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';

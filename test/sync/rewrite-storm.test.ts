@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEngine, type EngineHarness } from '../support/engine.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { diskTree, eventually, serviceTree } from '../support/repo.ts';
 
 /**
  * Issue 21: during a storm of rewrites to 1,000 files, uploads waited until the writes stopped: the coalescer
@@ -12,28 +11,20 @@ import { startTestService, type TestService } from '../support/service.ts';
  * ran only once no local work waited, which a storm never allows. Here the storm goes on until the service
  * holds content written during it, 30 s at most.
  */
-let svc: TestService | null = null;
-let repo: TestRepo | null = null;
-let harness: EngineHarness | null = null;
+let on: EngineOnService | null = null;
 
 afterEach(async () => {
-  await harness?.close();
-  await svc?.close();
-  repo?.cleanup();
-  harness = null;
-  svc = null;
-  repo = null;
+  await on?.close();
+  on = null;
 });
 
 const FILES = Array.from({ length: 1000 }, (_, i) => `flows/f${i % 10}/file-${i}.yaml`);
 
 describe('a storm of rewrites to 1,000 files', () => {
   it('sends what is written while the storm goes on, not only once it stops', async () => {
-    svc = await startTestService();
-    const service = svc;
-    const tree = makeRepo(Object.fromEntries(FILES.map((path) => [path, 'pass: 0\n'])));
-    repo = tree;
-    harness = startEngine(tree, service.url, service.tokens.user);
+    on = await engineOnService(Object.fromEntries(FILES.map((path) => [path, 'pass: 0\n'])));
+    const { svc: service, repo: tree } = on;
+    const harness = on.engine();
     await harness.engine.start();
     const stored = () => serviceTree(service.read, 'acme', 'app');
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 30_000);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createEngine, startEngine, type EngineHarness } from '../support/engine.ts';
+import { startEngine, testEngine, type EngineHarness } from '../support/engine.ts';
 import { twoBranches } from '../support/git.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -140,14 +140,7 @@ describe('a repository on a drive', () => {
   }
 
   function engineOn(root: string, statePath: string) {
-    harness = createEngine({
-      root,
-      statePath,
-      url: svc.url,
-      userToken: svc.tokens.user,
-      clientAttempts: 1,
-      timings: { retryBaseMs: 50, retryMaxMs: 300, presenceIntervalMs: 100 },
-    });
+    harness = testEngine({ root, statePath, url: svc.url, userToken: svc.tokens.user });
     return harness.engine;
   }
 
@@ -205,13 +198,12 @@ describe('a change the watcher cannot hear', () => {
     const holder = mkdtempSync(join(tmpdir(), 'flowsync-over-'));
     cleanups.push(() => rmSync(holder, { recursive: true, force: true }));
     writeFileSync(join(holder, 'new.yml'), 'heard of by no watcher\n');
-    harness = createEngine({
+    harness = testEngine({
       root: tree.root,
       statePath: join(tree.dir, 'state.db'),
       url: svc.url,
       userToken: svc.tokens.user,
-      clientAttempts: 1,
-      timings: { retryBaseMs: 50, retryMaxMs: 300, presenceIntervalMs: 100, rescanIntervalMs: 500 },
+      timings: { rescanIntervalMs: 500 },
     });
     const misses: { files: number; reason: string }[] = [];
     harness.engine.on('missed', (miss) => misses.push(miss));

@@ -1,13 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelay } from '../../src/client/index.ts';
-import {
-  Coalescer,
-  DEFAULT_TIMINGS,
-  FlowRetries,
-  retryDelayMs,
-  Scheduler,
-  type RoundOutcome,
-} from '../../src/sync/index.ts';
+import { Coalescer } from '../../src/sync/coalescer.ts';
+import { FlowRetries } from '../../src/sync/flow-retries.ts';
+import { DEFAULT_TIMINGS, retryDelayMs, Scheduler, type RoundOutcome } from '../../src/sync/scheduler.ts';
 
 const offline: RoundOutcome = { kind: 'unreachable', phase: 'offline', message: 'ECONNREFUSED' };
 const busy: RoundOutcome = { kind: 'refused', phase: 'offline', message: 'HTTP 503' };

@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,11 +34,7 @@ describe('the outbox under every fault at once (issue 9, "done when")', () => {
     services.push(service);
     const { port, tokens } = service;
     const url = service.url;
-    const home = join(tree.dir, 'home');
-    mkdirSync(home, { recursive: true });
-    const env = {
-      ...userEnv(home, { url, tokens }),
-    };
+    const env = userEnv(join(tree.dir, 'home'), { url, tokens });
     const stored = () => serviceTree(readDatabase(dbPath), 'local', 'repo');
     const random = seededRandom(2026);
     let kills = 0;

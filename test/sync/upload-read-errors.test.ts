@@ -1,9 +1,7 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClient } from '../../src/client/index.ts';
-import { Hasher, SyncEngine, SyncState } from '../../src/sync/index.ts';
-import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { Hasher } from '../../src/sync/index.ts';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { diskTree, eventually, serviceTree } from '../support/repo.ts';
 
 /**
  * A read error at upload time (issue 20, finding 3): a flow that lost a file is sent as a full listing, and the
@@ -11,56 +9,29 @@ import { startTestService, type TestService } from '../support/service.ts';
  * out of the listing, or the service deletes it. The fault is real: the reading worker thread is terminated each
  * time it is handed that file, which the hasher reports as unreadable after two tries.
  */
-let svc: TestService | null = null;
-let repo: TestRepo | null = null;
-let close: (() => Promise<void>) | null = null;
+let on: EngineOnService | null = null;
 
 afterEach(async () => {
-  await close?.();
-  close = null;
-  repo?.cleanup();
-  repo = null;
-  await svc?.close();
-  svc = null;
+  await on?.close();
+  on = null;
 });
 
 describe('a file that cannot be read when its flow is sent as a full listing', () => {
   it('stays on the service, and the deletion beside it goes once it can be read', async () => {
-    svc = await startTestService();
-    repo = makeRepo({
-      'flows/a/main.yaml': 'main\n',
-      'flows/a/keep.yaml': 'keep\n',
-      'flows/a/gone.yaml': 'gone\n',
-    });
     let breaking = false;
     const hasher = new Hasher(2, {
       onDispatch: (worker, files) => {
         if (breaking && files.includes('flows/a/keep.yaml')) void worker.terminate();
       },
     });
-    const client = createClient({
-      baseUrl: svc.url,
-      auth: { userToken: svc.tokens.user },
-      retry: { attempts: 1 },
+    on = await engineOnService({
+      'flows/a/main.yaml': 'main\n',
+      'flows/a/keep.yaml': 'keep\n',
+      'flows/a/gone.yaml': 'gone\n',
     });
-    const state = new SyncState(join(repo.dir, 'state.db'));
-    const engine = new SyncEngine({
-      repo: { root: repo.root, owner: 'acme', name: 'app', flowRoots: ['flows'] },
-      client,
-      state,
-      hasher,
-      serviceKey: svc.url,
-      retryBaseMs: 50,
-      retryMaxMs: 300,
-      presenceIntervalMs: 100,
-    });
-    close = async () => {
-      await engine.stop();
-      await hasher.close();
-      await client.close();
-      state.close();
-    };
-    const stored = () => serviceTree(svc!.read, 'acme', 'app');
+    const { svc, repo } = on;
+    const { engine, state } = on.engine({ hasher });
+    const stored = () => serviceTree(svc.read, 'acme', 'app');
     await engine.start();
     expect(stored()).toEqual(diskTree(repo.root));
 
@@ -76,7 +47,7 @@ describe('a file that cannot be read when its flow is sent as a full listing', (
     expect(stored()['flows/a/keep.yaml']).toBe('keep\n');
 
     breaking = false;
-    await eventually(() => expect(stored()).toEqual(diskTree(repo!.root)));
+    await eventually(() => expect(stored()).toEqual(diskTree(repo.root)));
     expect(state.warnings(engine.repoId)).toEqual([]);
   });
 });

@@ -2,19 +2,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgsError, RemoteError } from '../../src/client/index.ts';
 import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
+import { planUploads, plansKey, type FlowPlan } from '../../src/sync/planner.ts';
+import { SyncState } from '../../src/sync/state.ts';
 import {
   chunkPlans,
   isSingleUpdate,
   listingOverCap,
   MAX_FLOWS_PER_BATCH,
-  planUploads,
-  plansKey,
   refusalOf,
   runInLanes,
   sendWithBisection,
-  SyncState,
-  type FlowPlan,
-} from '../../src/sync/index.ts';
+} from '../../src/sync/uploader.ts';
 
 const PATH = 'svc/flow_def/action/sync_batch/run';
 const refused = (status: number, errorData: Record<string, unknown> = {}) =>

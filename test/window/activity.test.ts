@@ -155,11 +155,4 @@ describe('flows and files', () => {
     expect(paused.lastSyncAt).not.toBeNull();
     expect((await api.repositoryDetail({ root: repo.root })).flows).toHaveLength(1);
   });
-
-  it('says why each kind of file is not sent, and what to do', () => {
-    expect(describeWarning('oversized')).toBe('over 1 MiB: add it to .gitignore');
-    expect(describeWarning('unsafe-path')).toBe('a name the service refuses: rename it');
-    expect(describeWarning('symlink')).toBe('a symbolic link: not followed');
-    expect(describeWarning('special')).toBe('a FIFO, socket or device: not read');
-  });
 });

@@ -1,5 +1,4 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -37,7 +36,6 @@ afterEach(async () => {
 /** `flowsync ui` as the desktop app starts it in development: a Node child with an IPC channel. */
 function forkUi(...args: string[]): ChildProcess {
   const home = join(repo.dir, 'home');
-  mkdirSync(home, { recursive: true });
   child = fork(FLOWSYNC_BIN, ['ui', ...args], {
     // Not vitest's own flags: the child is started as the app starts it.
     execArgv: [],
