@@ -24,6 +24,8 @@ import {
   connectToBridge,
   isAppPage,
   rendererDir,
+  replyError,
+  replyValue,
   toAgentApiError,
   waitForAgentReady,
   type AgentReady,
@@ -97,12 +99,12 @@ function serveIpc(bridge: BridgeClient): void {
   ipcMain.handle('agent:call', async (event, method: string, input: unknown) => {
     const frame = event.senderFrame && { url: event.senderFrame.url, top: event.senderFrame.parent === null };
     if (!isAppPage(frame) || !Object.hasOwn(AGENT_API, method)) {
-      return { ok: false, error: { code: 'refused', message: 'Not a flowsync window.' } };
+      return replyError({ code: 'refused', message: 'Not a flowsync window.' });
     }
     try {
-      return { ok: true, value: await bridge.call(method, input) };
+      return replyValue(await bridge.call(method, input));
     } catch (error) {
-      return { ok: false, error: toAgentApiError(error).toBody() };
+      return replyError(toAgentApiError(error));
     }
   });
   bridge.subscribe((event) => {

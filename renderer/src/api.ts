@@ -1,4 +1,4 @@
-import type { AgentApi, AgentApiErrorBody, AgentEvent } from '../../src/window/index.ts';
+import type { AgentApi, AgentApiErrorBody, AgentEvent, AgentReply } from '../../src/window/index.ts';
 
 /** A failed AgentApi call, with the issues of an invalid input when there are some. */
 export class ApiError extends Error {
@@ -13,7 +13,7 @@ export interface WindowBridge {
   subscribe(listener: (event: AgentEvent) => void): () => void;
 }
 
-type Reply = { ok: boolean; value?: unknown; error?: AgentApiErrorBody };
+type Reply = AgentReply;
 
 /** What the Electron preload exposes through contextBridge: AgentApi over IPC, untyped at the boundary. */
 interface IpcBridge {
@@ -33,8 +33,7 @@ function typedApi(call: (method: string, input: unknown) => Promise<Reply>): Age
   return new Proxy({} as AgentApi, {
     get: (_target, method: string) => async (input: unknown) => {
       const reply = await call(method, input ?? {});
-      if (!reply.ok)
-        throw new ApiError(reply.error ?? { code: 'internal', message: 'No answer from the agent.' });
+      if (!reply.ok) throw new ApiError(reply.error);
       return reply.value;
     },
   });
@@ -67,14 +66,23 @@ export async function windowSession(): Promise<string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ launch }),
   });
-  const reply = (await response.json()) as {
-    ok: boolean;
-    value?: { session: string };
-    error?: AgentApiErrorBody;
-  };
-  if (!reply.ok || !reply.value) throw new NoSession(reply.error?.message ?? `HTTP ${response.status}`);
-  sessionStorage.setItem(SESSION_KEY, reply.value.session);
-  return reply.value.session;
+  const reply = await readReply(response);
+  if (!reply.ok) throw new NoSession(reply.error.message);
+  const { session } = reply.value as { session: string };
+  sessionStorage.setItem(SESSION_KEY, session);
+  return session;
+}
+
+/**
+ * The bridge's answer (the contract's AgentReply); a body that is not one (a cut-off reply, a proxy's page) is an
+ * `internal` error naming the HTTP status. The page imports the contract's types only (its schemas would bring
+ * the agent's modules into the browser bundle), so the check is the shape's two cases.
+ */
+async function readReply(response: Response): Promise<AgentReply> {
+  const body = (await response.json().catch(() => null)) as Partial<AgentReply> | null;
+  if (body?.ok === true) return body as AgentReply;
+  if (body?.ok === false && body.error) return body as AgentReply;
+  return { ok: false, error: { code: 'internal', message: `HTTP ${response.status}` } };
 }
 
 function loopbackBridge(session: string): WindowBridge {
@@ -85,9 +93,8 @@ function loopbackBridge(session: string): WindowBridge {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${session}` },
         body: JSON.stringify(input ?? {}),
       });
-      const reply = (await response.json()) as { ok: boolean; value?: unknown; error?: AgentApiErrorBody };
-      if (!reply.ok)
-        throw new ApiError(reply.error ?? { code: 'internal', message: `HTTP ${response.status}` });
+      const reply = await readReply(response);
+      if (!reply.ok) throw new ApiError(reply.error);
       return reply.value;
     },
   });

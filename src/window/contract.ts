@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentApiError, agentApiErrorSchema, type AgentApiErrorBody } from '../agent/index.ts';
 import {
   issuesSearchValueSchema,
   pageInfoSchema,
@@ -233,6 +234,30 @@ export type AgentApi = { [M in AgentApiMethod]: (input: AgentApiInput<M>) => Pro
 
 // A failed call's body and its error: the agent's (its classifier makes them), carried by every transport.
 export { AgentApiError, agentApiErrorSchema, type AgentApiErrorBody } from '../agent/index.ts';
+
+/**
+ * What every transport answers a call with (the bridge over HTTP, Electron over IPC): the method's value, or the
+ * error body. Built by `replyValue` and `replyError`, read by `readReply`: one shape in one place.
+ */
+export const agentReplySchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), value: z.unknown() }),
+  z.object({ ok: z.literal(false), error: agentApiErrorSchema }),
+]);
+export type AgentReply = z.infer<typeof agentReplySchema>;
+
+export function replyValue(value: unknown): AgentReply {
+  return { ok: true, value };
+}
+
+export function replyError(error: AgentApiErrorBody | AgentApiError): AgentReply {
+  return { ok: false, error: error instanceof AgentApiError ? error.toBody() : error };
+}
+
+/** A reply as received; anything that is not one (a proxy's page, a cut-off body) is an `internal` error. */
+export function readReply(received: unknown, fallback: string): AgentReply {
+  const parsed = agentReplySchema.safeParse(received);
+  return parsed.success ? parsed.data : replyError({ code: 'internal', message: fallback });
+}
 
 /**
  * Events pushed to a window (server-sent events, IPC messages): the status whenever it changes, and each new

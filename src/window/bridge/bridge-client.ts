@@ -1,10 +1,4 @@
-import {
-  AGENT_API,
-  AgentApiError,
-  type AgentApiErrorBody,
-  type AgentApiMethod,
-  type AgentEvent,
-} from '../contract.ts';
+import { AGENT_API, AgentApiError, readReply, type AgentApiMethod, type AgentEvent } from '../contract.ts';
 
 export interface BridgeClient {
   /** Calls one AgentApi method through the bridge; throws AgentApiError on a refusal. */
@@ -33,15 +27,8 @@ export function connectToBridge(address: string): BridgeClient {
       headers,
       body: JSON.stringify(input ?? {}),
     });
-    const reply = (await response.json()) as {
-      ok: boolean;
-      value?: unknown;
-      error?: AgentApiErrorBody;
-    };
-    if (!reply.ok) {
-      const error = reply.error ?? { code: 'internal' as const, message: `HTTP ${response.status}` };
-      throw new AgentApiError(error.code, error.message, error.issues);
-    }
+    const reply = readReply(await response.json().catch(() => null), `HTTP ${response.status}`);
+    if (!reply.ok) throw new AgentApiError(reply.error.code, reply.error.message, reply.error.issues);
     return reply.value;
   };
   return {

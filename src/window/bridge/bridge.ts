@@ -7,6 +7,8 @@ import {
   type AgentApi,
   type AgentApiMethod,
   type AgentEvent,
+  replyError,
+  replyValue,
 } from '../contract.ts';
 import { toAgentApiError } from '../implementation.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
@@ -113,7 +115,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
 
   const refuse = (reply: FastifyReply, status: number, message: string) =>
-    reply.code(status).send({ ok: false, error: { code: 'refused', message } });
+    reply.code(status).send(replyError({ code: 'refused', message }));
 
   // The depth is checked before the body is parsed: the contract's schemas recurse once a level, and 20,000
   // levels in a z.json() field overflowed the stack (500).
@@ -135,11 +137,11 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // knows (a storage fault, 'unavailable'), whose answer then named no incident.
   app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
     if (!(error instanceof AgentApiError) && error.statusCode !== undefined && error.statusCode < 500) {
-      const body = { code: 'invalid_input', message: 'The body is not valid JSON.' };
-      return reply.code(error.statusCode).send({ ok: false, error: body });
+      const body = { code: 'invalid_input' as const, message: 'The body is not valid JSON.' };
+      return reply.code(error.statusCode).send(replyError(body));
     }
     const answer = toAgentApiError(error);
-    return reply.code(HTTP_STATUS[answer.code]).send({ ok: false, error: answer.toBody() });
+    return reply.code(HTTP_STATUS[answer.code]).send(replyError(answer));
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -158,7 +160,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const callMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const name = (request.params as { method: string }).method;
     if (!Object.hasOwn(AGENT_API, name)) {
-      return reply.code(404).send({ ok: false, error: { code: 'not_found', message: `No method ${name}.` } });
+      return reply.code(404).send(replyError({ code: 'not_found', message: `No method ${name}.` }));
     }
     const method = name as AgentApiMethod;
     const parsed = AGENT_API[method].input.safeParse(request.body ?? {});
@@ -172,15 +174,15 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
         issues,
       );
-      return reply.code(400).send({ ok: false, error: error.toBody() });
+      return reply.code(400).send(replyError(error));
     }
     try {
       const call = options.api[method] as (input: unknown) => Promise<unknown>;
       const value = AGENT_API[method].output.parse(await call(parsed.data));
-      return { ok: true, value };
+      return replyValue(value);
     } catch (thrown) {
       const error = toAgentApiError(thrown);
-      return reply.code(HTTP_STATUS[error.code]).send({ ok: false, error: error.toBody() });
+      return reply.code(HTTP_STATUS[error.code]).send(replyError(error));
     }
   };
 
@@ -217,7 +219,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         'This window address was already used (or is from an earlier run): `flowsync ui --open` opens a new one.',
       );
     }
-    return { ok: true, value: { session } };
+    return replyValue({ session });
   };
 
   // Every route under /api needs a credential. The check is a hook of this plugin, so it runs after routing, on the
@@ -242,10 +244,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     routes.post('/:method', callMethod);
     routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);
     routes.post('/session', { config: { caller: 'nobody-checked' } }, startSession);
-    routes.post('/launch', { config: { caller: 'agent' } }, async () => ({
-      ok: true,
-      value: { url: launchUrl() },
-    }));
+    routes.post('/launch', { config: { caller: 'agent' } }, async () => replyValue({ url: launchUrl() }));
   };
   await app.register(api, { prefix: '/api' });
 
@@ -262,7 +261,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       return reply.send(readFileSync(file));
     }
     if (asset !== 'index.html')
-      return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'Not found.' } });
+      return reply.code(404).send(replyError({ code: 'not_found', message: 'Not found.' }));
     reply.header('content-type', CONTENT_TYPES['.html']).header('content-security-policy', CSP);
     return reply.send(
       '<!doctype html><meta charset="utf-8"><title>flowsync</title>' +
