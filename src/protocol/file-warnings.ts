@@ -1,5 +1,5 @@
 /**
- * Files over this size are not sent (DESIGN.md): the service stores flow definitions, not assets. The hasher reads
+ * Files over this size are not sent (docs/architecture.md, "Limits"): the service stores flow definitions, not assets. The hasher reads
  * no more than this of a flow's file, and the agent no more of its repository config file.
  */
 export const MAX_FILE_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The flow aggregate hash as DESIGN.md defines it, written again here on purpose: a test that reused the
+ * The flow aggregate hash as docs/architecture.md defines it, written again here on purpose: a test that reused the
  * service's own function could not catch a change to the definition.
  */
 export function flowAggregateHashForTest(files: { path: string; hash: string }[]): string {

@@ -27,7 +27,7 @@ afterEach(async () => {
   repo = null;
 });
 
-/** While the service does not answer, the next try is never further away than this (DESIGN.md: within 5 s). */
+/** While the service does not answer, the next try is never further away than this (docs/architecture.md: probed every 2–4 s). */
 const PROBE_CEILING_MS = 5000;
 
 describe('a 15 s outage with 1,000 edits, folder renames among them', () => {
