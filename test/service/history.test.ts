@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, RemoteError, type RemoteClient } from '../../src/client/index.ts';
 import { eventually } from '../support/repo.ts';
+import { MIGRATIONS } from '../../src/service/db/migrations.ts';
 import { readDatabase } from '../support/service.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 
@@ -27,6 +28,7 @@ let ada: RemoteClient;
 let bob: RemoteClient;
 let spec: RemoteClient;
 let read: ReturnType<typeof readDatabase>;
+const opened: RemoteClient[] = [];
 
 async function start(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-history-'));
@@ -37,11 +39,13 @@ async function start(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) {
   bob = createClient({ baseUrl: serve.url, auth, writer: 'bob@desk:~/src/app' });
   // A client of the spec alone: no writer name, no bases, full listings with delete_missing.
   spec = createClient({ baseUrl: serve.url, auth });
+  opened.push(ada, bob, spec);
   read = readDatabase(dbPath);
 }
 
 afterEach(async () => {
-  await Promise.all([ada?.close(), bob?.close(), spec?.close()]);
+  // Each test's own clients only: a test that opens none must not close the last test's again.
+  await Promise.all(opened.splice(0).map((client) => client.close()));
   await serve?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -352,5 +356,59 @@ describe('history retention', () => {
       );
       expect(kept.map((v) => v.hash)).toEqual([sha(big(2)), sha(big(3)), sha(big(4))]);
     });
+  });
+});
+
+describe('a database from before history', () => {
+  it('gets every current file as its first version when the service starts on it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-history-'));
+    const dbPath = join(dir, 'service.db');
+    // A database as the last release left it: schema 1, one flow with two files.
+    const old = new Database(dbPath);
+    old.exec(MIGRATIONS[0]!);
+    old.pragma('user_version = 1');
+    old.prepare("INSERT INTO repos VALUES ('r1', 'acme', 'app', '2026-01-01T00:00:00.000Z')").run();
+    old
+      .prepare(
+        "INSERT INTO flows VALUES ('f1', 'r1', 'flows/ci', 'h', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+      )
+      .run();
+    for (const [id, path, content] of [
+      ['a', 'a.yml', 'a\n'],
+      ['b', 'b.yml', 'b\n'],
+    ] as const)
+      old
+        .prepare('INSERT INTO flow_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(
+          id,
+          'f1',
+          path,
+          sha(content),
+          content,
+          2,
+          '2026-01-02T00:00:00.000Z',
+          '2026-01-02T00:00:00.000Z',
+        );
+    old.close();
+    serve = await startServeProcess(dbPath, join(dir, 'serve.log'));
+    read = readDatabase(dbPath);
+    expect(
+      read('SELECT flow_path, path, hash, written_at, replaced_at FROM file_versions ORDER BY path'),
+    ).toEqual([
+      {
+        flow_path: 'flows/ci',
+        path: 'a.yml',
+        hash: sha('a\n'),
+        written_at: '2026-01-02T00:00:00.000Z',
+        replaced_at: null,
+      },
+      {
+        flow_path: 'flows/ci',
+        path: 'b.yml',
+        hash: sha('b\n'),
+        written_at: '2026-01-02T00:00:00.000Z',
+        replaced_at: null,
+      },
+    ]);
   });
 });
