@@ -200,7 +200,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX file_versions_file ON file_versions (repo_id, flow_path, path, version);
   CREATE INDEX file_versions_replaced ON file_versions (repo_id, replaced_at) WHERE replaced_at IS NOT NULL;
   INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at)
-    SELECT fl.repo_id, fl.flow_path, f.path, f.hash, f.content, f.size, f.updated_at
+    SELECT fl.repo_id, fl.flow_path, f.path, f.hash, NULL, f.size, f.updated_at
     FROM flow_files f JOIN flows fl ON fl.id = f.flow_id ORDER BY fl.flow_path, f.path;
   `,
 ];

@@ -40,7 +40,8 @@ export interface StoredVersion {
 
 /**
  * Every version of every flow file, the current one included, in one append-only table: a write marks the
- * version it replaces (`replaced_at`) and adds its own; a deletion adds a tombstone (no hash, no content). Pruning
+ * version it replaces (`replaced_at`, and its content, taken from the file row) and adds its own, whose content
+ * stays in the file row while it is current; a deletion adds a tombstone (no hash, no content). Pruning
  * removes only replaced versions (and tombstones) past the retention, never what a file holds now. Not a
  * transaction itself: the function that writes wraps the whole call in one, history included.
  */
@@ -53,10 +54,18 @@ export class FileHistory {
         `SELECT version, hash, written_at, written_by FROM file_versions
          WHERE repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NULL`,
       ),
+      // The version replaced takes its content from the file row (where a current version's content lives).
       replace: db.prepare(
-        `UPDATE file_versions SET replaced_at = ?
-         WHERE repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NULL`,
+        `UPDATE file_versions SET replaced_at = @now,
+           content = coalesce(content, (SELECT f.content FROM flow_files f WHERE f.id = @fileId))
+         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND replaced_at IS NULL`,
       ),
+      currentContent: db
+        .prepare(
+          `SELECT f.content FROM flow_files f JOIN flows fl ON fl.id = f.flow_id
+         WHERE fl.repo_id = ? AND fl.flow_path = ? AND f.path = ?`,
+        )
+        .pluck(),
       insert: db.prepare(
         `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -88,23 +97,29 @@ export class FileHistory {
     return (this.statements.current.get(repoId, flowPath, path) as CurrentVersion | undefined) ?? null;
   }
 
-  /** Records a write: the version the file had is now replaced; `hash` null records a deletion. */
+  /**
+   * Records a write, before the file row changes: the version the file had is now replaced and takes its content
+   * from that row (`fileId`; null when there is none: a new file). The new version keeps no content of its own
+   * while it is current (the file row has it), so a file's content is stored once: history roughly halved
+   * ingest when it was stored twice (bench/service.ts). `written` null records a deletion.
+   */
   record(
     repoId: string,
     flowPath: string,
     path: string,
-    written: { hash: string; content: string; size: number } | null,
+    fileId: string | null,
+    written: { hash: string; size: number } | null,
     writer: Writer,
     now = nowIso(),
   ): number {
     const s = this.statements;
-    s.replace.run(now, repoId, flowPath, path);
+    s.replace.run({ now, fileId, repoId, flowPath, path });
     const info = s.insert.run(
       repoId,
       flowPath,
       path,
       written?.hash ?? null,
-      written?.content ?? null,
+      null,
       written?.size ?? 0,
       now,
       writer.name,
@@ -128,7 +143,16 @@ export class FileHistory {
   }
 
   version(version: number): StoredVersion | null {
-    return (this.statements.byVersion.get(version) as StoredVersion | undefined) ?? null;
+    const found = this.statements.byVersion.get(version) as StoredVersion | undefined;
+    if (!found) return null;
+    // A current version's content is the file's own.
+    if (found.content === null && found.hash !== null)
+      found.content = this.statements.currentContent.get(
+        found.repo_id,
+        found.flow_path,
+        found.path,
+      ) as string;
+    return found;
   }
 
   /** Removes what is past the retention; returns how many versions went. */

@@ -152,14 +152,15 @@ export class FlowStore {
       const size = Buffer.byteLength(file.content, 'utf8');
       if (!existing) {
         const id = randomUUID();
+        this.history.record(repoId, flowPath, file.path, null, { hash: file.hash, size }, writer, now);
         s.insertFile.run(id, flow.id, file.path, file.hash, file.content, size, now, now);
-        this.history.record(repoId, flowPath, file.path, { ...file, size }, writer, now);
         stored.set(file.path, { id, path: file.path, hash: file.hash });
         result.created++;
         result.written.push({ flow_path: flowPath, path: file.path, id, hash: file.hash });
       } else if (existing.hash !== file.hash) {
+        // History first: the version replaced takes its content from the file row before it changes.
+        this.history.record(repoId, flowPath, file.path, existing.id, { hash: file.hash, size }, writer, now);
         s.updateFile.run(file.hash, file.content, size, now, existing.id);
-        this.history.record(repoId, flowPath, file.path, { ...file, size }, writer, now);
         existing.hash = file.hash;
         result.updated++;
         result.written.push({ flow_path: flowPath, path: file.path, id: existing.id, hash: file.hash });
@@ -170,8 +171,8 @@ export class FlowStore {
     for (const path of doomed) {
       const file = stored.get(path);
       if (!file || sent.has(path)) continue;
+      this.history.record(repoId, flowPath, path, file.id, null, writer, now);
       s.deleteFile.run(file.id);
-      this.history.record(repoId, flowPath, path, null, writer, now);
       stored.delete(path);
       result.deleted++;
     }
@@ -291,8 +292,8 @@ export class FlowStore {
     }
     if (hash !== file.hash) {
       const size = Buffer.byteLength(content, 'utf8');
+      this.history.record(file.repo_id, file.flow_path, file.path, fileId, { hash, size }, writer, now);
       s.updateFile.run(hash, content, size, now, fileId);
-      this.history.record(file.repo_id, file.flow_path, file.path, { hash, content, size }, writer, now);
     }
     const flowHash = flowAggregateHash(s.files.all(file.flow_def_id) as StoredFile[]);
     s.setFlowHash.run(flowHash, now, file.flow_def_id);
