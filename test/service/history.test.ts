@@ -44,10 +44,14 @@ async function start(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) {
 }
 
 afterEach(async () => {
-  // Each test's own clients only: a test that opens none must not close the last test's again.
-  await Promise.all(opened.splice(0).map((client) => client.close()));
-  await serve?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  // Each test's own clients only: a test that opens none must not close the last test's again. The service stops
+  // whatever the clients do, so that no `flowsync serve` outlives a failed test.
+  try {
+    await Promise.all(opened.splice(0).map((client) => client.close()));
+  } finally {
+    await serve?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const batch = (client: RemoteClient, flows: Parameters<RemoteClient['flowDef']['syncBatch']>[0]['flows']) =>
