@@ -75,6 +75,20 @@ export interface SyncReport {
   ms: number;
 }
 
+/**
+ * One flow of a dry run: what a round would send of it (`send`), or why it would send nothing: the service refused
+ * it as it is; or a flow root (`flowPath` is then the root) is held: absent, emptied, on another drive.
+ */
+export interface PlannedFlow {
+  flowPath: string;
+  action: 'send' | 'held' | 'refused';
+  /** Why a root is held, in words. */
+  message: string | null;
+  created: string[];
+  updated: string[];
+  deleted: string[];
+}
+
 /** In sync again after an outage (offline, unauthorized, or the folder missing): "Back in sync: N files sent". */
 export interface SyncRecovery {
   /** Files the service created, updated or deleted from the end of the outage until in sync. */
@@ -409,6 +423,40 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (ran.round.error !== undefined) throw ran.round.error;
     this.settled(ran.round.outcome);
     return ran.round.report;
+  }
+
+  /**
+   * What a round would send now, flow by flow, and nothing sent: a rescan, then the same planner a round uses
+   * (`flowsync sync --dry-run`). The rescan records what it finds in the state this engine was given, so a dry run
+   * gives it a copy.
+   */
+  async plan(): Promise<PlannedFlow[]> {
+    const { state } = this.options;
+    await this.scheduler.run(async () => {
+      await this.reconciler.rescan();
+    });
+    this.guard.checkAll();
+    const pending = state.pendingFlows(this.repoId);
+    const { plans, stillRejected } = planUploads(
+      state,
+      this.repoId,
+      pending.filter((flow) => !this.guard.holds(flow)),
+    );
+    const planned: PlannedFlow[] = plans.map((plan) => ({
+      flowPath: plan.flowPath,
+      action: 'send',
+      message: null,
+      created: plan.upserts.filter((file) => file.ackedHash === null).map((file) => file.path),
+      updated: plan.upserts.filter((file) => file.ackedHash !== null).map((file) => file.path),
+      deleted: plan.deletes.map((file) => file.path),
+    }));
+    const none = { created: [], updated: [], deleted: [] };
+    // A held root sends nothing of its flows, and what the rescan did not find under it is not taken as gone.
+    for (const [root, message] of this.guard.held)
+      planned.push({ flowPath: root, action: 'held', message, ...none });
+    for (const flowPath of stillRejected)
+      planned.push({ flowPath, action: 'refused', message: null, ...none });
+    return planned.sort((a, b) => a.flowPath.localeCompare(b.flowPath));
   }
 
   /** Asks for a round now (a change, "sync now", or the network coming back), even while backing off. */

@@ -2,6 +2,7 @@
 // outbox), planner, uploader and the SyncEngine that joins them. May import: protocol, host, client.
 export {
   SyncEngine,
+  type PlannedFlow,
   type RepositorySpec,
   type SyncEngineOptions,
   type SyncPhase,
@@ -13,7 +14,7 @@ export {
 export type { FileChange } from './uploader.ts';
 export { Hasher } from './hasher.ts';
 export { SyncState, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
-export { asideName, openSyncState, stateDamage, type OpenedState } from './state-file.ts';
+export { asideName, openSyncState, snapshotState, stateDamage, type OpenedState } from './state-file.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';
 export { writeContained, type NotContained } from './contained-write.ts';

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, renameSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync } from 'node:fs';
 import { SyncState } from './state.ts';
 
 export interface OpenedState {
@@ -53,4 +53,17 @@ export function stateDamage(path: string): string | null {
 /** Where a damaged file is kept: next to it, named by what is wrong and when (no `:`, valid on every OS). */
 export function asideName(path: string, label: string, date = new Date()): string {
   return `${path}.${label}-${date.toISOString().replace(/[:.]/g, '-')}`;
+}
+
+/**
+ * A copy of the state at `path` and its write-ahead log as `to`, read as plain files, never opened as a database:
+ * SQLite opening the state, even read-only, creates its log and shared-memory files, and a dry run must leave the
+ * folder as it was. Consistent while nobody writes the state (a dry run holds the agent lock). False when there is
+ * no state to copy.
+ */
+export function snapshotState(path: string, to: string): boolean {
+  if (!existsSync(path)) return false;
+  copyFileSync(path, to);
+  if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${to}-wal`);
+  return true;
 }

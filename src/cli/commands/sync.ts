@@ -4,6 +4,7 @@ import { describeFileWarning, printable, warnedPath } from '../../protocol/index
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
 import { lockForSync } from '../running-agent.ts';
+import { dryRun } from './dry-run.ts';
 import { syncLine } from './start.ts';
 
 export function syncCommand(): Command {
@@ -16,13 +17,24 @@ export function syncCommand(): Command {
     )
     .argument('<folders...>', 'repository folders')
     .addOption(urlOption())
+    .option(
+      '--dry-run',
+      'print what would be sent, flow by flow (+ new, ~ changed, - deleted), and change nothing: no call writes to the service, and the state is scanned into a copy',
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
+      '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync --dry-run .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
     )
-    .action(async (folders: string[], options: { url?: string }) => {
+    .action(async (folders: string[], options: { url?: string; dryRun?: boolean }) => {
       const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
       const config = loadConfig();
+      if (options.dryRun) {
+        try {
+          return await dryRun(folders, config, options.url, (line) => process.stdout.write(`${line}\n`));
+        } finally {
+          lock.release();
+        }
+      }
       const agent = await Agent.open({ config, serviceUrl: options.url });
       try {
         let refused = 0;
