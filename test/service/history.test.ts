@@ -66,6 +66,27 @@ async function serviceFiles(): Promise<Record<string, string>> {
 describe('two developers on one service', () => {
   beforeEach(() => start());
 
+  it('keeps a writer name outside ASCII as written, and no name that carries control characters', async () => {
+    const named = (writer: string) => {
+      const client = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user }, writer });
+      opened.push(client);
+      return client;
+    };
+    await batch(named('josé@portátil:~/código/app'), [
+      { flow_path: 'flows/ci', files: [file('a.yml', 'a\n', null)] },
+    ]);
+    await batch(named('eve\u001b[31m@box'), [
+      { flow_path: 'flows/ci', files: [file('a.yml', 'b\n', sha('a\n'))] },
+    ]);
+    const { versions } = await ada.flowDef.fileVersions({
+      repo_owner: 'acme',
+      repo_name: 'app',
+      flow_path: 'flows/ci',
+      path: 'a.yml',
+    });
+    expect(versions.map((v) => v.written_by)).toEqual([null, 'josé@portátil:~/código/app']);
+  });
+
   it('says what it can do beyond the spec', async () => {
     expect(await ada.flowDef.capabilities({})).toMatchObject({
       bases: true,

@@ -116,12 +116,19 @@ export function dispatchCall(
 }
 
 /**
- * The writing client's name from its header, for the history: printable, at most 200 characters; anything else is
- * no name (it is shown to other developers, so it must not carry control characters).
+ * The writing client's name from its header, for the history: percent-decoded (a header is Latin-1 on the wire, so
+ * flowsync's client percent-encodes a name's other characters, `~/código`), printable, at most 200 characters;
+ * anything else is no name (it is shown to other developers, so it must not carry control characters).
  */
 function writerOf(header: string | string[] | undefined): string | null {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value) return null;
+  const raw = Array.isArray(header) ? header[0] : header;
+  if (!raw) return null;
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
   // eslint-disable-next-line no-control-regex
   return value.length <= 200 && !/[\u0000-\u001f\u007f]/.test(value) ? value : null;
 }
