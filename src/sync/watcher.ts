@@ -24,7 +24,17 @@ interface WatchedRoot {
   taken: number;
   /** A folder came or went since the last checkBudget, or the count changed at it: chokidar may still be walking. */
   moved: boolean;
+  /** Since when the count has not changed while `moved` (null: it just changed). */
+  steadySince: number | null;
 }
+
+/**
+ * How long a root's folder count must stay the same before its checks stop. chokidar watches the folders its walk
+ * of a new folder finds without an event for each, so one unchanged count does not mean the walk is over: on a
+ * loaded machine a walk stalled for longer than one check (100 ms in the tests), the checks stopped, and a root
+ * that grew past the budget stayed watched (1 run of the suite in 7).
+ */
+const STEADY_MS = 2000;
 
 /**
  * Watches a repository's flow roots with chokidar and reports changed paths (relative to the repository, `/`
@@ -105,6 +115,7 @@ export class FlowWatcher {
       groups: [],
       taken: folders,
       moved: false,
+      steadySince: null,
     };
     this.roots.set(root, watched);
     // A folder that appears in the root (a new flow) joins the last group, which watches it and what is below it.
@@ -189,7 +200,9 @@ export class FlowWatcher {
         }
       }
       const now = folders.size;
-      watched.moved = now !== watched.taken;
+      if (now !== watched.taken) watched.steadySince = null;
+      else if (watched.steadySince === null) watched.steadySince = Date.now();
+      else if (Date.now() - watched.steadySince >= STEADY_MS) watched.moved = false;
       if (now <= watched.taken) {
         this.budget.give(watched.taken - now);
         watched.taken = now;
@@ -205,7 +218,10 @@ export class FlowWatcher {
   private folderMoved(absolute: string): void {
     for (const [root, watched] of this.roots) {
       const top = join(this.repoRoot, root);
-      if (absolute === top || absolute.startsWith(`${top}${sep}`)) watched.moved = true;
+      if (absolute === top || absolute.startsWith(`${top}${sep}`)) {
+        watched.moved = true;
+        watched.steadySince = null;
+      }
     }
   }
 
