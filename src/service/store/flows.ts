@@ -88,12 +88,6 @@ export class FlowStore {
            AND (fl.flow_path > @afterFlow OR (fl.flow_path = @afterFlow AND f.path > @afterPath))
          ORDER BY fl.flow_path, f.path LIMIT @limit`,
       ),
-      fileByPath: db
-        .prepare(
-          `SELECT f.id FROM flow_files f JOIN flows fl ON fl.id = f.flow_id
-         WHERE fl.repo_id = ? AND fl.flow_path = ? AND f.path = ?`,
-        )
-        .pluck(),
       fileById: db.prepare(
         `SELECT f.id, f.flow_id AS flow_def_id, fl.repo_id, fl.flow_path, f.path, f.hash, f.size, f.updated_at
          FROM flow_files f JOIN flows fl ON fl.id = f.flow_id WHERE f.id = ?`,
@@ -255,10 +249,6 @@ export class FlowStore {
       content: string | null;
     }[];
     return rows.map(({ content, ...row }) => (content === null ? row : { ...row, content }));
-  }
-
-  fileIdAt(repoId: string, flowPath: string, path: string): string | null {
-    return (this.statements.fileByPath.get(repoId, flowPath, path) as string | undefined) ?? null;
   }
 
   /**
