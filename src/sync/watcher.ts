@@ -53,6 +53,12 @@ export class FlowWatcher {
   private closed = false;
   /** New folders waiting for their watch before they are rescanned. */
   private readonly pendingFolders = new Set<string>();
+  /**
+   * Setups waiting for a chokidar watcher's "ready", by watcher: ended when it is closed first, since chokidar
+   * drops every listener on close and "ready" then never comes (a setup waiting for it held the engine's queue,
+   * and its stop, forever).
+   */
+  private readonly waitingReady = new Map<FSWatcher, () => void>();
 
   constructor(
     private readonly repoRoot: string,
@@ -87,7 +93,7 @@ export class FlowWatcher {
     if (!watched) return;
     this.roots.delete(folder);
     this.budget.give(watched.taken);
-    for (const watcher of [watched.top, ...watched.groups]) void watcher.close();
+    for (const watcher of [watched.top, ...watched.groups]) void this.closeWatcher(watcher);
   }
 
   async close(): Promise<void> {
@@ -96,7 +102,7 @@ export class FlowWatcher {
     this.roots.clear();
     for (const { taken } of watched) this.budget.give(taken);
     await Promise.all(
-      watched.flatMap(({ top, groups }) => [top, ...groups]).map((watcher) => watcher.close()),
+      watched.flatMap(({ top, groups }) => [top, ...groups]).map((watcher) => this.closeWatcher(watcher)),
     );
   }
 
@@ -130,15 +136,33 @@ export class FlowWatcher {
       if (last) last.add(path);
       else watched.groups.push(this.open([path]));
     });
-    await ready(watched.top);
+    await this.ready(watched.top);
     const below = this.foldersIn(root);
     for (let start = 0; start < below.length; start += GROUP) {
       if (this.closed || this.roots.get(root) !== watched) return;
       const group = below.slice(start, start + GROUP);
       const watcher = this.open(group.map((folder) => join(absolute, folder)));
       watched.groups.push(watcher);
-      await ready(watcher);
+      await this.ready(watcher);
     }
+  }
+
+  /** chokidar's "ready" for this watcher, or its close, whichever comes first. */
+  private ready(watcher: FSWatcher): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.waitingReady.delete(watcher);
+        resolve();
+      };
+      this.waitingReady.set(watcher, done);
+      watcher.once('ready', done);
+    });
+  }
+
+  private closeWatcher(watcher: FSWatcher): Promise<void> {
+    this.waitingReady.get(watcher)?.();
+    return watcher.close();
   }
 
   /**
@@ -170,7 +194,7 @@ export class FlowWatcher {
     if (watched) {
       this.roots.delete(root);
       this.budget.give(watched.taken);
-      for (const watcher of [watched.top, ...watched.groups]) void watcher.close();
+      for (const watcher of [watched.top, ...watched.groups]) void this.closeWatcher(watcher);
     }
     this.refused.set(
       root,
@@ -317,8 +341,4 @@ export class FlowWatcher {
     if (path.startsWith('..')) return null;
     return sep === '/' ? path : path.split(sep).join('/');
   }
-}
-
-function ready(watcher: FSWatcher): Promise<void> {
-  return new Promise((resolve) => watcher.once('ready', () => resolve()));
 }
