@@ -20,6 +20,7 @@ import type { Capabilities } from '../protocol/index.ts';
 import {
   Hasher,
   SyncEngine,
+  type FileConflict,
   type FileState,
   type RepoCounts,
   type SyncState,
@@ -92,7 +93,15 @@ export interface RepositoryDescription extends RepositoryIdentity {
   refused: { flowPath: string; message: string }[];
 }
 
-const NO_COUNTS: RepoCounts = { flows: 0, files: 0, pending: 0, pendingFlows: 0, warnings: 0, rejected: 0 };
+const NO_COUNTS: RepoCounts = {
+  flows: 0,
+  files: 0,
+  pending: 0,
+  pendingFlows: 0,
+  warnings: 0,
+  rejected: 0,
+  conflicts: 0,
+};
 
 /** What makes an agent: built by `Agent.open`. */
 interface AgentParts {
@@ -229,6 +238,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     return repoId === null ? [] : this.state.fileStates(repoId, flowPath);
   }
 
+  /** Files in conflict with the service's version, waiting for their user. */
+  conflicts(root: string): FileConflict[] {
+    const repoId = this.stateIdOf(root);
+    return repoId === null ? [] : this.state.conflicts(repoId);
+  }
+
   /** Files on disk that are not sent (binary, too large, a link...), with the reason's code (FILE_WARNINGS). */
   notSent(root: string): { flowPath: string; path: string; warning: string }[] {
     const repoId = this.stateIdOf(root);
@@ -330,7 +345,14 @@ export class Agent extends EventEmitter<AgentEvents> {
     const existing = this.repositories.get(identity.root);
     if (existing) return existing;
     const engine = new SyncEngine({
-      repo: { ...identity, flowRoots: configured?.flowRoots ?? ['flows'], writer: writerName(identity.root) },
+      repo: {
+        ...identity,
+        flowRoots: configured?.flowRoots ?? ['flows'],
+        writer: writerName(identity.root),
+        ...(configured?.holdDeletions !== undefined && {
+          deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
+        }),
+      },
       client: this.client,
       state: this.state,
       hasher: this.hasher,

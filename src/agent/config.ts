@@ -21,6 +21,16 @@ export const repositoryConfigSchema = z.looseObject({
   name: z.string().min(1).max(200).optional(),
   flowRoots: z.array(z.string().min(1)).min(1).default(['flows']),
   enabled: z.boolean().default(true),
+  /**
+   * When a round's deletions wait for their user: more than `files` files, or more than `share` (0–1) of the
+   * repository's synced files; false: never held. Default 100 files or a quarter (the engine's DEFAULT_DELETION_GUARD).
+   */
+  holdDeletions: z
+    .union([
+      z.literal(false),
+      z.strictObject({ files: z.int().nonnegative(), share: z.number().min(0).max(1) }),
+    ])
+    .optional(),
 });
 export type RepositoryConfig = z.infer<typeof repositoryConfigSchema>;
 

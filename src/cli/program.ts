@@ -30,6 +30,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/sync.ts')).syncCommand(),
   },
   {
+    name: 'conflicts',
+    usage: '[options] [folders...]',
+    summary: 'list files the service changed since this checkout synced them, and deletions held',
+    load: async () => (await import('./commands/conflicts.ts')).conflictsCommand(),
+  },
+  {
+    name: 'resolve',
+    usage: '[options] [paths...]',
+    summary: "settle conflicts (or --held deletions): --mine sends yours, --theirs takes the service's",
+    load: async () => (await import('./commands/resolve.ts')).resolveCommand(),
+  },
+  {
     name: 'status',
     usage: '[options]',
     summary: 'show each repository: flows, files, pending, warnings, last sync',

@@ -1,4 +1,4 @@
-import { ERROR_REASONS, type ErrorReason } from '../protocol/index.ts';
+import { ERROR_REASONS, conflictSchema, type Conflict, type ErrorReason } from '../protocol/index.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -48,4 +48,15 @@ export function isRetryable(kind: FailureKind | null): boolean {
 export function reasonOf(error: unknown): ErrorReason | null {
   if (!(error instanceof RemoteError)) return null;
   return (ERROR_REASONS as Partial<Record<number, ErrorReason>>)[error.statusCode] ?? null;
+}
+
+/**
+ * The conflict a refusal carries (a write on a stale base: 422 with `reason: conflict`), or null for any other
+ * failure: the file's service version is not the one the write was based on, and nothing was written.
+ */
+export function conflictOf(error: unknown): Conflict | null {
+  if (!(error instanceof RemoteError) || reasonOf(error) !== 'refused') return null;
+  if (error.errorData.reason !== 'conflict') return null;
+  const parsed = conflictSchema.safeParse(error.errorData.conflict);
+  return parsed.success ? parsed.data : null;
 }

@@ -12,5 +12,5 @@ export {
   TransportError,
 } from './errors.ts';
 export { checkAccess } from './check-access.ts';
-export { SPEC_ONLY, serviceCapabilities } from './capabilities.ts';
-export { failureKind, isRetryable, reasonOf, type FailureKind } from './failure.ts';
+export { SPEC_ONLY, askCapabilities, serviceCapabilities } from './capabilities.ts';
+export { conflictOf, failureKind, isRetryable, reasonOf, type FailureKind } from './failure.ts';

@@ -1,6 +1,13 @@
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
-import { checkAccess, failureKind, type RemoteClient } from '../client/index.ts';
+import { existsSync, lstatSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  askCapabilities,
+  checkAccess,
+  failureKind,
+  ProtocolError,
+  type RemoteClient,
+} from '../client/index.ts';
 import {
   describeStorageFault,
   folderFault,
@@ -18,8 +25,11 @@ import { planUploads, plansKey, type FlowPlan } from './planner.ts';
 import { PresenceCheck } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
+import { writeContained } from './contained-write.ts';
+import { notRealFolder } from './contained-fs.mjs';
+import { listServiceFiles, readServiceFiles, serviceFileKey } from './service-copy.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
-import type { RepoCounts, SyncState } from './state.ts';
+import type { FileConflict, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
@@ -32,7 +42,32 @@ export interface RepositorySpec {
   flowRoots: readonly string[];
   /** Who writes, as the service's history names this checkout (`dev@laptop:~/code/app`). */
   writer?: string;
+  /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
+  deletionGuard?: DeletionGuard | null;
 }
+
+/**
+ * A round that would delete more than `files` files, or more than `share` of the repository's synced files (from
+ * MIN_HELD_DELETIONS on), sends its deletions only once its user says so: a branch switch or a stray `rm -r`
+ * must not empty the service for the whole team.
+ */
+export interface DeletionGuard {
+  files: number;
+  share: number;
+}
+
+/**
+ * 100 files or a quarter of the repository. A branch switch measured this round deleted 159 files of 499 (32 %),
+ * a checkout of an old commit 331: both held. A refactor that deletes a few dozen files of a large repository, or a
+ * flow of 20 files removed from 300, goes through: holding every deletion would teach users to say yes blindly.
+ */
+export const DEFAULT_DELETION_GUARD: DeletionGuard = { files: 100, share: 0.25 };
+
+/** Below this many deletions the share does not hold anything: deleting 3 files of a repository of 5 is an edit. */
+const MIN_HELD_DELETIONS = 10;
+
+/** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
+const SPEC_ONLY_RECHECK_MS = 60_000;
 
 /** `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile. */
 export type SyncPhase =
@@ -47,6 +82,8 @@ export interface SyncStatus {
   retryAt: number | null;
   /** Files the rescans found changed, new or gone that the watcher had not reported, since the engine started. */
   missed: number;
+  /** Deletions waiting for their user to say delete them (or restore them on disk); 0 when none is held. */
+  heldDeletions: number;
 }
 
 /** A rescan that found what the watcher missed: "rescan found 3 files the watcher missed (periodic)". */
@@ -66,6 +103,8 @@ export interface SyncProgress {
 export interface SyncReport {
   /** The files whose change the service acknowledged in this round, by name, sorted. */
   files: FileChange[];
+  /** Files the service refused in this round for a stale base: each is a conflict now. */
+  conflicts: { flowPath: string; path: string; writtenBy: string | null }[];
   flows: number;
   created: number;
   updated: number;
@@ -81,7 +120,7 @@ export interface SyncReport {
  */
 export interface PlannedFlow {
   flowPath: string;
-  action: 'send' | 'held' | 'refused';
+  action: 'send' | 'held' | 'refused' | 'conflict';
   /** Why a root is held, in words. */
   message: string | null;
   created: string[];
@@ -180,6 +219,15 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private presenceTimer: NodeJS.Timeout | null = null;
   private presenceQueued = false;
   private stopped = false;
+  /** Whether the service takes bases, once asked (and when a "no" was heard, to ask again after a while). */
+  private bases: { takes: boolean; at: number } | null = null;
+  /** Deletions held at the last round (0: none); `allowDeletions` lets the next round send up to this many. */
+  private heldDeletions = 0;
+  private deletionsAllowed = 0;
+  /** Whether a state that knew nothing learned the service's files (once per engine). */
+  private learned = false;
+  /** Files on the service that this checkout does not have, as a first look at the service found them. */
+  private notInCheckout = 0;
 
   constructor(private readonly options: SyncEngineOptions) {
     super();
@@ -294,6 +342,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
           : ((missing ? held.join('; ') : this.message) ?? (this.standingProblems().join('; ') || null)),
       retryAt: this.scheduler.retryAt,
       missed: this.missed,
+      heldDeletions: this.heldDeletions,
     };
   }
 
@@ -302,7 +351,15 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * roots that are links, .gitignore lines not applied, folders not watched.
    */
   private standingProblems(): string[] {
+    const conflicts = this.options.state.conflictCount(this.repoId);
     return [
+      ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
+      ...(this.heldDeletions > 0 ? [heldLine(this.heldDeletions)] : []),
+      ...(this.notInCheckout > 0
+        ? [
+            `${this.notInCheckout} ${this.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted)`,
+          ]
+        : []),
       ...this.reconciler.refusedRoots.values(),
       ...this.watcher.refused.values(),
       ...this.rules.problems.values(),
@@ -437,10 +494,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     });
     this.guard.checkAll();
     const pending = state.pendingFlows(this.repoId);
+    const options = await this.planOptions();
     const { plans, stillRejected } = planUploads(
       state,
       this.repoId,
       pending.filter((flow) => !this.guard.holds(flow)),
+      options,
     );
     const planned: PlannedFlow[] = plans.map((plan) => ({
       flowPath: plan.flowPath,
@@ -456,12 +515,214 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       planned.push({ flowPath: root, action: 'held', message, ...none });
     for (const flowPath of stillRejected)
       planned.push({ flowPath, action: 'refused', message: null, ...none });
+    for (const conflict of state.conflicts(this.repoId))
+      planned.push({
+        flowPath: `${conflict.flowPath}/${conflict.path}`,
+        action: 'conflict',
+        message: conflictMessage(conflict),
+        ...none,
+      });
+    if (this.heldDeletions > 0)
+      planned.push({ flowPath: '', action: 'held', message: heldLine(this.heldDeletions), ...none });
     return planned.sort((a, b) => a.flowPath.localeCompare(b.flowPath));
   }
 
   /** Asks for a round now (a change, "sync now", or the network coming back), even while backing off. */
   sync(): Promise<void> {
     return this.scheduler.now();
+  }
+
+  /**
+   * Its user said the held deletions may go (`flowsync sync --yes`, "Delete them on the service"): the next round
+   * sends them, up to as many as are held now (more than that is a new question).
+   */
+  allowDeletions(): void {
+    this.deletionsAllowed = Math.max(this.heldDeletions, this.options.state.deletionCount(this.repoId));
+  }
+
+  /**
+   * Settles conflicts (all of them when `which` is null). `mine`: what is on disk is sent on top of the service's
+   * version (its hash becomes the base), in the round that follows. `theirs`: the service's version is written to
+   * disk (by the containment rule: atomically, never through a link) or, when the service has none, the file is
+   * removed; nothing is sent. Returns the files settled; a file named that is not in conflict is not among them.
+   */
+  async resolve(
+    which: readonly { flowPath: string; path: string }[] | null,
+    side: 'mine' | 'theirs',
+  ): Promise<{ flowPath: string; path: string }[]> {
+    const { state, client } = this.options;
+    const named = which === null ? null : new Set(which.map((f) => serviceFileKey(f.flowPath, f.path)));
+    const conflicts = state
+      .conflicts(this.repoId)
+      .filter((c) => named === null || named.has(serviceFileKey(c.flowPath, c.path)));
+    if (conflicts.length === 0) return [];
+    if (side === 'mine') {
+      await this.scheduler.run(async () => {
+        for (const c of conflicts) state.settleConflict(this.repoId, c.flowPath, c.path, c.serviceHash);
+      });
+    } else {
+      const copies = await readServiceFiles(client, this.repo, conflicts);
+      await this.scheduler.run(async () => {
+        for (const c of conflicts) {
+          const copy = copies.get(serviceFileKey(c.flowPath, c.path)) ?? null;
+          this.putOnDisk(c.flowPath, c.path, copy);
+          state.settleConflict(this.repoId, c.flowPath, c.path, copy?.hash ?? null);
+        }
+      });
+    }
+    this.scheduler.want();
+    this.setPhase(this.phase, this.message);
+    return conflicts.map(({ flowPath, path }) => ({ flowPath, path }));
+  }
+
+  /**
+   * Puts back on disk, from the service's copy, the files whose deletion is held (or all files gone from disk that
+   * the service has): "Restore them on disk", `flowsync resolve --held --theirs`. Returns how many were written.
+   */
+  async restoreDeleted(): Promise<number> {
+    const { state, client } = this.options;
+    const gone = state.goneAcknowledged(this.repoId);
+    if (gone.length === 0) return 0;
+    const copies = await readServiceFiles(client, this.repo, gone);
+    let restored = 0;
+    await this.scheduler.run(async () => {
+      for (const file of gone) {
+        const copy = copies.get(serviceFileKey(file.flowPath, file.path));
+        if (!copy) continue; // gone on the service too: nothing to put back, the deletion is no longer one
+        this.putOnDisk(file.flowPath, file.path, copy);
+        state.settleConflict(this.repoId, file.flowPath, file.path, copy.hash);
+        restored++;
+      }
+    });
+    this.heldDeletions = 0;
+    this.scheduler.want();
+    this.setPhase(this.phase, this.message);
+    return restored;
+  }
+
+  /**
+   * Writes the service's version of a file into the repository (null: removes the file), and records it as the
+   * state's view of the disk at once, so that no round in between sends what was there before.
+   */
+  private putOnDisk(flowPath: string, path: string, copy: { hash: string; content: string } | null): void {
+    const { state } = this.options;
+    const relative = `${flowPath}/${path}`;
+    if (copy === null) {
+      const folder = relative.slice(0, relative.lastIndexOf('/'));
+      if (notRealFolder(this.repo.root, folder) !== null) return;
+      try {
+        unlinkSync(join(this.repo.root, relative));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+      state.markGone(this.repoId, [{ flowPath, path }]);
+      return;
+    }
+    const outside = writeContained(this.repo.root, relative, copy.content);
+    if (outside !== null)
+      throw new Error(`${relative} was not written: ${outside.path} is not a folder of the repository`);
+    const stat = lstatSync(join(this.repo.root, relative));
+    state.saveLocal(this.repoId, [
+      {
+        flowPath,
+        path,
+        size: stat.size,
+        mtimeMs: stat.mtimeMs,
+        ctimeMs: stat.ctimeMs,
+        ino: stat.ino,
+        localHash: copy.hash,
+        warning: null,
+      },
+    ]);
+  }
+
+  /**
+   * How the next round plans: with bases when the service takes them (asked once; a "no" asked again after a
+   * minute, and a "no" from a service that said yes before is a failure, not a reason to send without them), and
+   * with deletions held when there are more than the guard lets through. Throws what asking the service threw.
+   */
+  private async planOptions(): Promise<{ bases: boolean; holdDeletions: boolean }> {
+    const { state } = this.options;
+    const deletions = state.deletionCount(this.repoId);
+    const guard = this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard;
+    const over =
+      guard !== null &&
+      (deletions > guard.files ||
+        (deletions >= MIN_HELD_DELETIONS && deletions > guard.share * state.acknowledgedCount(this.repoId)));
+    const holdDeletions = over && deletions > this.deletionsAllowed;
+    const held = holdDeletions ? deletions : 0;
+    if (held !== this.heldDeletions) {
+      this.heldDeletions = held;
+      this.setPhase(this.phase, this.message);
+    }
+    const bases = await this.serviceTakesBases();
+    if (bases) {
+      await this.learnService();
+      await this.settleUncertain();
+    }
+    return { bases, holdDeletions };
+  }
+
+  /**
+   * A state that knows nothing acknowledged (a first sync, a state rebuilt after damage, CI) learns the service's
+   * files first, once: the versions this checkout wrote (the service names their writer) are its own bases, so its
+   * edits of them go through; anyone else's are not, so an old clone's copy is a conflict, never an overwrite.
+   * Files on the service that are not in this checkout are counted and said, neither deleted nor fetched.
+   */
+  private async learnService(): Promise<void> {
+    const { state, client } = this.options;
+    if (this.learned) return;
+    this.learned = state.acknowledgedCount(this.repoId) > 0;
+    if (this.learned) return;
+    const listed = await listServiceFiles(client, this.repo, null);
+    const own = listed.filter(
+      (file) => this.repo.writer !== undefined && file.writtenBy === this.repo.writer,
+    );
+    state.adoptOwnVersions(this.repoId, own);
+    const present = new Set<string>();
+    for (const { flowPath, path } of state.presentFiles(this.repoId))
+      present.add(serviceFileKey(flowPath, path));
+    this.notInCheckout = listed.filter(
+      (file) => !present.has(serviceFileKey(file.flowPath, file.path)),
+    ).length;
+    this.learned = true;
+  }
+
+  /**
+   * Flows sent without an answer (a lost answer, a crash), settled by what the service lists of them: with bases
+   * there is no full listing to send whatever the state holds, so the service is asked what it took. A few flows
+   * are listed one by one, many by one listing of the repository.
+   */
+  private async settleUncertain(): Promise<void> {
+    const { state, client } = this.options;
+    const uncertain = state.uncertainFlows(this.repoId);
+    if (uncertain.length === 0) return;
+    const listed = new Map<string, Map<string, { hash: string; id: string }>>(
+      uncertain.map((flowPath) => [flowPath, new Map()]),
+    );
+    const lists =
+      uncertain.length <= 20
+        ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.repo, flowPath)))
+        : [await listServiceFiles(client, this.repo, null)];
+    for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
+    for (const [flowPath, files] of listed) state.settleFromListing(this.repoId, flowPath, files);
+  }
+
+  private async serviceTakesBases(): Promise<boolean> {
+    const { state, client } = this.options;
+    if (this.bases?.takes === true) return true;
+    if (this.bases && performance.now() - this.bases.at < SPEC_ONLY_RECHECK_MS) return false;
+    const { bases } = await askCapabilities(client);
+    if (!bases && state.serviceTakesBases(this.repoId))
+      throw new ProtocolError(
+        'The service answered that it does not know `capabilities`, which it answered before (a gateway in the ' +
+          'way, or an older service?): nothing is sent without bases to a service that took them; retrying.',
+        'svc/flow_def/public/capabilities',
+        404,
+      );
+    if (bases) state.rememberServiceTakesBases(this.repoId);
+    this.bases = { takes: bases, at: performance.now() };
+    return bases;
   }
 
   async stop(): Promise<void> {
@@ -579,16 +840,26 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const wasHeld = this.guard.held.size;
     this.guard.checkAll();
     if (this.guard.held.size !== wasHeld) this.setPhase(this.phase, this.message);
+    // A conflict its user settled on disk (made the file what the service has) is settled.
+    state.settleConflictsMatchingDisk(this.repoId);
     const pending = pendingNow();
-    const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows).plans;
     const sent: string[] = [];
     let flowsDone = 0;
     try {
+      // Asking the service how to plan (bases, what a lost answer stored) is the round's first call: syncing.
+      // (Not out of `storage`: its message says what waits, until a write goes through.)
+      if (pending.length > 0 && this.phase !== 'storage') this.setPhase('syncing', null);
+      const options = pending.length > 0 || this.heldDeletions > 0 ? await this.planOptions() : {};
+      const plan = (flows: readonly string[]) => {
+        const planned = planUploads(state, this.repoId, flows, options);
+        state.settle(this.repoId, planned.nothingToSend);
+        return planned.plans;
+      };
       for (const plans of pagesOf(pending, plan)) {
         // Stopping: the pages not sent yet stay pending, for the next start; the one in flight is in `in_flight`.
         if (this.stopped) return { report, outcome: { kind: 'settled' } };
         sent.push(plansKey(plans));
-        if (sent.length === 1) this.setPhase('syncing', null);
+        if (sent.length === 1 && this.phase !== 'syncing') this.setPhase('syncing', null);
         const tally = await uploadPlans(
           { client, hasher, target: this.repo, state, repoId: this.repoId, retries: this.retries },
           plans,
@@ -599,6 +870,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         addTally(report, tally);
       }
       const done = this.restingOutcome(unreadable);
+      // Deletions allowed go once: a later round that would delete as many again asks again.
+      if (!('holdDeletions' in options) || !options.holdDeletions) this.deletionsAllowed = 0;
       if (sent.length === 0) return { report, outcome: done };
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
@@ -691,6 +964,9 @@ function* pagesOf(
 
 function addTally(report: SyncReport, tally: UploadTally): void {
   report.rejected.push(...tally.rejected);
+  report.conflicts.push(
+    ...tally.conflicts.map(({ flowPath, path, writtenBy }) => ({ flowPath, path, writtenBy })),
+  );
   report.files.push(...tally.files);
   report.flows += tally.flows;
   report.created += tally.created;
@@ -700,7 +976,41 @@ function addTally(report: SyncReport, tally: UploadTally): void {
 }
 
 function emptyReport(): SyncReport {
-  return { files: [], flows: 0, created: 0, updated: 0, deleted: 0, rejected: [], requests: 0, ms: 0 };
+  return {
+    files: [],
+    conflicts: [],
+    flows: 0,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    rejected: [],
+    requests: 0,
+    ms: 0,
+  };
+}
+
+/** "2 files in conflict with the service's version: `flowsync conflicts` shows them" */
+function conflictLine(count: number): string {
+  return (
+    `${count} ${count === 1 ? 'file is' : 'files are'} in conflict with the service's version (changed there since ` +
+    'this checkout last synced it): `flowsync conflicts` shows them, `flowsync resolve` settles them'
+  );
+}
+
+/** "159 deletions held: …" */
+function heldLine(count: number): string {
+  return (
+    `${count} ${count === 1 ? 'deletion' : 'deletions'} held, more than this repository deletes without asking: ` +
+    '`flowsync sync --yes` deletes them on the service, `flowsync resolve --held --theirs` puts them back on disk'
+  );
+}
+
+/** "changed on the service by bob@laptop:~/app at 2026-…" */
+function conflictMessage(conflict: FileConflict): string {
+  const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
+  const at = conflict.writtenAt ? ` at ${conflict.writtenAt}` : '';
+  const what = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
+  return `${what}${by}${at} since this checkout last synced it`;
 }
 
 /**

@@ -1,7 +1,9 @@
 // Owns syncing one repository with a service: scanner, hasher (a worker pool), watcher (chokidar), the state (the
 // outbox), planner, uploader and the SyncEngine that joins them. May import: protocol, host, client.
 export {
+  DEFAULT_DELETION_GUARD,
   SyncEngine,
+  type DeletionGuard,
   type PlannedFlow,
   type RepositorySpec,
   type SyncEngineOptions,
@@ -13,7 +15,7 @@ export {
 } from './engine.ts';
 export type { FileChange } from './uploader.ts';
 export { Hasher } from './hasher.ts';
-export { SyncState, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
+export { SyncState, type FileConflict, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
 export { asideName, openSyncState, snapshotState, stateDamage, type OpenedState } from './state-file.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';

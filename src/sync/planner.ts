@@ -16,9 +16,22 @@ export interface FlowPlan {
   uncertain: boolean;
   /**
    * Sent as a full listing with delete_missing: when files must go, and when the service may hold files the
-   * state does not know of (an unanswered request), which only a full listing can remove.
+   * state does not know of (an unanswered request), which only a full listing can remove. Never with bases.
    */
   full: boolean;
+  /**
+   * Each write carries its base (the hash last acknowledged, null for a file this agent believes new) and each
+   * deletion is an explicit path with its base: the service refuses what changed there since (a conflict) instead
+   * of overwriting it. Only for a service that takes bases.
+   */
+  bases: boolean;
+}
+
+export interface PlanOptions {
+  /** The service takes bases: no full listing, every write and deletion on its base. */
+  bases?: boolean;
+  /** Deletions are held (a round that would delete more than the repository's threshold): none is planned. */
+  holdDeletions?: boolean;
 }
 
 function isSendable(file: FileRecord): boolean {
@@ -34,17 +47,31 @@ export function flowSignature(present: readonly FileRecord[]): string {
 /**
  * Flows whose files differ from what the service acknowledged, minus those refused as they are now. `flows`
  * narrows it to some of the pending flows (a page: the engine plans and sends a few hundred flows at a time).
+ * `nothingToSend`: with bases, flows sent without an answer that have nothing left to send: whatever the service
+ * took of them was on the bases this agent holds, so they are settled without a request.
  */
 export function planUploads(
   state: SyncState,
   repoId: number,
   flows: readonly string[] = state.pendingFlows(repoId),
-): { plans: FlowPlan[]; stillRejected: string[] } {
+  options: PlanOptions = {},
+): { plans: FlowPlan[]; stillRejected: string[]; nothingToSend: string[] } {
   const rejected = new Map(state.rejections(repoId).map((r) => [r.flowPath, r.signature]));
   const uncertain = new Set(state.uncertainFlows(repoId));
   const plans: FlowPlan[] = [];
   const stillRejected: string[] = [];
+  const nothingToSend: string[] = [];
   for (const flowPath of flows) {
+    if (options.bases) {
+      const plan = planOnBases(state, repoId, flowPath, uncertain.has(flowPath), options);
+      if (plan === null) {
+        if (uncertain.has(flowPath)) nothingToSend.push(flowPath);
+        continue;
+      }
+      if (rejected.get(flowPath) === plan.signature) stillRejected.push(flowPath);
+      else plans.push(plan);
+      continue;
+    }
     const files = state.filesOfFlow(repoId, flowPath);
     const present = files.filter(isSendable);
     const signature = flowSignature(present);
@@ -54,8 +81,13 @@ export function planUploads(
     }
     // A file that could not be read now stays on the service as it is: no full listing of its flow (which would
     // drop it) until it is read again; the flow's changed files still go. The round's back-off reads it again.
-    const held = files.some((file) => file.warning === 'unreadable' && file.ackedHash !== null);
-    const deletes = held ? [] : files.filter((file) => !isSendable(file) && file.ackedHash !== null);
+    const gone = files.filter((file) => !isSendable(file) && file.ackedHash !== null);
+    // A full listing deletes whatever it does not list: with deletions held, a flow that lost files is not listed
+    // whole (its changed files still go), as with a file that could not be read.
+    const held =
+      files.some((file) => file.warning === 'unreadable' && file.ackedHash !== null) ||
+      (options.holdDeletions === true && gone.length > 0);
+    const deletes = held ? [] : gone;
     const upserts = present.filter((file) => file.localHash !== file.ackedHash);
     // Sent but not answered, with a file held: only a full listing would settle it, so it waits whole.
     if (held && (uncertain.has(flowPath) || upserts.length === 0)) continue;
@@ -67,9 +99,42 @@ export function planUploads(
       signature,
       uncertain: uncertain.has(flowPath),
       full: !held && (deletes.length > 0 || uncertain.has(flowPath)),
+      bases: false,
     });
   }
-  return { plans, stillRejected };
+  return { plans, stillRejected, nothingToSend };
+}
+
+/**
+ * One flow for a service that takes bases: its changed files, each on the hash last acknowledged, and its files
+ * gone (or no longer sendable) as explicit deletions on theirs. A file in conflict waits for its user; a file
+ * that could not be read now is neither sent nor deleted. Null when nothing is to be sent.
+ */
+function planOnBases(
+  state: SyncState,
+  repoId: number,
+  flowPath: string,
+  uncertain: boolean,
+  options: PlanOptions,
+): FlowPlan | null {
+  const conflicts = state.conflictsOf(repoId, flowPath);
+  const files = state.filesOfFlow(repoId, flowPath).filter((file) => !conflicts.has(file.path));
+  const present = files.filter(isSendable);
+  const upserts = present.filter((file) => file.localHash !== file.ackedHash);
+  const deletes = options.holdDeletions
+    ? []
+    : files.filter((file) => !isSendable(file) && file.ackedHash !== null && file.warning !== 'unreadable');
+  if (upserts.length === 0 && deletes.length === 0) return null;
+  return {
+    flowPath,
+    upserts,
+    deletes,
+    present,
+    signature: flowSignature(present),
+    uncertain,
+    full: false,
+    bases: true,
+  };
 }
 
 /**

@@ -52,6 +52,25 @@ const SCHEMA = [
   // file is read once more after the upgrade, and sends nothing unless it changed.
   `ALTER TABLE files ADD COLUMN ctime_ms REAL;
    ALTER TABLE files ADD COLUMN ino REAL;`,
+  // A file the service did not write because its version there is not the one this agent last acknowledged (a
+  // teammate's edit, a restored backup): settled by its user (keep mine, take the service's), never resent as it
+  // is. `service_hash` null: the service has no such file. `sent_hash`: what was sent of a file and not answered
+  // yet (a lost answer leaves it; the service's listing then says whether it was stored). `bases`: whether this repository's service said once
+  // that it takes bases, so that a 404 for the question later (a gateway) cannot turn its protection off.
+  `CREATE TABLE conflicts (
+    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+    flow_path TEXT NOT NULL,
+    path TEXT NOT NULL,
+    base_hash TEXT,
+    service_hash TEXT,
+    sent_hash TEXT,
+    written_by TEXT,
+    written_at TEXT,
+    found_at TEXT NOT NULL,
+    PRIMARY KEY (repo_id, flow_path, path)
+  ) WITHOUT ROWID;
+  ALTER TABLE repos ADD COLUMN bases INTEGER;
+  ALTER TABLE files ADD COLUMN sent_hash TEXT;`,
 ];
 
 /** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
@@ -64,9 +83,11 @@ export interface FileRecord {
   warning: string | null;
   ackedHash: string | null;
   fileId: string | null;
+  /** Sent and not answered yet (null when answered, or never sent). */
+  sentHash?: string | null;
 }
 
-/** A file as a window lists it: its hashes, why it is not sent (if so), and whether it is pending. */
+/** A file as a window lists it: its hashes, why it is not sent (if so), and whether it is pending or in conflict. */
 export interface FileState {
   flowPath: string;
   path: string;
@@ -74,6 +95,23 @@ export interface FileState {
   warning: string | null;
   ackedHash: string | null;
   pending: boolean;
+  conflict: boolean;
+}
+
+/**
+ * A file the service refused to write because its version there is not the one this agent based the write on.
+ * `serviceHash` null: the service has no such file (deleted there); `sentHash` null: what was sent is a deletion.
+ */
+export interface FileConflict {
+  flowPath: string;
+  path: string;
+  baseHash: string | null;
+  serviceHash: string | null;
+  sentHash: string | null;
+  /** Who wrote the service's version and when, as the service says (null: it does not know). */
+  writtenBy: string | null;
+  writtenAt: string | null;
+  foundAt: string;
 }
 
 /**
@@ -103,6 +141,8 @@ export interface RepoCounts {
   pendingFlows: number;
   warnings: number;
   rejected: number;
+  /** Files in conflict with the service's version: never "in sync" until their user settles them. */
+  conflicts: number;
 }
 
 /** What the service confirmed for one flow: files it now has (with their hash and id) and files it dropped. */
@@ -113,13 +153,17 @@ export interface FlowAck {
 }
 
 const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
-  acked_hash AS ackedHash, file_id AS fileId`;
+  acked_hash AS ackedHash, file_id AS fileId, sent_hash AS sentHash`;
 /**
  * A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what
  * is. A file that could not be read now ('unreadable') is not pending: what the service has of it stands.
  */
-const PENDING = `(CASE WHEN warning IS NULL THEN local_hash WHEN warning = 'unreadable' THEN acked_hash END)
+const DIFFERS = `(CASE WHEN warning IS NULL THEN local_hash WHEN warning = 'unreadable' THEN acked_hash END)
   IS NOT acked_hash`;
+/** In conflict: its user settles it; not sent, not counted as pending (counted as a conflict). */
+const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
+  AND c.path = files.path)`;
+const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT})`;
 /** A file gone from disk: nothing of it is known any more but what the service acknowledged. */
 const GONE = 'local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL';
 /** Flows with a pending file, and flows sent but not answered (their content on the service is unknown). */
@@ -179,8 +223,8 @@ export class SyncState {
       ),
       fileStates: db.prepare(
         `SELECT flow_path AS flowPath, path, local_hash AS localHash, warning, acked_hash AS ackedHash,
-           ${PENDING} AS pending FROM files WHERE repo_id = @repoId AND (@flowPath IS NULL OR flow_path = @flowPath)
-           ORDER BY flow_path, path`,
+           ${PENDING} AS pending, ${IN_CONFLICT} AS conflict FROM files
+           WHERE repo_id = @repoId AND (@flowPath IS NULL OR flow_path = @flowPath) ORDER BY flow_path, path`,
       ),
       filesOfFlow: db.prepare(
         `SELECT ${FILE_COLUMNS} FROM files WHERE repo_id = ? AND flow_path = ? ORDER BY path`,
@@ -226,8 +270,10 @@ export class SyncState {
          WHERE repo_id = ? AND warning = 'unreadable' AND local_hash IS NOT NULL ORDER BY flow_path, path`,
       ),
       dropForgotten: db.prepare(
-        // INDEXED BY: without statistics SQLite would walk the repository's whole primary key range instead.
-        'DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL',
+        // INDEXED BY: without statistics SQLite would walk the repository's whole primary key range instead. A
+        // file sent without an answer is kept: the service may hold it, and only its row can say so.
+        `DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL
+           AND sent_hash IS NULL`,
       ),
       pendingFlows: db.prepare(PENDING_FLOWS).pluck(),
       uncertainFlows: db.prepare('SELECT flow_path FROM in_flight WHERE repo_id = ?').pluck(),
@@ -235,6 +281,15 @@ export class SyncState {
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
       settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
+      markSent: db.prepare(
+        'UPDATE files SET sent_hash = @hash WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path',
+      ),
+      forgetSent: db.prepare(
+        'UPDATE files SET sent_hash = NULL WHERE repo_id = ? AND flow_path = ? AND sent_hash IS NOT NULL',
+      ),
+      sentOfFlow: db.prepare(
+        `SELECT path, sent_hash AS sentHash FROM files WHERE repo_id = ? AND flow_path = ? AND sent_hash IS NOT NULL`,
+      ),
       // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
         `UPDATE files SET local_hash = @hash, size = @size, warning = @warning,
@@ -246,11 +301,12 @@ export class SyncState {
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND local_hash IS @expected`,
       ),
       ackStored: db.prepare(
-        `UPDATE files SET acked_hash = @hash, file_id = coalesce(@fileId, file_id)
+        `UPDATE files SET acked_hash = @hash, file_id = coalesce(@fileId, file_id), sent_hash = NULL
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path`,
       ),
       ackDropped: db.prepare(
-        'UPDATE files SET acked_hash = NULL, file_id = NULL WHERE repo_id = ? AND flow_path = ? AND path = ?',
+        `UPDATE files SET acked_hash = NULL, file_id = NULL, sent_hash = NULL
+         WHERE repo_id = ? AND flow_path = ? AND path = ?`,
       ),
       counts: db.prepare(
         `SELECT count(DISTINCT CASE WHEN local_hash IS NOT NULL THEN flow_path END) AS flows,
@@ -260,6 +316,7 @@ export class SyncState {
              + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (
                  SELECT 1 FROM files p WHERE p.repo_id = @repoId AND p.flow_path = i.flow_path
                    AND (CASE WHEN p.warning IS NULL THEN p.local_hash END) IS NOT p.acked_hash)) AS pending,
+           (SELECT count(*) FROM conflicts c WHERE c.repo_id = @repoId) AS conflicts,
            (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
            (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId) AS rejected
@@ -277,6 +334,54 @@ export class SyncState {
       rejections: db.prepare(
         'SELECT flow_path AS flowPath, message, signature FROM rejected_flows WHERE repo_id = ? ORDER BY flow_path',
       ),
+      addConflict: db.prepare(
+        `INSERT INTO conflicts (repo_id, flow_path, path, base_hash, service_hash, sent_hash, written_by, written_at,
+           found_at)
+         VALUES (@repoId, @flowPath, @path, @baseHash, @serviceHash, @sentHash, @writtenBy, @writtenAt, @foundAt)
+         ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET base_hash = excluded.base_hash,
+           service_hash = excluded.service_hash, sent_hash = excluded.sent_hash, written_by = excluded.written_by,
+           written_at = excluded.written_at`,
+      ),
+      conflicts: db.prepare(
+        `SELECT flow_path AS flowPath, path, base_hash AS baseHash, service_hash AS serviceHash, sent_hash AS sentHash,
+           written_by AS writtenBy, written_at AS writtenAt, found_at AS foundAt
+         FROM conflicts WHERE repo_id = ? ORDER BY flow_path, path`,
+      ),
+      conflictsOf: db.prepare(`SELECT path FROM conflicts WHERE repo_id = ? AND flow_path = ?`).pluck(),
+      dropConflict: db.prepare('DELETE FROM conflicts WHERE repo_id = ? AND flow_path = ? AND path = ?'),
+      // The service's version becomes the base: what is on disk is sent on it (keep mine), or is it (take theirs).
+      ackService: db.prepare(
+        `UPDATE files SET acked_hash = @hash, file_id = CASE WHEN @hash IS NULL THEN NULL ELSE file_id END
+         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path`,
+      ),
+      // Settled on disk: its user made the file what the service has (or removed it where the service has none).
+      settledOnDisk: db.prepare(
+        `SELECT c.flow_path AS flowPath, c.path, c.service_hash AS serviceHash FROM conflicts c
+         LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path
+         WHERE c.repo_id = ? AND (CASE WHEN f.warning IS NULL THEN f.local_hash END) IS c.service_hash`,
+      ),
+      conflictCount: db.prepare('SELECT count(*) FROM conflicts WHERE repo_id = ?').pluck(),
+      // Deletions a round would send: files gone (or no longer sendable, but not unreadable) that the service has.
+      deletionCount: db
+        .prepare(
+          `SELECT count(*) FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL
+             AND (local_hash IS NULL OR (warning IS NOT NULL AND warning <> 'unreadable')) AND NOT ${IN_CONFLICT}`,
+        )
+        .pluck(),
+      goneAcknowledged: db.prepare(
+        `SELECT flow_path AS flowPath, path, acked_hash AS ackedHash FROM files
+         WHERE repo_id = ? AND acked_hash IS NOT NULL AND local_hash IS NULL AND NOT ${IN_CONFLICT}
+         ORDER BY flow_path, path`,
+      ),
+      adopt: db.prepare(
+        `UPDATE files SET acked_hash = @hash, file_id = @id
+         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND acked_hash IS NULL`,
+      ),
+      bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
+      setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
+      acknowledgedCount: db
+        .prepare('SELECT count(*) FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL')
+        .pluck(),
     };
   }
 
@@ -328,10 +433,11 @@ export class SyncState {
    * counts use too: what the window lists agrees with what it counts.
    */
   fileStates(repoId: number, flowPath: string | null = null): FileState[] {
-    const rows = this.statements.fileStates.all({ repoId, flowPath }) as (Omit<FileState, 'pending'> & {
-      pending: number;
-    })[];
-    return rows.map((row) => ({ ...row, pending: row.pending === 1 }));
+    const rows = this.statements.fileStates.all({ repoId, flowPath }) as (Omit<
+      FileState,
+      'pending' | 'conflict'
+    > & { pending: number; conflict: number })[];
+    return rows.map((row) => ({ ...row, pending: row.pending === 1, conflict: row.conflict === 1 }));
   }
 
   filesOfFlow(repoId: number, flowPath: string): FileRecord[] {
@@ -427,17 +533,49 @@ export class SyncState {
     return this.statements.uncertainFlows.all(repoId) as string[];
   }
 
-  /** Written before a request leaves, so that a crash before the answer leaves a trace. */
-  markSending(repoId: number, flowPaths: readonly string[]): void {
+  /**
+   * Written before a request leaves, so that a crash before the answer leaves a trace: the flows, and (with bases,
+   * where no full listing can clean up after a lost answer) the hash sent of each file.
+   */
+  markSending(
+    repoId: number,
+    flowPaths: readonly string[],
+    files: readonly { flowPath: string; path: string; hash: string }[] = [],
+  ): void {
     this.db.transaction(() => {
       for (const flowPath of flowPaths) this.statements.markSending.run(repoId, flowPath);
+      for (const file of files) this.statements.markSent.run({ repoId, ...file });
     })();
   }
 
   /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */
   settle(repoId: number, flowPaths: readonly string[]): void {
     this.db.transaction(() => {
-      for (const flowPath of flowPaths) this.statements.settle.run(repoId, flowPath);
+      for (const flowPath of flowPaths) {
+        this.statements.settle.run(repoId, flowPath);
+        this.statements.forgetSent.run(repoId, flowPath);
+      }
+      this.statements.dropForgotten.run(repoId);
+    })();
+  }
+
+  /**
+   * A flow sent without an answer, settled by what the service lists of it now: each file whose sent hash the
+   * service holds was stored (acknowledged, with its id); the rest was not. The flow is answered then.
+   */
+  settleFromListing(
+    repoId: number,
+    flowPath: string,
+    listed: ReadonlyMap<string, { hash: string; id: string }>,
+  ): void {
+    this.db.transaction(() => {
+      const sent = this.statements.sentOfFlow.all(repoId, flowPath) as { path: string; sentHash: string }[];
+      for (const { path, sentHash } of sent) {
+        const now = listed.get(path);
+        if (now?.hash === sentHash)
+          this.statements.ackStored.run({ repoId, flowPath, path, hash: now.hash, fileId: now.id });
+      }
+      this.settle(repoId, [flowPath]);
     })();
   }
 
@@ -506,6 +644,96 @@ export class SyncState {
       message: string;
       signature: string;
     }[];
+  }
+
+  /** Files the service refused for a stale base: they wait for their user (keep mine, take the service's). */
+  recordConflicts(repoId: number, conflicts: readonly Omit<FileConflict, 'foundAt'>[]): void {
+    const foundAt = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const conflict of conflicts) this.statements.addConflict.run({ repoId, foundAt, ...conflict });
+    })();
+  }
+
+  conflicts(repoId: number): FileConflict[] {
+    return this.statements.conflicts.all(repoId) as FileConflict[];
+  }
+
+  /** The paths of a flow that are in conflict (the planner leaves them out). */
+  conflictsOf(repoId: number, flowPath: string): Set<string> {
+    return new Set(this.statements.conflictsOf.all(repoId, flowPath) as string[]);
+  }
+
+  /**
+   * A conflict settled: the service's version (`serviceHash`, null for none) becomes what this agent acknowledged,
+   * so that what is on disk is sent on top of it (keep mine), or already is it (take the service's).
+   */
+  settleConflict(repoId: number, flowPath: string, path: string, serviceHash: string | null): void {
+    this.db.transaction(() => {
+      this.statements.ackService.run({ repoId, flowPath, path, hash: serviceHash });
+      this.statements.dropConflict.run(repoId, flowPath, path);
+      this.statements.dropForgotten.run(repoId);
+    })();
+  }
+
+  /** Conflicts whose file its user made what the service has (or removed where it has none): settled, returned. */
+  settleConflictsMatchingDisk(repoId: number): { flowPath: string; path: string }[] {
+    const settled = this.statements.settledOnDisk.all(repoId) as {
+      flowPath: string;
+      path: string;
+      serviceHash: string | null;
+    }[];
+    for (const { flowPath, path, serviceHash } of settled)
+      this.settleConflict(repoId, flowPath, path, serviceHash);
+    return settled.map(({ flowPath, path }) => ({ flowPath, path }));
+  }
+
+  /** How many files are in conflict (cheap: the engine's status line asks it at every change of phase). */
+  conflictCount(repoId: number): number {
+    return this.statements.conflictCount.get(repoId) as number;
+  }
+
+  /** How many deletions the next round would send (the held-deletion guard's measure). */
+  deletionCount(repoId: number): number {
+    return this.statements.deletionCount.get(repoId) as number;
+  }
+
+  /** Files gone from disk that the service has: the deletions a round would send (those held, when held). */
+  goneAcknowledged(repoId: number): { flowPath: string; path: string; ackedHash: string }[] {
+    return this.statements.goneAcknowledged.all(repoId) as {
+      flowPath: string;
+      path: string;
+      ackedHash: string;
+    }[];
+  }
+
+  /**
+   * A state that knows nothing the service acknowledged (new, or rebuilt after damage) takes the service's versions
+   * that this checkout wrote as acknowledged: its later edits of them are sent on them, not refused as conflicts.
+   * Only files the state has on disk; returns how many were taken.
+   */
+  adoptOwnVersions(
+    repoId: number,
+    files: readonly { flowPath: string; path: string; hash: string; id: string }[],
+  ): number {
+    let adopted = 0;
+    this.db.transaction(() => {
+      for (const file of files) adopted += this.statements.adopt.run({ repoId, ...file }).changes;
+    })();
+    return adopted;
+  }
+
+  /** Whether this repository's service said once that it takes bases. */
+  serviceTakesBases(repoId: number): boolean {
+    return this.statements.bases.get(repoId) === 1;
+  }
+
+  rememberServiceTakesBases(repoId: number): void {
+    this.statements.setBases.run(repoId);
+  }
+
+  /** Files the service acknowledged: what a share of deletions is measured against. */
+  acknowledgedCount(repoId: number): number {
+    return this.statements.acknowledgedCount.get(repoId) as number;
   }
 
   /** The folder the state file is in: flowsync's data folder, named when it cannot be written. */

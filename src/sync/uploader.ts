@@ -1,5 +1,6 @@
 import {
   checkAccess,
+  conflictOf,
   failureKind,
   reasonOf,
   InvalidArgsError,
@@ -7,11 +8,11 @@ import {
   RemoteError,
   type RemoteClient,
 } from '../client/index.ts';
-import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
+import { SYNC_CALL_LIMITS, type Conflict, type FileEntry, type FlowEntry } from '../protocol/index.ts';
 import type { FlowRetries } from './flow-retries.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
-import type { FileRecord, FlowAck, SyncState } from './state.ts';
+import type { FileConflict, FileRecord, FlowAck, SyncState } from './state.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
 export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
@@ -48,6 +49,8 @@ export interface FileChange {
 /** The counts of one round of uploads; what the service confirmed is already in the state. */
 export interface UploadTally {
   rejected: { flowPath: string; message: string }[];
+  /** Files the service did not write because its version is not the one they were based on (recorded). */
+  conflicts: Omit<FileConflict, 'foundAt'>[];
   /** The files whose change the service acknowledged, as the uploader sent them (no state is read again). */
   files: FileChange[];
   flows: number;
@@ -101,12 +104,13 @@ export function chunkPlans(plans: readonly FlowPlan[], full: boolean, limits = L
     count = 0;
   };
   for (const plan of plans) {
-    const files = full ? plan.present : plan.upserts;
+    // Explicit deletions (with bases) count toward the service's cap on files per call too.
+    const files = full ? plan.present : [...plan.upserts, ...(plan.bases ? plan.deletes : [])];
     const planBytes = files.reduce((sum, file) => sum + estimatedBytes(file), plan.flowPath.length + 64);
     if (!full && (files.length > maxFiles || planBytes > limits.bytes)) {
       flush();
-      for (const upserts of partsOf(plan, limits.bytes, maxFiles))
-        batches.push({ plans: [{ ...plan, upserts }], full, partOf: plan.flowPath });
+      for (const part of partsOf(plan, limits.bytes, maxFiles))
+        batches.push({ plans: [{ ...plan, ...part }], full, partOf: plan.flowPath });
       continue;
     }
     const over = bytes + planBytes > limits.bytes || count + files.length > maxFiles;
@@ -119,22 +123,32 @@ export function chunkPlans(plans: readonly FlowPlan[], full: boolean, limits = L
   return batches;
 }
 
-/** A flow's changed files cut into parts under the limits (a file larger than the byte limit is a part alone). */
-function partsOf(plan: FlowPlan, maxBytes: number, maxFiles: number): FileRecord[][] {
-  const parts: FileRecord[][] = [];
+/**
+ * A flow's changed files cut into parts under the limits (a file larger than the byte limit is a part alone),
+ * then its explicit deletions (with bases) in parts of their own.
+ */
+function partsOf(
+  plan: FlowPlan,
+  maxBytes: number,
+  maxFiles: number,
+): { upserts: FileRecord[]; deletes: FileRecord[] }[] {
+  const parts: { upserts: FileRecord[]; deletes: FileRecord[] }[] = [];
   let part: FileRecord[] = [];
   let bytes = plan.flowPath.length + 64;
   for (const file of plan.upserts) {
     const size = estimatedBytes(file);
     if (part.length > 0 && (part.length >= maxFiles || bytes + size > maxBytes)) {
-      parts.push(part);
+      parts.push({ upserts: part, deletes: [] });
       part = [];
       bytes = plan.flowPath.length + 64;
     }
     part.push(file);
     bytes += size;
   }
-  if (part.length > 0) parts.push(part);
+  if (part.length > 0) parts.push({ upserts: part, deletes: [] });
+  if (!plan.bases) return parts;
+  for (let start = 0; start < plan.deletes.length; start += maxFiles)
+    parts.push({ upserts: [], deletes: plan.deletes.slice(start, start + maxFiles) });
   return parts;
 }
 
@@ -176,6 +190,7 @@ export async function uploadPlans(
 ): Promise<UploadTally> {
   const tally: UploadTally = {
     rejected: [],
+    conflicts: [],
     files: [],
     flows: 0,
     created: 0,
@@ -404,7 +419,13 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
   const sent = await readEntries(context, batch);
   if (sent.length === 0) return;
   const flowPaths = sent.map(({ plan }) => plan.flowPath);
-  state.markSending(repoId, flowPaths);
+  // With bases no full listing cleans up after a lost answer: what was sent is noted, for the service's listing.
+  const sentFiles = sent.flatMap(({ plan, entry }) =>
+    plan.bases
+      ? entry.files.map((file) => ({ flowPath: plan.flowPath, path: file.path, hash: file.hash }))
+      : [],
+  );
+  state.markSending(repoId, flowPaths, sentFiles);
   tally.requests++;
   try {
     const value = await client.flowDef.syncBatch(
@@ -425,28 +446,40 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
       );
     }
     const ids = new Map((value.files ?? []).map((file) => [`${file.flow_path}\0${file.path}`, file.id]));
-    const acks = sent.map(({ plan, entry }) => {
-      const sentPaths = new Set(entry.files.map((file) => file.path));
-      return {
-        flowPath: plan.flowPath,
-        stored: entry.files.map((file) => ({
-          path: file.path,
-          hash: file.hash,
-          fileId: ids.get(`${plan.flowPath}\0${file.path}`) ?? null,
-        })),
-        // With a full listing the service dropped whatever was not listed; without one it dropped nothing.
-        dropped: batch.full
-          ? [...plan.deletes, ...plan.present].filter((f) => !sentPaths.has(f.path)).map((f) => f.path)
-          : [],
-      };
-    });
+    // A flow with a conflict was left as it was, whole: nothing of it is acknowledged, its conflicts wait for
+    // their user, and its other files go again next round without them.
+    const conflicted = new Set((value.conflicts ?? []).map((conflict) => conflict.flow_path));
+    if (conflicted.size > 0) {
+      recordConflicts(context, (value.conflicts ?? []).map(fileConflictOf), tally);
+      state.settle(repoId, [...conflicted]);
+    }
+    const acks = sent
+      .filter(({ plan }) => !conflicted.has(plan.flowPath))
+      .map(({ plan, entry }) => {
+        const sentPaths = new Set(entry.files.map((file) => file.path));
+        return {
+          flowPath: plan.flowPath,
+          stored: entry.files.map((file) => ({
+            path: file.path,
+            hash: file.hash,
+            fileId: ids.get(`${plan.flowPath}\0${file.path}`) ?? null,
+          })),
+          // With a full listing the service dropped whatever was not listed; with bases, what was named; else nothing.
+          dropped: batch.full
+            ? [...plan.deletes, ...plan.present].filter((f) => !sentPaths.has(f.path)).map((f) => f.path)
+            : plan.bases
+              ? plan.deletes.map((file) => file.path)
+              : [],
+        };
+      });
     state.acknowledge(repoId, acks);
-    for (const [index, ack] of acks.entries()) tally.files.push(...changesOf(sent[index]!.plan, ack));
+    const planOf = new Map(sent.map(({ plan }) => [plan.flowPath, plan]));
+    for (const ack of acks) tally.files.push(...changesOf(planOf.get(ack.flowPath)!, ack));
     for (const flowPath of flowPaths) {
       state.clearRejection(repoId, flowPath);
       context.retries?.succeeded(flowPath);
     }
-    tally.flows += value.flows_synced;
+    tally.flows += value.flows_synced - conflicted.size;
     tally.created += value.files_created;
     tally.updated += value.files_updated;
     tally.deleted += value.files_deleted;
@@ -482,11 +515,19 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   if (!read) return;
   state.recordReads(repoId, [readRecord(plan, file, read)]);
   if (read.missing || read.content === null) return; // changed meanwhile: the next plan says what to do
-  state.markSending(repoId, [plan.flowPath]);
+  state.markSending(
+    repoId,
+    [plan.flowPath],
+    plan.bases ? [{ flowPath: plan.flowPath, path: file.path, hash: read.hash }] : [],
+  );
   tally.requests++;
   try {
     const record = await client.flowDef.updateFile(
-      { fileId: file.fileId!, content: read.content },
+      {
+        fileId: file.fileId!,
+        content: read.content,
+        ...(plan.bases && file.ackedHash !== null ? { base_hash: file.ackedHash } : {}),
+      },
       writerOf(target),
     );
     state.acknowledge(repoId, [
@@ -503,11 +544,48 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
     if (record.hash !== file.ackedHash)
       tally.files.push({ kind: 'updated', flowPath: plan.flowPath, path: file.path });
   } catch (error) {
+    const conflict = conflictOf(error);
+    if (conflict !== null) {
+      recordConflicts(context, [fileConflictOf(conflict)], tally);
+      state.settle(repoId, [plan.flowPath]);
+      return;
+    }
     settleIfRefused(context, [plan], error);
     // The service lost the file (a reset database, a flow deleted elsewhere): forget the id, use sync_batch.
     if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
   }
+}
+
+/**
+ * Conflicts as the service reported them, recorded for their user, except those whose service version this
+ * checkout wrote itself (the service names the writer): its state lost that acknowledgement (a state rebuilt, a
+ * disk error), so the service's version becomes the base and what is on disk is sent on it in the next round.
+ */
+function recordConflicts(
+  context: UploadContext,
+  conflicts: readonly Omit<FileConflict, 'foundAt'>[],
+  tally: UploadTally,
+): void {
+  const { state, repoId, target } = context;
+  const own = (c: Omit<FileConflict, 'foundAt'>) =>
+    target.writer !== undefined && c.writtenBy === target.writer && c.serviceHash !== null;
+  for (const c of conflicts.filter(own)) state.settleConflict(repoId, c.flowPath, c.path, c.serviceHash);
+  const theirs = conflicts.filter((c) => !own(c));
+  state.recordConflicts(repoId, theirs);
+  tally.conflicts.push(...theirs);
+}
+
+function fileConflictOf(conflict: Conflict): Omit<FileConflict, 'foundAt'> {
+  return {
+    flowPath: conflict.flow_path,
+    path: conflict.path,
+    baseHash: conflict.base_hash,
+    serviceHash: conflict.service_hash,
+    sentHash: conflict.sent_hash,
+    writtenBy: conflict.written_by,
+    writtenAt: conflict.written_at,
+  };
 }
 
 /** The call options that name this checkout as the writer, for the service's history. */
@@ -569,7 +647,12 @@ async function readEntries(
     if (!read) return;
     records.push(readRecord(plan, file, read));
     if (read.missing || read.content === null) return;
-    entries.get(plan)!.push({ path: file.path, content: read.content, hash: read.hash });
+    entries.get(plan)!.push({
+      path: file.path,
+      content: read.content,
+      hash: read.hash,
+      ...(plan.bases ? { base_hash: file.ackedHash } : {}),
+    });
   });
   state.recordReads(repoId, records);
   // A full listing drops on the service whatever it does not list: a flow with a file that could not be read
@@ -577,7 +660,17 @@ async function readEntries(
   const held = new Set(wanted.filter((_, index) => isUnreadable(reads[index])).map(({ plan }) => plan));
   return batch.plans
     .filter((plan) => !(batch.full && held.has(plan)))
-    .map((plan) => ({ plan, entry: { flow_path: plan.flowPath, files: entries.get(plan)! } }));
+    .map((plan) => ({ plan, entry: entryOf(plan, entries.get(plan)!) }));
+}
+
+/** A flow as sent: its files, and with bases its deletions, each on the hash last acknowledged. */
+function entryOf(plan: FlowPlan, files: FileEntry[]): FlowEntry {
+  if (!plan.bases || plan.deletes.length === 0) return { flow_path: plan.flowPath, files };
+  return {
+    flow_path: plan.flowPath,
+    files,
+    deletes: plan.deletes.map((file) => ({ path: file.path, base_hash: file.ackedHash! })),
+  };
 }
 
 function readRecord(plan: FlowPlan, file: FileRecord, read: HashResult) {

@@ -46,6 +46,8 @@ export const repositoryViewSchema = z.object({
     pendingFlows: z.number(),
     warnings: z.number(),
     rejected: z.number(),
+    /** Files in conflict with the service's version: never shown as synced. */
+    conflicts: z.number(),
   }),
   progress: z
     .object({ stage: z.enum(['hashing', 'uploading']), done: z.number(), total: z.number() })
@@ -157,6 +159,25 @@ export const repoConfigViewSchema = z.object({
 });
 export type RepoConfigView = z.infer<typeof repoConfigViewSchema>;
 
+/**
+ * A file the service refused to write because its version there changed since this checkout last synced it: who
+ * changed it and when (as the service says), and whether the service still has it (`serviceHash` null: deleted
+ * there) and whether this checkout does (`sentHash` null: deleted here).
+ */
+export const conflictViewSchema = z.object({
+  flowPath: z.string(),
+  path: z.string(),
+  baseHash: z.string().nullable(),
+  serviceHash: z.string().nullable(),
+  sentHash: z.string().nullable(),
+  writtenBy: z.string().nullable(),
+  writtenAt: z.string().nullable(),
+  foundAt: z.string(),
+});
+export type ConflictView = z.infer<typeof conflictViewSchema>;
+
+const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
+
 const method = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const none = z.object({});
 
@@ -176,6 +197,23 @@ export const AGENT_API = {
     z.object({ root: z.string(), flowPath: z.string(), files: z.array(fileViewSchema) }),
   ),
   activity: method(none, z.object({ entries: z.array(activityEntrySchema) })),
+  conflicts: method(
+    z.object({ root }),
+    z.object({ root: z.string(), conflicts: z.array(conflictViewSchema), heldDeletions: z.number() }),
+  ),
+  /**
+   * Settles conflicts (all of the repository's when `files` is absent): `mine` sends this checkout's file on top of
+   * the service's version, `theirs` writes the service's version to disk.
+   */
+  resolveConflicts: method(
+    z.object({ root, side: z.enum(['mine', 'theirs']), files: z.array(fileRef).max(100_000).optional() }),
+    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })) }),
+  ),
+  /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */
+  settleDeletions: method(
+    z.object({ root, choice: z.enum(['delete', 'restore']) }),
+    z.object({ deleted: z.number(), restored: z.number() }),
+  ),
   /** The open tasks assigned to the owner of the personal API key (the tracker's viewer). */
   myTasks: method(
     z.object({ after: z.string().min(1).max(200).optional() }),

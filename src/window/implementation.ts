@@ -104,6 +104,29 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     activity: async () => ({ entries: activity.list() }),
 
+    conflicts: async ({ root }) => {
+      const { identity, engine } = repository(root);
+      return {
+        root: identity.root,
+        conflicts: agent.conflicts(identity.root),
+        heldDeletions: engine.status().heldDeletions,
+      };
+    },
+
+    resolveConflicts: async ({ root, side, files }) => {
+      const { engine } = repository(root);
+      return { resolved: await engine.resolve(files ?? null, side) };
+    },
+
+    settleDeletions: async ({ root, choice }) => {
+      const { engine } = repository(root);
+      if (choice === 'restore') return { deleted: 0, restored: await engine.restoreDeleted() };
+      const held = engine.status().heldDeletions;
+      engine.allowDeletions();
+      await engine.sync();
+      return { deleted: held - engine.status().heldDeletions, restored: 0 };
+    },
+
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),
 
     searchTasks: async ({ query, after, first }) =>

@@ -40,6 +40,8 @@ describe('flowsync usage', () => {
     expect(commands).toEqual([
       'start',
       'sync',
+      'conflicts',
+      'resolve',
       'status',
       'ui',
       'serve',

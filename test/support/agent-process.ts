@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceOptions } from '../../src/service/index.ts';
 import { FLOWSYNC_BIN } from './cli.ts';
@@ -154,6 +154,20 @@ export function userEnv(
           FLOWSYNC_ADMIN_TOKEN: '',
         }),
   };
+}
+
+/**
+ * Writes the config file of the user of `env` with `root` as its one repository, its deletions never held: for
+ * tests of other things that delete many files at once (the held-deletion guard has tests of its own).
+ */
+export function configWithoutDeletionHold(env: NodeJS.ProcessEnv, root: string): void {
+  const folder = join(env.XDG_CONFIG_HOME!, 'flowsync');
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(folder, 'config.json'),
+    `${JSON.stringify({ repositories: [{ path: root, holdDeletions: false }] }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
 }
 
 export interface AgentOnService {

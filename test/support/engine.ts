@@ -5,6 +5,7 @@ import {
   Hasher,
   SyncEngine,
   SyncState,
+  type RepositorySpec,
   type SyncEngineOptions,
   type SyncReport,
 } from '../../src/sync/index.ts';
@@ -34,6 +35,10 @@ export interface EngineSetup {
   watchBudget?: SyncEngineOptions['watchBudget'];
   /** The engine's hash workers (default: a pool of its own); closed with the engine either way. */
   hasher?: Hasher;
+  /** Who writes, for the service's history (the agent names its checkout so). */
+  writer?: string;
+  /** When deletions are held (default: the product's); null: never. */
+  deletionGuard?: RepositorySpec['deletionGuard'];
 }
 
 /** A real engine (client, state file, hasher pool) on a real folder, talking over HTTP to a service. */
@@ -51,6 +56,8 @@ export function createEngine(setup: EngineSetup): EngineHarness {
       owner: setup.owner ?? 'acme',
       name: setup.name ?? 'app',
       flowRoots: setup.flowRoots ?? ['flows'],
+      ...(setup.deletionGuard !== undefined && { deletionGuard: setup.deletionGuard }),
+      ...(setup.writer !== undefined && { writer: setup.writer }),
     },
     client,
     state,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { API_PREFIX, EXTENSION_FUNCTIONS } from '../../src/protocol/index.ts';
 
 export interface Fault {
   status: number;
@@ -60,6 +61,27 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+/**
+ * A service of the spec alone, as a client sees it: a real service behind a proxy that answers 404 (the spec's
+ * unknown function) for each of flowsync's extensions, so no base, history or listing is there.
+ */
+export async function startSpecOnlyFront(target: string): Promise<FaultProxy> {
+  const proxy = await startFaultProxy(target);
+  const extensions = new Set(EXTENSION_FUNCTIONS.map((fn) => `${API_PREFIX}${fn.path}`));
+  proxy.fault = (path) =>
+    extensions.has(path)
+      ? {
+          status: 404,
+          body: JSON.stringify({
+            status: 'error',
+            errorMessage: `Unknown function ${path}.`,
+            errorData: { reason: 'unknown_function' },
+          }),
+        }
+      : null;
   return proxy;
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, type EngineHarness, type EngineOnService } from '../support/engine.ts';
-import { startFaultProxy, type Fault, type FaultProxy } from '../support/fault-proxy.ts';
+import { startFaultProxy, startSpecOnlyFront, type Fault, type FaultProxy } from '../support/fault-proxy.ts';
 import { diskTree, eventually, serviceTree } from '../support/repo.ts';
 
 // Issue 21, "nothing sticks": an answer that is not a success is never an acknowledgement, a transient one never
@@ -150,7 +150,7 @@ describe('a flow over the per-call cap of 30,000 files', () => {
       mkdirSync(join(big, `d${d}`), { recursive: true });
       for (let f = 0; f < 1000; f++) writeFileSync(join(big, `d${d}`, `${f}.yaml`), `${d}.${f}\n`);
     }
-    harness = on.engine();
+    harness = on.engine({ deletionGuard: null });
     const { engine, state } = harness;
     await engine.start();
     const stored = () => serviceTree(svc.read, 'acme', 'app');
@@ -163,7 +163,7 @@ describe('a flow over the per-call cap of 30,000 files', () => {
     // 35,000 deletions are applied one event at a time, minutes of CPU: issue 21's mass-deletion part.)
     await harness.close();
     rmSync(big, { recursive: true });
-    harness = on.engine();
+    harness = on.engine({ deletionGuard: null });
     await harness.engine.start();
     const again = harness;
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)), 120_000, 500);
@@ -178,7 +178,8 @@ describe('a flow whose full listing is over the cap of 6 MiB per call', () => {
     for (let i = 0; i < 8; i++) files[`flows/big/part${i}.txt`] = `${i}`.repeat(1_000_000);
     on = await engineOnService(files);
     const { svc, repo: tree } = on;
-    harness = on.engine();
+    proxy = await startSpecOnlyFront(svc.url);
+    harness = on.engine({ url: proxy.url });
     await harness.engine.start();
     const stored = () => serviceTree(svc.read, 'acme', 'app');
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
@@ -200,5 +201,19 @@ describe('a flow whose full listing is over the cap of 6 MiB per call', () => {
     tree.remove('flows/big/part6.txt');
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
     await eventually(() => expect(harness!.state.rejections(repoId)).toEqual([]));
+  }, 60_000);
+
+  it('loses a file on a service that takes bases: the deletion goes by name, whatever the size of the flow', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 8; i++) files[`flows/big/part${i}.txt`] = `${i}`.repeat(1_000_000);
+    on = await engineOnService(files);
+    const { svc, repo: tree } = on;
+    harness = on.engine();
+    await harness.engine.start();
+    const stored = () => serviceTree(svc.read, 'acme', 'app');
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    tree.remove('flows/big/part7.txt');
+    await eventually(() => expect(Object.keys(stored())).toHaveLength(7));
+    expect(harness.state.rejections(harness.engine.repoId)).toEqual([]);
   }, 60_000);
 });

@@ -26,6 +26,7 @@ function plans(flows: number, files: number, size: number): Plans {
       signature: '',
       uncertain: false,
       full: false,
+      bases: false,
     };
   });
 }

@@ -1,7 +1,12 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import {
+  configWithoutDeletionHold,
+  startAgentProcess,
+  userEnv,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
@@ -49,6 +54,7 @@ describe('stopping while deletions are pending', () => {
       const read = readDatabase(join(dir, 'service.db'));
       const count = () => read<{ n: number }>('SELECT count(*) AS n FROM flow_files')[0]!.n;
       const env = { ...userEnv(join(tree.dir, 'home'), serve), ...NO_KEYCHAIN };
+      configWithoutDeletionHold(env, tree.root); // what is measured here is the deletions, not their guard
 
       agent = startAgentProcess(['start', tree.root], env);
       await agent.waitFor(/Watching 1 repository/, 240_000);
@@ -86,6 +92,7 @@ describe('stopping while deletions are pending', () => {
       const read = readDatabase(join(dir, 'service.db'));
       const home = join(tree.dir, 'home');
       const env = { ...userEnv(home, serve), ...NO_KEYCHAIN };
+      configWithoutDeletionHold(env, tree.root);
       agent = startAgentProcess(['start', tree.root], env);
       await agent.waitFor(/Watching 1 repository/);
       await eventually(() => expect(serviceTree(read, 'local', 'repo')).toEqual(diskTree(tree!.root)));

@@ -45,6 +45,8 @@ describe('a 15 s outage with 1,000 edits, folder renames among them', () => {
       url: first.url,
       userToken: first.tokens.user,
       clientAttempts: 2,
+      // Folder renames delete hundreds of files at once: the held-deletion guard has tests of its own.
+      deletionGuard: null,
     });
     const { engine } = harness;
     await engine.start();

@@ -2,7 +2,12 @@ import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import {
+  configWithoutDeletionHold,
+  startAgentProcess,
+  userEnv,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { editStorm, flowFiles, seededRandom } from '../support/edit-storm.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -35,6 +40,8 @@ describe('the outbox under every fault at once (issue 9, "done when")', () => {
     const { port, tokens } = service;
     const url = service.url;
     const env = userEnv(join(tree.dir, 'home'), { url, tokens });
+    // Random deletions, a quarter of the files at times: the held-deletion guard has tests of its own.
+    configWithoutDeletionHold(env, tree.root);
     const stored = () => serviceTree(readDatabase(dbPath), 'local', 'repo');
     const random = seededRandom(2026);
     let kills = 0;

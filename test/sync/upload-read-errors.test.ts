@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hasher } from '../../src/sync/index.ts';
 import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { startSpecOnlyFront, type FaultProxy } from '../support/fault-proxy.ts';
 import { diskTree, eventually, serviceTree } from '../support/repo.ts';
 
 /**
@@ -10,13 +11,17 @@ import { diskTree, eventually, serviceTree } from '../support/repo.ts';
  * time it is handed that file, which the hasher reports as unreadable after two tries.
  */
 let on: EngineOnService | null = null;
+let front: FaultProxy | null = null;
 
 afterEach(async () => {
   await on?.close();
   on = null;
+  await front?.close();
+  front = null;
 });
 
-describe('a file that cannot be read when its flow is sent as a full listing', () => {
+// Full listings are what a service of the spec alone gets (one that takes bases gets explicit deletions).
+describe('a file that cannot be read when its flow is sent as a full listing (a service of the spec alone)', () => {
   it('stays on the service, and the deletion beside it goes once it can be read', async () => {
     let breaking = false;
     const hasher = new Hasher(2, {
@@ -30,7 +35,8 @@ describe('a file that cannot be read when its flow is sent as a full listing', (
       'flows/a/gone.yaml': 'gone\n',
     });
     const { svc, repo } = on;
-    const { engine, state } = on.engine({ hasher });
+    front = await startSpecOnlyFront(svc.url);
+    const { engine, state } = on.engine({ hasher, url: front.url });
     const stored = () => serviceTree(svc.read, 'acme', 'app');
     await engine.start();
     expect(stored()).toEqual(diskTree(repo.root));

@@ -59,6 +59,7 @@ function plan(flowPath: string, sizes: number[], extra: Partial<FlowPlan> = {}):
     signature: flowPath,
     uncertain: false,
     full: false,
+    bases: false,
     ...extra,
   };
 }

@@ -49,7 +49,16 @@ export function planLines(planned: readonly PlannedFlow[]): string[] {
   let files = 0;
   for (const flow of planned) {
     if (flow.action === 'held') {
-      lines.push(`  ${flow.flowPath}: held: ${flow.message ?? 'nothing of it is deleted on the service'}`);
+      // A root held names itself; deletions held (flowPath '') are the repository's.
+      lines.push(
+        flow.flowPath === ''
+          ? `  ${flow.message ?? 'deletions held'}`
+          : `  ${flow.flowPath}: held: ${flow.message ?? 'nothing of it is deleted on the service'}`,
+      );
+      continue;
+    }
+    if (flow.action === 'conflict') {
+      lines.push(`  ${flow.flowPath}: conflict: ${flow.message ?? 'changed on the service'}; not sent`);
       continue;
     }
     if (flow.action === 'refused') {
@@ -74,7 +83,7 @@ export function planLines(planned: readonly PlannedFlow[]): string[] {
   const held = planned.filter((flow) => flow.action !== 'send').length;
   lines.push(
     `  would send ${files} ${files === 1 ? 'file' : 'files'}` +
-      (held > 0 ? `; ${held} not sent (held or refused)` : ''),
+      (held > 0 ? `; ${held} not sent (held, refused or in conflict)` : ''),
   );
   return lines;
 }

@@ -247,11 +247,13 @@ function time(): string {
 }
 
 function summary({ identity }: WatchedRepository, status: SyncStatus): string {
-  const { flows, files, pending, warnings, rejected } = status.counts;
+  const { flows, files, pending, warnings, rejected, conflicts } = status.counts;
+  const settled = pending === 0 && conflicts === 0 && status.heldDeletions === 0;
   const extra = [
-    pending > 0
-      ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
-      : 'in sync',
+    settled ? 'in sync' : '',
+    pending > 0 ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})` : '',
+    conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
+    status.heldDeletions > 0 ? `${status.heldDeletions} deletions held (flowsync sync --yes)` : '',
     warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
     rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
@@ -269,7 +271,14 @@ export function syncLine(
 ): string {
   if (report.requests === 0 && report.rejected.length === 0)
     return `${time()} ${identity.owner}/${identity.name}: up to date`;
-  const rejected = report.rejected.map((r) => `; refused ${r.flowPath}: ${r.message}`).join('');
+  const rejected =
+    report.rejected.map((r) => `; refused ${r.flowPath}: ${r.message}`).join('') +
+    report.conflicts
+      .map(
+        (c) =>
+          `; conflict ${c.flowPath}/${c.path}: changed on the service${c.writtenBy ? ` by ${c.writtenBy}` : ''}`,
+      )
+      .join('');
   if (files && files.length > 0 && files.length <= NAMED_FILES) {
     const named = files.map((file) => `${file.flowPath}/${file.path} ${file.kind}`).join(', ');
     return `${time()} ${identity.owner}/${identity.name}: ${named} in ${report.ms} ms${rejected}`;

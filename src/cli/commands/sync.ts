@@ -11,21 +11,28 @@ export function syncCommand(): Command {
   return new Command('sync')
     .description(
       'Scans the folders, sends what differs from what the service has, and exits: 0 when everything went\n' +
-        'through, 1 when the service refused a flow, 3 when it could not be reached. For scripts and CI; the\n' +
+        'through, 1 when the service refused a flow, 3 when it could not be reached, 4 when a file is in conflict\n' +
+        "with the service's version or deletions are held (more than the repository deletes without asking:\n" +
+        '--yes sends them). For scripts and CI; the\n' +
         'folders are not added to the ones `flowsync start` watches. While an agent runs it owns the state and\n' +
         'sends every change itself: sync refuses (exit 2) and says so.',
     )
     .argument('<folders...>', 'repository folders')
     .addOption(urlOption())
     .option(
+      '--yes',
+      'send deletions held for being many (a branch switch, a removed folder): by default a round that deletes more than 100 files or a quarter of the repository waits',
+    )
+    .option(
       '--dry-run',
       'print what would be sent, flow by flow (+ new, ~ changed, - deleted), and change nothing: no call writes to the service, and the state is scanned into a copy',
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync --dry-run .\n  $ flowsync sync ~/code/app --url https://flows.example.com',
+      '\nExamples:\n  $ flowsync sync .\n  $ flowsync sync --dry-run .\n  $ flowsync sync --yes .\n' +
+        '  $ flowsync sync ~/code/app --url https://flows.example.com',
     )
-    .action(async (folders: string[], options: { url?: string; dryRun?: boolean }) => {
+    .action(async (folders: string[], options: { url?: string; dryRun?: boolean; yes?: boolean }) => {
       const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
       const config = loadConfig();
       if (options.dryRun) {
@@ -38,13 +45,20 @@ export function syncCommand(): Command {
       const agent = await Agent.open({ config, serviceUrl: options.url });
       try {
         let refused = 0;
+        let waiting = 0;
         for (const folder of folders) {
           const configured = configuredRepository(config, folder);
           const watched = await agent.addRepository(folder, configured);
-          const report = await watched.engine.syncOnce();
+          let report = await watched.engine.syncOnce();
+          // Held deletions are known once the round has looked: with --yes, a second round sends them.
+          if (options.yes && watched.engine.status().heldDeletions > 0) {
+            watched.engine.allowDeletions();
+            report = await watched.engine.syncOnce();
+          }
           process.stdout.write(`${printable(syncLine(watched, report))}\n`);
-          const { counts, message } = watched.engine.status();
+          const { counts, message, heldDeletions } = watched.engine.status();
           refused += counts.rejected;
+          waiting += counts.conflicts + heldDeletions;
           // What the repository's owner must fix (a .gitignore line not applied, a flow root that is a link).
           if (message)
             process.stderr.write(
@@ -56,7 +70,7 @@ export function syncCommand(): Command {
             );
           }
         }
-        process.exitCode = refused > 0 ? EXIT.remote : EXIT.ok;
+        process.exitCode = refused > 0 ? EXIT.remote : waiting > 0 ? EXIT.attention : EXIT.ok;
       } finally {
         await agent.close();
         lock.release();

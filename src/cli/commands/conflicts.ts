@@ -1,0 +1,64 @@
+import { Command } from 'commander';
+import { printable, printableJson } from '../../protocol/index.ts';
+import type { ConflictView } from '../../window/index.ts';
+import { withAgentApi } from '../agent-api.ts';
+import { EXIT } from '../exit-codes.ts';
+import { urlOption } from '../service-url.ts';
+
+export function conflictsCommand(): Command {
+  return new Command('conflicts')
+    .description(
+      'Lists the files the service refused because its version changed since this checkout last synced them\n' +
+        '(a teammate, another checkout, a restored backup): who changed it and when. Nothing of them is sent\n' +
+        'until you settle each with `flowsync resolve`. Also says when deletions are held. Exits 4 when there\n' +
+        'is something to settle, 0 when not. Asks the running agent, else opens the state itself.',
+    )
+    .argument('[folders...]', 'repository folders (default: the current one)')
+    .addOption(urlOption())
+    .option('--json', 'print as JSON')
+    .addHelpText('after', '\nExamples:\n  $ flowsync conflicts\n  $ flowsync conflicts ~/code/app --json')
+    .action(async (folders: string[], options: { url?: string; json?: boolean }) => {
+      const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
+      const shown = await withAgentApi(
+        folders.length > 0 ? folders : ['.'],
+        options,
+        (line) => process.stderr.write(`${printable(line)}\n`),
+        async (call, roots) => Promise.all(roots.map((root) => call('conflicts', { root }))),
+      );
+      if (options.json) process.stdout.write(`${printableJson(shown)}\n`);
+      else for (const repository of shown) for (const line of describe(repository)) out(line);
+      const waiting = shown.some((r) => r.conflicts.length > 0 || r.heldDeletions > 0);
+      process.exitCode = waiting ? EXIT.attention : EXIT.ok;
+    });
+}
+
+function describe(repository: { root: string; conflicts: ConflictView[]; heldDeletions: number }): string[] {
+  const { root, conflicts, heldDeletions } = repository;
+  const lines: string[] = [];
+  if (conflicts.length === 0 && heldDeletions === 0) return [`${root}: no conflicts, no deletions held`];
+  if (conflicts.length > 0) {
+    lines.push(`${root}: ${conflicts.length} ${conflicts.length === 1 ? 'file' : 'files'} in conflict`);
+    for (const conflict of conflicts)
+      lines.push(`  ${conflict.flowPath}/${conflict.path}: ${conflictLine(conflict)}`);
+    lines.push(
+      "  Settle them: flowsync resolve <path…> --mine (send yours on top of the service's) or --theirs (take the service's)",
+    );
+  }
+  if (heldDeletions > 0)
+    lines.push(
+      `${root}: ${heldDeletions} deletions held: \`flowsync sync --yes ${root}\` deletes them on the service, ` +
+        `\`flowsync resolve --held --theirs ${root}\` puts them back on disk`,
+    );
+  return lines;
+}
+
+/** "changed on the service by bob@laptop:~/app at 2026-11-25 11:02:07 UTC; yours: changed" */
+export function conflictLine(conflict: ConflictView): string {
+  const theirs = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
+  const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
+  const at = conflict.writtenAt
+    ? ` at ${conflict.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`
+    : '';
+  const yours = conflict.sentHash === null ? 'you deleted it' : 'you changed it';
+  return `${theirs}${by}${at}; ${yours}`;
+}

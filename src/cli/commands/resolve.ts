@@ -1,0 +1,156 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, relative, resolve as resolvePath, sep } from 'node:path';
+import { Command, Option } from 'commander';
+import { expandHome, loadConfig } from '../../agent/index.ts';
+import { printable } from '../../protocol/index.ts';
+import { withAgentApi } from '../agent-api.ts';
+import { EXIT } from '../exit-codes.ts';
+import { urlOption } from '../service-url.ts';
+import { UsageError } from '../usage-error.ts';
+
+export function resolveCommand(): Command {
+  return new Command('resolve')
+    .description(
+      'Settles files in conflict (`flowsync conflicts` lists them). --mine sends the file as it is on disk\n' +
+        "on top of the service's version (which stays in the service's history); --theirs writes the\n" +
+        "service's version to disk (or removes the file, when the service deleted it). A path may be a file,\n" +
+        'a flow folder or the repository: every conflict below it is settled. With --held, the deletions held\n' +
+        'for being many: --mine deletes them on the service (as `flowsync sync --yes`), --theirs puts the\n' +
+        "service's copies back on disk.",
+    )
+    .argument(
+      '[paths...]',
+      'files or folders in conflict (with --held: repository folders; default: the current one)',
+    )
+    .option('--held', 'settle the deletions held in these repositories instead of conflicts')
+    .addOption(new Option('--mine', "keep this checkout's version").conflicts('theirs'))
+    .addOption(new Option('--theirs', "take the service's version").conflicts('mine'))
+    .addOption(urlOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ flowsync resolve flows/ci/build.yml --theirs\n  $ flowsync resolve flows/ci --mine\n  $ flowsync resolve . --theirs\n  $ flowsync resolve --held --theirs',
+    )
+    .action(async (given: string[], options: ResolveOptions) => {
+      if (!options.mine && !options.theirs)
+        throw new UsageError(
+          "Say which version to keep: --mine (this checkout's) or --theirs (the service's).",
+        );
+      const side = options.mine ? 'mine' : 'theirs';
+      const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
+      if (given.length === 0 && !options.held)
+        throw new UsageError(
+          'Name the files or folders to settle (`flowsync conflicts` lists them), or . for all of this repository.',
+        );
+      const paths = given.length > 0 ? given : ['.'];
+      if (options.held) return settleHeld(paths, side, options, out);
+      const targets = paths.map((path) => resolvePath(path));
+      const configured = loadConfig().repositories.map((repository) =>
+        realish(resolvePath(expandHome(repository.path))),
+      );
+      const folders = [...new Set(targets.map((target) => repositoryFolderOf(target, configured)))];
+      const settled = await withAgentApi(
+        folders,
+        options,
+        (line) => process.stderr.write(`${printable(line)}\n`),
+        async (call, roots) => {
+          let count = 0;
+          for (const root of roots) {
+            const { conflicts } = await call('conflicts', { root });
+            const named = conflicts.filter((conflict) =>
+              targets.some((target) =>
+                covers(relative(realRoot(root), realish(target)), `${conflict.flowPath}/${conflict.path}`),
+              ),
+            );
+            if (named.length === 0) continue;
+            const { resolved } = await call('resolveConflicts', {
+              root,
+              side,
+              files: named.map(({ flowPath, path }) => ({ flowPath, path })),
+            });
+            for (const file of resolved)
+              out(
+                `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
+              );
+            count += resolved.length;
+          }
+          return count;
+        },
+      );
+      if (settled === 0) {
+        process.stderr.write(
+          `${printable(`No conflict at ${paths.join(', ')}: \`flowsync conflicts\` lists them.`)}\n`,
+        );
+        process.exitCode = EXIT.usage;
+      }
+    });
+}
+
+interface ResolveOptions {
+  mine?: boolean;
+  theirs?: boolean;
+  held?: boolean;
+  url?: string;
+}
+
+/** Held deletions: deleted on the service (mine: the disk as it is) or put back on disk (theirs). */
+async function settleHeld(
+  folders: string[],
+  side: 'mine' | 'theirs',
+  options: { url?: string },
+  out: (line: string) => void,
+): Promise<void> {
+  await withAgentApi(
+    folders,
+    options,
+    (line) => process.stderr.write(`${printable(line)}\n`),
+    async (call, roots) => {
+      for (const root of roots) {
+        const { deleted, restored } = await call('settleDeletions', {
+          root,
+          choice: side === 'mine' ? 'delete' : 'restore',
+        });
+        out(
+          side === 'mine'
+            ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
+            : `${root}: ${restored} ${restored === 1 ? 'file' : 'files'} put back on disk from the service's copy`,
+        );
+      }
+    },
+  );
+}
+
+/** Whether a path (relative to the repository; '' for the repository itself) is the file or a folder above it. */
+function covers(target: string, file: string): boolean {
+  if (target === '') return true;
+  const normalized = target.split(sep).join('/');
+  return file === normalized || file.startsWith(`${normalized}/`);
+}
+
+/**
+ * The repository a path is in: the configured repository that holds it (the innermost), else the nearest folder
+ * above it (or it) that has a `.git`, else the folder itself.
+ */
+function repositoryFolderOf(path: string, configured: readonly string[]): string {
+  const real = realish(path);
+  const holding = configured
+    .filter((root) => real === root || real.startsWith(`${root}/`))
+    .sort((a, b) => b.length - a.length);
+  if (holding[0] !== undefined) return holding[0];
+  let folder = existsSync(path) ? path : dirname(path);
+  for (let at = realish(folder); ; at = dirname(at)) {
+    if (existsSync(`${at}/.git`)) return at;
+    if (dirname(at) === at) break;
+  }
+  while (!existsSync(folder)) folder = dirname(folder);
+  return folder;
+}
+
+/** The real path of a path, or of its nearest existing folder with the rest appended (a file deleted here). */
+function realish(path: string): string {
+  if (existsSync(path)) return realpathSync(path);
+  return `${realish(dirname(path))}/${path.slice(dirname(path).length + 1)}`;
+}
+
+function realRoot(root: string): string {
+  return realpathSync(root);
+}

@@ -1,0 +1,115 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { runFlowsync } from '../support/cli.ts';
+import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
+import { readDatabase } from '../support/service.ts';
+
+/**
+ * Issue 24 from the command line: two developers, each with a HOME of their own, on one `flowsync serve`. Alice
+ * runs an agent (`flowsync start`); Bob syncs with `flowsync sync`. Nothing either did is lost, a conflict and a
+ * held deletion are never "in sync", and each is settled in one command, through Alice's running agent too.
+ */
+const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
+
+let serve: ServeProcess | null = null;
+let alice: AgentProcess | null = null;
+const repos: TestRepo[] = [];
+
+afterEach(async () => {
+  alice?.signal('SIGINT');
+  await alice?.exitWithin(10_000);
+  alice = null;
+  await serve?.stop();
+  serve = null;
+  for (const repo of repos.splice(0)) repo.cleanup();
+});
+
+function checkout(files: Record<string, string>): TestRepo {
+  const repo = makeRepo(files);
+  repos.push(repo);
+  // Both checkouts are acme/app: the name comes from the config file (there is no git remote here).
+  return repo;
+}
+
+function configure(env: NodeJS.ProcessEnv, root: string): void {
+  const folder = join(env.XDG_CONFIG_HOME!, 'flowsync');
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(folder, 'config.json'),
+    JSON.stringify({ repositories: [{ path: root, owner: 'acme', name: 'app' }] }),
+    { mode: 0o600 },
+  );
+}
+
+describe('two developers on one service', () => {
+  it('a conflict is listed, exits 4, and is settled through the running agent; held deletions wait for --yes', async () => {
+    const files: Record<string, string> = { 'flows/ci/build.yml': 'build: 1\n' };
+    for (let i = 0; i < 150; i++) files[`flows/gen/step-${i}.yml`] = `step: ${i}\n`;
+    const a = checkout(files);
+    const b = checkout(files);
+    const dir = a.dir;
+    serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
+    const stored = () => serviceTree(readDatabase(join(dir, 'service.db')), 'acme', 'app');
+    const aliceEnv = { ...userEnv(join(dir, 'alice'), serve), ...NO_KEYCHAIN };
+    const bobEnv = { ...userEnv(join(b.dir, 'bob'), serve), ...NO_KEYCHAIN };
+    configure(aliceEnv, a.root);
+    configure(bobEnv, b.root);
+
+    alice = startAgentProcess(['start', a.root], aliceEnv);
+    await alice.waitFor(/Watching 1 repository/, 60_000);
+    expect((await runFlowsync(['sync', b.root], { env: bobEnv })).code).toBe(0);
+
+    // Bob changes build.yml; Alice, who has not seen it, changes it too.
+    b.write('flows/ci/build.yml', 'build: bob\n');
+    expect((await runFlowsync(['sync', b.root], { env: bobEnv })).code).toBe(0);
+    a.write('flows/ci/build.yml', 'build: alice\n');
+    await alice.waitFor(/conflict flows\/ci\/build\.yml: changed on the service by /);
+    expect(stored()['flows/ci/build.yml']).toBe('build: bob\n');
+
+    // Alice's `flowsync conflicts` asks her running agent: who changed it, and what to do; exit 4.
+    const listed = await runFlowsync(['conflicts', a.root], { env: aliceEnv });
+    expect(listed.code).toBe(4);
+    expect(listed.stdout).toContain('1 file in conflict');
+    expect(listed.stdout).toMatch(
+      /flows\/ci\/build\.yml: changed on the service by \S+@\S+:\S+ at .* UTC; you changed it/,
+    );
+    const status = await runFlowsync(['status'], { env: aliceEnv });
+    expect(status.stdout).not.toMatch(/in sync/);
+
+    // Taking the service's version puts Bob's content on her disk; nothing is sent back.
+    const taken = await runFlowsync(['resolve', join(a.root, 'flows/ci/build.yml'), '--theirs'], {
+      env: aliceEnv,
+    });
+    expect(taken.code, taken.stderr).toBe(0);
+    expect(taken.stdout).toContain("flows/ci/build.yml: the service's version is on disk");
+    expect(readFileSync(join(a.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: bob\n');
+    expect((await runFlowsync(['conflicts', a.root], { env: aliceEnv })).code).toBe(0);
+
+    // Bob removes a generated folder of 150 files (more than 100 at once): held, nothing deleted, exit 4.
+    b.remove('flows/gen');
+    const held = await runFlowsync(['sync', b.root], { env: bobEnv });
+    expect(held.code).toBe(4);
+    expect(held.stderr).toContain('150 deletions held');
+    expect(Object.keys(stored())).toHaveLength(151);
+    // Putting them back from the service's copy…
+    const back = await runFlowsync(['resolve', '--held', '--theirs', b.root], { env: bobEnv });
+    expect(back.code, back.stderr).toBe(0);
+    expect(back.stdout).toContain('150 files put back on disk');
+    expect(readFileSync(join(b.root, 'flows/gen/step-7.yml'), 'utf8')).toBe('step: 7\n');
+    expect((await runFlowsync(['sync', b.root], { env: bobEnv })).code).toBe(0);
+    // …or, removed again, deleting them with --yes.
+    b.remove('flows/gen');
+    const yes = await runFlowsync(['sync', '--yes', b.root], { env: bobEnv });
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(Object.keys(stored())).toEqual(['flows/ci/build.yml']);
+    // Alice's agent follows nothing from the service (it sends, it does not fetch): her files stay on her disk.
+    expect(existsSync(join(a.root, 'flows/gen/step-7.yml'))).toBe(true);
+    await eventually(async () => {
+      const again = await runFlowsync(['conflicts', a.root], { env: aliceEnv });
+      expect(again.code).toBe(0);
+    });
+  }, 180_000);
+});

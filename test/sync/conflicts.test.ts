@@ -1,0 +1,167 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engineOnService, testEngine, type EngineHarness, type EngineOnService } from '../support/engine.ts';
+import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { readDatabase } from '../support/service.ts';
+
+/**
+ * Two checkouts of acme/app (A and B) on one service, each with its own engine and state: the service takes
+ * bases, so a write on a stale copy is a conflict that waits for its user, never an overwrite, and nothing is
+ * deleted that this checkout did not see.
+ */
+const FILES = {
+  'flows/ci/a.yml': 'a: 1\n',
+  'flows/ci/b.yml': 'b: 1\n',
+  'flows/deploy/d.yml': 'd: 1\n',
+};
+
+let setup: EngineOnService;
+let other: TestRepo;
+const extra: EngineHarness[] = [];
+
+afterEach(async () => {
+  for (const harness of extra.splice(0)) await harness.close();
+  await setup?.close();
+  other?.cleanup();
+});
+
+async function twoCheckouts() {
+  setup = await engineOnService(FILES);
+  other = makeRepo(FILES);
+  const a = setup.engine();
+  const b = testEngine({
+    root: other.root,
+    statePath: join(other.dir, 'state.db'),
+    url: setup.svc.url,
+    userToken: setup.svc.tokens.user,
+    writer: 'bob@laptop:~/app',
+  });
+  extra.push(b);
+  await a.engine.initialSync();
+  await b.engine.initialSync();
+  const service = () => serviceTree(readDatabase(setup.svc.dbPath), 'acme', 'app');
+  return { a, b, A: setup.repo, B: other, service };
+}
+
+describe('two checkouts on one service that takes bases', () => {
+  it('keeps both edits of different files of one flow, and a checkout that saw neither deletes nothing', async () => {
+    const { a, b, A, B, service } = await twoCheckouts();
+    A.write('flows/ci/a.yml', 'a: A\n');
+    A.write('flows/ci/new-from-a.yml', 'new: A\n');
+    await a.engine.syncOnce();
+    // B never saw A's edit nor A's new file: B's own edit of b.yml and a deletion of d.yml go, A's work stays.
+    B.write('flows/ci/b.yml', 'b: B\n');
+    await b.engine.syncOnce();
+    expect(service()).toEqual({
+      'flows/ci/a.yml': 'a: A\n',
+      'flows/ci/b.yml': 'b: B\n',
+      'flows/ci/new-from-a.yml': 'new: A\n',
+      'flows/deploy/d.yml': 'd: 1\n',
+    });
+    expect(b.engine.status().counts.conflicts).toBe(0);
+  });
+
+  it("makes an edit of a stale copy a conflict, sends the flow's other files, and settles it either way", async () => {
+    const { a, b, A, B, service } = await twoCheckouts();
+    B.write('flows/ci/b.yml', 'b: B\n');
+    await b.engine.syncOnce();
+
+    // A edits the same file on its stale copy, and another file of the same flow.
+    A.write('flows/ci/b.yml', 'b: A\n');
+    A.write('flows/ci/a.yml', 'a: A\n');
+    const first = await a.engine.syncOnce();
+    expect(first.conflicts).toEqual([{ flowPath: 'flows/ci', path: 'b.yml', writtenBy: 'bob@laptop:~/app' }]);
+    // The other file of the flow went in the round after (the service left the conflicting flow whole).
+    await a.engine.syncOnce();
+    expect(service()['flows/ci/a.yml']).toBe('a: A\n');
+    expect(service()['flows/ci/b.yml']).toBe('b: B\n');
+    const status = a.engine.status();
+    expect(status.counts).toMatchObject({ conflicts: 1, pending: 0 });
+    expect(status.message).toContain('1 file is in conflict');
+    // Not resent as it is: a round sends nothing.
+    expect((await a.engine.syncOnce()).requests).toBe(0);
+    const [conflict] = a.state.conflicts(a.engine.repoId);
+    expect(conflict).toMatchObject({ flowPath: 'flows/ci', path: 'b.yml', sentHash: expect.any(String) });
+
+    // Take the service's: B's content on A's disk, nothing sent, nothing pending.
+    expect(await a.engine.resolve(null, 'theirs')).toEqual([{ flowPath: 'flows/ci', path: 'b.yml' }]);
+    expect(readFileSync(join(A.root, 'flows/ci/b.yml'), 'utf8')).toBe('b: B\n');
+    expect((await a.engine.syncOnce()).requests).toBe(0);
+    expect(a.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+
+    // Again, and keep mine this time: A's content goes on top of B's version, which stays in the history.
+    B.write('flows/ci/b.yml', 'b: B2\n');
+    await b.engine.syncOnce();
+    A.write('flows/ci/b.yml', 'b: A2\n');
+    expect((await a.engine.syncOnce()).conflicts).toHaveLength(1);
+    await a.engine.resolve([{ flowPath: 'flows/ci', path: 'b.yml' }], 'mine');
+    await a.engine.syncOnce();
+    expect(service()['flows/ci/b.yml']).toBe('b: A2\n');
+    const versions = readDatabase(setup.svc.dbPath)<{ hash: string | null }>(
+      `SELECT hash FROM file_versions WHERE path = 'b.yml' ORDER BY version`,
+    );
+    // b: 1 (A's first sync; B's first sync sent the same content: no version), b: B, b: B2, b: A2. Nothing lost.
+    expect(versions).toHaveLength(4);
+  });
+
+  it('makes a deletion of a file changed on the service a conflict, not a deletion', async () => {
+    const { a, b, A, B, service } = await twoCheckouts();
+    B.write('flows/deploy/d.yml', 'd: B\n');
+    await b.engine.syncOnce();
+    A.remove('flows/deploy/d.yml');
+    const report = await a.engine.syncOnce();
+    expect(report.conflicts).toHaveLength(1);
+    expect(service()['flows/deploy/d.yml']).toBe('d: B\n');
+    // Settled on disk: A puts back what the service has (here by taking it), and the conflict is gone.
+    await a.engine.resolve(null, 'theirs');
+    expect(readFileSync(join(A.root, 'flows/deploy/d.yml'), 'utf8')).toBe('d: B\n');
+    expect(a.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+  });
+
+  it('settles a conflict by itself when its user makes the file what the service has', async () => {
+    const { a, b, A, B } = await twoCheckouts();
+    B.write('flows/ci/a.yml', 'a: B\n');
+    await b.engine.syncOnce();
+    A.write('flows/ci/a.yml', 'a: A\n');
+    expect((await a.engine.syncOnce()).conflicts).toHaveLength(1);
+    A.write('flows/ci/a.yml', 'a: B\n'); // merged by hand to the service's version
+    expect((await a.engine.syncOnce()).requests).toBe(0);
+    expect(a.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+  });
+
+  it('a rebuilt state sends its own edit on its own version; an old clone of a colleague is a conflict, not a revert', async () => {
+    setup = await engineOnService(FILES);
+    other = makeRepo(FILES); // the colleague's clone, taken now: it will be old
+    const first = setup.engine({ writer: 'ada@laptop:~/app' });
+    await first.engine.syncOnce();
+    setup.repo.write('flows/ci/a.yml', 'a: ada 2\n');
+    await first.engine.syncOnce();
+    await first.close();
+    // Ada's state is lost (damaged, rebuilt): her next edit is on the version she wrote, so it goes.
+    for (const suffix of ['', '-wal', '-shm'])
+      rmSync(join(setup.repo.dir, `state.db${suffix}`), { force: true });
+    setup.repo.write('flows/ci/a.yml', 'a: ada 3\n');
+    const rebuilt = setup.engine({ writer: 'ada@laptop:~/app' });
+    const report = await rebuilt.engine.syncOnce();
+    expect(report.conflicts).toEqual([]);
+    const service = () => serviceTree(readDatabase(setup.svc.dbPath), 'acme', 'app');
+    expect(service()['flows/ci/a.yml']).toBe('a: ada 3\n');
+
+    // A colleague's first sync from the old clone: a.yml differs from what the service has, written by Ada.
+    const colleague = testEngine({
+      root: other.root,
+      statePath: join(other.dir, 'state.db'),
+      url: setup.svc.url,
+      userToken: setup.svc.tokens.user,
+      writer: 'bob@desk:~/app',
+    });
+    extra.push(colleague);
+    const theirs = await colleague.engine.syncOnce();
+    expect(theirs.conflicts).toEqual([
+      { flowPath: 'flows/ci', path: 'a.yml', writtenBy: 'ada@laptop:~/app' },
+    ]);
+    expect(service()['flows/ci/a.yml']).toBe('a: ada 3\n');
+    expect(colleague.engine.status().counts.conflicts).toBe(1);
+  });
+});
