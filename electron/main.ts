@@ -27,6 +27,7 @@ import {
   replyError,
   replyValue,
   toAgentApiError,
+  trayLine,
   waitForAgentReady,
   type AgentReady,
   type AgentStatus,
@@ -86,12 +87,7 @@ function showWindow(): void {
 }
 
 function trayLabel(status: AgentStatus): string {
-  const pending = status.repositories.reduce((sum, repo) => sum + repo.counts.pending, 0);
-  const trouble = status.repositories.find((repo) =>
-    ['offline', 'unauthorized', 'missing', 'storage'].includes(repo.phase),
-  );
-  if (trouble) return `flowsync: ${trouble.owner}/${trouble.name} ${trouble.phase}`;
-  return pending > 0 ? `flowsync: ${pending} files pending` : 'flowsync: in sync';
+  return trayLine(status);
 }
 
 function serveIpc(bridge: BridgeClient): void {

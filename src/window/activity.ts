@@ -139,6 +139,8 @@ function followActivity(agent: Agent, log: ActivityLog): void {
     }
     for (const { flowPath, message } of report.rejected)
       log.record(repository, { kind: 'refused', flowPath, path: null, message });
+    for (const { flowPath, path, writtenBy } of report.conflicts)
+      log.record(repository, { kind: 'conflict', flowPath, path, message: writtenBy });
     log.roundDone({ repository, report, files: changes });
   });
 }

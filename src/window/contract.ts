@@ -53,6 +53,8 @@ export const repositoryViewSchema = z.object({
     .object({ stage: z.enum(['hashing', 'uploading']), done: z.number(), total: z.number() })
     .nullable(),
   lastSyncAt: z.string().nullable(),
+  /** Deletions waiting for their user (more at once than the repository deletes without asking); 0: none. */
+  heldDeletions: z.number(),
   /** Files not sent: `warning` is the code, `reason` says why in words and what to do (see describeWarning). */
   warnings: z.array(
     z.object({ flowPath: z.string(), path: z.string(), warning: z.string(), reason: z.string() }),
@@ -82,7 +84,9 @@ export const flowViewSchema = z.object({
   files: z.number(),
   pending: z.number(),
   notSent: z.number(),
-  state: z.enum(['synced', 'pending', 'refused', 'not-sent']),
+  /** Files of the flow in conflict with the service's version. */
+  conflicts: z.number(),
+  state: z.enum(['synced', 'pending', 'refused', 'not-sent', 'conflict']),
   message: z.string().nullable(),
 });
 export type FlowView = z.infer<typeof flowViewSchema>;
@@ -90,14 +94,14 @@ export type FlowView = z.infer<typeof flowViewSchema>;
 /** One file of a flow: `reason` says why it is pending (deleted here) or not sent, and what to do. */
 export const fileViewSchema = z.object({
   path: z.string(),
-  state: z.enum(['synced', 'pending', 'not-sent']),
+  state: z.enum(['synced', 'pending', 'not-sent', 'conflict']),
   reason: z.string().nullable(),
 });
 export type FileView = z.infer<typeof fileViewSchema>;
 
 /**
  * What happened, newest first in the window: files the service took (one entry each, or one `sent` entry with
- * counts for a large round), flows it refused, files newly not sent (`message`: why, and what to do), and the
+ * counts for a large round), flows it refused, files in conflict with its version, files newly not sent (`message`: why, and what to do), and the
  * service going away and coming back.
  */
 export const activityEntrySchema = z.object({
@@ -111,6 +115,7 @@ export const activityEntrySchema = z.object({
     'deleted',
     'sent',
     'refused',
+    'conflict',
     'skipped',
     'offline',
     'online',

@@ -22,6 +22,28 @@ export function agentStatus(agent: Agent): AgentStatus {
   };
 }
 
+/**
+ * The one line the tray shows for all repositories: trouble first, then what waits for its user (conflicts, held
+ * deletions: never "in sync"), then what is pending.
+ */
+export function trayLine(status: AgentStatus): string {
+  const trouble = status.repositories.find((repo) =>
+    ['offline', 'unauthorized', 'missing', 'storage'].includes(repo.phase),
+  );
+  if (trouble) return `flowsync: ${trouble.owner}/${trouble.name} ${trouble.phase}`;
+  const sum = (count: (repo: RepositoryView) => number) =>
+    status.repositories.reduce((total, repo) => total + count(repo), 0);
+  const conflicts = sum((repo) => repo.counts.conflicts);
+  const held = sum((repo) => repo.heldDeletions);
+  const pending = sum((repo) => repo.counts.pending);
+  const waiting = [
+    conflicts > 0 ? `${conflicts} in conflict` : '',
+    held > 0 ? `${held} deletions held` : '',
+  ].filter(Boolean);
+  if (waiting.length > 0) return `flowsync: ${waiting.join(', ')}`;
+  return pending > 0 ? `flowsync: ${pending} files pending` : 'flowsync: in sync';
+}
+
 export function repositoryView(agent: Agent, root: string): RepositoryView {
   const described = agent.describe(root);
   if (!described) throw notSynced(root);
@@ -36,6 +58,7 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     counts: described.counts,
     progress: described.progress,
     lastSyncAt: described.lastSyncAt,
+    heldDeletions: status?.heldDeletions ?? 0,
     warnings: described.notSent.map((file) => ({ ...file, reason: describeFileWarning(file.warning) })),
     configProblem: described.configProblem,
     rejected: described.refused,
@@ -58,28 +81,32 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
       files: 0,
       pending: 0,
       notSent: 0,
+      conflicts: 0,
       state: 'synced',
       message: refused.get(file.flowPath) ?? null,
     };
     flows.set(file.flowPath, flow);
     if (file.localHash !== null) flow.files++;
     if (file.pending) flow.pending++;
+    if (file.conflict) flow.conflicts++;
     if (fileState(file) === 'not-sent') flow.notSent++;
   }
   for (const flow of flows.values()) {
     flow.state = refused.has(flow.flowPath)
       ? 'refused'
-      : flow.pending > 0
-        ? 'pending'
-        : flow.notSent === flow.files
-          ? 'not-sent'
-          : 'synced';
+      : flow.conflicts > 0
+        ? 'conflict'
+        : flow.pending > 0
+          ? 'pending'
+          : flow.notSent === flow.files
+            ? 'not-sent'
+            : 'synced';
   }
   // A flow whose files are all deleted and acknowledged is gone; one only deleted here is still pending.
   return {
     root,
     flows: [...flows.values()]
-      .filter((flow) => flow.files > 0 || flow.pending > 0)
+      .filter((flow) => flow.files > 0 || flow.pending > 0 || flow.conflicts > 0)
       .sort((a, b) => a.flowPath.localeCompare(b.flowPath)),
   };
 }
@@ -91,8 +118,9 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
     .files(root, flowPath)
     .filter((file) => file.localHash !== null || file.ackedHash !== null)
     .map((file) => {
-      const reason =
-        file.localHash === null
+      const reason = file.conflict
+        ? "changed on the service since this checkout synced it: keep yours or take the service's"
+        : file.localHash === null
           ? 'deleted here: the service still has it'
           : file.warning !== null
             ? describeFileWarning(file.warning)
@@ -104,6 +132,7 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
 
 /** A file on disk that cannot be sent is `not-sent` (even while its old copy waits to be deleted). */
 function fileState(file: FileState): FileView['state'] {
+  if (file.conflict) return 'conflict';
   if (file.localHash !== null && file.warning !== null) return 'not-sent';
   return file.pending ? 'pending' : 'synced';
 }

@@ -20,7 +20,7 @@ import type { TestRepo } from '../support/repo.ts';
 
 const IMAGES =
   process.env.FLOWSYNC_UPDATE_IMAGES === '1'
-    ? fileURLToPath(new URL('../../docs/images', import.meta.url))
+    ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
     : `${mkdtempSync(join(tmpdir(), 'flowsync-screens-'))}/`;
 const SECRET = 'lin_api_ada_personal_key_0042';
 const SLOW = { timeout: 30_000 };

@@ -138,6 +138,7 @@ describe('flows and files', () => {
         files: 2,
         pending: 0,
         notSent: 1,
+        conflicts: 0,
         state: 'synced',
         message: null,
       },

@@ -18,7 +18,11 @@ export function RecentActivity({ api }: { api: AgentApi }) {
           {entries.map((entry) => (
             <li
               key={entry.id}
-              className={entry.kind === 'refused' || entry.kind === 'offline' ? 'error' : ''}
+              className={
+                entry.kind === 'refused' || entry.kind === 'offline' || entry.kind === 'conflict'
+                  ? 'error'
+                  : ''
+              }
             >
               <time dateTime={entry.at} className="muted">
                 {new Date(entry.at).toLocaleTimeString()}
@@ -47,6 +51,8 @@ function describe(entry: ActivityEntry): string {
     }
     case 'refused':
       return `The service refused ${entry.flowPath}: ${entry.message}`;
+    case 'conflict':
+      return `Conflict: ${file} changed on the service${entry.message ? ` by ${entry.message}` : ''} since this checkout synced it: not sent`;
     case 'skipped':
       return entry.flowPath === null || entry.path === null
         ? `Not sent: ${entry.message}`

@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { AgentApi, FlowView, RepositoryView } from '../../../src/window/index.ts';
+import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
 import { warnedPath } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { RecentActivity } from './RecentActivity.tsx';
@@ -64,9 +64,16 @@ export function SyncScreen({ api }: ScreenProps) {
 function settledVersion(repo: RepositoryView): string {
   if (repo.phase === 'scanning' || repo.phase === 'syncing') return 'busy';
   const { counts } = repo;
-  return [repo.phase, repo.lastSyncAt, counts.files, counts.pending, counts.warnings, counts.rejected].join(
-    '|',
-  );
+  return [
+    repo.phase,
+    repo.lastSyncAt,
+    counts.files,
+    counts.pending,
+    counts.warnings,
+    counts.rejected,
+    counts.conflicts,
+    repo.heldDeletions,
+  ].join('|');
 }
 
 function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentApi; onChange: () => void }) {
@@ -102,7 +109,12 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         {plural(counts.flows, 'flow')} · {plural(counts.files, 'file')} · {counts.pending} pending ·{' '}
         {counts.warnings} not sent
         {counts.rejected > 0 ? ` · ${counts.rejected} refused` : ''}
+        {counts.conflicts > 0 ? ` · ${counts.conflicts} in conflict` : ''}
+        {repo.heldDeletions > 0 ? ` · ${plural(repo.heldDeletions, 'deletion')} held` : ''}
       </p>
+      {(counts.conflicts > 0 || repo.heldDeletions > 0) && (
+        <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
+      )}
       {repo.message && <p className="muted">{repo.message}</p>}
       {repo.progress && (
         <label className="progress">
@@ -159,7 +171,128 @@ const FLOW_STATES: Record<FlowView['state'], string> = {
   pending: 'pending',
   refused: 'refused',
   'not-sent': 'not sent',
+  conflict: 'conflict',
 };
+
+/**
+ * What waits for the user in one repository: each file in conflict (who changed the service's version, when),
+ * with Keep mine and Take the service's, per file and for all; and deletions held, with Delete them on the service
+ * and Restore them on disk. Nothing here is ever called "in sync".
+ */
+function WaitingForYou(props: {
+  api: AgentApi;
+  repo: RepositoryView;
+  version: string;
+  onChange: () => void;
+}) {
+  const { api, repo, onChange } = props;
+  const root = repo.root;
+  const conflicts = useQuery({
+    queryKey: ['conflicts', root, props.version],
+    queryFn: () => api.conflicts({ root }),
+    placeholderData: keepPreviousData,
+  });
+  const resolve = useMutation({
+    mutationFn: (input: { side: 'mine' | 'theirs'; files?: { flowPath: string; path: string }[] }) =>
+      api.resolveConflicts({ root, ...input }),
+    onSettled: onChange,
+  });
+  const deletions = useMutation({
+    mutationFn: (choice: 'delete' | 'restore') => api.settleDeletions({ root, choice }),
+    onSettled: onChange,
+  });
+  const busy = resolve.isPending || deletions.isPending;
+  const list = conflicts.data?.conflicts ?? [];
+  return (
+    <section className="waiting" aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}>
+      <h4>Waiting for you</h4>
+      <ErrorLine error={conflicts.error ?? resolve.error ?? deletions.error} />
+      {list.length > 0 && (
+        <table className="conflicts">
+          <caption>
+            {plural(list.length, 'file')} changed on the service since this checkout synced{' '}
+            {list.length === 1 ? 'it' : 'them'}: not sent until you choose
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">File</th>
+              <th scope="col">On the service</th>
+              <th scope="col">Here</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((conflict) => (
+              <tr key={`${conflict.flowPath}/${conflict.path}`}>
+                <th scope="row">
+                  <code>
+                    {conflict.flowPath}/{conflict.path}
+                  </code>
+                </th>
+                <td>{serviceSide(conflict)}</td>
+                <td>{conflict.sentHash === null ? 'deleted' : 'changed'}</td>
+                <td className="row">
+                  <button
+                    disabled={busy}
+                    onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
+                  >
+                    Keep mine
+                  </button>
+                  <button
+                    disabled={busy}
+                    onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
+                  >
+                    Take the service's
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list.length > 1 && (
+        <div className="row">
+          <button disabled={busy} onClick={() => resolve.mutate({ side: 'mine' })}>
+            Keep mine for all {list.length}
+          </button>
+          <button disabled={busy} onClick={() => resolve.mutate({ side: 'theirs' })}>
+            Take the service's for all {list.length}
+          </button>
+        </div>
+      )}
+      {repo.heldDeletions > 0 && (
+        <div>
+          <p>
+            {plural(repo.heldDeletions, 'deletion')} held: more at once than this repository deletes without
+            asking (a branch switch, a removed folder). Nothing was deleted on the service.
+          </p>
+          <div className="row">
+            <button disabled={busy} onClick={() => deletions.mutate('delete')}>
+              Delete them on the service
+            </button>
+            <button disabled={busy} onClick={() => deletions.mutate('restore')}>
+              Restore them on disk
+            </button>
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function fileOf(conflict: ConflictView): { flowPath: string; path: string } {
+  return { flowPath: conflict.flowPath, path: conflict.path };
+}
+
+/** "changed by bob@laptop:~/app, 25 Nov 2026, 11:02" */
+function serviceSide(conflict: ConflictView): string {
+  const what = conflict.serviceHash === null ? 'deleted' : 'changed';
+  const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
+  const at = conflict.writtenAt ? `, ${new Date(conflict.writtenAt).toLocaleString()}` : '';
+  return `${what}${by}${at}`;
+}
 
 function Flows(props: { api: AgentApi; root: string; flows: FlowView[]; version: string }) {
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
@@ -240,4 +373,9 @@ function FlowFiles(props: { api: AgentApi; root: string; flow: FlowView; version
   );
 }
 
-const FILE_STATES = { synced: 'synced', pending: 'pending', 'not-sent': 'not sent' } as const;
+const FILE_STATES = {
+  synced: 'synced',
+  pending: 'pending',
+  'not-sent': 'not sent',
+  conflict: 'conflict',
+} as const;

@@ -1,0 +1,125 @@
+import axe from 'axe-core';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.ts';
+import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { sha256 } from '../support/flows.ts';
+import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { addRepository, initGit, openWindow, type OpenWindow } from '../support/window.ts';
+
+/**
+ * Issue 24 in the window: a teammate's write and this checkout's edit of the same file are a conflict the window
+ * lists, never "synced", settled with one click; a folder of 40 files removed at once is held, and put back with
+ * one click. Pictures as in screens.test.ts (FLOWSYNC_UPDATE_IMAGES=1 writes the README's).
+ */
+const IMAGES =
+  process.env.FLOWSYNC_UPDATE_IMAGES === '1'
+    ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
+    : `${mkdtempSync(join(tmpdir(), 'flowsync-waiting-'))}/`;
+const SLOW = { timeout: 30_000 };
+
+let browser: Browser;
+let svc: TestService;
+let repo: TestRepo;
+let win: OpenWindow;
+let page: Page;
+
+beforeAll(async () => {
+  buildRenderer();
+  browser = await launchChromium();
+  svc = await startTestService();
+  const files: Record<string, string> = {
+    'flows/ci/build.yml': 'steps:\n  - run: npm test\n',
+    'flows/ci/deploy.yml': 'steps:\n  - run: ./deploy.sh\n',
+  };
+  for (let i = 0; i < 40; i++) files[`flows/generated/step-${i}.yml`] = `step: ${i}\n`;
+  repo = makeRepo(files);
+  initGit(repo);
+  win = await openWindow(browser, svc, repo);
+  page = win.page;
+  await addRepository(page, repo.root, '42 files · 0 pending');
+}, 120_000);
+afterAll(async () => {
+  if (process.env.FLOWSYNC_UPDATE_IMAGES !== '1') rmSync(IMAGES, { recursive: true, force: true });
+  await win?.close();
+  await svc?.close();
+  repo?.cleanup();
+  await browser?.close();
+});
+
+async function seriousViolations(): Promise<unknown[]> {
+  await page.evaluate(axe.source);
+  const violations = (await page.evaluate(`axe.run(document).then((results) =>
+    results.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help })))`)) as {
+    impact: string | null;
+  }[];
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+async function picture(name: string): Promise<void> {
+  mkdirSync(IMAGES, { recursive: true });
+  await page.evaluate('window.scrollTo(0, 0)');
+  writeFileSync(`${IMAGES}${name}.png`, await page.screenshot({ fullPage: false }));
+}
+
+describe('what waits for the user, in the window', () => {
+  it('a conflict is listed with who changed the service, never synced, and settled with one click', async () => {
+    // Bob, on his checkout, changes build.yml on the service (on the version he had: no conflict for him).
+    const bob = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user } });
+    const before = 'steps:\n  - run: npm test\n';
+    const his = 'steps:\n  - run: npm ci\n  - run: npm test\n';
+    await bob.flowDef.syncBatch(
+      {
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [
+          {
+            flow_path: 'flows/ci',
+            files: [{ path: 'build.yml', content: his, hash: sha256(his), base_hash: sha256(before) }],
+          },
+        ],
+      },
+      { writer: 'bob@desk:~/code/app' },
+    );
+    await bob.close();
+    // Ada, who has not seen it, edits the same file.
+    repo.write('flows/ci/build.yml', 'steps:\n  - run: npm test -- --coverage\n');
+    const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
+    await expect.poll(() => waiting.textContent(), SLOW).toContain('by bob@desk:~/code/app');
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Recent activity' }).textContent(), SLOW)
+      .toContain('Conflict: flows/ci/build.yml changed on the service by bob@desk:~/code/app');
+    // The disclosure's name is "▸ ci" ("ci" alone would also match "Take the service's").
+    await page.getByRole('button', { name: /(^|\s)ci$/ }).click();
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Files of ci' }).textContent(), SLOW)
+      .toContain('build.yml conflict');
+    await picture('conflict');
+    expect(await seriousViolations()).toEqual([]);
+
+    await waiting.getByRole('button', { name: "Take the service's" }).click();
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).not.toContain('in conflict');
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
+    await expect.poll(() => waiting.count(), SLOW).toBe(0);
+  });
+
+  it('a folder of 40 files removed at once is held, nothing deleted, and put back with one click', async () => {
+    rmSync(join(repo.root, 'flows/generated'), { recursive: true });
+    const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
+    await expect.poll(() => waiting.textContent(), SLOW).toContain('40 deletions held');
+    expect(Object.keys(serviceTree(svc.read, 'acme', 'app'))).toHaveLength(42);
+    await picture('deletions-held');
+    expect(await seriousViolations()).toEqual([]);
+
+    await waiting.getByRole('button', { name: 'Restore them on disk' }).click();
+    await expect.poll(() => existsSync(join(repo.root, 'flows/generated/step-39.yml')), SLOW).toBe(true);
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('42 files · 0 pending');
+    expect(readFileSync(join(repo.root, 'flows/generated/step-7.yml'), 'utf8')).toBe('step: 7\n');
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { trayLine, type AgentStatus, type RepositoryView } from '../../src/window/index.ts';
+
+function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<RepositoryView['counts']> = {}) {
+  return {
+    root: '/home/ada/app',
+    owner: 'acme',
+    name: 'app',
+    flowRoots: ['flows'],
+    phase: 'idle',
+    message: null,
+    counts: {
+      flows: 1,
+      files: 3,
+      pending: 0,
+      pendingFlows: 0,
+      warnings: 0,
+      rejected: 0,
+      conflicts: 0,
+      ...counts,
+    },
+    progress: null,
+    lastSyncAt: null,
+    heldDeletions: 0,
+    warnings: [],
+    rejected: [],
+    configProblem: null,
+    ...overrides,
+  } satisfies RepositoryView;
+}
+
+const status = (...repositories: RepositoryView[]): AgentStatus => ({
+  serviceUrl: 'http://127.0.0.1:7420',
+  embedded: false,
+  repositories,
+});
+
+describe('the tray line', () => {
+  it('never says "in sync" while a file is in conflict or deletions are held', () => {
+    expect(trayLine(status(repository()))).toBe('flowsync: in sync');
+    expect(trayLine(status(repository({}, { conflicts: 2 })))).toBe('flowsync: 2 in conflict');
+    expect(trayLine(status(repository({ heldDeletions: 159 }), repository({}, { pending: 3 })))).toBe(
+      'flowsync: 159 deletions held',
+    );
+    expect(trayLine(status(repository({}, { pending: 3 })))).toBe('flowsync: 3 files pending');
+    expect(trayLine(status(repository({ phase: 'offline' }, { conflicts: 1 })))).toBe(
+      'flowsync: acme/app offline',
+    );
+  });
+});
