@@ -42,6 +42,7 @@ import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { writerName } from './writer.ts';
+import { NotTheSource, notTheSource } from './source.ts';
 import {
   configuredRepository,
   identifyRepository,
@@ -91,6 +92,10 @@ export interface RepositoryDescription extends RepositoryIdentity {
   configProblem: string | null;
   /** Flows the service refused as they are. */
   refused: { flowPath: string; message: string }[];
+  /** Why a repository is not synced although enabled (another checkout is its source); null otherwise. */
+  reason: string | null;
+  /** The checkout its repository is synced from instead of this one; null when this one is (or none is). */
+  syncedFrom: string | null;
 }
 
 const NO_COUNTS: RepoCounts = {
@@ -132,8 +137,14 @@ interface AgentEvents {
  */
 export class Agent extends EventEmitter<AgentEvents> {
   private readonly repositories = new Map<string, WatchedRepository>();
-  /** Repositories of the config that are paused (`enabled: false`), by root. */
-  private readonly paused = new Map<string, RepositoryIdentity & { flowRoots: string[] }>();
+  /**
+   * Repositories of the config that are paused (`enabled: false`), or not synced because another checkout of the
+   * same repository is its source (`reason` says which), by root.
+   */
+  private readonly paused = new Map<
+    string,
+    RepositoryIdentity & { flowRoots: string[]; reason?: string; syncedFrom?: string }
+  >();
   /** The last progress of each repository's long work, cleared when it finishes. */
   private readonly progress = new Map<string, SyncProgress>();
   /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
@@ -222,6 +233,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       lastSyncAt: stored?.lastSyncAt ?? null,
       notSent: repoId === null ? [] : this.state.warnings(repoId),
       configProblem: this.configFiles.get(identity.root)?.problem ?? null,
+      reason: paused?.reason ?? null,
+      syncedFrom: paused?.syncedFrom ?? null,
       refused:
         repoId === null
           ? []
@@ -339,11 +352,20 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
   }
 
-  /** Registers a repository and returns its engine (not started). */
-  async addRepository(folder: string, configured?: RepositoryConfig): Promise<WatchedRepository> {
+  /**
+   * Registers a repository and returns its engine (not started). One checkout per repository and service is its
+   * source: another one (a worktree, a second clone, a copy) is refused with a line that names the source, unless
+   * `source` says to sync from this one instead (the other then stops).
+   */
+  async addRepository(
+    folder: string,
+    configured?: RepositoryConfig,
+    options: { source?: boolean } = {},
+  ): Promise<WatchedRepository> {
     const identity = await identifyRepository(folder, configured);
     const existing = this.repositories.get(identity.root);
     if (existing) return existing;
+    await this.checkSource(identity, options.source === true);
     const engine = new SyncEngine({
       repo: {
         ...identity,
@@ -379,11 +401,63 @@ export class Agent extends EventEmitter<AgentEvents> {
     return watched;
   }
 
-  /** Every enabled repository of the config, plus these folders. */
+  /**
+   * Whether this checkout may sync its repository with this service: it is the source, or there is none yet (it
+   * becomes it), or `take` makes it the source (the one before stops). Otherwise NotTheSource.
+   */
+  private async checkSource(identity: RepositoryIdentity, take: boolean): Promise<void> {
+    const source = this.state.sourceOf(this.serviceKey, identity.owner, identity.name);
+    if (source !== null && source !== identity.root) {
+      if (!take) throw await notTheSource(identity, source);
+      await this.standDown(source, identity.root);
+    }
+    this.state.claimSource(this.serviceKey, identity.owner, identity.name, identity.root);
+  }
+
+  /**
+   * Makes this folder its repository's source with this service, before anything is started (`flowsync start
+   * <folder> --source`): the checkout synced before is then not synced, and says so.
+   */
+  async makeSource(folder: string): Promise<void> {
+    const identity = await identifyRepository(folder, configuredRepository(this.config, folder));
+    await this.checkSource(identity, true);
+  }
+
+  /** A checkout that is no longer its repository's source stops, and says why (its config entry stays). */
+  private async standDown(root: string, newSource: string): Promise<void> {
+    const watched = this.repositories.get(root);
+    if (!watched) return;
+    await watched.engine.stop();
+    this.repositories.delete(root);
+    this.configFiles.delete(root);
+    const { identity } = watched;
+    this.paused.set(root, {
+      ...identity,
+      flowRoots: [...watched.engine.flowRoots],
+      reason: (await notTheSource(identity, newSource)).message,
+      syncedFrom: newSource,
+    });
+    this.emit('status', watched, watched.engine.status());
+  }
+
+  /**
+   * Every enabled repository of the config. One that another checkout is the source of is listed, not synced,
+   * with the line that says so; the others start as usual.
+   */
   async addConfigured(): Promise<void> {
     for (const repo of this.config.repositories) {
       if (repo.enabled) {
-        await this.addRepository(repo.path, repo);
+        try {
+          await this.addRepository(repo.path, repo);
+        } catch (error) {
+          if (!(error instanceof NotTheSource)) throw error;
+          this.paused.set(error.identity.root, {
+            ...error.identity,
+            flowRoots: repo.flowRoots,
+            reason: error.message,
+            syncedFrom: error.source,
+          });
+        }
       } else if (existsSync(repo.path)) {
         const identity = await identifyRepository(repo.path, repo);
         this.paused.set(identity.root, { ...identity, flowRoots: repo.flowRoots });
@@ -391,12 +465,16 @@ export class Agent extends EventEmitter<AgentEvents> {
     }
   }
 
-  /** Adds a folder while running: saved in the config, synced, and watched if the agent is watching. */
-  async addAndStart(folder: string): Promise<WatchedRepository> {
+  /**
+   * Adds a folder while running: saved in the config, synced, and watched if the agent is watching. `source`:
+   * sync its repository from this checkout, instead of the one it is synced from now.
+   */
+  async addAndStart(folder: string, options: { source?: boolean } = {}): Promise<WatchedRepository> {
     // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
     const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
     if (known) return known;
-    const watched = await this.addRepository(folder);
+    const watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
+    this.paused.delete(watched.identity.root);
     this.updateConfig(withRepository(this.config, watched.identity.root));
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
@@ -408,6 +486,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const watched = this.repositories.get(root);
     const known = watched !== undefined || this.paused.has(root);
     await watched?.engine.stop();
+    this.state.releaseSource(this.serviceKey, root);
     this.repositories.delete(root);
     this.configFiles.delete(root);
     this.paused.delete(root);

@@ -26,3 +26,22 @@ export function remoteUrl(root: string): Promise<string | null> {
 export function userEmail(root: string): Promise<string | null> {
   return gitConfig(root, 'user.email');
 }
+
+/**
+ * The folder git keeps a checkout's objects and refs in, as a real path: the same for a repository and each of its
+ * worktrees (`git worktree add`), another for a second clone. Null when the folder is not a git repository.
+ */
+export async function gitCommonDir(root: string): Promise<string | null> {
+  try {
+    const { stdout } = await run('git', [
+      '-C',
+      root,
+      'rev-parse',
+      '--path-format=absolute',
+      '--git-common-dir',
+    ]);
+    return stdout.trim() || null;
+  } catch {
+    return null;
+  }
+}

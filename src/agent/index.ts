@@ -12,7 +12,8 @@ export {
   type RepositoryConfig,
 } from './config.ts';
 export { configuredRepository, identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
-export { gitConfig, remoteUrl, userEmail } from './git.ts';
+export { gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
+export { NotTheSource } from './source.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';

@@ -42,6 +42,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/resolve.ts')).resolveCommand(),
   },
   {
+    name: 'history',
+    usage: '[options] <file>',
+    summary: 'list the versions the service keeps of a file: when, who, size',
+    load: async () => (await import('./commands/history.ts')).historyCommand(),
+  },
+  {
+    name: 'restore',
+    usage: '[options] <file>',
+    summary: 'write a version the service keeps of a file to disk (--version N or --at TIME)',
+    load: async () => (await import('./commands/history.ts')).restoreCommand(),
+  },
+  {
     name: 'status',
     usage: '[options]',
     summary: 'show each repository: flows, files, pending, warnings, last sync',
@@ -99,6 +111,8 @@ export async function buildProgram(args: readonly string[]): Promise<Command> {
   const program = new Command('flowsync')
     .description('Keep flow-definition folders in sync with a remote-function service.')
     .version('0.1.0')
+    // Options after a command are the command's: `flowsync restore <file> --version N` is not the program's version.
+    .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(text) })

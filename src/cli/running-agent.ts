@@ -20,10 +20,11 @@ export async function becomeAgentOrHandOver(
   folders: string[],
   out: Out,
   open = false,
+  source = false,
 ): Promise<AgentLock | null> {
   const claim = await claimLock(command, (held) => held.bridge !== null, out);
   if (claim instanceof AgentLock) return claim;
-  await handOver(claim, folders, out, open);
+  await handOver(claim, folders, out, open, source);
   return null;
 }
 
@@ -62,7 +63,13 @@ async function claimLock(
   }
 }
 
-async function handOver(owner: AgentLockOwner, folders: string[], out: Out, open: boolean): Promise<void> {
+async function handOver(
+  owner: AgentLockOwner,
+  folders: string[],
+  out: Out,
+  open: boolean,
+  source: boolean,
+): Promise<void> {
   const address = owner.bridge!;
   // Checked here too, so that a wrong folder gets the same one line as when no agent runs.
   const roots = folders.map(checkRepositoryFolder);
@@ -83,7 +90,7 @@ async function handOver(owner: AgentLockOwner, folders: string[], out: Out, open
   for (const root of roots) {
     let reply: unknown;
     try {
-      reply = await bridge.call('addRepository', { path: root });
+      reply = await bridge.call('addRepository', { path: root, ...(source && { source }) });
     } catch (error) {
       throw notAnswering(error);
     }

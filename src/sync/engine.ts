@@ -15,7 +15,7 @@ import {
   storageFaultRemedy,
   type StorageFault,
 } from '../host/index.ts';
-import { folderGone } from '../protocol/index.ts';
+import { folderGone, type FileVersion } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -598,6 +598,49 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.scheduler.want();
     this.setPhase(this.phase, this.message);
     return restored;
+  }
+
+  /** Where a file of this repository (its path relative to the root) sits among the flows; null: in none. */
+  locate(repoPath: string): { flowPath: string; path: string } | null {
+    return this.layout.locate(repoPath);
+  }
+
+  /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
+  async history(flowPath: string, path: string): Promise<FileVersion[]> {
+    const { versions } = await this.options.client.flowDef.fileVersions({
+      repo_owner: this.repo.owner,
+      repo_name: this.repo.name,
+      flow_path: flowPath,
+      path,
+    });
+    return versions;
+  }
+
+  /**
+   * Writes a version the service keeps of a file to disk (a deletion removes it), by the containment rule, as
+   * its user would: it is then sent as any edit, on this checkout's base (`flowsync restore`, the window's
+   * Restore). Refused when the version is of another file.
+   */
+  async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
+    const kept = await this.options.client.flowDef.versionContent({ version });
+    if (kept.flow_path !== flowPath || kept.path !== path)
+      throw new Error(`version ${version} is of ${kept.flow_path}/${kept.path}, not of ${flowPath}/${path}`);
+    const relative = `${flowPath}/${path}`;
+    if (kept.content === null) {
+      const folder = relative.slice(0, relative.lastIndexOf('/'));
+      if (notRealFolder(this.repo.root, folder) === null) {
+        try {
+          unlinkSync(join(this.repo.root, relative));
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        }
+      }
+      return { deleted: true };
+    }
+    const outside = writeContained(this.repo.root, relative, kept.content);
+    if (outside !== null)
+      throw new Error(`${relative} was not written: ${outside.path} is not a folder of the repository`);
+    return { deleted: false };
   }
 
   /**

@@ -55,7 +55,8 @@ const SCHEMA = [
   // A file the service did not write because its version there is not the one this agent last acknowledged (a
   // teammate's edit, a restored backup): settled by its user (keep mine, take the service's), never resent as it
   // is. `service_hash` null: the service has no such file. `sent_hash`: what was sent of a file and not answered
-  // yet (a lost answer leaves it; the service's listing then says whether it was stored). `bases`: whether this repository's service said once
+  // yet (a lost answer leaves it; the service's listing then says whether it was stored). `sources`: the one
+  // checkout a repository is synced from, per service (a worktree or a second clone is not mixed in). `bases`: whether this repository's service said once
   // that it takes bases, so that a 404 for the question later (a gateway) cannot turn its protection off.
   `CREATE TABLE conflicts (
     repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
@@ -70,7 +71,14 @@ const SCHEMA = [
     PRIMARY KEY (repo_id, flow_path, path)
   ) WITHOUT ROWID;
   ALTER TABLE repos ADD COLUMN bases INTEGER;
-  ALTER TABLE files ADD COLUMN sent_hash TEXT;`,
+  ALTER TABLE files ADD COLUMN sent_hash TEXT;
+  CREATE TABLE sources (
+    service TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    root TEXT NOT NULL,
+    PRIMARY KEY (service, owner, name)
+  ) WITHOUT ROWID;`,
 ];
 
 /** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
@@ -377,6 +385,12 @@ export class SyncState {
         `UPDATE files SET acked_hash = @hash, file_id = @id
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND acked_hash IS NULL`,
       ),
+      sourceOf: db.prepare('SELECT root FROM sources WHERE service = ? AND owner = ? AND name = ?').pluck(),
+      claimSource: db.prepare(
+        `INSERT INTO sources (service, owner, name, root) VALUES (?, ?, ?, ?)
+         ON CONFLICT (service, owner, name) DO UPDATE SET root = excluded.root`,
+      ),
+      releaseSource: db.prepare('DELETE FROM sources WHERE service = ? AND root = ?'),
       bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
       setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
       acknowledgedCount: db
@@ -720,6 +734,21 @@ export class SyncState {
       for (const file of files) adopted += this.statements.adopt.run({ repoId, ...file }).changes;
     })();
     return adopted;
+  }
+
+  /** The checkout a repository is synced from with this service, or null when none is yet. */
+  sourceOf(service: string, owner: string, name: string): string | null {
+    return (this.statements.sourceOf.get(service, owner, name) as string | undefined) ?? null;
+  }
+
+  /** This checkout is now the one the repository is synced from (the first one, or an explicit switch). */
+  claimSource(service: string, owner: string, name: string, root: string): void {
+    this.statements.claimSource.run(service, owner, name, root);
+  }
+
+  /** A checkout removed from flowsync is no longer any repository's source. */
+  releaseSource(service: string, root: string): void {
+    this.statements.releaseSource.run(service, root);
   }
 
   /** Whether this repository's service said once that it takes bases. */

@@ -55,6 +55,8 @@ export const repositoryViewSchema = z.object({
   lastSyncAt: z.string().nullable(),
   /** Deletions waiting for their user (more at once than the repository deletes without asking); 0: none. */
   heldDeletions: z.number(),
+  /** The checkout this repository is synced from instead of this one (a worktree, another clone); else null. */
+  syncedFrom: z.string().nullable(),
   /** Files not sent: `warning` is the code, `reason` says why in words and what to do (see describeWarning). */
   warnings: z.array(
     z.object({ flowPath: z.string(), path: z.string(), warning: z.string(), reason: z.string() }),
@@ -188,7 +190,11 @@ const none = z.object({});
 
 export const AGENT_API = {
   status: method(none, agentStatusSchema),
-  addRepository: method(z.object({ path: z.string().min(1).max(4096) }), repositoryViewSchema),
+  /** `source`: sync the repository from this checkout instead of the one it is synced from now. */
+  addRepository: method(
+    z.object({ path: z.string().min(1).max(4096), source: z.boolean().optional() }),
+    repositoryViewSchema,
+  ),
   removeRepository: method(z.object({ root }), z.object({ removed: z.boolean() })),
   pauseRepository: method(z.object({ root }), repositoryViewSchema),
   resumeRepository: method(z.object({ root }), repositoryViewSchema),
@@ -213,6 +219,29 @@ export const AGENT_API = {
   resolveConflicts: method(
     z.object({ root, side: z.enum(['mine', 'theirs']), files: z.array(fileRef).max(100_000).optional() }),
     z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })) }),
+  ),
+  /** Every version the service keeps of a file (newest first), with who wrote it and when; a repository path. */
+  fileHistory: method(
+    z.object({ root, file: z.string().min(1).max(4096) }),
+    z.object({
+      flowPath: z.string(),
+      path: z.string(),
+      versions: z.array(
+        z.object({
+          version: z.number(),
+          hash: z.string().nullable(),
+          size: z.number(),
+          writtenAt: z.string(),
+          writtenBy: z.string().nullable(),
+          current: z.boolean(),
+        }),
+      ),
+    }),
+  ),
+  /** Writes one of those versions to disk (a deletion removes the file): it is then sent as any edit. */
+  restoreVersion: method(
+    z.object({ root, file: z.string().min(1).max(4096), version: z.int().positive() }),
+    z.object({ flowPath: z.string(), path: z.string(), version: z.number(), deleted: z.boolean() }),
   ),
   /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */
   settleDeletions: method(

@@ -73,10 +73,32 @@ export function createAgentApi(agent: Agent): AgentApi {
     return watched;
   };
 
+  /** A file of a repository (a path relative to its root) as its flow and path; refused outside the flows. */
+  const located = (
+    engine: { locate(file: string): { flowPath: string; path: string } | null },
+    file: string,
+  ) => {
+    const location = engine.locate(file.replaceAll('\\', '/').replace(/^\.\//, ''));
+    if (!location)
+      throw new AgentApiError('invalid_input', `${file} is not a file of a flow of this repository.`);
+    return location;
+  };
+
+  /** A service of the spec alone keeps no versions: said in one line, before any call it would answer 404. */
+  const keepsHistory = async () => {
+    const capabilities = await agent.capabilities();
+    if (capabilities && !capabilities.history)
+      throw new AgentApiError(
+        'refused',
+        `${agent.serviceUrl} keeps no history (a service of the spec alone): there are no versions to list or restore.`,
+      );
+  };
+
   const api: AgentApi = {
     status: async () => status(),
 
-    addRepository: async ({ path }) => view((await agent.addAndStart(path)).identity.root),
+    addRepository: async ({ path, source }) =>
+      view((await agent.addAndStart(path, { source: source === true })).identity.root),
 
     removeRepository: async ({ root }) => ({ removed: await agent.remove(root) }),
 
@@ -116,6 +138,33 @@ export function createAgentApi(agent: Agent): AgentApi {
     resolveConflicts: async ({ root, side, files }) => {
       const { engine } = repository(root);
       return { resolved: await engine.resolve(files ?? null, side) };
+    },
+
+    fileHistory: async ({ root, file }) => {
+      const { engine } = repository(root);
+      await keepsHistory();
+      const { flowPath, path } = located(engine, file);
+      const versions = await engine.history(flowPath, path);
+      return {
+        flowPath,
+        path,
+        versions: versions.map((v) => ({
+          version: v.version,
+          hash: v.hash,
+          size: v.size,
+          writtenAt: v.written_at,
+          writtenBy: v.written_by,
+          current: v.current,
+        })),
+      };
+    },
+
+    restoreVersion: async ({ root, file, version }) => {
+      const { engine } = repository(root);
+      await keepsHistory();
+      const { flowPath, path } = located(engine, file);
+      const { deleted } = await engine.restoreVersion(flowPath, path, version);
+      return { flowPath, path, version, deleted };
     },
 
     settleDeletions: async ({ root, choice }) => {

@@ -42,6 +42,8 @@ describe('flowsync usage', () => {
       'sync',
       'conflicts',
       'resolve',
+      'history',
+      'restore',
       'status',
       'ui',
       'serve',

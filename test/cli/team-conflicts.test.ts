@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -35,13 +35,7 @@ function checkout(files: Record<string, string>): TestRepo {
 }
 
 function configure(env: NodeJS.ProcessEnv, root: string): void {
-  const folder = join(env.XDG_CONFIG_HOME!, 'flowsync');
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
-  writeFileSync(
-    join(folder, 'config.json'),
-    JSON.stringify({ repositories: [{ path: root, owner: 'acme', name: 'app' }] }),
-    { mode: 0o600 },
-  );
+  writeAgentConfig(env, [{ path: root, owner: 'acme', name: 'app' }]);
 }
 
 describe('two developers on one service', () => {

@@ -156,18 +156,21 @@ export function userEnv(
   };
 }
 
-/**
- * Writes the config file of the user of `env` with `root` as its one repository, its deletions never held: for
- * tests of other things that delete many files at once (the held-deletion guard has tests of its own).
- */
-export function configWithoutDeletionHold(env: NodeJS.ProcessEnv, root: string): void {
+/** Writes the config file of the user of `env` (as `flowsync start` would): these repositories, with their settings. */
+export function writeAgentConfig(env: NodeJS.ProcessEnv, repositories: Record<string, unknown>[]): void {
   const folder = join(env.XDG_CONFIG_HOME!, 'flowsync');
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  writeFileSync(
-    join(folder, 'config.json'),
-    `${JSON.stringify({ repositories: [{ path: root, holdDeletions: false }] }, null, 2)}\n`,
-    { mode: 0o600 },
-  );
+  writeFileSync(join(folder, 'config.json'), `${JSON.stringify({ repositories }, null, 2)}\n`, {
+    mode: 0o600,
+  });
+}
+
+/**
+ * The config file of the user of `env` with `root` as its one repository, its deletions never held: for tests of
+ * other things that delete many files at once (the held-deletion guard has tests of its own).
+ */
+export function configWithoutDeletionHold(env: NodeJS.ProcessEnv, root: string): void {
+  writeAgentConfig(env, [{ path: root, holdDeletions: false }]);
 }
 
 export interface AgentOnService {

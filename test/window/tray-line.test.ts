@@ -22,6 +22,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     progress: null,
     lastSyncAt: null,
     heldDeletions: 0,
+    syncedFrom: null,
     warnings: [],
     rejected: [],
     configProblem: null,

@@ -78,8 +78,9 @@ function settledVersion(repo: RepositoryView): string {
 
 function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentApi; onChange: () => void }) {
   const act = useMutation({
-    mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove') => {
+    mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source') => {
       if (action === 'sync') await api.syncNow({ root: repo.root });
+      if (action === 'source') await api.addRepository({ path: repo.root, source: true });
       if (action === 'pause') await api.pauseRepository({ root: repo.root });
       if (action === 'resume') await api.resumeRepository({ root: repo.root });
       if (action === 'remove') await api.removeRepository({ root: repo.root });
@@ -116,6 +117,11 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
       )}
       {repo.message && <p className="muted">{repo.message}</p>}
+      {repo.syncedFrom && (
+        <button onClick={() => act.mutate('source')} disabled={act.isPending}>
+          Sync from this checkout instead
+        </button>
+      )}
       {repo.progress && (
         <label className="progress">
           {repo.progress.stage === 'hashing' ? 'Hashing files' : 'Uploading flows'}

@@ -1,8 +1,6 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { dirname, relative, resolve as resolvePath, sep } from 'node:path';
 import { Command, Option } from 'commander';
-import { expandHome, loadConfig } from '../../agent/index.ts';
 import { printable } from '../../protocol/index.ts';
+import { repositoryPathOf } from '../repository-path.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
@@ -43,23 +41,19 @@ export function resolveCommand(): Command {
         );
       const paths = given.length > 0 ? given : ['.'];
       if (options.held) return settleHeld(paths, side, options, out);
-      const targets = paths.map((path) => resolvePath(path));
-      const configured = loadConfig().repositories.map((repository) =>
-        realish(resolvePath(expandHome(repository.path))),
-      );
-      const folders = [...new Set(targets.map((target) => repositoryFolderOf(target, configured)))];
+      const targets = paths.map(repositoryPathOf);
+      const folders = [...new Set(targets.map((target) => target.folder))];
       const settled = await withAgentApi(
         folders,
         options,
         (line) => process.stderr.write(`${printable(line)}\n`),
         async (call, roots) => {
           let count = 0;
-          for (const root of roots) {
+          for (const [index, root] of roots.entries()) {
+            const inside = targets.filter((target) => target.folder === folders[index]).map((t) => t.inside);
             const { conflicts } = await call('conflicts', { root });
             const named = conflicts.filter((conflict) =>
-              targets.some((target) =>
-                covers(relative(realRoot(root), realish(target)), `${conflict.flowPath}/${conflict.path}`),
-              ),
+              inside.some((target) => covers(target, `${conflict.flowPath}/${conflict.path}`)),
             );
             if (named.length === 0) continue;
             const { resolved } = await call('resolveConflicts', {
@@ -119,38 +113,7 @@ async function settleHeld(
   );
 }
 
-/** Whether a path (relative to the repository; '' for the repository itself) is the file or a folder above it. */
+/** Whether a place in the repository ('' for the repository itself) is the file or a folder above it. */
 function covers(target: string, file: string): boolean {
-  if (target === '') return true;
-  const normalized = target.split(sep).join('/');
-  return file === normalized || file.startsWith(`${normalized}/`);
-}
-
-/**
- * The repository a path is in: the configured repository that holds it (the innermost), else the nearest folder
- * above it (or it) that has a `.git`, else the folder itself.
- */
-function repositoryFolderOf(path: string, configured: readonly string[]): string {
-  const real = realish(path);
-  const holding = configured
-    .filter((root) => real === root || real.startsWith(`${root}/`))
-    .sort((a, b) => b.length - a.length);
-  if (holding[0] !== undefined) return holding[0];
-  let folder = existsSync(path) ? path : dirname(path);
-  for (let at = realish(folder); ; at = dirname(at)) {
-    if (existsSync(`${at}/.git`)) return at;
-    if (dirname(at) === at) break;
-  }
-  while (!existsSync(folder)) folder = dirname(folder);
-  return folder;
-}
-
-/** The real path of a path, or of its nearest existing folder with the rest appended (a file deleted here). */
-function realish(path: string): string {
-  if (existsSync(path)) return realpathSync(path);
-  return `${realish(dirname(path))}/${path.slice(dirname(path).length + 1)}`;
-}
-
-function realRoot(root: string): string {
-  return realpathSync(root);
+  return target === '' || file === target || file.startsWith(`${target}/`);
 }

@@ -41,7 +41,15 @@ export function startCommand(): Command {
       parsePort,
       0,
     )
-    .action((folders: string[], options: RunOptions) => runAgent(folders, options, true));
+    .option(
+      '--source',
+      "sync these folders' repositories from these checkouts, instead of the checkouts they are synced from now (a worktree, another clone)",
+    )
+    .action((folders: string[], options: RunOptions) => {
+      if (options.source && folders.length === 0)
+        throw new UsageError('--source needs the folder to sync from: `flowsync start <folder> --source`.');
+      return runAgent(folders, options, true);
+    });
 }
 
 export function uiCommand(): Command {
@@ -63,6 +71,7 @@ interface RunOptions {
   url?: string;
   uiPort: number;
   open?: boolean;
+  source?: boolean;
 }
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
@@ -74,6 +83,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     folders,
     out,
     options.open === true,
+    options.source === true,
   );
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
@@ -95,7 +105,13 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
+  if (options.source) for (const folder of folders) await agent.makeSource(folder);
   await agent.addConfigured();
+  // A checkout of a repository that another checkout is synced from: listed, not synced, with how to switch.
+  for (const root of agent.roots()) {
+    const described = agent.describe(root);
+    if (described?.reason) out(`${described.owner}/${described.name} (${root}): ${described.reason}`);
+  }
 
   const progress = new ProgressDisplay(process.stdout);
   const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>

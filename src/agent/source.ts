@@ -1,0 +1,41 @@
+import { homedir } from 'node:os';
+import { AgentApiError } from './api-error.ts';
+import { gitCommonDir } from './git.ts';
+import type { RepositoryIdentity } from './repositories.ts';
+
+/**
+ * A checkout of a repository that another checkout is synced from, with this service: not synced, so that two
+ * checkouts (a worktree and its repository, two clones, a copy) never overwrite and delete each other's files on
+ * the service while both say "in sync". Its message names the source and the explicit way to switch.
+ */
+export class NotTheSource extends AgentApiError {
+  constructor(
+    readonly identity: RepositoryIdentity,
+    readonly source: string,
+    message: string,
+  ) {
+    super('invalid_input', message);
+  }
+}
+
+/** "not syncing: acme/app is synced from ~/code/app (this folder is a worktree of it): …" */
+export async function notTheSource(identity: RepositoryIdentity, source: string): Promise<NotTheSource> {
+  const [here, there] = await Promise.all([gitCommonDir(identity.root), gitCommonDir(source)]);
+  const what =
+    here !== null && here === there
+      ? ' (this folder is a worktree of it)'
+      : here !== null && there !== null
+        ? ' (this folder is another clone)'
+        : '';
+  return new NotTheSource(
+    identity,
+    source,
+    `not syncing: ${identity.owner}/${identity.name} is synced from ${tilde(source)}${what}; ` +
+      `\`flowsync start ${tilde(identity.root)} --source\` syncs from this checkout instead`,
+  );
+}
+
+function tilde(path: string): string {
+  const home = homedir();
+  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}

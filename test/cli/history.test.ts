@@ -1,0 +1,83 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { runFlowsync } from '../support/cli.ts';
+import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
+import { readDatabase } from '../support/service.ts';
+
+/**
+ * Issue 24, history and restore from the command line: every version the service keeps of a file, a deleted one
+ * included, and any of them written back to disk, which is then sent as an edit.
+ */
+let serve: ServeProcess | null = null;
+let repo: TestRepo | null = null;
+
+afterEach(async () => {
+  await serve?.stop();
+  serve = null;
+  repo?.cleanup();
+  repo = null;
+});
+
+describe('flowsync history and restore', () => {
+  it('lists the versions of a file, deleted included, and restores an edited and a deleted one', async () => {
+    repo = makeRepo({ 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/lint.yml': 'lint: 1\n' });
+    const tree = repo;
+    serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
+    const env = {
+      ...userEnv(join(tree.dir, 'home'), serve),
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
+    const stored = () => serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app');
+    const run = (...args: string[]) => runFlowsync(args, { env, cwd: tree.root });
+    const sync = async () => expect((await run('sync', '.')).code).toBe(0);
+
+    await sync();
+    tree.write('flows/ci/build.yml', 'build: 2\n');
+    await sync();
+    tree.remove('flows/ci/build.yml');
+    await sync();
+    expect(stored()['flows/ci/build.yml']).toBeUndefined();
+
+    const listed = await run('history', 'flows/ci/build.yml', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    const { versions } = JSON.parse(listed.stdout) as {
+      versions: { version: number; hash: string | null }[];
+    };
+    expect(versions.map((v) => v.hash === null)).toEqual([true, false, false]); // newest first: the deletion
+    const shown = await run('history', 'flows/ci/build.yml');
+    expect(shown.stdout).toMatch(/deleted .*\(current\)/);
+    expect(shown.stdout).toContain('Restore one: flowsync restore flows/ci/build.yml --version N');
+
+    // The deleted file comes back as its second version, and is sent as an edit.
+    const back = await run('restore', 'flows/ci/build.yml', '--version', String(versions[1]!.version));
+    expect(back.code, back.stderr).toBe(0);
+    expect(back.stdout).toContain('is on disk');
+    expect(readFileSync(join(tree.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: 2\n');
+    await sync();
+    expect(stored()['flows/ci/build.yml']).toBe('build: 2\n');
+
+    // An edited file, back to what it was at the first sync (--at a time between the first and second version).
+    tree.write('flows/ci/lint.yml', 'lint: 2\n');
+    await sync();
+    const lint = JSON.parse((await run('history', 'flows/ci/lint.yml', '--json')).stdout) as {
+      versions: { writtenAt: string }[];
+    };
+    const between = new Date(Date.parse(lint.versions[1]!.writtenAt) + 1).toISOString();
+    expect((await run('restore', 'flows/ci/lint.yml', '--at', between)).code).toBe(0);
+    await sync();
+    expect(stored()['flows/ci/lint.yml']).toBe('lint: 1\n');
+
+    // A mistake is one line and changes nothing.
+    const wrong = await run('restore', 'flows/ci/lint.yml');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/^flowsync: Say which version/);
+    const outside = await run('history', 'README.md');
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain('is not a file of a flow of this repository');
+    expect(existsSync(join(tree.root, 'README.md'))).toBe(false);
+  }, 120_000);
+});
