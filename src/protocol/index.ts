@@ -5,6 +5,7 @@ export * from './envelope.ts';
 export * from './limits.ts';
 export * from './paths.ts';
 export * from './flow-def.ts';
+export { flowHashInput } from './flow-hash.ts';
 export * from './repo-config.ts';
 export * from './tracker.ts';
 export * from './task.ts';

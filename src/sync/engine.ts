@@ -15,7 +15,9 @@ import {
   storageFaultRemedy,
   type StorageFault,
 } from '../host/index.ts';
-import { folderGone, type FileVersion } from '../protocol/index.ts';
+import { flowHashInput, folderGone, type FileVersion } from '../protocol/index.ts';
+import { createHash } from 'node:crypto';
+import { recordConflicts } from './conflicts.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -388,6 +390,16 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       if (!this.stateRefused(error)) throw error;
     });
     await this.sync();
+    await this.checkQuietly();
+  }
+
+  /**
+   * The service checked against the state (checkService) where it can be; a failure (offline, a gateway) waits for
+   * the next check, at the next periodic rescan.
+   */
+  private async checkQuietly(): Promise<void> {
+    if (this.stopped) return;
+    await this.checkService().catch(() => 0);
   }
 
   /**
@@ -416,7 +428,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const interval = this.options.rescanIntervalMs ?? RESCAN_INTERVAL_MS;
     this.rescanTimer = setTimeout(
       () => {
-        this.inBackground(this.verify('periodic').finally(() => this.scheduleRescan()));
+        this.inBackground(
+          this.verify('periodic')
+            .then(() => this.checkQuietly())
+            .finally(() => this.scheduleRescan()),
+        );
       },
       interval * (0.8 + Math.random() * 0.4),
     );
@@ -479,6 +495,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (!ran.round) return emptyReport(); // stopped before it ran
     if (ran.round.error !== undefined) throw ran.round.error;
     this.settled(ran.round.outcome);
+    await this.checkQuietly();
     return ran.round.report;
   }
 
@@ -598,6 +615,88 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.scheduler.want();
     this.setPhase(this.phase, this.message);
     return restored;
+  }
+
+  /**
+   * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
+   * aggregate hash) and a listing of each flow that differs: a file the service lost (a wiped database) or holds in
+   * another version (a restored backup, another writer, a late duplicate) is a conflict, shown and settled as any;
+   * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
+   * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
+   */
+  async checkService(): Promise<number> {
+    const { state, client } = this.options;
+    if (!(await this.serviceTakesBases())) return 0;
+    const { flows } = await client.flowDef.listFlows({
+      repo_owner: this.repo.owner,
+      repo_name: this.repo.name,
+    });
+    const held = new Set(state.uncertainFlows(this.repoId));
+    const skip = (flowPath: string) => held.has(flowPath) || this.guard.holds(flowPath);
+    const expected = new Map<string, { path: string; hash: string; localHash: string | null }[]>();
+    for (const file of state.acknowledged(this.repoId)) {
+      const files = expected.get(file.flowPath) ?? [];
+      files.push({
+        path: file.path,
+        hash: file.ackedHash,
+        localHash: file.warning === null ? file.localHash : null,
+      });
+      expected.set(file.flowPath, files);
+    }
+    const onService = new Map(
+      flows.filter((flow) => flow.files > 0).map((flow) => [flow.flow_path, flow.hash]),
+    );
+    const differing = [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => {
+      if (skip(flowPath)) return false;
+      const files = expected.get(flowPath);
+      const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
+      return want !== (onService.get(flowPath) ?? null);
+    });
+    const found: Parameters<typeof recordConflicts>[1][number][] = [];
+    let unknown = 0;
+    for (const flowPath of differing) {
+      const listed = new Map(
+        (await listServiceFiles(client, this.repo, flowPath)).map((file) => [file.path, file]),
+      );
+      const acknowledged = expected.get(flowPath) ?? [];
+      for (const file of acknowledged) {
+        const now = listed.get(file.path);
+        if (now?.hash === file.hash) continue;
+        found.push({
+          flowPath,
+          path: file.path,
+          baseHash: file.hash,
+          serviceHash: now?.hash ?? null,
+          sentHash: file.localHash,
+          writtenBy: now?.writtenBy ?? null,
+          writtenAt: now?.writtenAt ?? null,
+        });
+      }
+      const known = new Set(acknowledged.map((file) => file.path));
+      unknown += [...listed.keys()].filter((path) => !known.has(path)).length;
+    }
+    // Recorded in the queue, and only where the state still acknowledges what was compared: a round that ran
+    // while the service was listed changed it (its own write, not a conflict).
+    let recorded: typeof found = [];
+    await this.scheduler.run(async () => {
+      const acked = new Map<string, Map<string, string | null>>();
+      const ackedOf = (flowPath: string) => {
+        let files = acked.get(flowPath);
+        if (!files) {
+          files = new Map(state.filesOfFlow(this.repoId, flowPath).map((f) => [f.path, f.ackedHash]));
+          acked.set(flowPath, files);
+        }
+        return files;
+      };
+      const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
+      recorded = recordConflicts({ state, repoId: this.repoId, target: this.repo }, found.filter(stillAcked));
+    });
+    if (differing.length > 0 || this.notInCheckout !== unknown) {
+      this.notInCheckout = unknown;
+      this.setPhase(this.phase, this.message);
+    }
+    if (found.length > 0) this.scheduler.want(); // own versions adopted: sent on them now
+    return recorded.length;
   }
 
   /** Where a file of this repository (its path relative to the root) sits among the flows; null: in none. */
@@ -740,7 +839,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const { state, client } = this.options;
     const uncertain = state.uncertainFlows(this.repoId);
     if (uncertain.length === 0) return;
-    const listed = new Map<string, Map<string, { hash: string; id: string }>>(
+    const listed = new Map<string, Map<string, { hash: string; id: string; writtenBy: string | null }>>(
       uncertain.map((flowPath) => [flowPath, new Map()]),
     );
     const lists =
@@ -748,7 +847,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.repo, flowPath)))
         : [await listServiceFiles(client, this.repo, null)];
     for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
-    for (const [flowPath, files] of listed) state.settleFromListing(this.repoId, flowPath, files);
+    for (const [flowPath, files] of listed)
+      state.settleFromListing(this.repoId, flowPath, files, this.repo.writer);
   }
 
   private async serviceTakesBases(): Promise<boolean> {

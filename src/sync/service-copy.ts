@@ -50,8 +50,9 @@ export interface ListedServiceFile {
   path: string;
   hash: string;
   id: string;
-  /** The writer's name of its current version (null: not named). */
+  /** The writer's name of its current version (null: not named), and when it was written. */
   writtenBy: string | null;
+  writtenAt: string;
 }
 
 /** What the service lists of a repository (or of one flow) now, without content: path, hash and id per file. */
@@ -77,6 +78,7 @@ export async function listServiceFiles(
         hash: file.hash,
         id: file.id,
         writtenBy: file.written_by,
+        writtenAt: file.updated_at,
       });
     after = page.next ?? undefined;
   } while (after !== undefined);

@@ -54,8 +54,7 @@ const SCHEMA = [
    ALTER TABLE files ADD COLUMN ino REAL;`,
   // A file the service did not write because its version there is not the one this agent last acknowledged (a
   // teammate's edit, a restored backup): settled by its user (keep mine, take the service's), never resent as it
-  // is. `service_hash` null: the service has no such file. `sent_hash`: what was sent of a file and not answered
-  // yet (a lost answer leaves it; the service's listing then says whether it was stored). `sources`: the one
+  // is. `service_hash` null: the service has no such file. `sources`: the one
   // checkout a repository is synced from, per service (a worktree or a second clone is not mixed in). `bases`: whether this repository's service said once
   // that it takes bases, so that a 404 for the question later (a gateway) cannot turn its protection off.
   `CREATE TABLE conflicts (
@@ -71,7 +70,6 @@ const SCHEMA = [
     PRIMARY KEY (repo_id, flow_path, path)
   ) WITHOUT ROWID;
   ALTER TABLE repos ADD COLUMN bases INTEGER;
-  ALTER TABLE files ADD COLUMN sent_hash TEXT;
   CREATE TABLE sources (
     service TEXT NOT NULL,
     owner TEXT NOT NULL,
@@ -91,8 +89,6 @@ export interface FileRecord {
   warning: string | null;
   ackedHash: string | null;
   fileId: string | null;
-  /** Sent and not answered yet (null when answered, or never sent). */
-  sentHash?: string | null;
 }
 
 /** A file as a window lists it: its hashes, why it is not sent (if so), and whether it is pending or in conflict. */
@@ -161,7 +157,7 @@ export interface FlowAck {
 }
 
 const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
-  acked_hash AS ackedHash, file_id AS fileId, sent_hash AS sentHash`;
+  acked_hash AS ackedHash, file_id AS fileId`;
 /**
  * A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what
  * is. A file that could not be read now ('unreadable') is not pending: what the service has of it stands.
@@ -279,9 +275,11 @@ export class SyncState {
       ),
       dropForgotten: db.prepare(
         // INDEXED BY: without statistics SQLite would walk the repository's whole primary key range instead. A
-        // file sent without an answer is kept: the service may hold it, and only its row can say so.
-        `DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = ? AND local_hash IS NULL AND acked_hash IS NULL
-           AND sent_hash IS NULL`,
+        // file of a flow sent without an answer is kept: the service may hold it, and only its row can say so
+        // (settleFromListing).
+        `DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = @repoId AND local_hash IS NULL
+           AND acked_hash IS NULL
+           AND flow_path NOT IN (SELECT flow_path FROM in_flight WHERE repo_id = @repoId)`,
       ),
       pendingFlows: db.prepare(PENDING_FLOWS).pluck(),
       uncertainFlows: db.prepare('SELECT flow_path FROM in_flight WHERE repo_id = ?').pluck(),
@@ -289,14 +287,8 @@ export class SyncState {
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
       settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
-      markSent: db.prepare(
-        'UPDATE files SET sent_hash = @hash WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path',
-      ),
-      forgetSent: db.prepare(
-        'UPDATE files SET sent_hash = NULL WHERE repo_id = ? AND flow_path = ? AND sent_hash IS NOT NULL',
-      ),
-      sentOfFlow: db.prepare(
-        `SELECT path, sent_hash AS sentHash FROM files WHERE repo_id = ? AND flow_path = ? AND sent_hash IS NOT NULL`,
+      unacknowledgedOfFlow: db.prepare(
+        `SELECT path, local_hash AS localHash FROM files WHERE repo_id = ? AND flow_path = ? AND acked_hash IS NULL`,
       ),
       // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
@@ -309,12 +301,11 @@ export class SyncState {
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND local_hash IS @expected`,
       ),
       ackStored: db.prepare(
-        `UPDATE files SET acked_hash = @hash, file_id = coalesce(@fileId, file_id), sent_hash = NULL
+        `UPDATE files SET acked_hash = @hash, file_id = coalesce(@fileId, file_id)
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path`,
       ),
       ackDropped: db.prepare(
-        `UPDATE files SET acked_hash = NULL, file_id = NULL, sent_hash = NULL
-         WHERE repo_id = ? AND flow_path = ? AND path = ?`,
+        'UPDATE files SET acked_hash = NULL, file_id = NULL WHERE repo_id = ? AND flow_path = ? AND path = ?',
       ),
       counts: db.prepare(
         `SELECT count(DISTINCT CASE WHEN local_hash IS NOT NULL THEN flow_path END) AS flows,
@@ -391,6 +382,10 @@ export class SyncState {
          ON CONFLICT (service, owner, name) DO UPDATE SET root = excluded.root`,
       ),
       releaseSource: db.prepare('DELETE FROM sources WHERE service = ? AND root = ?'),
+      acknowledged: db.prepare(
+        `SELECT flow_path AS flowPath, path, acked_hash AS ackedHash, local_hash AS localHash, warning FROM files
+         WHERE repo_id = ? AND acked_hash IS NOT NULL ORDER BY flow_path, path`,
+      ),
       bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
       setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
       acknowledgedCount: db
@@ -487,7 +482,7 @@ export class SyncState {
     if (files.length === 0) return;
     this.db.transaction(() => {
       for (const file of files) this.statements.markGone.run(repoId, file.flowPath, file.path);
-      this.statements.dropForgotten.run(repoId);
+      this.statements.dropForgotten.run({ repoId });
     })();
   }
 
@@ -508,7 +503,7 @@ export class SyncState {
           to: `${inside}0`,
         });
       }
-      dropForgotten.run(repoId);
+      dropForgotten.run({ repoId });
     })();
   }
 
@@ -547,46 +542,43 @@ export class SyncState {
     return this.statements.uncertainFlows.all(repoId) as string[];
   }
 
-  /**
-   * Written before a request leaves, so that a crash before the answer leaves a trace: the flows, and (with bases,
-   * where no full listing can clean up after a lost answer) the hash sent of each file.
-   */
-  markSending(
-    repoId: number,
-    flowPaths: readonly string[],
-    files: readonly { flowPath: string; path: string; hash: string }[] = [],
-  ): void {
+  /** Written before a request leaves, so that a crash before the answer leaves a trace. */
+  markSending(repoId: number, flowPaths: readonly string[]): void {
     this.db.transaction(() => {
       for (const flowPath of flowPaths) this.statements.markSending.run(repoId, flowPath);
-      for (const file of files) this.statements.markSent.run({ repoId, ...file });
     })();
   }
 
   /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */
   settle(repoId: number, flowPaths: readonly string[]): void {
     this.db.transaction(() => {
-      for (const flowPath of flowPaths) {
-        this.statements.settle.run(repoId, flowPath);
-        this.statements.forgetSent.run(repoId, flowPath);
-      }
-      this.statements.dropForgotten.run(repoId);
+      for (const flowPath of flowPaths) this.statements.settle.run(repoId, flowPath);
+      this.statements.dropForgotten.run({ repoId });
     })();
   }
 
   /**
-   * A flow sent without an answer, settled by what the service lists of it now: each file whose sent hash the
-   * service holds was stored (acknowledged, with its id); the rest was not. The flow is answered then.
+   * A flow sent without an answer, settled by what the service lists of it now. A file the state has no
+   * acknowledgement of, that the service holds as it is on disk or as this checkout wrote it (`writer`: a version
+   * sent, then changed or deleted here before the answer), was stored: it is acknowledged, with its id, so what is on
+   * disk goes on it (a deletion included). Anyone else's file at that path is not this checkout's to delete. The
+   * flow is answered then, and what it kept for this is forgotten.
    */
   settleFromListing(
     repoId: number,
     flowPath: string,
-    listed: ReadonlyMap<string, { hash: string; id: string }>,
+    listed: ReadonlyMap<string, { hash: string; id: string; writtenBy: string | null }>,
+    writer: string | undefined,
   ): void {
     this.db.transaction(() => {
-      const sent = this.statements.sentOfFlow.all(repoId, flowPath) as { path: string; sentHash: string }[];
-      for (const { path, sentHash } of sent) {
+      const rows = this.statements.unacknowledgedOfFlow.all(repoId, flowPath) as {
+        path: string;
+        localHash: string | null;
+      }[];
+      for (const { path, localHash } of rows) {
         const now = listed.get(path);
-        if (now?.hash === sentHash)
+        if (!now) continue;
+        if (now.hash === localHash || (writer !== undefined && now.writtenBy === writer))
           this.statements.ackStored.run({ repoId, flowPath, path, hash: now.hash, fileId: now.id });
       }
       this.settle(repoId, [flowPath]);
@@ -612,7 +604,7 @@ export class SyncState {
         if (read) this.statements.recordRead.run({ repoId, flowPath, path, expected, ...read });
         else this.statements.recordGone.run({ repoId, flowPath, path, expected });
       }
-      this.statements.dropForgotten.run(repoId);
+      this.statements.dropForgotten.run({ repoId });
     })();
   }
 
@@ -632,7 +624,7 @@ export class SyncState {
         }
         for (const path of ack.dropped) this.statements.ackDropped.run(repoId, ack.flowPath, path);
       }
-      this.statements.dropForgotten.run(repoId);
+      this.statements.dropForgotten.run({ repoId });
     })();
   }
 
@@ -685,7 +677,7 @@ export class SyncState {
     this.db.transaction(() => {
       this.statements.ackService.run({ repoId, flowPath, path, hash: serviceHash });
       this.statements.dropConflict.run(repoId, flowPath, path);
-      this.statements.dropForgotten.run(repoId);
+      this.statements.dropForgotten.run({ repoId });
     })();
   }
 
@@ -749,6 +741,23 @@ export class SyncState {
   /** A checkout removed from flowsync is no longer any repository's source. */
   releaseSource(service: string, root: string): void {
     this.statements.releaseSource.run(service, root);
+  }
+
+  /** Every file the service acknowledged, by flow, one row at a time: what the service should list. */
+  acknowledged(repoId: number): IterableIterator<{
+    flowPath: string;
+    path: string;
+    ackedHash: string;
+    localHash: string | null;
+    warning: string | null;
+  }> {
+    return this.statements.acknowledged.iterate(repoId) as IterableIterator<{
+      flowPath: string;
+      path: string;
+      ackedHash: string;
+      localHash: string | null;
+      warning: string | null;
+    }>;
   }
 
   /** Whether this repository's service said once that it takes bases. */

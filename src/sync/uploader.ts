@@ -12,6 +12,7 @@ import { SYNC_CALL_LIMITS, type Conflict, type FileEntry, type FlowEntry } from 
 import type { FlowRetries } from './flow-retries.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
+import { recordConflicts } from './conflicts.ts';
 import type { FileConflict, FileRecord, FlowAck, SyncState } from './state.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
@@ -419,13 +420,7 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
   const sent = await readEntries(context, batch);
   if (sent.length === 0) return;
   const flowPaths = sent.map(({ plan }) => plan.flowPath);
-  // With bases no full listing cleans up after a lost answer: what was sent is noted, for the service's listing.
-  const sentFiles = sent.flatMap(({ plan, entry }) =>
-    plan.bases
-      ? entry.files.map((file) => ({ flowPath: plan.flowPath, path: file.path, hash: file.hash }))
-      : [],
-  );
-  state.markSending(repoId, flowPaths, sentFiles);
+  state.markSending(repoId, flowPaths);
   tally.requests++;
   try {
     const value = await client.flowDef.syncBatch(
@@ -450,7 +445,7 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     // their user, and its other files go again next round without them.
     const conflicted = new Set((value.conflicts ?? []).map((conflict) => conflict.flow_path));
     if (conflicted.size > 0) {
-      recordConflicts(context, (value.conflicts ?? []).map(fileConflictOf), tally);
+      tally.conflicts.push(...recordConflicts(context, (value.conflicts ?? []).map(fileConflictOf)));
       state.settle(repoId, [...conflicted]);
     }
     const acks = sent
@@ -515,11 +510,7 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   if (!read) return;
   state.recordReads(repoId, [readRecord(plan, file, read)]);
   if (read.missing || read.content === null) return; // changed meanwhile: the next plan says what to do
-  state.markSending(
-    repoId,
-    [plan.flowPath],
-    plan.bases ? [{ flowPath: plan.flowPath, path: file.path, hash: read.hash }] : [],
-  );
+  state.markSending(repoId, [plan.flowPath]);
   tally.requests++;
   try {
     const record = await client.flowDef.updateFile(
@@ -546,7 +537,7 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   } catch (error) {
     const conflict = conflictOf(error);
     if (conflict !== null) {
-      recordConflicts(context, [fileConflictOf(conflict)], tally);
+      tally.conflicts.push(...recordConflicts(context, [fileConflictOf(conflict)]));
       state.settle(repoId, [plan.flowPath]);
       return;
     }
@@ -555,25 +546,6 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
     if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
   }
-}
-
-/**
- * Conflicts as the service reported them, recorded for their user, except those whose service version this
- * checkout wrote itself (the service names the writer): its state lost that acknowledgement (a state rebuilt, a
- * disk error), so the service's version becomes the base and what is on disk is sent on it in the next round.
- */
-function recordConflicts(
-  context: UploadContext,
-  conflicts: readonly Omit<FileConflict, 'foundAt'>[],
-  tally: UploadTally,
-): void {
-  const { state, repoId, target } = context;
-  const own = (c: Omit<FileConflict, 'foundAt'>) =>
-    target.writer !== undefined && c.writtenBy === target.writer && c.serviceHash !== null;
-  for (const c of conflicts.filter(own)) state.settleConflict(repoId, c.flowPath, c.path, c.serviceHash);
-  const theirs = conflicts.filter((c) => !own(c));
-  state.recordConflicts(repoId, theirs);
-  tally.conflicts.push(...theirs);
 }
 
 function fileConflictOf(conflict: Conflict): Omit<FileConflict, 'foundAt'> {

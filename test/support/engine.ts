@@ -57,7 +57,8 @@ export function createEngine(setup: EngineSetup): EngineHarness {
       name: setup.name ?? 'app',
       flowRoots: setup.flowRoots ?? ['flows'],
       ...(setup.deletionGuard !== undefined && { deletionGuard: setup.deletionGuard }),
-      ...(setup.writer !== undefined && { writer: setup.writer }),
+      // Named as the agent names every checkout (the service's history, and what a lost answer stored, need it).
+      writer: setup.writer ?? `test@flowsync:${setup.root}`,
     },
     client,
     state,

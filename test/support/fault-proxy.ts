@@ -45,7 +45,14 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       }
       const upstream = await request(`${target}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: req.headers.authorization ?? '',
+          // A proxy passes the writer's name on (flowsync's own header; without it the history names no one).
+          ...(req.headers['x-flowsync-writer'] !== undefined && {
+            'x-flowsync-writer': String(req.headers['x-flowsync-writer']),
+          }),
+        },
         body,
       });
       const answer = await upstream.body.text();

@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, testEngine, type EngineHarness, type EngineOnService } from '../support/engine.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { readDatabase } from '../support/service.ts';
 
@@ -59,7 +60,19 @@ describe('two checkouts on one service that takes bases', () => {
       'flows/ci/new-from-a.yml': 'new: A\n',
       'flows/deploy/d.yml': 'd: 1\n',
     });
-    expect(b.engine.status().counts.conflicts).toBe(0);
+    // B's check of the service finds A's edit of a file B has not changed: B is behind, shown, and takes it.
+    expect(b.state.conflicts(b.engine.repoId)).toEqual([
+      expect.objectContaining({
+        flowPath: 'flows/ci',
+        path: 'a.yml',
+        sentHash: expect.any(String) as string,
+      }),
+    ]);
+    const [behind] = b.state.conflicts(b.engine.repoId);
+    expect(behind!.sentHash).toBe(behind!.baseHash);
+    await b.engine.resolve(null, 'theirs');
+    expect(readFileSync(join(B.root, 'flows/ci/a.yml'), 'utf8')).toBe('a: A\n');
+    expect(b.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
   });
 
   it("makes an edit of a stale copy a conflict, sends the flow's other files, and settles it either way", async () => {
@@ -163,5 +176,35 @@ describe('two checkouts on one service that takes bases', () => {
     ]);
     expect(service()['flows/ci/a.yml']).toBe('a: ada 3\n');
     expect(colleague.engine.status().counts.conflicts).toBe(1);
+  });
+
+  it('an old write delivered late (a proxy replaying it) is refused as a conflict, never an overwrite', async () => {
+    setup = await engineOnService(FILES);
+    const { svc, repo } = setup;
+    const proxy = await startFaultProxy(svc.url);
+    const writes: { path: string; body: string }[] = [];
+    proxy.fault = (path, _index, body) => {
+      if (/sync_batch|update_file/.test(path)) writes.push({ path, body });
+      return null;
+    };
+    const harness = setup.engine({ url: proxy.url, writer: 'ada@laptop:~/app' });
+    await harness.engine.syncOnce();
+    repo.write('flows/ci/a.yml', 'a: 2\n');
+    await harness.engine.syncOnce();
+    const late = writes.at(-1)!; // the write of a: 2, on the base a: 1
+    repo.write('flows/ci/a.yml', 'a: 3\n');
+    await harness.engine.syncOnce();
+    await proxy.close();
+
+    const replayed = await svc.raw(late.path, {
+      body: late.body,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.tokens.user}` },
+    });
+    // Refused whole (update_file: 422) or listed as a conflict (sync_batch): either way nothing was written.
+    const refused =
+      replayed.statusCode === 422 ||
+      ((replayed.body.value as { conflicts?: unknown[] } | undefined)?.conflicts?.length ?? 0) > 0;
+    expect(refused, JSON.stringify(replayed.body)).toBe(true);
+    expect(serviceTree(readDatabase(svc.dbPath), 'acme', 'app')['flows/ci/a.yml']).toBe('a: 3\n');
   });
 });

@@ -23,8 +23,9 @@ afterEach(async () => {
 
 const stored = () => serviceTree(svc.read, 'acme', 'app');
 /** Requests that carried flow content (sync_batch or update_file), counted from the service's own log. */
+/** Calls that write flows (a start also reads: capabilities, and list_flows to check the service). */
 const uploads = () =>
-  svc.logs.filter((line) => line.includes('"msg":"call"') && line.includes('svc/flow_def/')).length;
+  svc.logs.filter((line) => line.includes('"msg":"call"') && /sync_batch|update_file/.test(line)).length;
 
 async function start(flowRoots?: string[]) {
   harness = startEngine(repo, svc.url, svc.tokens.user, flowRoots);

@@ -238,7 +238,13 @@ function WaitingForYou(props: {
                   </code>
                 </th>
                 <td>{serviceSide(conflict)}</td>
-                <td>{conflict.sentHash === null ? 'deleted' : 'changed'}</td>
+                <td>
+                  {conflict.sentHash === null
+                    ? 'deleted'
+                    : conflict.sentHash === conflict.baseHash
+                      ? 'unchanged (behind)'
+                      : 'changed'}
+                </td>
                 <td className="row">
                   <button
                     disabled={busy}

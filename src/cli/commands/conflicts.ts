@@ -59,6 +59,11 @@ export function conflictLine(conflict: ConflictView): string {
   const at = conflict.writtenAt
     ? ` at ${conflict.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`
     : '';
-  const yours = conflict.sentHash === null ? 'you deleted it' : 'you changed it';
+  const yours =
+    conflict.sentHash === null
+      ? 'you deleted it'
+      : conflict.sentHash === conflict.baseHash
+        ? 'unchanged here (this checkout is behind: --theirs takes it)'
+        : 'you changed it';
   return `${theirs}${by}${at}; ${yours}`;
 }

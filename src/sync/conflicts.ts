@@ -1,0 +1,22 @@
+import type { FileConflict, SyncState } from './state.ts';
+
+type Found = Omit<FileConflict, 'foundAt'>;
+
+/**
+ * Conflicts found (refused writes, or the service's listing differing from what this checkout acknowledged),
+ * recorded for their user and returned, except those whose service version this checkout wrote itself (the service
+ * names the writer): its state lost that acknowledgement (a state rebuilt, a disk error), so the service's version
+ * becomes the base and what is on disk is sent on it in the next round.
+ */
+export function recordConflicts(
+  context: { state: SyncState; repoId: number; target: { writer?: string } },
+  conflicts: readonly Found[],
+): Found[] {
+  const { state, repoId, target } = context;
+  const own = (c: Found) =>
+    target.writer !== undefined && c.writtenBy === target.writer && c.serviceHash !== null;
+  for (const c of conflicts.filter(own)) state.settleConflict(repoId, c.flowPath, c.path, c.serviceHash);
+  const theirs = conflicts.filter((c) => !own(c));
+  state.recordConflicts(repoId, theirs);
+  return theirs;
+}

@@ -1,0 +1,103 @@
+import Database from 'better-sqlite3';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { eventually, serviceTree } from '../support/repo.ts';
+import { readDatabase } from '../support/service.ts';
+
+/**
+ * Issue 24, the agent checks what the service holds (list_flows: each flow's aggregate hash), at start, after a
+ * round of `flowsync sync` and after each periodic rescan: a service restored from an older copy of its database,
+ * or wiped, is found and reconciled, never left "in sync". Measured before: a wiped database got "509 files, in
+ * sync" while it held 0; a restored backup kept 40 files wrong forever.
+ */
+const FILES = { 'flows/a/x.yml': 'x: 1\n', 'flows/a/y.yml': 'y: 1\n', 'flows/b/z.yml': 'z: 1\n' };
+let setup: EngineOnService;
+
+afterEach(async () => {
+  await setup?.close();
+});
+
+const WRITER = 'ada@laptop:~/app';
+
+/** A port free now, so that the service comes back where the engine's client calls it after a restart. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('the service checked against what this checkout acknowledged', () => {
+  it("a service restored from an older copy of its database gets this checkout's later versions again", async () => {
+    setup = await engineOnService(FILES, { port: await freePort() });
+    const { svc, repo } = setup;
+    const stored = () => serviceTree(readDatabase(svc.dbPath), 'acme', 'app');
+    const harness = setup.engine({ writer: WRITER });
+    await harness.engine.syncOnce();
+    // The operator's nightly copy of the database.
+    await svc.stop();
+    const backup = `${svc.dbPath}.backup`;
+    copyFileSync(svc.dbPath, backup);
+    await svc.restart();
+
+    repo.write('flows/a/x.yml', 'x: 2\n');
+    await harness.engine.syncOnce();
+    expect(stored()['flows/a/x.yml']).toBe('x: 2\n');
+
+    // The service is restored from last night's copy: x is back to x: 1 there.
+    await svc.stop();
+    for (const suffix of ['-wal', '-shm']) rmSync(`${svc.dbPath}${suffix}`, { force: true });
+    copyFileSync(backup, svc.dbPath);
+    await svc.restart();
+    expect(stored()['flows/a/x.yml']).toBe('x: 1\n');
+
+    // Nothing changed here; the check finds it. The restored version is this checkout's own: sent on it again.
+    await harness.engine.syncOnce();
+    await eventually(() => expect(stored()['flows/a/x.yml']).toBe('x: 2\n'));
+    await eventually(() =>
+      expect(harness.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 }),
+    );
+  });
+
+  it('a wiped database: every file is a conflict (deleted on the service), and one resolve sends them all', async () => {
+    setup = await engineOnService(FILES);
+    const { svc } = setup;
+    const stored = () => serviceTree(readDatabase(svc.dbPath), 'acme', 'app');
+    const harness = setup.engine({ writer: WRITER });
+    await harness.engine.syncOnce();
+    expect(Object.keys(stored())).toHaveLength(3);
+
+    const db = new Database(svc.dbPath);
+    db.exec('DELETE FROM flow_files; DELETE FROM flows;');
+    db.close();
+    expect(stored()).toEqual({});
+
+    await harness.engine.syncOnce();
+    const status = harness.engine.status();
+    expect(status.counts).toMatchObject({ conflicts: 3, pending: 0 });
+    expect(status.message).toContain('3 files are in conflict');
+    expect(harness.state.conflicts(harness.engine.repoId).map((c) => c.serviceHash)).toEqual([
+      null,
+      null,
+      null,
+    ]);
+
+    await harness.engine.resolve(null, 'mine');
+    await harness.engine.syncOnce();
+    expect(stored()).toEqual(FILES);
+    expect(harness.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+  });
+
+  it('a service that holds what was acknowledged costs one call and records nothing', async () => {
+    setup = await engineOnService(FILES);
+    const harness = setup.engine({ writer: WRITER });
+    await harness.engine.syncOnce();
+    expect(existsSync(setup.svc.dbPath)).toBe(true);
+    expect(await harness.engine.checkService()).toBe(0);
+    expect(harness.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+  });
+});
