@@ -1,27 +1,15 @@
-import axe from 'axe-core';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { pictures, seriousViolations } from '../support/pictures.ts';
 import { SAMPLE_COUNTS, makeSampleRepo } from '../support/sample-repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { seedViewerTasks } from '../support/tracker.ts';
 import { addRepository, openWindow, type OpenWindow } from '../support/window.ts';
 import type { TestRepo } from '../support/repo.ts';
 
-/**
- * The four screens with realistic data: each one's picture, and an accessibility check (axe-core: no serious or
- * critical violation). The pictures go to a temporary folder; with FLOWSYNC_UPDATE_IMAGES=1 they replace the
- * README's (docs/images/<screen>.png). Written there at every run, they left every test run with a changed tree.
- */
-
-const IMAGES =
-  process.env.FLOWSYNC_UPDATE_IMAGES === '1'
-    ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
-    : `${mkdtempSync(join(tmpdir(), 'flowsync-screens-'))}/`;
+/** The four screens with realistic data: each one's picture, and an accessibility check (test/support/pictures.ts). */
+const IMAGES = pictures('screens');
 const SECRET = 'lin_api_ada_personal_key_0042';
 const SLOW = { timeout: 30_000 };
 
@@ -42,40 +30,12 @@ beforeAll(async () => {
   await seedViewerTasks(svc, SECRET, 12);
 }, 120_000);
 afterAll(async () => {
-  if (process.env.FLOWSYNC_UPDATE_IMAGES !== '1') rmSync(IMAGES, { recursive: true, force: true });
+  IMAGES.cleanup();
   await win?.close();
   await svc?.close();
   repo?.cleanup();
   await browser?.close();
 });
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  targets: string[];
-}
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(): Promise<Violation[]> {
-  // Evaluated by the test, not by the page: the page's CSP does not apply.
-  await page.evaluate(axe.source);
-  // A string, run in the page: the test's own types know no DOM.
-  const violations = (await page.evaluate(`axe.run(document).then((results) =>
-    results.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact ?? null,
-      help: v.help,
-      targets: v.nodes.map((node) => node.target.join(' ')),
-    })))`)) as Violation[];
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
-async function picture(screen: string): Promise<void> {
-  mkdirSync(IMAGES, { recursive: true });
-  await page.evaluate('window.scrollTo(0, 0)');
-  writeFileSync(`${IMAGES}${screen}.png`, await page.screenshot({ fullPage: false }));
-}
 
 describe('the four screens', () => {
   it('Sync: flows, files not sent and recent activity', async () => {
@@ -88,8 +48,8 @@ describe('the four screens', () => {
     await expect
       .poll(() => page.getByRole('list', { name: 'Files of billing' }).textContent(), SLOW)
       .toContain('logo.png not sent');
-    await picture('sync');
-    expect(await seriousViolations()).toEqual([]);
+    await IMAGES.take(page, 'sync');
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('Tasks: my open tasks, one open beside the list', async () => {
@@ -103,8 +63,8 @@ describe('the four screens', () => {
       .poll(() => page.getByTestId('task-detail').textContent(), SLOW)
       .toContain('ENG-110 · In Progress');
     await expect.poll(() => page.getByLabel('Status').locator('option').count(), SLOW).toBe(4);
-    await picture('tasks');
-    expect(await seriousViolations()).toEqual([]);
+    await IMAGES.take(page, 'tasks');
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('Repo config: the form with a saved config', async () => {
@@ -119,14 +79,14 @@ describe('the four screens', () => {
     await page.getByLabel('Description').fill('The app on port 3000');
     await page.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('and the service');
-    await picture('repo-config');
-    expect(await seriousViolations()).toEqual([]);
+    await IMAGES.take(page, 'repo-config');
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('Settings', async () => {
     await page.getByRole('tab', { name: 'Settings' }).click();
     await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
-    await picture('settings');
-    expect(await seriousViolations()).toEqual([]);
+    await IMAGES.take(page, 'settings');
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

@@ -1,12 +1,10 @@
-import axe from 'axe-core';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { pictures, seriousViolations } from '../support/pictures.ts';
 import { sha256 } from '../support/flows.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -15,12 +13,9 @@ import { addRepository, initGit, openWindow, type OpenWindow } from '../support/
 /**
  * Issue 24 in the window: a teammate's write and this checkout's edit of the same file are a conflict the window
  * lists, never "synced", settled with one click; a folder of 40 files removed at once is held, and put back with
- * one click. Pictures as in screens.test.ts (FLOWSYNC_UPDATE_IMAGES=1 writes the README's).
+ * one click. Pictures and axe as in test/support/pictures.ts.
  */
-const IMAGES =
-  process.env.FLOWSYNC_UPDATE_IMAGES === '1'
-    ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
-    : `${mkdtempSync(join(tmpdir(), 'flowsync-waiting-'))}/`;
+const IMAGES = pictures('waiting');
 const SLOW = { timeout: 30_000 };
 
 let browser: Browser;
@@ -45,27 +40,12 @@ beforeAll(async () => {
   await addRepository(page, repo.root, '42 files · 0 pending');
 }, 120_000);
 afterAll(async () => {
-  if (process.env.FLOWSYNC_UPDATE_IMAGES !== '1') rmSync(IMAGES, { recursive: true, force: true });
+  IMAGES.cleanup();
   await win?.close();
   await svc?.close();
   repo?.cleanup();
   await browser?.close();
 });
-
-async function seriousViolations(): Promise<unknown[]> {
-  await page.evaluate(axe.source);
-  const violations = (await page.evaluate(`axe.run(document).then((results) =>
-    results.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help })))`)) as {
-    impact: string | null;
-  }[];
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
-async function picture(name: string): Promise<void> {
-  mkdirSync(IMAGES, { recursive: true });
-  await page.evaluate('window.scrollTo(0, 0)');
-  writeFileSync(`${IMAGES}${name}.png`, await page.screenshot({ fullPage: false }));
-}
 
 describe('what waits for the user, in the window', () => {
   it('a conflict is listed with who changed the service, never synced, and settled with one click', async () => {
@@ -100,8 +80,8 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => page.getByRole('list', { name: 'Files of ci' }).textContent(), SLOW)
       .toContain('build.yml conflict');
-    await picture('conflict');
-    expect(await seriousViolations()).toEqual([]);
+    await IMAGES.take(page, 'conflict');
+    expect(await seriousViolations(page)).toEqual([]);
 
     await waiting.getByRole('button', { name: "Take the service's" }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).not.toContain('in conflict');
@@ -114,8 +94,8 @@ describe('what waits for the user, in the window', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => waiting.textContent(), SLOW).toContain('40 deletions held');
     expect(Object.keys(serviceTree(svc.read, 'acme', 'app'))).toHaveLength(42);
-    await picture('deletions-held');
-    expect(await seriousViolations()).toEqual([]);
+    await IMAGES.take(page, 'deletions-held');
+    expect(await seriousViolations(page)).toEqual([]);
 
     await waiting.getByRole('button', { name: 'Restore them on disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/generated/step-39.yml')), SLOW).toBe(true);
