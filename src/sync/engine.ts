@@ -398,7 +398,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * the next check, at the next periodic rescan.
    */
   private async checkQuietly(): Promise<void> {
-    if (this.stopped) return;
+    // Only after a round that went through: a service failing or out of reach is not asked once more for this.
+    if (this.stopped || this.phase !== 'idle') return;
     await this.checkService().catch(() => 0);
   }
 
