@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { replaceFile } from '../host/index.ts';
 import { notRealFolder, type EntryKind } from './contained-fs.mjs';
@@ -45,4 +45,26 @@ export function writeContained(root: string, path: string, data: string): NotCon
   if (outside) return outside;
   replaceFile(join(root, path), data);
   return null;
+}
+
+/**
+ * A file of the repository made `content` (writeContained), or removed when `content` is null: the service's
+ * version put on disk, or a version restored. A removal under something that is not a real folder of the
+ * repository removes nothing (false); a write that cannot be contained throws, naming what stands in the way.
+ */
+export function replaceContained(root: string, path: string, content: string | null): boolean {
+  if (content === null) {
+    const folder = path.slice(0, path.lastIndexOf('/'));
+    if (notRealFolder(root, folder) !== null) return false;
+    try {
+      unlinkSync(join(root, path));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    return true;
+  }
+  const outside = writeContained(root, path, content);
+  if (outside !== null)
+    throw new Error(`${path} was not written: ${outside.path} is not a folder of the repository`);
+  return true;
 }

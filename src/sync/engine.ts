@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, lstatSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   askCapabilities,
@@ -27,8 +27,7 @@ import { planUploads, plansKey, type FlowPlan } from './planner.ts';
 import { PresenceCheck } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
-import { writeContained } from './contained-write.ts';
-import { notRealFolder } from './contained-fs.mjs';
+import { replaceContained } from './contained-write.ts';
 import { listServiceFiles, readServiceFiles, serviceFileKey } from './service-copy.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { FileConflict, RepoCounts, SyncState } from './state.ts';
@@ -725,22 +724,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const kept = await this.options.client.flowDef.versionContent({ version });
     if (kept.flow_path !== flowPath || kept.path !== path)
       throw new Error(`version ${version} is of ${kept.flow_path}/${kept.path}, not of ${flowPath}/${path}`);
-    const relative = `${flowPath}/${path}`;
-    if (kept.content === null) {
-      const folder = relative.slice(0, relative.lastIndexOf('/'));
-      if (notRealFolder(this.repo.root, folder) === null) {
-        try {
-          unlinkSync(join(this.repo.root, relative));
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
-      }
-      return { deleted: true };
-    }
-    const outside = writeContained(this.repo.root, relative, kept.content);
-    if (outside !== null)
-      throw new Error(`${relative} was not written: ${outside.path} is not a folder of the repository`);
-    return { deleted: false };
+    replaceContained(this.repo.root, `${flowPath}/${path}`, kept.content);
+    return { deleted: kept.content === null };
   }
 
   /**
@@ -750,20 +735,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private putOnDisk(flowPath: string, path: string, copy: { hash: string; content: string } | null): void {
     const { state } = this.options;
     const relative = `${flowPath}/${path}`;
+    const replaced = replaceContained(this.repo.root, relative, copy?.content ?? null);
     if (copy === null) {
-      const folder = relative.slice(0, relative.lastIndexOf('/'));
-      if (notRealFolder(this.repo.root, folder) !== null) return;
-      try {
-        unlinkSync(join(this.repo.root, relative));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
-      state.markGone(this.repoId, [{ flowPath, path }]);
+      if (replaced) state.markGone(this.repoId, [{ flowPath, path }]);
       return;
     }
-    const outside = writeContained(this.repo.root, relative, copy.content);
-    if (outside !== null)
-      throw new Error(`${relative} was not written: ${outside.path} is not a folder of the repository`);
     const stat = lstatSync(join(this.repo.root, relative));
     state.saveLocal(this.repoId, [
       {
