@@ -970,11 +970,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       // (Not out of `storage`: its message says what waits, until a write goes through.)
       if (pending.length > 0 && this.phase !== 'storage') this.setPhase('syncing', null);
       const options = pending.length > 0 || this.heldDeletions > 0 ? await this.planOptions() : {};
-      const plan = (flows: readonly string[]) => {
-        const planned = planUploads(state, this.repoId, flows, options);
-        state.settle(this.repoId, planned.nothingToSend);
-        return planned.plans;
-      };
+      const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows, options).plans;
       for (const plans of pagesOf(pending, plan)) {
         // Stopping: the pages not sent yet stay pending, for the next start; the one in flight is in `in_flight`.
         if (this.stopped) return { report, outcome: { kind: 'settled' } };

@@ -47,27 +47,23 @@ export function flowSignature(present: readonly FileRecord[]): string {
 /**
  * Flows whose files differ from what the service acknowledged, minus those refused as they are now. `flows`
  * narrows it to some of the pending flows (a page: the engine plans and sends a few hundred flows at a time).
- * `nothingToSend`: with bases, flows sent without an answer that have nothing left to send: whatever the service
- * took of them was on the bases this agent holds, so they are settled without a request.
+ * With bases, flows sent without an answer were settled by the service's listing before planning (the engine's
+ * settleUncertain): their plans are those of any flow.
  */
 export function planUploads(
   state: SyncState,
   repoId: number,
   flows: readonly string[] = state.pendingFlows(repoId),
   options: PlanOptions = {},
-): { plans: FlowPlan[]; stillRejected: string[]; nothingToSend: string[] } {
+): { plans: FlowPlan[]; stillRejected: string[] } {
   const rejected = new Map(state.rejections(repoId).map((r) => [r.flowPath, r.signature]));
   const uncertain = new Set(state.uncertainFlows(repoId));
   const plans: FlowPlan[] = [];
   const stillRejected: string[] = [];
-  const nothingToSend: string[] = [];
   for (const flowPath of flows) {
     if (options.bases) {
       const plan = planOnBases(state, repoId, flowPath, uncertain.has(flowPath), options);
-      if (plan === null) {
-        if (uncertain.has(flowPath)) nothingToSend.push(flowPath);
-        continue;
-      }
+      if (plan === null) continue;
       if (rejected.get(flowPath) === plan.signature) stillRejected.push(flowPath);
       else plans.push(plan);
       continue;
@@ -102,7 +98,7 @@ export function planUploads(
       bases: false,
     });
   }
-  return { plans, stillRejected, nothingToSend };
+  return { plans, stillRejected };
 }
 
 /**
