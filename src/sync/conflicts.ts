@@ -1,3 +1,4 @@
+import type { Conflict } from '../protocol/index.ts';
 import type { FileConflict, SyncState } from './state.ts';
 
 type Found = Omit<FileConflict, 'foundAt'>;
@@ -19,4 +20,17 @@ export function recordConflicts(
   const theirs = conflicts.filter((c) => !own(c));
   state.recordConflicts(repoId, theirs);
   return theirs;
+}
+
+/** A conflict as the service reports it (a refused write), in the state's words. */
+export function conflictFromService(conflict: Conflict): Found {
+  return {
+    flowPath: conflict.flow_path,
+    path: conflict.path,
+    baseHash: conflict.base_hash,
+    serviceHash: conflict.service_hash,
+    sentHash: conflict.sent_hash,
+    writtenBy: conflict.written_by,
+    writtenAt: conflict.written_at,
+  };
 }

@@ -8,11 +8,11 @@ import {
   RemoteError,
   type RemoteClient,
 } from '../client/index.ts';
-import { SYNC_CALL_LIMITS, type Conflict, type FileEntry, type FlowEntry } from '../protocol/index.ts';
+import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
 import type { FlowRetries } from './flow-retries.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
-import { recordConflicts } from './conflicts.ts';
+import { conflictFromService, recordConflicts } from './conflicts.ts';
 import type { FileConflict, FileRecord, FlowAck, SyncState } from './state.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
@@ -445,7 +445,7 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     // their user, and its other files go again next round without them.
     const conflicted = new Set((value.conflicts ?? []).map((conflict) => conflict.flow_path));
     if (conflicted.size > 0) {
-      tally.conflicts.push(...recordConflicts(context, (value.conflicts ?? []).map(fileConflictOf)));
+      tally.conflicts.push(...recordConflicts(context, (value.conflicts ?? []).map(conflictFromService)));
       state.settle(repoId, [...conflicted]);
     }
     const acks = sent
@@ -537,7 +537,7 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   } catch (error) {
     const conflict = conflictOf(error);
     if (conflict !== null) {
-      tally.conflicts.push(...recordConflicts(context, [fileConflictOf(conflict)]));
+      tally.conflicts.push(...recordConflicts(context, [conflictFromService(conflict)]));
       state.settle(repoId, [plan.flowPath]);
       return;
     }
@@ -546,18 +546,6 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
     if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
   }
-}
-
-function fileConflictOf(conflict: Conflict): Omit<FileConflict, 'foundAt'> {
-  return {
-    flowPath: conflict.flow_path,
-    path: conflict.path,
-    baseHash: conflict.base_hash,
-    serviceHash: conflict.service_hash,
-    sentHash: conflict.sent_hash,
-    writtenBy: conflict.written_by,
-    writtenAt: conflict.written_at,
-  };
 }
 
 /** The call options that name this checkout as the writer, for the service's history. */
