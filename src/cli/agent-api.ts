@@ -10,6 +10,7 @@ import {
 } from '../window/index.ts';
 import { findRunningAgent } from '../host/index.ts';
 import { Agent, checkRepositoryFolder, configuredRepository, loadConfig } from '../agent/index.ts';
+import { printable } from '../protocol/index.ts';
 import { lockForSync } from './running-agent.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -28,7 +29,6 @@ export type AgentCall = <M extends AgentApiMethod>(
 export async function withAgentApi<T>(
   folders: readonly string[],
   options: { url?: string },
-  out: (line: string) => void,
   use: (call: AgentCall, roots: string[]) => Promise<T>,
 ): Promise<T> {
   const running = await findRunningAgent(bridgeAnswers);
@@ -47,7 +47,8 @@ export async function withAgentApi<T>(
     });
     return use(call, roots);
   }
-  const lock = await lockForSync(out);
+  // What it waits for (another `flowsync sync`) is said on stderr: stdout is the command's answer.
+  const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
   const config = loadConfig();
   const agent = await Agent.open({ config, serviceUrl: options.url });
   try {

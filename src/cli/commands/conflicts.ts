@@ -19,11 +19,8 @@ export function conflictsCommand(): Command {
     .addHelpText('after', '\nExamples:\n  $ flowsync conflicts\n  $ flowsync conflicts ~/code/app --json')
     .action(async (folders: string[], options: { url?: string; json?: boolean }) => {
       const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
-      const shown = await withAgentApi(
-        folders.length > 0 ? folders : ['.'],
-        options,
-        (line) => process.stderr.write(`${printable(line)}\n`),
-        async (call, roots) => Promise.all(roots.map((root) => call('conflicts', { root }))),
+      const shown = await withAgentApi(folders.length > 0 ? folders : ['.'], options, async (call, roots) =>
+        Promise.all(roots.map((root) => call('conflicts', { root }))),
       );
       if (options.json) process.stdout.write(`${printableJson(shown)}\n`);
       else for (const repository of shown) for (const line of describe(repository)) out(line);

@@ -21,7 +21,7 @@ export function historyCommand(): Command {
     )
     .action(async (file: string, options: { url?: string; json?: boolean }) => {
       const { folder, inside } = repositoryPathOf(file);
-      const history = await withAgentApi([folder], options, stderr, (call, [root]) =>
+      const history = await withAgentApi([folder], options, (call, [root]) =>
         call('fileHistory', { root: root!, file: inside }),
       );
       const out = (line: string) => void process.stdout.write(`${printable(line)}\n`);
@@ -65,7 +65,7 @@ export function restoreCommand(): Command {
       if (at !== null && Number.isNaN(at))
         throw new UsageError(`--at ${options.at}: give a time as 2026-11-24T17:00:00Z.`);
       const { folder, inside } = repositoryPathOf(file);
-      const restored = await withAgentApi([folder], options, stderr, async (call, [root]) => {
+      const restored = await withAgentApi([folder], options, async (call, [root]) => {
         let version = options.version;
         if (at !== null) {
           const { versions } = await call('fileHistory', { root: root!, file: inside });
@@ -81,8 +81,4 @@ export function restoreCommand(): Command {
         )}\n`,
       );
     });
-}
-
-function stderr(line: string): void {
-  process.stderr.write(`${printable(line)}\n`);
 }

@@ -43,33 +43,28 @@ export function resolveCommand(): Command {
       if (options.held) return settleHeld(paths, side, options, out);
       const targets = paths.map(repositoryPathOf);
       const folders = [...new Set(targets.map((target) => target.folder))];
-      const settled = await withAgentApi(
-        folders,
-        options,
-        (line) => process.stderr.write(`${printable(line)}\n`),
-        async (call, roots) => {
-          let count = 0;
-          for (const [index, root] of roots.entries()) {
-            const inside = targets.filter((target) => target.folder === folders[index]).map((t) => t.inside);
-            const { conflicts } = await call('conflicts', { root });
-            const named = conflicts.filter((conflict) =>
-              inside.some((target) => covers(target, `${conflict.flowPath}/${conflict.path}`)),
+      const settled = await withAgentApi(folders, options, async (call, roots) => {
+        let count = 0;
+        for (const [index, root] of roots.entries()) {
+          const inside = targets.filter((target) => target.folder === folders[index]).map((t) => t.inside);
+          const { conflicts } = await call('conflicts', { root });
+          const named = conflicts.filter((conflict) =>
+            inside.some((target) => covers(target, `${conflict.flowPath}/${conflict.path}`)),
+          );
+          if (named.length === 0) continue;
+          const { resolved } = await call('resolveConflicts', {
+            root,
+            side,
+            files: named.map(({ flowPath, path }) => ({ flowPath, path })),
+          });
+          for (const file of resolved)
+            out(
+              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
             );
-            if (named.length === 0) continue;
-            const { resolved } = await call('resolveConflicts', {
-              root,
-              side,
-              files: named.map(({ flowPath, path }) => ({ flowPath, path })),
-            });
-            for (const file of resolved)
-              out(
-                `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
-              );
-            count += resolved.length;
-          }
-          return count;
-        },
-      );
+          count += resolved.length;
+        }
+        return count;
+      });
       if (settled === 0) {
         process.stderr.write(
           `${printable(`No conflict at ${paths.join(', ')}: \`flowsync conflicts\` lists them.`)}\n`,
@@ -93,24 +88,19 @@ async function settleHeld(
   options: { url?: string },
   out: (line: string) => void,
 ): Promise<void> {
-  await withAgentApi(
-    folders,
-    options,
-    (line) => process.stderr.write(`${printable(line)}\n`),
-    async (call, roots) => {
-      for (const root of roots) {
-        const { deleted, restored } = await call('settleDeletions', {
-          root,
-          choice: side === 'mine' ? 'delete' : 'restore',
-        });
-        out(
-          side === 'mine'
-            ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
-            : `${root}: ${restored} ${restored === 1 ? 'file' : 'files'} put back on disk from the service's copy`,
-        );
-      }
-    },
-  );
+  await withAgentApi(folders, options, async (call, roots) => {
+    for (const root of roots) {
+      const { deleted, restored } = await call('settleDeletions', {
+        root,
+        choice: side === 'mine' ? 'delete' : 'restore',
+      });
+      out(
+        side === 'mine'
+          ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
+          : `${root}: ${restored} ${restored === 1 ? 'file' : 'files'} put back on disk from the service's copy`,
+      );
+    }
+  });
 }
 
 /** Whether a place in the repository ('' for the repository itself) is the file or a folder above it. */
