@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
 import { eventually, serviceTree } from '../support/repo.ts';
 import { readDatabase } from '../support/service.ts';
 
@@ -94,10 +95,14 @@ describe('the service checked against what this checkout acknowledged', () => {
 
   it('a service that holds what was acknowledged costs one call and records nothing', async () => {
     setup = await engineOnService(FILES);
-    const harness = setup.engine({ writer: WRITER });
+    const proxy = await startFaultProxy(setup.svc.url);
+    const harness = setup.engine({ writer: WRITER, url: proxy.url });
     await harness.engine.syncOnce();
-    expect(existsSync(setup.svc.dbPath)).toBe(true);
+    const before = proxy.requests.length;
     expect(await harness.engine.checkService()).toBe(0);
+    expect(proxy.requests.slice(before)).toEqual(['/api/run/svc/flow_def/public/list_flows']);
     expect(harness.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+    await harness.close();
+    await proxy.close();
   });
 });
