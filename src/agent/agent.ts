@@ -474,7 +474,6 @@ export class Agent extends EventEmitter<AgentEvents> {
     const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
     if (known) return known;
     const watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
-    this.paused.delete(watched.identity.root);
     this.updateConfig(withRepository(this.config, watched.identity.root));
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
