@@ -558,6 +558,18 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * Sends the deletions waiting now ("Delete them on the service", `resolve --held --mine`) in a round, and returns
+   * how many went: counted in the state, which knows them also in an engine that has not run a round yet.
+   */
+  async sendHeldDeletions(): Promise<number> {
+    const waiting = () => this.options.state.deletionCount(this.repoId);
+    const before = waiting();
+    this.allowDeletions();
+    await this.sync();
+    return before - waiting();
+  }
+
+  /**
    * Settles conflicts (all of them when `which` is null). `mine`: what is on disk is sent on top of the service's
    * version (its hash becomes the base), in the round that follows. `theirs`: the service's version is written to
    * disk (by the containment rule: atomically, never through a link) or, when the service has none, the file is

@@ -170,10 +170,7 @@ export function createAgentApi(agent: Agent): AgentApi {
     settleDeletions: async ({ root, choice }) => {
       const { engine } = repository(root);
       if (choice === 'restore') return { deleted: 0, restored: await engine.restoreDeleted() };
-      const held = engine.status().heldDeletions;
-      engine.allowDeletions();
-      await engine.sync();
-      return { deleted: held - engine.status().heldDeletions, restored: 0 };
+      return { deleted: await engine.sendHeldDeletions(), restored: 0 };
     },
 
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),

@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { runFlowsync } from '../support/cli.ts';
+import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
+import { readDatabase } from '../support/service.ts';
+
+/** Held deletions settled from the command line with no agent running: `resolve --held --mine` sends them. */
+let serve: ServeProcess | null = null;
+let repo: TestRepo | null = null;
+
+afterEach(async () => {
+  await serve?.stop();
+  serve = null;
+  repo?.cleanup();
+  repo = null;
+});
+
+describe('flowsync resolve --held --mine, no agent running', () => {
+  it('sends the deletions the last sync held, and says how many', async () => {
+    const files: Record<string, string> = { 'flows/ci/build.yml': 'build: 1\n' };
+    for (let i = 0; i < 120; i++) files[`flows/gen/step-${i}.yml`] = `step: ${i}\n`;
+    repo = makeRepo(files);
+    const tree = repo;
+    serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
+    const env = {
+      ...userEnv(join(tree.dir, 'home'), serve),
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
+    const stored = () => serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app');
+    const run = (...args: string[]) => runFlowsync(args, { env, cwd: tree.root });
+
+    expect((await run('sync', '.')).code).toBe(0);
+    tree.remove('flows/gen');
+    const held = await run('sync', '.');
+    expect(held.code).toBe(4);
+    expect(Object.keys(stored())).toHaveLength(121);
+
+    const sent = await run('resolve', '--held', '--mine');
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toContain('120 held deletions sent to the service');
+    expect(Object.keys(stored())).toEqual(['flows/ci/build.yml']);
+  }, 60_000);
+});
