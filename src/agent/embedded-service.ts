@@ -2,12 +2,12 @@ import { dirname, join } from 'node:path';
 import { checkAccess, createClient, reasonOf, type ClientAuth } from '../client/index.ts';
 import { createService, type IssuedTokens, type RunningService } from '../service/index.ts';
 import { ensurePrivateFolder, openLogFile } from '../host/index.ts';
-import { EMBEDDED_SECRETS, type SecretStore } from '../secrets/index.ts';
+import { EMBEDDED_SECRETS, embeddedSecrets, type SecretStore } from '../secrets/index.ts';
 
 export interface EmbeddedService {
   service: RunningService;
   url: string;
-  /** Where its tokens are filed in the keychain: EMBEDDED_SECRETS, a name no address reads back. */
+  /** Where its tokens are filed in the keychain: `embedded:<database>`, a name no address reads back. */
   secretsUrl: string;
   auth: ClientAuth;
   /** Where the tokens are, when that changed; else null. */
@@ -23,7 +23,7 @@ export interface TokensNotice {
 
 /**
  * The service inside the agent, on 127.0.0.1, sharing `flowsync serve`'s database. Its tokens live in the
- * keychain under EMBEDDED_SECRETS, not under an address: its port is whichever it got, and the agent lock says which
+ * keychain under `embedded:<database>`, not under an address: its port is whichever it got, and the agent lock says which
  * (`flowsync call` finds it there). When the agent has no working token for it (first start, a lost keychain
  * entry), it issues new ones: it owns this service.
  */
@@ -53,20 +53,21 @@ export async function startEmbeddedService(options: {
     }
   };
 
+  const secretsUrl = embeddedSecrets(options.dbPath);
   let service = await start(false);
   let tokens = service.issuedTokens;
   if (!tokens) {
     // Checked against this process's own service (service.url), so no token leaves the agent here. Tokens an
-    // older flowsync filed under the preferred address are taken over once, when they still work.
-    const legacy = options.port === 0 ? null : `http://127.0.0.1:${options.port}`;
-    for (const filedUnder of legacy ? [EMBEDDED_SECRETS, legacy] : [EMBEDDED_SECRETS]) {
+    // older flowsync filed under plain "embedded" or under the preferred address are taken over, when they work.
+    const legacy = options.port === 0 ? [] : [`http://127.0.0.1:${options.port}`];
+    for (const filedUnder of [secretsUrl, EMBEDDED_SECRETS, ...legacy]) {
       const stored = await readTokens(options.secrets, filedUnder);
       if (!stored || !(await works(service.url, stored))) continue;
-      if (filedUnder !== EMBEDDED_SECRETS) await takeOver(options.secrets, filedUnder, stored);
+      if (filedUnder !== secretsUrl) await takeOver(options.secrets, filedUnder, secretsUrl, stored);
       return {
         service,
         url: service.url,
-        secretsUrl: EMBEDDED_SECRETS,
+        secretsUrl,
         auth: bothTokens(stored),
         notice: null,
       };
@@ -75,15 +76,15 @@ export async function startEmbeddedService(options: {
     service = await start(true);
     tokens = service.issuedTokens!;
   }
-  const kept = await keepTokens(options.secrets, EMBEDDED_SECRETS, tokens);
+  const kept = await keepTokens(options.secrets, secretsUrl, tokens);
   return {
     service,
     url: service.url,
-    secretsUrl: EMBEDDED_SECRETS,
+    secretsUrl,
     auth: bothTokens(tokens),
     notice: kept
       ? {
-          line: `The embedded service's tokens are in the OS keychain (flowsync / ${EMBEDDED_SECRETS}#access-token, #admin-token).`,
+          line: `The embedded service's tokens are in the OS keychain (flowsync / ${secretsUrl}#access-token, #admin-token).`,
           forTerminal: null,
         }
       : // Not kept anywhere: shown this once on a terminal (as `flowsync serve` does) so `flowsync call` and curl
@@ -109,11 +110,16 @@ async function readTokens(secrets: SecretStore, url: string): Promise<IssuedToke
   }
 }
 
-/** Files an older flowsync's tokens (and the tracker API key kept beside them) under EMBEDDED_SECRETS. */
-async function takeOver(secrets: SecretStore, legacy: string, tokens: IssuedTokens): Promise<void> {
-  await keepTokens(secrets, EMBEDDED_SECRETS, tokens);
+/** Files an older flowsync's tokens (and the tracker API key kept beside them) under this database's name. */
+async function takeOver(
+  secrets: SecretStore,
+  legacy: string,
+  secretsUrl: string,
+  tokens: IssuedTokens,
+): Promise<void> {
+  await keepTokens(secrets, secretsUrl, tokens);
   const apiKey = await secrets.get(legacy, 'api-key').catch(() => null);
-  if (apiKey) await secrets.set(EMBEDDED_SECRETS, 'api-key', apiKey).catch(() => undefined);
+  if (apiKey) await secrets.set(secretsUrl, 'api-key', apiKey).catch(() => undefined);
 }
 
 async function keepTokens(secrets: SecretStore, url: string, tokens: IssuedTokens): Promise<boolean> {

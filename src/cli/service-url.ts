@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import { DEFAULT_SERVICE_URL, configuredServiceUrl, loadConfig } from '../agent/index.ts';
-import { findRunningAgent } from '../host/index.ts';
-import { EMBEDDED_SECRETS, normalizeServiceUrl } from '../secrets/index.ts';
+import { defaultServiceDbPath, findRunningAgent } from '../host/index.ts';
+import { embeddedSecrets, normalizeServiceUrl } from '../secrets/index.ts';
 import { bridgeAnswers } from '../window/index.ts';
 
 export function urlOption(): Option {
@@ -15,7 +15,7 @@ export function urlOption(): Option {
 /** The service a command talks to, and the name its secrets are filed under in the keychain. */
 export interface ServiceTarget {
   url: string;
-  /** The URL itself, or EMBEDDED_SECRETS for the embedded service, whose tokens no address reads back. */
+  /** The URL itself, or `embedded:<database>` for the embedded service, whose tokens no address reads back. */
   secrets: string;
 }
 
@@ -32,6 +32,7 @@ export async function resolveService(flag: string | undefined): Promise<ServiceT
     return { url, secrets: url };
   }
   const running = await findRunningAgent(bridgeAnswers);
-  if (running?.service) return { url: running.service, secrets: EMBEDDED_SECRETS };
+  // The lock and the database are in one data folder: the running agent's embedded service is this database's.
+  if (running?.service) return { url: running.service, secrets: embeddedSecrets(defaultServiceDbPath()) };
   return { url: DEFAULT_SERVICE_URL, secrets: DEFAULT_SERVICE_URL };
 }

@@ -10,6 +10,7 @@ export {
   SECRET_KINDS,
   InvalidServiceUrl,
   accountFor,
+  embeddedSecrets,
   maskSecret,
   normalizeServiceUrl,
   type SecretKind,

@@ -27,12 +27,27 @@ export const KEYCHAIN_SERVICE = 'flowsync';
 export const EMBEDDED_SECRETS = 'embedded';
 
 /**
- * The keychain account of a secret: `<service url>#<kind>`, or `embedded#<kind>` for the embedded service. The URL
+ * The name an embedded service's tokens are filed under: `embedded:<its database>`. One name for every database
+ * (as before) let two agents with two data folders under one keychain take each other's tokens for their own: each
+ * start found tokens its service refused, issued new ones and overwrote the other's, signing it out (the test
+ * suite's files, side by side on one keyring, did it one run in six).
+ */
+export function embeddedSecrets(serviceDbPath: string): string {
+  return `${EMBEDDED_SECRETS}:${serviceDbPath}`;
+}
+
+function isEmbeddedSecrets(name: string): boolean {
+  return name === EMBEDDED_SECRETS || name.startsWith(`${EMBEDDED_SECRETS}:`);
+}
+
+/**
+ * The keychain account of a secret: `<service url>#<kind>`, or `embedded:<database>#<kind>` for the embedded
+ * service (`embedded#<kind>` as filed before). The URL
  * is normalized (lower-case scheme and host, no trailing slash) so that `http://127.0.0.1:7420/` and
  * `http://127.0.0.1:7420` name the same account.
  */
 export function accountFor(serviceUrl: string, kind: SecretKind): string {
-  const name = serviceUrl === EMBEDDED_SECRETS ? EMBEDDED_SECRETS : normalizeServiceUrl(serviceUrl);
+  const name = isEmbeddedSecrets(serviceUrl) ? serviceUrl : normalizeServiceUrl(serviceUrl);
   return `${name}#${kind}`;
 }
 

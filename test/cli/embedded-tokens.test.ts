@@ -16,7 +16,7 @@ import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-
 import { runFlowsync } from '../support/cli.ts';
 import { eventually } from '../support/repo.ts';
 import { createUnixUser, type UnixUser } from '../support/unix-user.ts';
-import { EMBEDDED_SECRETS, KeychainSecretStore } from '../../src/secrets/index.ts';
+import { KeychainSecretStore, embeddedSecrets } from '../../src/secrets/index.ts';
 
 /**
  * Another local user listens on 127.0.0.1:7420, the embedded service's preferred port, before the victim's agent
@@ -149,41 +149,88 @@ describe("another user's listener on the embedded service's preferred port", () 
   });
 });
 
-describe('tokens an older flowsync filed under http://127.0.0.1:<port>', () => {
-  it('are taken over by the next agent (filed under "embedded", not replaced), so a sign-in stays valid', async () => {
-    const keychain = new KeychainSecretStore();
-    const port = await freePort();
-    const own: NodeJS.ProcessEnv = {
-      ...env,
-      ...userEnv(join(dir, 'upgrade')),
-      FLOWSYNC_EMBEDDED_PORT: String(port),
-    };
-    const first = startAgentProcess(['start', join(dir, 'repo')], own);
-    await first.waitFor(/Watching 1 repository/, 60_000);
-    first.signal('SIGINT');
-    expect(await first.exitWithin()).toBe(0);
-    // Filed as before issue 20: under the preferred address, nothing under "embedded".
-    const legacy = `http://127.0.0.1:${port}`;
-    const user = (await keychain.get(EMBEDDED_SECRETS, 'access-token'))!;
-    const admin = (await keychain.get(EMBEDDED_SECRETS, 'admin-token'))!;
-    await keychain.set(legacy, 'access-token', user);
-    await keychain.set(legacy, 'admin-token', admin);
-    await keychain.delete(EMBEDDED_SECRETS, 'access-token');
-    await keychain.delete(EMBEDDED_SECRETS, 'admin-token');
+describe('tokens an older flowsync filed elsewhere', () => {
+  it.each([
+    ['under http://127.0.0.1:<port> (before issue 20)', (port: number) => `http://127.0.0.1:${port}`],
+    ['under "embedded" (before the name said which database)', () => 'embedded'],
+  ])(
+    '%s are taken over by the next agent (not replaced), so a sign-in stays valid',
+    async (_, legacyName) => {
+      const keychain = new KeychainSecretStore();
+      const port = await freePort();
+      const own: NodeJS.ProcessEnv = {
+        ...env,
+        ...userEnv(join(dir, `upgrade-${port}`)),
+        FLOWSYNC_EMBEDDED_PORT: String(port),
+      };
+      const filed = embeddedSecrets(serviceDb(own));
+      const first = startAgentProcess(['start', join(dir, 'repo')], own);
+      await first.waitFor(/Watching 1 repository/, 60_000);
+      first.signal('SIGINT');
+      expect(await first.exitWithin()).toBe(0);
+      // Filed as an older flowsync did, nothing under "embedded:<database>".
+      const legacy = legacyName(port);
+      const user = (await keychain.get(filed, 'access-token'))!;
+      const admin = (await keychain.get(filed, 'admin-token'))!;
+      await keychain.set(legacy, 'access-token', user);
+      await keychain.set(legacy, 'admin-token', admin);
+      await keychain.delete(filed, 'access-token');
+      await keychain.delete(filed, 'admin-token');
 
-    const second = startAgentProcess(['start'], own);
-    await second.waitFor(/Watching 1 repository/, 60_000);
-    expect(second.output()).not.toMatch(/tokens are in the OS keychain/);
-    expect(await keychain.get(EMBEDDED_SECRETS, 'access-token')).toBe(user);
-    expect(await keychain.get(EMBEDDED_SECRETS, 'admin-token')).toBe(admin);
-    const call = await runFlowsync(ADMIN_CALL, { env: own });
-    expect(call.code, call.stderr).toBe(0);
-    second.signal('SIGINT');
-    expect(await second.exitWithin()).toBe(0);
-    await keychain.delete(legacy, 'access-token');
-    await keychain.delete(legacy, 'admin-token');
-  }, 180_000);
+      const second = startAgentProcess(['start'], own);
+      await second.waitFor(/Watching 1 repository/, 60_000);
+      expect(second.output()).not.toMatch(/tokens are in the OS keychain/);
+      expect(await keychain.get(filed, 'access-token')).toBe(user);
+      expect(await keychain.get(filed, 'admin-token')).toBe(admin);
+      const call = await runFlowsync(ADMIN_CALL, { env: own });
+      expect(call.code, call.stderr).toBe(0);
+      second.signal('SIGINT');
+      expect(await second.exitWithin()).toBe(0);
+      for (const name of [legacy, filed]) {
+        await keychain.delete(name, 'access-token');
+        await keychain.delete(name, 'admin-token');
+      }
+    },
+    180_000,
+  );
 });
+
+describe('two data folders under one keychain', () => {
+  it('keep their own embedded tokens: neither start signs the other out', async () => {
+    // Two users of one keychain in all but their data folders (two XDG_DATA_HOMEs; the suite's test files, side by
+    // side on one keyring). Filed under one name, B's start found A's tokens, which B's database refuses, issued
+    // new ones over them, and A's next start did the same to B's.
+    const keychain = new KeychainSecretStore();
+    const a = userEnv(join(dir, 'folder-a'), 'embedded');
+    const b = userEnv(join(dir, 'folder-b'), 'embedded');
+    const run = async (who: NodeJS.ProcessEnv): Promise<string> => {
+      const agent = startAgentProcess(['start', join(dir, 'repo')], who);
+      await agent.waitFor(/Watching 1 repository/, 60_000);
+      agent.signal('SIGINT');
+      expect(await agent.exitWithin()).toBe(0);
+      return agent.output();
+    };
+    const tokenOf = (who: NodeJS.ProcessEnv) => keychain.get(embeddedSecrets(serviceDb(who)), 'access-token');
+    expect(await run(a)).toMatch(/tokens are in the OS keychain/);
+    const tokenOfA = await tokenOf(a);
+    expect(await run(b)).toMatch(/tokens are in the OS keychain/);
+    const tokenOfB = await tokenOf(b);
+    expect(await run(a)).not.toMatch(/tokens are/);
+    expect(await run(b)).not.toMatch(/tokens are/);
+    expect([await tokenOf(a), await tokenOf(b)]).toEqual([tokenOfA, tokenOfB]);
+    expect(tokenOfA).not.toBe(tokenOfB);
+    for (const who of [a, b]) {
+      for (const kind of ['access-token', 'admin-token'] as const) {
+        await keychain.delete(embeddedSecrets(serviceDb(who)), kind);
+      }
+    }
+  }, 240_000);
+});
+
+/** The embedded service's database of the user of `env` (XDG on Linux, as flowsync's paths are). */
+function serviceDb(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_DATA_HOME!, 'flowsync', 'service.db');
+}
 
 async function freePort(): Promise<number> {
   const server = createServer();
