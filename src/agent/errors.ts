@@ -1,6 +1,7 @@
 import { RemoteError, failureKind, reasonOf, type FailureKind } from '../client/index.ts';
 import { folderOf, storageFaultLine, storageFaultOf } from '../host/index.ts';
 import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
+import { VersionNotOfFile } from '../sync/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api-error.ts';
 import { ConfigError } from './config.ts';
 import { RepoConfigFileError } from './repo-config-file.ts';
@@ -51,7 +52,7 @@ const HANDLERS: Handler[] = [
         }
       : null,
   (error) =>
-    error instanceof ConfigError || error instanceof InvalidServiceUrl
+    error instanceof ConfigError || error instanceof InvalidServiceUrl || error instanceof VersionNotOfFile
       ? { outcome: 'usage', apiCode: 'invalid_input', message: error.message, kind: null }
       : null,
   (error) =>

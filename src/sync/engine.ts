@@ -28,12 +28,26 @@ import { PresenceCheck } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
 import { replaceContained } from './contained-write.ts';
+import {
+  conflictSides,
+  fileVersions,
+  sideDiff,
+  versionText,
+  versionToShow,
+  type SideDiff,
+} from './file-history.ts';
 import { listServiceFiles, readServiceFiles, serviceFileKey } from './service-copy.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { FileConflict, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
+
+/** A conflict as two diffs from the version last synced here (engine.compare). */
+export interface ConflictComparison {
+  toService: SideDiff;
+  toDisk: SideDiff;
+}
 
 export interface RepositorySpec {
   root: string;
@@ -718,26 +732,48 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
   async history(flowPath: string, path: string): Promise<FileVersion[]> {
-    const { versions } = await this.options.client.flowDef.fileVersions({
-      repo_owner: this.repo.owner,
-      repo_name: this.repo.name,
-      flow_path: flowPath,
-      path,
-    });
-    return versions;
+    return fileVersions(this.options.client, this.repo, flowPath, path);
+  }
+
+  /**
+   * One version's content for a page (null: a deletion, or too large to show, `tooLarge` says so), refused when
+   * the number is not one of this file's versions.
+   */
+  async showVersion(
+    flowPath: string,
+    path: string,
+    version: number,
+  ): Promise<{ content: string | null; tooLarge: string | null }> {
+    return versionToShow(this.options.client, this.repo, flowPath, path, version);
   }
 
   /**
    * Writes a version the service keeps of a file to disk (a deletion removes it), by the containment rule, as
    * its user would: it is then sent as any edit, on this checkout's base (`flowsync restore`, the window's
-   * Restore). Refused when the version is of another file.
+   * Restore). Refused when the number is not one of this file's versions.
    */
   async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
-    const kept = await this.options.client.flowDef.versionContent({ version });
-    if (kept.flow_path !== flowPath || kept.path !== path)
-      throw new Error(`version ${version} is of ${kept.flow_path}/${kept.path}, not of ${flowPath}/${path}`);
-    replaceContained(this.repo.root, `${flowPath}/${path}`, kept.content);
-    return { deleted: kept.content === null };
+    const { content } = await versionText(this.options.client, this.repo, flowPath, path, version);
+    replaceContained(this.repo.root, `${flowPath}/${path}`, content);
+    return { deleted: content === null };
+  }
+
+  /**
+   * What a conflict is, as two diffs from the version last synced here: to the service's version (what the other
+   * writer did) and to the disk's (what was done here). Null when the file is not in conflict.
+   */
+  async compare(flowPath: string, path: string): Promise<ConflictComparison | null> {
+    const conflict = this.options.state
+      .conflicts(this.repoId)
+      .find((c) => c.flowPath === flowPath && c.path === path);
+    if (!conflict) return null;
+    const sides = await conflictSides(this.options.client, this.repo, conflict);
+    const file = `${flowPath}/${path}`;
+    const base = { side: sides.base, label: 'last synced here' };
+    return {
+      toService: sideDiff(file, base, { side: sides.service, label: 'on the service' }),
+      toDisk: sideDiff(file, base, { side: sides.disk, label: 'here' }),
+    };
   }
 
   /**

@@ -3,6 +3,7 @@
 export {
   DEFAULT_DELETION_GUARD,
   SyncEngine,
+  type ConflictComparison,
   type DeletionGuard,
   type PlannedFlow,
   type RepositorySpec,
@@ -14,6 +15,7 @@ export {
   type SyncStatus,
 } from './engine.ts';
 export type { FileChange } from './uploader.ts';
+export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';
 export { SyncState, type FileConflict, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
 export { asideName, openSyncState, snapshotState, stateDamage, type OpenedState } from './state-file.ts';

@@ -183,6 +183,9 @@ export const conflictViewSchema = z.object({
 });
 export type ConflictView = z.infer<typeof conflictViewSchema>;
 
+/** A diff from one side of a conflict to another ('' when the same), or why it is not shown. */
+const sideDiffSchema = z.union([z.object({ diff: z.string() }), z.object({ missing: z.string() })]);
+
 const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
 
 const method = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
@@ -220,6 +223,14 @@ export const AGENT_API = {
     z.object({ root, side: z.enum(['mine', 'theirs']), files: z.array(fileRef).max(100_000).optional() }),
     z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })) }),
   ),
+  /**
+   * A file in conflict as two diffs (git's unified format) from the version last synced here: to the service's
+   * version and to the disk's; `missing` says why one is not shown (too large, no longer in the history).
+   */
+  compareConflict: method(
+    z.object({ root, ...fileRef.shape }),
+    z.object({ flowPath: z.string(), path: z.string(), toService: sideDiffSchema, toDisk: sideDiffSchema }),
+  ),
   /** Every version the service keeps of a file (newest first), with who wrote it and when; a repository path. */
   fileHistory: method(
     z.object({ root, file: z.string().min(1).max(4096) }),
@@ -236,6 +247,17 @@ export const AGENT_API = {
           current: z.boolean(),
         }),
       ),
+    }),
+  ),
+  /** One of those versions' text (null: the version is a deletion), or why it is not shown (too large). */
+  versionContent: method(
+    z.object({ root, file: z.string().min(1).max(4096), version: z.int().positive() }),
+    z.object({
+      flowPath: z.string(),
+      path: z.string(),
+      version: z.number(),
+      content: z.string().nullable(),
+      tooLarge: z.string().nullable(),
     }),
   ),
   /** Writes one of those versions to disk (a deletion removes the file): it is then sent as any edit. */

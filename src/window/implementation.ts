@@ -140,6 +140,14 @@ export function createAgentApi(agent: Agent): AgentApi {
       return { resolved: await engine.resolve(files ?? null, side) };
     },
 
+    compareConflict: async ({ root, flowPath, path }) => {
+      const { engine } = repository(root);
+      const compared = await engine.compare(flowPath, path);
+      if (!compared)
+        throw new AgentApiError('not_found', `${flowPath}/${path} is not in conflict (settled already?).`);
+      return { flowPath, path, ...compared };
+    },
+
     fileHistory: async ({ root, file }) => {
       const { engine } = repository(root);
       await keepsHistory();
@@ -157,6 +165,13 @@ export function createAgentApi(agent: Agent): AgentApi {
           current: v.current,
         })),
       };
+    },
+
+    versionContent: async ({ root, file, version }) => {
+      const { engine } = repository(root);
+      await keepsHistory();
+      const { flowPath, path } = located(engine, file);
+      return { flowPath, path, version, ...(await engine.showVersion(flowPath, path, version)) };
     },
 
     restoreVersion: async ({ root, file, version }) => {

@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.ts';
 import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
+import { sha256 } from '../support/flows.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
@@ -79,5 +81,27 @@ describe('flowsync history and restore', () => {
     expect(outside.code).toBe(2);
     expect(outside.stderr).toContain('is not a file of a flow of this repository');
     expect(existsSync(join(tree.root, 'README.md'))).toBe(false);
+
+    // The service reads a version by its number alone: a number of another repository's file of the same path is
+    // refused, not written here.
+    const other = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user } });
+    const theirs = { repo_owner: 'acme', repo_name: 'other' };
+    await other.flowDef.syncBatch({
+      ...theirs,
+      flows: [
+        {
+          flow_path: 'flows/ci',
+          files: [{ path: 'lint.yml', content: 'not ours\n', hash: sha256('not ours\n') }],
+        },
+      ],
+    });
+    const [foreign] = (
+      await other.flowDef.fileVersions({ ...theirs, flow_path: 'flows/ci', path: 'lint.yml' })
+    ).versions;
+    await other.close();
+    const crossed = await run('restore', 'flows/ci/lint.yml', '--version', String(foreign!.version));
+    expect(crossed.stderr).toMatch(/^flowsync: version \d+ is not a version of flows\/ci\/lint.yml: .*\n$/);
+    expect(crossed.code).toBe(2);
+    expect(readFileSync(join(tree.root, 'flows/ci/lint.yml'), 'utf8')).toBe('lint: 1\n');
   }, 120_000);
 });

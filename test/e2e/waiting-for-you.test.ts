@@ -83,6 +83,19 @@ describe('what waits for the user, in the window', () => {
     await IMAGES.take(page, 'conflict');
     expect(await seriousViolations(page)).toEqual([]);
 
+    // Compare: what Bob did and what was done here, each from the version last synced here.
+    await waiting.getByRole('button', { name: 'Compare' }).click();
+    const onService = waiting.getByRole('figure', { name: /^On the service \(changed by bob@desk/ });
+    const here = waiting.getByRole('figure', { name: 'Here' });
+    await expect.poll(() => onService.textContent(), SLOW).toContain('+  - run: npm ci');
+    expect(await onService.locator('.diff-added').allTextContents()).toEqual(['+  - run: npm ci\n']);
+    expect(await here.locator('.diff-removed').allTextContents()).toEqual(['-  - run: npm test\n']);
+    expect(await here.locator('.diff-added').allTextContents()).toEqual([
+      '+  - run: npm test -- --coverage\n',
+    ]);
+    await IMAGES.take(page, 'conflict-compare');
+    expect(await seriousViolations(page)).toEqual([]);
+
     await waiting.getByRole('button', { name: "Take the service's" }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).not.toContain('in conflict');
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
@@ -101,5 +114,49 @@ describe('what waits for the user, in the window', () => {
     await expect.poll(() => existsSync(join(repo.root, 'flows/generated/step-39.yml')), SLOW).toBe(true);
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('42 files · 0 pending');
     expect(readFileSync(join(repo.root, 'flows/generated/step-7.yml'), 'utf8')).toBe('step: 7\n');
+  });
+
+  it("a file's versions are listed, read and restored from its row; a deleted file's from its path", async () => {
+    const first = 'steps:\n  - run: ./deploy.sh\n';
+    const second = 'steps:\n  - run: ./deploy.sh --prod\n';
+    repo.write('flows/ci/deploy.yml', second);
+    await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/deploy.yml'], SLOW).toBe(second);
+    const files = page.getByRole('list', { name: 'Files of ci' });
+    if ((await files.count()) === 0) await page.getByRole('button', { name: /(^|\s)ci$/ }).click();
+    await files.getByRole('button', { name: 'History of deploy.yml' }).click();
+    const versions = page.getByRole('table', { name: 'Versions of flows/ci/deploy.yml' });
+    await expect.poll(() => versions.getByRole('row').count(), SLOW).toBe(3); // a header, two versions
+    const older = versions.getByRole('row').nth(2);
+    await older.getByRole('button', { name: 'View' }).click();
+    await expect
+      .poll(
+        () => page.getByRole('figure', { name: /^Version \d+ of flows\/ci\/deploy.yml$/ }).textContent(),
+        SLOW,
+      )
+      .toContain('run: ./deploy.sh\n');
+    await IMAGES.take(page, 'history');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await older.getByRole('button', { name: 'Restore' }).click();
+    await expect.poll(() => readFileSync(join(repo.root, 'flows/ci/deploy.yml'), 'utf8'), SLOW).toBe(first);
+    // Sent as an edit: the service has it again, as a third version.
+    await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/deploy.yml'], SLOW).toBe(first);
+    await expect.poll(() => versions.getByRole('row').count(), SLOW).toBe(4);
+
+    rmSync(join(repo.root, 'flows/ci/deploy.yml'));
+    await expect
+      .poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/deploy.yml'], SLOW)
+      .toBeUndefined();
+    await page.getByText('History of a file (a deleted one too)').click();
+    await page.getByRole('textbox', { name: 'File' }).fill('flows/ci/deploy.yml');
+    await page.getByRole('button', { name: 'Show versions' }).click();
+    const found = page.getByRole('table', { name: 'Versions of flows/ci/deploy.yml' }).last();
+    await expect.poll(() => found.getByRole('row').nth(1).textContent(), SLOW).toContain('deleted');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await found.getByRole('row').nth(2).getByRole('button', { name: 'Restore' }).click();
+    await expect.poll(() => existsSync(join(repo.root, 'flows/ci/deploy.yml')), SLOW).toBe(true);
+    expect(readFileSync(join(repo.root, 'flows/ci/deploy.yml'), 'utf8')).toBe(first);
+    await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/deploy.yml'], SLOW).toBe(first);
   });
 });

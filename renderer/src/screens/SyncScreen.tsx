@@ -134,7 +134,10 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
       {repo.configProblem && <p className="error">{repo.configProblem}</p>}
       <ErrorLine error={detail.error} />
       {detail.data && detail.data.flows.length > 0 && (
-        <Flows api={api} root={repo.root} flows={detail.data.flows} version={version} />
+        <Flows api={api} root={repo.root} flows={detail.data.flows} version={version} onChange={onChange} />
+      )}
+      {detail.data && detail.data.flows.length > 0 && (
+        <FindHistory api={api} root={repo.root} version={version} onChange={onChange} />
       )}
       {repo.warnings.length > 0 && (
         <details>
@@ -209,6 +212,7 @@ function WaitingForYou(props: {
   });
   const busy = resolve.isPending || deletions.isPending;
   const list = conflicts.data?.conflicts ?? [];
+  const [comparing, setComparing] = useState<string | null>(null);
   return (
     <section className="waiting" aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}>
       <h4>Waiting for you</h4>
@@ -230,37 +234,55 @@ function WaitingForYou(props: {
             </tr>
           </thead>
           <tbody>
-            {list.map((conflict) => (
-              <tr key={`${conflict.flowPath}/${conflict.path}`}>
-                <th scope="row">
-                  <code>
-                    {conflict.flowPath}/{conflict.path}
-                  </code>
-                </th>
-                <td>{serviceSide(conflict)}</td>
-                <td>
-                  {conflict.sentHash === null
-                    ? 'deleted'
-                    : conflict.sentHash === conflict.baseHash
-                      ? 'unchanged (behind)'
-                      : 'changed'}
-                </td>
-                <td className="row">
-                  <button
-                    disabled={busy}
-                    onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
-                  >
-                    Keep mine
-                  </button>
-                  <button
-                    disabled={busy}
-                    onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
-                  >
-                    Take the service's
-                  </button>
-                </td>
-              </tr>
-            ))}
+            {list.map((conflict) => {
+              const file = `${conflict.flowPath}/${conflict.path}`;
+              const diffId = `compare-${root}-${file}`.replace(/[^\w-]/g, '_');
+              return [
+                <tr key={file}>
+                  <th scope="row">
+                    <code>
+                      {conflict.flowPath}/{conflict.path}
+                    </code>
+                  </th>
+                  <td>{serviceSide(conflict)}</td>
+                  <td>
+                    {conflict.sentHash === null
+                      ? 'deleted'
+                      : conflict.sentHash === conflict.baseHash
+                        ? 'unchanged (behind)'
+                        : 'changed'}
+                  </td>
+                  <td className="row">
+                    <button
+                      aria-expanded={comparing === file}
+                      aria-controls={comparing === file ? diffId : undefined}
+                      onClick={() => setComparing(comparing === file ? null : file)}
+                    >
+                      Compare
+                    </button>
+                    <button
+                      disabled={busy}
+                      onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
+                    >
+                      Keep mine
+                    </button>
+                    <button
+                      disabled={busy}
+                      onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
+                    >
+                      Take the service's
+                    </button>
+                  </td>
+                </tr>,
+                comparing === file && (
+                  <tr key={`${file} compared`} id={diffId}>
+                    <td colSpan={4}>
+                      <CompareConflict api={api} root={root} conflict={conflict} version={props.version} />
+                    </td>
+                  </tr>
+                ),
+              ];
+            })}
           </tbody>
         </table>
       )}
@@ -294,6 +316,212 @@ function WaitingForYou(props: {
   );
 }
 
+/**
+ * A conflict as two diffs from the version last synced here: what changed on the service (by whom) and what
+ * changed here, so that the choice between the two is made on what they are, not on who made them.
+ */
+function CompareConflict(props: { api: AgentApi; root: string; conflict: ConflictView; version: string }) {
+  const { api, root, conflict } = props;
+  const compared = useQuery({
+    queryKey: ['compare', root, conflict.flowPath, conflict.path, props.version],
+    queryFn: () => api.compareConflict({ root, flowPath: conflict.flowPath, path: conflict.path }),
+  });
+  if (compared.error) return <ErrorLine error={compared.error} />;
+  if (!compared.data) return <p className="muted">Reading both versions…</p>;
+  return (
+    <div className="compare">
+      <Diff title={`On the service (${serviceSide(conflict)})`} diff={compared.data.toService} />
+      <Diff title="Here" diff={compared.data.toDisk} />
+    </div>
+  );
+}
+
+/** A unified diff, its lines marked added or removed in words too (for a screen reader, and in a high contrast). */
+function Diff({ title, diff }: { title: string; diff: { diff: string } | { missing: string } }) {
+  return (
+    <figure className="diff">
+      <figcaption>{title}</figcaption>
+      {'missing' in diff ? (
+        <p className="muted">{diff.missing}</p>
+      ) : diff.diff === '' ? (
+        <p className="muted">No change from the version last synced here.</p>
+      ) : (
+        <pre>
+          {diff.diff.split('\n').map((line, index) => (
+            <span key={index} className={diffLineClass(line)}>
+              {line}
+              {'\n'}
+            </span>
+          ))}
+        </pre>
+      )}
+    </figure>
+  );
+}
+
+function diffLineClass(line: string): string {
+  if (line.startsWith('+++') || line.startsWith('---')) return 'diff-file';
+  if (line.startsWith('@@')) return 'diff-hunk';
+  if (line.startsWith('+')) return 'diff-added';
+  if (line.startsWith('-')) return 'diff-removed';
+  return 'diff-same';
+}
+
+/**
+ * Every version the service keeps of one file (newest first): when, who, size; each can be viewed, and restored,
+ * which writes it to disk, from where it is sent as an edit (so a restore is itself a version, and can be undone).
+ */
+function FileHistory(props: {
+  api: AgentApi;
+  root: string;
+  file: string;
+  version: string;
+  onChange: () => void;
+}) {
+  const { api, root, file } = props;
+  const queries = useQueryClient();
+  // Read again when the repository settles (`version`): a restored version, sent, is the newest one.
+  const history = useQuery({
+    queryKey: ['history', root, file, props.version],
+    queryFn: () => api.fileHistory({ root, file }),
+    placeholderData: keepPreviousData,
+  });
+  const [viewing, setViewing] = useState<number | null>(null);
+  const restore = useMutation({
+    mutationFn: (version: number) => api.restoreVersion({ root, file, version }),
+    onSettled: () => {
+      void queries.invalidateQueries({ queryKey: ['history', root, file] });
+      props.onChange();
+    },
+  });
+  if (history.error) return <ErrorLine error={history.error} />;
+  if (!history.data) return <p className="muted">Reading the history of {file}…</p>;
+  const { versions } = history.data;
+  if (versions.length === 0) return <p className="muted">The service keeps no version of {file}.</p>;
+  return (
+    <div className="history">
+      <table aria-label={`Versions of ${file}`}>
+        <thead>
+          <tr>
+            <th scope="col">Version</th>
+            <th scope="col">When</th>
+            <th scope="col">Who</th>
+            <th scope="col">Size</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {versions.map((v) => (
+            <tr key={v.version}>
+              <th scope="row">
+                {v.version}
+                {v.current ? ' (current)' : ''}
+              </th>
+              <td>{new Date(v.writtenAt).toLocaleString()}</td>
+              <td>{v.writtenBy ?? 'not named'}</td>
+              <td>{v.hash === null ? 'deleted' : plural(v.size, 'byte')}</td>
+              <td className="row">
+                {v.hash !== null && (
+                  <button
+                    aria-expanded={viewing === v.version}
+                    onClick={() => setViewing(viewing === v.version ? null : v.version)}
+                  >
+                    View
+                  </button>
+                )}
+                {!v.current && (
+                  <button
+                    disabled={restore.isPending}
+                    onClick={() => {
+                      const what =
+                        v.hash === null
+                          ? `Delete ${file} (version ${v.version} is a deletion)?`
+                          : `Write version ${v.version} of ${file} to disk?`;
+                      if (
+                        window.confirm(
+                          `${what} It is sent as your edit; the version there now stays in the history.`,
+                        )
+                      )
+                        restore.mutate(v.version);
+                    }}
+                  >
+                    Restore
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ErrorLine error={restore.error} />
+      {restore.data && (
+        <p role="status">
+          Version {restore.data.version} {restore.data.deleted ? 'removed the file' : 'is on disk'}: it is
+          sent as your edit.
+        </p>
+      )}
+      {viewing !== null && <VersionText api={api} root={root} file={file} version={viewing} />}
+    </div>
+  );
+}
+
+function VersionText(props: { api: AgentApi; root: string; file: string; version: number }) {
+  const { api, root, file, version } = props;
+  const text = useQuery({
+    queryKey: ['version', root, file, version],
+    queryFn: () => api.versionContent({ root, file, version }),
+  });
+  if (text.error) return <ErrorLine error={text.error} />;
+  if (!text.data) return <p className="muted">Reading version {version}…</p>;
+  return (
+    <figure className="diff">
+      <figcaption>
+        Version {version} of {file}
+      </figcaption>
+      {text.data.tooLarge ? <p className="muted">{text.data.tooLarge}</p> : <pre>{text.data.content}</pre>}
+    </figure>
+  );
+}
+
+/** The history of any file of the repository by its path: a file deleted from disk is not in the flows' lists. */
+function FindHistory(props: { api: AgentApi; root: string; version: string; onChange: () => void }) {
+  const [typed, setTyped] = useState('');
+  const [file, setFile] = useState<string | null>(null);
+  const inputId = `history-of-${props.root}`.replace(/[^\w-]/g, '_');
+  return (
+    <details>
+      <summary>History of a file (a deleted one too)</summary>
+      <form
+        className="row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setFile(typed.trim() || null);
+        }}
+      >
+        <label htmlFor={inputId}>File</label>
+        <input
+          id={inputId}
+          value={typed}
+          onChange={(event) => setTyped(event.target.value)}
+          placeholder="flows/ci/build.yml"
+        />
+        <button type="submit">Show versions</button>
+      </form>
+      {file && (
+        <FileHistory
+          api={props.api}
+          root={props.root}
+          file={file}
+          version={props.version}
+          onChange={props.onChange}
+        />
+      )}
+    </details>
+  );
+}
+
 function fileOf(conflict: ConflictView): { flowPath: string; path: string } {
   return { flowPath: conflict.flowPath, path: conflict.path };
 }
@@ -306,7 +534,13 @@ function serviceSide(conflict: ConflictView): string {
   return `${what}${by}${at}`;
 }
 
-function Flows(props: { api: AgentApi; root: string; flows: FlowView[]; version: string }) {
+function Flows(props: {
+  api: AgentApi;
+  root: string;
+  flows: FlowView[];
+  version: string;
+  onChange: () => void;
+}) {
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const toggle = (flowPath: string) =>
     setOpen((current) => {
@@ -352,7 +586,13 @@ function Flows(props: { api: AgentApi; root: string; flows: FlowView[]; version:
             {expanded && (
               <tr id={filesId}>
                 <td colSpan={3}>
-                  <FlowFiles api={props.api} root={props.root} flow={flow} version={props.version} />
+                  <FlowFiles
+                    api={props.api}
+                    root={props.root}
+                    flow={flow}
+                    version={props.version}
+                    onChange={props.onChange}
+                  />
                 </td>
               </tr>
             )}
@@ -363,8 +603,15 @@ function Flows(props: { api: AgentApi; root: string; flows: FlowView[]; version:
   );
 }
 
-function FlowFiles(props: { api: AgentApi; root: string; flow: FlowView; version: string }) {
+function FlowFiles(props: {
+  api: AgentApi;
+  root: string;
+  flow: FlowView;
+  version: string;
+  onChange: () => void;
+}) {
   const { root, flow } = props;
+  const [showing, setShowing] = useState<string | null>(null);
   const files = useQuery({
     queryKey: ['flowFiles', root, flow.flowPath, props.version],
     queryFn: () => props.api.flowFiles({ root, flowPath: flow.flowPath }),
@@ -374,13 +621,33 @@ function FlowFiles(props: { api: AgentApi; root: string; flow: FlowView; version
   if (!files.data) return <p className="muted">Reading the files of {flow.name}…</p>;
   return (
     <ul className="files" aria-label={`Files of ${flow.name}`}>
-      {files.data.files.map((file) => (
-        <li key={file.path}>
-          <code>{file.path}</code>{' '}
-          <span className={`state state-${file.state}`}>{FILE_STATES[file.state]}</span>
-          {file.reason && <span className="muted">: {file.reason}</span>}
-        </li>
-      ))}
+      {files.data.files.map((file) => {
+        const repoPath = flow.flowPath === '' ? file.path : `${flow.flowPath}/${file.path}`;
+        return (
+          <li key={file.path}>
+            <code>{file.path}</code>{' '}
+            <span className={`state state-${file.state}`}>{FILE_STATES[file.state]}</span>
+            {file.reason && <span className="muted">: {file.reason}</span>}{' '}
+            <button
+              className="link"
+              aria-label={`History of ${file.path}`}
+              aria-expanded={showing === repoPath}
+              onClick={() => setShowing(showing === repoPath ? null : repoPath)}
+            >
+              History
+            </button>
+            {showing === repoPath && (
+              <FileHistory
+                api={props.api}
+                root={root}
+                file={repoPath}
+                version={props.version}
+                onChange={props.onChange}
+              />
+            )}
+          </li>
+        );
+      })}
     </ul>
   );
 }

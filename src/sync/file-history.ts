@@ -1,0 +1,152 @@
+import { createTwoFilesPatch } from 'diff';
+import type { RemoteClient } from '../client/index.ts';
+import type { FileVersion } from '../protocol/index.ts';
+import { readContained } from './contained-fs.mjs';
+
+/**
+ * What the window shows of a file's text, at most: a flow file may be 6 MiB, and a diff of two such is seconds of
+ * CPU and a page no one reads. Larger sides are named with their size and left to `flowsync history`/`restore`.
+ */
+export const SHOWN_MAX_BYTES = 512 * 1024;
+
+/** A diff is cut after this many lines, with the count of the rest. */
+const DIFF_MAX_LINES = 2_000;
+
+interface RepositoryName {
+  owner: string;
+  name: string;
+}
+
+/** A version number that is not one of this file's (another file's, another repository's, or none). */
+export class VersionNotOfFile extends Error {
+  override readonly name = 'VersionNotOfFile';
+  constructor(version: number, file: string) {
+    super(`version ${version} is not a version of ${file}: \`flowsync history ${file}\` lists them`);
+  }
+}
+
+/** Every version the service keeps of a file (newest first), deletions included. */
+export async function fileVersions(
+  client: RemoteClient,
+  repo: RepositoryName,
+  flowPath: string,
+  path: string,
+): Promise<FileVersion[]> {
+  const { versions } = await client.flowDef.fileVersions({
+    repo_owner: repo.owner,
+    repo_name: repo.name,
+    flow_path: flowPath,
+    path,
+  });
+  return versions;
+}
+
+/**
+ * The content of one version of this file (null: the version is a deletion). The service reads a version by its
+ * number alone, so the number is first found in this file's own history: a number of another repository's file
+ * with the same path is refused, not written into this checkout.
+ */
+export async function versionText(
+  client: RemoteClient,
+  repo: RepositoryName,
+  flowPath: string,
+  path: string,
+  version: number,
+): Promise<{ content: string | null }> {
+  const versions = await fileVersions(client, repo, flowPath, path);
+  if (!versions.some((v) => v.version === version))
+    throw new VersionNotOfFile(version, `${flowPath}/${path}`);
+  const kept = await client.flowDef.versionContent({ version });
+  return { content: kept.content };
+}
+
+/** As versionText, for a page: a version larger than SHOWN_MAX_BYTES is not read, and `tooLarge` says so. */
+export async function versionToShow(
+  client: RemoteClient,
+  repo: RepositoryName,
+  flowPath: string,
+  path: string,
+  version: number,
+): Promise<{ content: string | null; tooLarge: string | null }> {
+  const versions = await fileVersions(client, repo, flowPath, path);
+  const found = versions.find((v) => v.version === version);
+  if (!found) throw new VersionNotOfFile(version, `${flowPath}/${path}`);
+  if (found.size > SHOWN_MAX_BYTES)
+    return {
+      content: null,
+      tooLarge: `version ${version} is ${kib(found.size)}, too large to show here: restore it to read it`,
+    };
+  const kept = await client.flowDef.versionContent({ version });
+  return { content: kept.content, tooLarge: null };
+}
+
+/** One side of a comparison: its text, or why it is not shown. */
+export type Side = { text: string } | { missing: string };
+
+/**
+ * A conflict's three sides: the version this checkout last synced (its base), the service's and the disk's. The
+ * base and the service's come from the history; the disk's is read by the containment rule. A side that is a
+ * deletion is empty text (the diff shows every line removed).
+ */
+export async function conflictSides(
+  client: RemoteClient,
+  repo: RepositoryName & { root: string },
+  conflict: { flowPath: string; path: string; baseHash: string | null; serviceHash: string | null },
+): Promise<{ base: Side; service: Side; disk: Side }> {
+  const versions = await fileVersions(client, repo, conflict.flowPath, conflict.path);
+  const byHash = async (hash: string | null, what: string): Promise<Side> => {
+    if (hash === null) return { text: '' };
+    const version = versions.find((v) => v.hash === hash);
+    if (!version) return { missing: `${what} is no longer in the service's history` };
+    if (version.size > SHOWN_MAX_BYTES)
+      return { missing: `${what} is too large to show here (${kib(version.size)})` };
+    const kept = await client.flowDef.versionContent({ version: version.version });
+    return { text: kept.content ?? '' };
+  };
+  return {
+    base: await byHash(conflict.baseHash, 'the version last synced here'),
+    service: await byHash(conflict.serviceHash, "the service's version"),
+    disk: diskSide(repo.root, `${conflict.flowPath}/${conflict.path}`),
+  };
+}
+
+function diskSide(root: string, relative: string): Side {
+  const read = readContained(root, relative, SHOWN_MAX_BYTES);
+  if (read.missing) return { text: '' };
+  if (read.unreadable) return { missing: `the file here could not be read (${read.code})` };
+  if (read.warning) return { missing: `the file here is a ${read.warning}, never read` };
+  if (read.bytes === null) return { missing: `the file here is too large to show (${kib(read.size)})` };
+  return { text: read.bytes.toString('utf8') };
+}
+
+/** A unified diff from one side to another (git's format; '' when they are the same), or why there is none. */
+export type SideDiff = { diff: string } | { missing: string };
+
+export function sideDiff(
+  file: string,
+  from: { side: Side; label: string },
+  to: { side: Side; label: string },
+): SideDiff {
+  if ('missing' in from.side) return { missing: from.side.missing };
+  if ('missing' in to.side) return { missing: to.side.missing };
+  const patch = createTwoFilesPatch(
+    `${file} (${from.label})`,
+    `${file} (${to.label})`,
+    from.side.text,
+    to.side.text,
+    undefined,
+    undefined,
+    { context: 3 },
+  );
+  // createTwoFilesPatch opens with a line of '=' (and "Index:" when both names are one): kept are ---/+++ and hunks.
+  const lines = patch.split('\n').filter((line) => !/^(=+|Index: .*)$/.test(line));
+  if (lines.at(-1) === '') lines.pop();
+  if (!lines.some((line) => line.startsWith('@@'))) return { diff: '' }; // the same text
+  if (lines.length <= DIFF_MAX_LINES) return { diff: lines.join('\n') };
+  const rest = lines.length - DIFF_MAX_LINES;
+  return { diff: `${lines.slice(0, DIFF_MAX_LINES).join('\n')}\n… ${rest} more lines` };
+}
+
+function kib(bytes: number): string {
+  return `${Math.ceil(bytes / 1024).toLocaleString('en')} KiB`;
+}
