@@ -153,6 +153,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   private configTimer: NodeJS.Timeout | null = null;
   /** What the service does beyond the spec, once it answered (asked again while it has not). */
   private known: Capabilities | null = null;
+  private asking: Promise<unknown> | null = null;
 
   readonly serviceUrl: string;
   private readonly serviceKey: string;
@@ -274,7 +275,22 @@ export class Agent extends EventEmitter<AgentEvents> {
    * and cannot tell an edit of what a writer saw from an overwrite of what it never saw.
    */
   async serviceLimits(): Promise<string | null> {
-    const capabilities = await this.capabilities();
+    return this.limitsOf(await this.capabilities());
+  }
+
+  /**
+   * serviceLimits as known now, without waiting (the window's status): while the service has not answered, it is
+   * asked in the background, one question at a time, and the line comes with a later status.
+   */
+  knownServiceLimits(): string | null {
+    if (!this.known && !this.asking)
+      this.asking = this.capabilities()
+        .catch(() => null)
+        .finally(() => (this.asking = null));
+    return this.limitsOf(this.known);
+  }
+
+  private limitsOf(capabilities: Capabilities | null): string | null {
     if (!capabilities || capabilities.bases) return null;
     return (
       `${this.serviceUrl} keeps no history and cannot detect overwrites (a service of the spec alone): a teammate's ` +

@@ -70,6 +70,8 @@ export type RepositoryView = z.infer<typeof repositoryViewSchema>;
 export const agentStatusSchema = z.object({
   serviceUrl: z.string(),
   embedded: z.boolean(),
+  /** What this service cannot protect (a service of the spec alone: no history, no bases), in one line; else null. */
+  serviceLimits: z.string().nullable(),
   repositories: z.array(repositoryViewSchema),
 });
 export type AgentStatus = z.infer<typeof agentStatusSchema>;

@@ -18,6 +18,7 @@ export function agentStatus(agent: Agent): AgentStatus {
   return {
     serviceUrl: agent.serviceUrl,
     embedded: agent.embedded !== null,
+    serviceLimits: agent.knownServiceLimits(),
     repositories: agent.roots().map((root) => repositoryView(agent, root)),
   };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
+import { createAgentApi } from '../../src/window/index.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -48,6 +49,7 @@ describe("the agent on a team's service", () => {
     expect(writers).toEqual([{ written_by: `${userInfo().username}@${hostname()}:${repo.root}` }]);
     expect(await agent.capabilities()).toMatchObject({ bases: true, history: true, retention_days: 30 });
     expect(await agent.serviceLimits()).toBeNull();
+    expect((await createAgentApi(agent).status({})).serviceLimits).toBeNull();
   });
 
   it('says once that a service of the spec alone keeps no history and cannot detect overwrites', async () => {
@@ -67,8 +69,9 @@ describe("the agent on a team's service", () => {
     const limits = await agent.serviceLimits();
     expect(limits).toContain('keeps no history and cannot detect overwrites');
     expect(limits).toContain(proxy.url);
-    // Asked once: the answer is kept for the agent's life.
+    // Asked once: the answer is kept for the agent's life; the window's status says it too.
     await agent.serviceLimits();
+    expect((await createAgentApi(agent).status({})).serviceLimits).toBe(limits);
     expect(proxy.requests.filter((path) => path.includes('capabilities'))).toHaveLength(1);
     // And syncing goes on as with any service of the spec.
     const watched = await agent.addRepository(repo.root);

@@ -33,6 +33,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
 const status = (...repositories: RepositoryView[]): AgentStatus => ({
   serviceUrl: 'http://127.0.0.1:7420',
   embedded: false,
+  serviceLimits: null,
   repositories,
 });
 

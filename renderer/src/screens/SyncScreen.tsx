@@ -49,6 +49,12 @@ export function SyncScreen({ api }: ScreenProps) {
         </fieldset>
       </form>
       <ErrorLine error={add.error} />
+      {/* Below the form: a line that appears later does not move it under the pointer. */}
+      {status.data?.serviceLimits && (
+        <p className="warning" data-testid="service-limits">
+          {status.data.serviceLimits}
+        </p>
+      )}
       {status.data?.repositories.length === 0 && <p>No repository yet: add a folder above.</p>}
       <ul className="repositories">
         {status.data?.repositories.map((repo) => (
