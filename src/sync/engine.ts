@@ -1010,6 +1010,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (this.guard.held.size !== wasHeld) this.setPhase(this.phase, this.message);
     // A conflict its user settled on disk (made the file what the service has) is settled.
     state.settleConflictsMatchingDisk(this.repoId);
+    state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
     const sent: string[] = [];
     let flowsDone = 0;

@@ -170,6 +170,12 @@ const DIFFERS = `(CASE WHEN warning IS NULL THEN local_hash WHEN warning = 'unre
 const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
   AND c.path = files.path)`;
 const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT})`;
+/**
+ * A refused flow still refused: one with a file on disk or on the service. A flow removed from disk before the
+ * service ever took it has nothing left to send or to refuse (issue 25: it stayed "1 refused" forever).
+ */
+const LIVE_REJECTION = `EXISTS (SELECT 1 FROM files f WHERE f.repo_id = r.repo_id AND f.flow_path = r.flow_path
+  AND (f.local_hash IS NOT NULL OR f.acked_hash IS NOT NULL))`;
 /** A file gone from disk: nothing of it is known any more but what the service acknowledged. */
 const GONE = 'local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL';
 /** Flows with a pending file, and flows sent but not answered (their content on the service is unknown). */
@@ -320,7 +326,7 @@ export class SyncState {
            (SELECT count(*) FROM conflicts c WHERE c.repo_id = @repoId) AS conflicts,
            (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
-           (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId) AS rejected
+           (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId AND ${LIVE_REJECTION}) AS rejected
          FROM files WHERE repo_id = @repoId`,
       ),
       warnings: db.prepare(
@@ -333,7 +339,11 @@ export class SyncState {
       ),
       clearRejection: db.prepare('DELETE FROM rejected_flows WHERE repo_id = ? AND flow_path = ?'),
       rejections: db.prepare(
-        'SELECT flow_path AS flowPath, message, signature FROM rejected_flows WHERE repo_id = ? ORDER BY flow_path',
+        `SELECT flow_path AS flowPath, message, signature FROM rejected_flows r
+         WHERE repo_id = ? AND ${LIVE_REJECTION} ORDER BY flow_path`,
+      ),
+      forgetGoneRejections: db.prepare(
+        `DELETE FROM rejected_flows AS r WHERE repo_id = ? AND NOT ${LIVE_REJECTION}`,
       ),
       addConflict: db.prepare(
         `INSERT INTO conflicts (repo_id, flow_path, path, base_hash, service_hash, sent_hash, written_by, written_at,
@@ -649,6 +659,12 @@ export class SyncState {
     this.statements.clearRejection.run(repoId, flowPath);
   }
 
+  /** Forgets the refusals of flows gone from disk and from the service (LIVE_REJECTION): shown as none already. */
+  forgetGoneRejections(repoId: number): void {
+    this.statements.forgetGoneRejections.run(repoId);
+  }
+
+  /** The flows refused as they are, that still are (LIVE_REJECTION). */
   rejections(repoId: number): { flowPath: string; message: string; signature: string }[] {
     return this.statements.rejections.all(repoId) as {
       flowPath: string;

@@ -217,3 +217,45 @@ describe('a flow whose full listing is over the cap of 6 MiB per call', () => {
     expect(harness.state.rejections(harness.engine.repoId)).toEqual([]);
   }, 60_000);
 });
+
+describe('a flow the service refuses, then removed from disk', () => {
+  it('is no longer refused: at once, and after a restart', async () => {
+    const {
+      proxy: front,
+      startEngine,
+      repo: tree,
+    } = await engineBehindProxy({
+      'flows/good/a.yaml': 'a\n',
+      'flows/bad/b.yaml': 'b\n',
+    });
+    // The service refuses flows/bad as it is (a 400 naming it), whatever else the batch carries.
+    front.fault = (path, _index, body) => {
+      if (!path.includes(SYNC_BATCH) || !body.includes('flows/bad')) return null;
+      const flows = (JSON.parse(body) as { args: { flows: { flow_path: string }[] } }).args.flows;
+      const index = flows.findIndex((flow) => flow.flow_path === 'flows/bad');
+      return envelope(400, {
+        status: 'error',
+        errorMessage: 'flows/bad: not a flow this service takes',
+        errorData: { reason: 'invalid_request', path: ['flows', index] },
+      });
+    };
+    harness = startEngine();
+    await harness.engine.start();
+    await eventually(() => expect(harness!.engine.status().counts).toMatchObject({ rejected: 1 }));
+
+    tree.remove('flows/bad/b.yaml');
+    rmSync(join(tree.root, 'flows/bad'), { recursive: true });
+    await eventually(() =>
+      expect(harness!.engine.status().counts).toMatchObject({ rejected: 0, pending: 0 }),
+    );
+    expect(harness.state.rejections(harness.engine.repoId)).toEqual([]);
+    await harness.close();
+
+    // A rejection left from before (a state written by an older flowsync) is dropped by the next start.
+    const again = startEngine();
+    again.state.reject(again.engine.repoId, 'flows/gone', 'refused once', 'signature');
+    await again.engine.start();
+    await eventually(() => expect(again.engine.status().counts).toMatchObject({ rejected: 0 }));
+    expect(again.state.rejections(again.engine.repoId)).toEqual([]);
+  });
+});
