@@ -70,6 +70,11 @@ const HANDLERS: Handler[] = [
       ? { outcome: 'usage', apiCode: 'refused', message: error.message, kind: null }
       : null,
   (error) => {
+    // A port to listen on that cannot be had (`serve --port`, `ui --ui-port`): the user's choice, said so.
+    const message = listenProblem(error);
+    return message ? { outcome: 'usage', apiCode: 'invalid_input', message, kind: null } : null;
+  },
+  (error) => {
     // A folder flowsync writes to that is full, read-only, not ours or failing: said, never an incident (whose log
     // would be written to the same disk).
     const fault = storageFaultOf(error);
@@ -112,6 +117,23 @@ const HANDLERS: Handler[] = [
     }
   },
 ];
+
+/** What is wrong with an address to listen on, in a line that says what to do; null for any other error. */
+function listenProblem(error: unknown): string | null {
+  const { code, syscall, address, port } = error as NodeJS.ErrnoException & {
+    address?: string;
+    port?: number;
+  };
+  if (syscall !== 'listen' || address === undefined) return null;
+  const where = port === undefined ? address : `${address}:${port}`;
+  if (code === 'EADDRINUSE')
+    return `${where} is in use by another program (another flowsync serve or agent?): choose another port, or stop it.`;
+  if (code === 'EACCES')
+    return `${where} needs privileges to listen on (a port under 1024): choose a port from 1024 up.`;
+  if (code === 'EADDRNOTAVAIL')
+    return `${address} is not an address of this machine: listen on 127.0.0.1 (the default) or one of its own.`;
+  return null;
+}
 
 /** The classification of an error a person can act on; null for a bug. */
 export function classifyError(error: unknown, extra: readonly Handler[] = []): ClassifiedError | null {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
@@ -11,7 +12,11 @@ import { runFlowsync } from '../support/cli.ts';
  */
 let dir: string;
 let env: NodeJS.ProcessEnv;
-beforeAll(() => {
+/** A port another program holds (as another `flowsync serve` would). */
+let taken: Server;
+beforeAll(async () => {
+  taken = createServer();
+  await new Promise<void>((ready) => taken.listen(0, '127.0.0.1', ready));
   dir = mkdtempSync(join(tmpdir(), 'flowsync-bad-input-'));
   const home = join(dir, 'home');
   writeFileSync(join(dir, 'a-file.txt'), 'not a folder\n');
@@ -25,7 +30,11 @@ beforeAll(() => {
     FLOWSYNC_API_KEY: '',
   };
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await new Promise((done) => taken.close(done));
+});
+const takenPort = () => String((taken.address() as AddressInfo).port);
 
 const missing = () => join(dir, 'no-such-folder');
 const file = () => join(dir, 'a-file.txt');
@@ -98,6 +107,19 @@ const cases: { name: string; args: () => string[]; code: number; says: RegExp }[
     args: () => ['serve', '--port', 'abc'],
     code: 2,
     says: /port/,
+  },
+  {
+    // Was "something went wrong (incident …) … Please report it": a bug report for a busy port.
+    name: 'serve on a port another program holds',
+    args: () => ['serve', '--port', takenPort(), '--db', join(dir, 'service.db')],
+    code: 2,
+    says: /^flowsync: 127\.0\.0\.1:\d+ is in use by another program .*choose another port/,
+  },
+  {
+    name: 'serve with a log level that is not one',
+    args: () => ['serve', '--port', '0', '--db', join(dir, 'service.db'), '--log-level', 'verbose'],
+    code: 2,
+    says: /'verbose' is invalid\. Allowed choices are fatal, error, warn, info, debug, silent/,
   },
   {
     name: 'a window port out of range',

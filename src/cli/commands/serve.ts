@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { parsePort, parseWholeNumber } from '../options.ts';
 import { DEFAULT_SERVICE_PORT } from '../../agent/index.ts';
 import { defaultServiceDbPath } from '../../host/index.ts';
@@ -16,7 +16,11 @@ export function serveCommand(): Command {
       '--new-tokens',
       'replace the stored tokens with new ones and print them (the old ones stop working)',
     )
-    .option('--log-level <level>', 'fatal, error, warn, info, debug or silent (logs go to stderr)', 'info')
+    .addOption(
+      new Option('--log-level <level>', 'how much to log (to stderr, or --log-file)')
+        .choices(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
+        .default('info'),
+    )
     .option('--log-file <file>', 'log to this file (0600, moved to <file>.1 at 5 MiB) instead of stderr')
     .option(
       '--history-days <days>',
