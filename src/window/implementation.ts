@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { MissingCredentialsError, RemoteError, reasonOf } from '../client/index.ts';
+import { folderGone } from '../protocol/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -65,6 +66,9 @@ export function createAgentApi(agent: Agent): AgentApi {
 
   const repository = (root: string | undefined) => {
     const watched = agent.find(root);
+    // Its folder is not there (a drive not mounted): said as such, not as a folder flowsync does not know.
+    if (!watched && root !== undefined && agent.missing().includes(root))
+      throw new AgentApiError('refused', folderGone(root));
     if (!watched)
       throw new AgentApiError(
         'not_found',

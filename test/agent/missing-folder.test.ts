@@ -1,6 +1,7 @@
-import { mkdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AgentApiError, connectToBridge } from '../../src/window/index.ts';
 import { agentOnService, writeAgentConfig, type AgentOnService } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { gitIn } from '../support/git.ts';
@@ -43,7 +44,7 @@ async function syncedOnce() {
 
 describe('a repository folder not there at start', () => {
   it('is missing, sends and deletes nothing, and is synced by its real name once it appears', async () => {
-    const { repo, env, stored, repositories, start } = await syncedOnce();
+    const { repo, env, stored, repositories, start, dataDir } = await syncedOnce();
     const before = stored();
     // The drive is not mounted: the folder is elsewhere. A second repository, never synced and with no
     // owner/name in the config, is not there either.
@@ -69,6 +70,28 @@ describe('a repository folder not there at start', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`now: missing: ${repo.root} is gone; syncing resumes when it is back`);
     expect(status.stdout).toContain(`?/other  ${otherRoot}`);
+    // The window's cards, as it reads them from the agent's bridge: missing, with what was synced before.
+    const lock = JSON.parse(readFileSync(join(dataDir, 'agent.lock'), 'utf8')) as { bridge: string };
+    const bridge = connectToBridge(lock.bridge);
+    const { repositories: cards } = (await bridge.call('status', {})) as {
+      repositories: { root: string; owner: string; name: string; phase: string; counts: { files: number } }[];
+    };
+    expect(cards).toEqual([
+      expect.objectContaining({ root: otherRoot, owner: '?', name: 'other', phase: 'missing' }),
+      expect.objectContaining({
+        root: repo.root,
+        owner: 'acme',
+        name: 'app',
+        phase: 'missing',
+        counts: expect.objectContaining({ files: 12 }),
+      }),
+    ]);
+    const refused = await bridge.call('syncNow', { root: repo.root }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(AgentApiError);
+    expect((refused as AgentApiError).message).toBe(`${repo.root} is gone; syncing resumes when it is back`);
 
     // Meanwhile, on the drive: an edit, a new file, and 10 of the 12 files deleted (more than a quarter).
     const away = join(drive, 'app');
