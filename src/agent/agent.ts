@@ -571,8 +571,11 @@ export class Agent extends EventEmitter<AgentEvents> {
           watched = await this.addOrList(absent.configured);
           if (!watched) continue;
           await watched.engine.initialSync({ watchFirst: true });
+          // Stopping meanwhile: close() stops this engine too; nothing more is started.
+          if (this.closing) return;
           await watched.engine.watch();
         } catch (error) {
+          if (this.closing) return; // close() stops its engine
           if (watched) {
             await watched.engine.stop();
             this.repositories.delete(watched.identity.root);
@@ -695,8 +698,13 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.closing = true;
     if (this.configTimer) clearInterval(this.configTimer);
     if (this.absentTimer) clearInterval(this.absentTimer);
+    const stopAll = (engines: WatchedRepository[]) => Promise.all(engines.map(({ engine }) => engine.stop()));
+    const before = this.watched();
+    // The engines first, so that a folder being taken up (a long first sync) ends at once; then one taken up
+    // meanwhile.
+    await stopAll(before);
     await this.looking;
-    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.stop()));
+    await stopAll(this.watched().filter((watched) => !before.includes(watched)));
     await this.hasher.close();
     await this.client.close();
     this.state.close();
