@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import {
   MissingCredentialsError,
   createClient,
@@ -16,7 +16,7 @@ import {
   secretStoreAuth,
   type SecretStore,
 } from '../secrets/index.ts';
-import type { Capabilities } from '../protocol/index.ts';
+import { folderGone, type Capabilities } from '../protocol/index.ts';
 import {
   Hasher,
   SyncEngine,
@@ -43,8 +43,10 @@ import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { writerName } from './writer.ts';
 import { NotTheSource, notTheSource } from './source.ts';
+import { folderNotThere } from './folder-check.ts';
 import {
   configuredRepository,
+  folderKey,
   identifyRepository,
   sameFolder,
   withRepository,
@@ -108,6 +110,25 @@ const NO_COUNTS: RepoCounts = {
   conflicts: 0,
 };
 
+/**
+ * A repository of the config whose folder is not there (a drive not mounted, an empty mount point): `missing`,
+ * nothing of it sent or deleted. Its owner/name are the config's, else the last ones the state knew, else not
+ * known yet (`?`): an absent folder has no git remote to read, and is never taken for `local/<folder>`.
+ */
+interface AbsentRepository extends RepositoryIdentity {
+  flowRoots: string[];
+  configured: RepositoryConfig;
+  /** Why it is not synced although its folder is there now (it cannot be read, its first sync failed); else null. */
+  problem: string | null;
+}
+
+/**
+ * How often the folders of absent repositories are looked for: as often as a running engine looks for a folder
+ * that vanished (`presenceIntervalMs`, 1 s), so a drive mounted is synced as soon whichever side of the start it
+ * was unmounted on. One stat per absent folder (microseconds; an empty mount point adds one readdir of nothing).
+ */
+const ABSENT_CHECK_MS = 1000;
+
 /** What makes an agent: built by `Agent.open`. */
 interface AgentParts {
   serviceUrl: string;
@@ -127,6 +148,8 @@ interface AgentParts {
 
 interface AgentEvents {
   status: [WatchedRepository, SyncStatus];
+  /** A repository whose folder was not there is now, and synced: its first round is done. */
+  found: [WatchedRepository];
   progress: [WatchedRepository, SyncProgress];
   synced: [WatchedRepository, SyncReport];
 }
@@ -145,6 +168,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     string,
     RepositoryIdentity & { flowRoots: string[]; reason?: string; syncedFrom?: string }
   >();
+  /** Enabled repositories of the config whose folder is not there, by folder: looked for while watching. */
+  private readonly absent = new Map<string, AbsentRepository>();
+  private absentTimer: NodeJS.Timeout | null = null;
+  /** The look for absent folders under way, if any: one at a time, and waited for by close(). */
+  private looking: Promise<void> | null = null;
+  private closing = false;
   /** The last progress of each repository's long work, cleared when it finishes. */
   private readonly progress = new Map<string, SyncProgress>();
   /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
@@ -204,18 +233,25 @@ export class Agent extends EventEmitter<AgentEvents> {
     return (root ? this.repositories.get(root) : this.repositories.values().next().value) ?? null;
   }
 
-  /** Every repository the agent knows, synced or paused, by root, sorted. */
+  /** Every repository the agent knows, synced, paused or missing, by root, sorted. */
   roots(): string[] {
-    return [...this.repositories.keys(), ...this.paused.keys()].sort();
+    return [...this.repositories.keys(), ...this.paused.keys(), ...this.absent.keys()].sort();
   }
 
-  /** Whether a folder is one of the agent's repositories, synced or paused. */
+  /** The repositories whose folder is not there (missing), by root, sorted. */
+  missing(): string[] {
+    return [...this.absent.keys()].sort();
+  }
+
+  /** Whether a folder is one of the agent's repositories, synced, paused or missing. */
   knows(root: string): boolean {
-    return this.repositories.has(root) || this.paused.has(root);
+    return this.repositories.has(root) || this.paused.has(root) || this.absent.has(root);
   }
 
   /** What is known of a repository, running or paused; null for a folder the agent does not sync. */
   describe(root: string): RepositoryDescription | null {
+    const absent = this.absent.get(root);
+    if (absent) return this.describeAbsent(absent);
     const watched = this.repositories.get(root);
     const paused = this.paused.get(root);
     if (!watched && !paused) return null;
@@ -236,6 +272,38 @@ export class Agent extends EventEmitter<AgentEvents> {
       configProblem: this.configFiles.get(identity.root)?.problem ?? null,
       reason: paused?.reason ?? null,
       syncedFrom: paused?.syncedFrom ?? null,
+      refused:
+        repoId === null
+          ? []
+          : this.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
+    };
+  }
+
+  /** A repository whose folder is not there: `missing`, with what the state knew of it from its last sync. */
+  private describeAbsent(absent: AbsentRepository): RepositoryDescription {
+    const repoId = this.stateIdOf(absent.root);
+    const stored = repoId === null ? undefined : this.state.repos().find((repo) => repo.id === repoId);
+    const counts = repoId === null ? NO_COUNTS : this.state.counts(repoId);
+    return {
+      root: absent.root,
+      owner: absent.owner,
+      name: absent.name,
+      flowRoots: [...absent.flowRoots],
+      status: {
+        phase: 'missing',
+        counts,
+        message: absent.problem ?? folderGone(absent.root),
+        retryAt: null,
+        missed: 0,
+        heldDeletions: 0,
+      },
+      counts,
+      progress: null,
+      lastSyncAt: stored?.lastSyncAt ?? null,
+      notSent: repoId === null ? [] : this.state.warnings(repoId),
+      configProblem: null,
+      reason: null,
+      syncedFrom: null,
       refused:
         repoId === null
           ? []
@@ -463,22 +531,82 @@ export class Agent extends EventEmitter<AgentEvents> {
   async addConfigured(): Promise<void> {
     for (const repo of this.config.repositories) {
       if (repo.enabled) {
-        try {
-          await this.addRepository(repo.path, repo);
-        } catch (error) {
-          if (!(error instanceof NotTheSource)) throw error;
-          this.paused.set(error.identity.root, {
-            ...error.identity,
-            flowRoots: repo.flowRoots,
-            reason: error.message,
-            syncedFrom: error.source,
-          });
-        }
+        // Not there (a drive not mounted): missing, and looked for while the agent watches (lookForAbsent).
+        if (folderNotThere(repo.path)) this.markAbsent(repo, null);
+        else await this.addOrList(repo);
       } else if (existsSync(repo.path)) {
         const identity = await identifyRepository(repo.path, repo);
         this.paused.set(identity.root, { ...identity, flowRoots: repo.flowRoots });
       }
     }
+  }
+
+  /** Registers a repository of the config; one that another checkout is the source of is listed, not synced. */
+  private async addOrList(repo: RepositoryConfig): Promise<WatchedRepository | null> {
+    try {
+      return await this.addRepository(repo.path, repo);
+    } catch (error) {
+      if (!(error instanceof NotTheSource)) throw error;
+      this.paused.set(error.identity.root, {
+        ...error.identity,
+        flowRoots: repo.flowRoots,
+        reason: error.message,
+        syncedFrom: error.source,
+      });
+      return null;
+    }
+  }
+
+  /** A repository of the config whose folder is not there: missing, under the name it was last synced as. */
+  private markAbsent(repo: RepositoryConfig, problem: string | null): void {
+    const root = folderKey(repo.path);
+    const stored = this.state.repos().find((r) => r.root === root && r.service === this.serviceKey);
+    this.absent.set(root, {
+      root,
+      owner: repo.owner ?? stored?.owner ?? '?',
+      name: repo.name ?? stored?.name ?? basename(root),
+      flowRoots: repo.flowRoots,
+      configured: repo,
+      problem,
+    });
+  }
+
+  /**
+   * The absent repositories whose folder is there now are synced as any repository at start: identified by their
+   * git remote (or the config), checked as the source, and sent through the usual rules (deletions held,
+   * conflicts found). One whose folder is there but cannot be synced yet stays missing, saying why.
+   */
+  private lookForAbsent(): Promise<void> {
+    this.looking ??= (async () => {
+      for (const [root, absent] of [...this.absent]) {
+        if (this.closing) return;
+        if (folderNotThere(absent.configured.path)) continue;
+        this.absent.delete(root);
+        let watched: WatchedRepository | null = null;
+        try {
+          watched = await this.addOrList(absent.configured);
+          if (!watched) continue;
+          await watched.engine.initialSync({ watchFirst: true });
+          // Stopping meanwhile: close() stops this engine too; nothing more is started.
+          if (this.closing) return;
+          await watched.engine.watch();
+        } catch (error) {
+          if (this.closing) return; // close() stops its engine
+          if (watched) {
+            await watched.engine.stop();
+            this.repositories.delete(watched.identity.root);
+            this.configFiles.delete(watched.identity.root);
+          }
+          this.markAbsent(
+            absent.configured,
+            `${root} is there but cannot be synced yet (${(error as Error).message}); trying again`,
+          );
+          continue;
+        }
+        this.emit('found', watched);
+      }
+    })().finally(() => (this.looking = null));
+    return this.looking;
   }
 
   /**
@@ -499,12 +627,13 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** Stops syncing a repository and forgets it in the config; the service keeps what it has. */
   async remove(root: string): Promise<boolean> {
     const watched = this.repositories.get(root);
-    const known = watched !== undefined || this.paused.has(root);
+    const known = watched !== undefined || this.paused.has(root) || this.absent.has(root);
     await watched?.engine.stop();
     this.state.releaseSource(this.serviceKey, root);
     this.repositories.delete(root);
     this.configFiles.delete(root);
     this.paused.delete(root);
+    this.absent.delete(root);
     this.updateConfig({
       ...this.config,
       repositories: this.config.repositories.filter((r) => !sameFolder(r.path, root)),
@@ -514,6 +643,13 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Stops a repository's engine until resumed; remembered in the config as `enabled: false`. */
   async pause(root: string): Promise<void> {
+    const absent = this.absent.get(root);
+    if (absent) {
+      this.absent.delete(root);
+      this.paused.set(root, { ...absent, flowRoots: [...absent.flowRoots] });
+      this.setEnabled(root, false);
+      return;
+    }
     const watched = this.repositories.get(root);
     if (!watched) return;
     await watched.engine.stop();
@@ -529,6 +665,11 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (!paused) return this.repositories.get(root) ?? null;
     this.setEnabled(root, true);
     const configured = configuredRepository(this.config, root);
+    if (configured && folderNotThere(root)) {
+      this.paused.delete(root);
+      this.markAbsent(configured, null);
+      return null;
+    }
     const watched = await this.addRepository(root, configured);
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
@@ -561,12 +702,25 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.options.timings?.presenceIntervalMs ?? 1000,
     );
     this.configTimer.unref();
+    this.absentTimer = setInterval(
+      () => void this.lookForAbsent(),
+      this.options.timings?.presenceIntervalMs ?? ABSENT_CHECK_MS,
+    );
+    this.absentTimer.unref();
     await Promise.all([...this.repositories.values()].map(({ engine }) => engine.watch()));
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     if (this.configTimer) clearInterval(this.configTimer);
-    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.stop()));
+    if (this.absentTimer) clearInterval(this.absentTimer);
+    const stopAll = (engines: WatchedRepository[]) => Promise.all(engines.map(({ engine }) => engine.stop()));
+    const before = this.watched();
+    // The engines first, so that a folder being taken up (a long first sync) ends at once; then one taken up
+    // meanwhile.
+    await stopAll(before);
+    await this.looking;
+    await stopAll(this.watched().filter((watched) => !before.includes(watched)));
     await this.hasher.close();
     await this.client.close();
     this.state.close();

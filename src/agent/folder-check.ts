@@ -1,4 +1,4 @@
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config.ts';
@@ -33,4 +33,26 @@ export function checkRepositoryFolder(folder: string): string {
     throw new ConfigError(`${shown} cannot be read by you: check its permissions (ls -ld ${shown}).`);
   }
   return root;
+}
+
+/**
+ * Errors that say a folder is not there now, as a drive that is not mounted (or a network share that went away)
+ * makes it: not a mistake in the config, and not a reason to send or delete anything.
+ */
+const NOT_THERE = new Set(['ENOENT', 'ENOTDIR', 'ESTALE', 'ENODEV', 'EIO']);
+
+/**
+ * Whether a configured repository's folder is not there: absent, or an empty folder (a mount point with nothing
+ * mounted on it: a repository folder always holds something, its `.git` or its flows). Such a folder is
+ * `missing`, never identified (an empty folder has no git remote, so it would be a new `local/<folder>`). A folder
+ * that is there but cannot be read is not "not there": checkRepositoryFolder says what is wrong with it.
+ */
+export function folderNotThere(folder: string): boolean {
+  const path = resolve(expandHome(folder));
+  try {
+    if (!statSync(path).isDirectory()) return false;
+    return readdirSync(path).length === 0;
+  } catch (error) {
+    return NOT_THERE.has((error as NodeJS.ErrnoException).code ?? '');
+  }
 }

@@ -67,7 +67,7 @@ export function sameFolder(a: string, b: string): boolean {
  * A folder as one string: `~` expanded, resolved against the working folder (which also drops a trailing slash),
  * then its real path when it exists, so that a link to it and the folder itself compare equal.
  */
-function folderKey(folder: string): string {
+export function folderKey(folder: string): string {
   const absolute = resolve(expandHome(folder));
   try {
     return realpathSync(absolute);

@@ -38,7 +38,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'resolve',
     usage: '[options] [paths...]',
-    summary: "settle conflicts (or --held deletions): --mine sends yours, --theirs takes the service's",
+    summary:
+      "settle conflicts (or --held deletions, or files --not-in-checkout): --mine keeps this checkout's, --theirs takes the service's",
     load: async () => (await import('./commands/resolve.ts')).resolveCommand(),
   },
   {

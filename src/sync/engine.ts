@@ -36,7 +36,12 @@ import {
   versionToShow,
   type SideDiff,
 } from './file-history.ts';
-import { listServiceFiles, readServiceFiles, serviceFileKey } from './service-copy.ts';
+import {
+  listServiceFiles,
+  readServiceFiles,
+  serviceFileKey,
+  type ListedServiceFile,
+} from './service-copy.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { FileConflict, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
@@ -372,7 +377,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(this.heldDeletions > 0 ? [heldLine(this.heldDeletions)] : []),
       ...(this.notInCheckout > 0
         ? [
-            `${this.notInCheckout} ${this.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted)`,
+            `${this.notInCheckout} ${this.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted): \`flowsync resolve --not-in-checkout\` lists them`,
           ]
         : []),
       ...this.reconciler.refusedRoots.values(),
@@ -641,6 +646,158 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.scheduler.want();
     this.setPhase(this.phase, this.message);
     return restored;
+  }
+
+  /**
+   * The files on the service that this checkout never had: not on disk here, never acknowledged by it, not in
+   * conflict (a file gone here that it acknowledged is a deletion, held or sent by the usual rules), and under a
+   * flow root that is there. A fresh state (CI, a rebuilt state) counts them when it learns the service
+   * (learnService); this lists them now, for its user to delete them on the service or write them to disk. Empty
+   * against a service that cannot list its files.
+   */
+  async filesNotInCheckout(): Promise<ListedServiceFile[]> {
+    const { state, client } = this.options;
+    if (!(await this.serviceTakesBases())) return [];
+    const listed = await listServiceFiles(client, this.repo, null);
+    const known = new Set<string>();
+    for (const file of state.fileStates(this.repoId))
+      if (file.localHash !== null || file.ackedHash !== null || file.conflict)
+        known.add(serviceFileKey(file.flowPath, file.path));
+    for (const c of state.conflicts(this.repoId)) known.add(serviceFileKey(c.flowPath, c.path));
+    // Under a flow root that is held (emptied, another drive) or not there at all (a drive not mounted, a sparse
+    // checkout), the disk says nothing: none of its files is offered to delete, nor written where the root is not.
+    this.guard.checkAll();
+    const absentRoots = this.layout.roots.filter((root) => !folderAt(join(this.repo.root, root)));
+    const files = listed.filter(
+      (file) =>
+        !known.has(serviceFileKey(file.flowPath, file.path)) &&
+        !this.guard.holds(file.flowPath) &&
+        !absentRoots.some((root) => file.flowPath.startsWith(`${root}/`)),
+    );
+    this.countNotInCheckout(files.length);
+    return files;
+  }
+
+  /**
+   * Deletes on the service the files this checkout never had ("Delete them on the service", `flowsync resolve
+   * --not-in-checkout --mine`): each is taken as acknowledged at the hash the service listed and gone here, so the
+   * next round sends it as any deletion, an explicit path on that base (a file changed there since is a conflict,
+   * not deleted), through the held-deletion guard's allowance as `sendHeldDeletions`. `seen`: only these files, on
+   * the versions its user saw listed (one written there since is not deleted: its base differs, a conflict; one
+   * added since is not among them). Returns how many went.
+   */
+  async deleteNotInCheckout(seen?: readonly SeenFile[]): Promise<number> {
+    const { state } = this.options;
+    const listed = onlySeen(await this.filesNotInCheckout(), seen);
+    if (listed.length === 0) return 0;
+    // Those taken: a file that is on disk now (written since the listing) is not, and goes by the usual rules.
+    let files: ListedServiceFile[] = [];
+    await this.scheduler.run(async () => {
+      state.adoptServiceFiles(this.repoId, listed);
+      const gone = new Set(
+        state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
+      );
+      files = listed.filter((file) => gone.has(serviceFileKey(file.flowPath, file.path)));
+    });
+    // A conflict refuses its flow whole, and the flow's other files go in the round after: a round more while the
+    // last one sent some (not while the service does not answer).
+    let left = this.stillToDelete(files);
+    for (let rounds = 0; rounds < 3 && left.waiting > 0; rounds++) {
+      this.allowDeletions();
+      await this.sync();
+      const now = this.stillToDelete(files);
+      const progressed = now.waiting < left.waiting;
+      left = now;
+      if (!progressed) break;
+    }
+    const gone = files.length - left.waiting - left.conflicts;
+    this.countNotInCheckout(this.notInCheckout - gone);
+    return gone;
+  }
+
+  /** Of these files taken as gone here: how many deletions still wait, and how many are conflicts now. */
+  private stillToDelete(files: readonly { flowPath: string; path: string }[]): {
+    waiting: number;
+    conflicts: number;
+  } {
+    const { state } = this.options;
+    const conflicts = new Set(
+      state.conflicts(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
+    );
+    const waiting = new Set(
+      state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
+    );
+    let stillWaiting = 0;
+    let inConflict = 0;
+    for (const file of files) {
+      const key = serviceFileKey(file.flowPath, file.path);
+      if (conflicts.has(key)) inConflict++;
+      else if (waiting.has(key)) stillWaiting++;
+    }
+    return { waiting: stillWaiting, conflicts: inConflict };
+  }
+
+  /**
+   * Writes to disk, from the service's copy, the files this checkout never had ("Restore them on disk", `flowsync
+   * resolve --not-in-checkout --theirs`), as `restoreDeleted` does: by the containment rule, and recorded as in
+   * sync at once. Never over anything on disk (a file of that name that appeared since is its user's), and not a
+   * file this checkout would not sync (outside its flow roots, or ignored here): those are listed with why.
+   * `seen`: only these files (the service's version now is written, whichever its user saw).
+   */
+  async restoreNotInCheckout(seen?: readonly SeenFile[]): Promise<{
+    restored: number;
+    skipped: { flowPath: string; path: string; reason: string }[];
+  }> {
+    const { state, client } = this.options;
+    const all = await this.filesNotInCheckout();
+    const files = onlySeen(all, seen);
+    const skipped: { flowPath: string; path: string; reason: string }[] = [];
+    const wanted = files.filter((file) => {
+      const repoPath = `${file.flowPath}/${file.path}`;
+      const reason =
+        this.layout.locate(repoPath)?.flowPath !== file.flowPath
+          ? `not under this checkout's flow roots (${this.layout.roots.join(', ')})`
+          : this.rules.ignores(repoPath)
+            ? 'ignored here (.gitignore): it would not be synced'
+            : null;
+      if (reason !== null) skipped.push({ flowPath: file.flowPath, path: file.path, reason });
+      return reason === null;
+    });
+    if (wanted.length === 0) return { restored: 0, skipped };
+    const copies = await readServiceFiles(client, this.repo, wanted);
+    let restored = 0;
+    await this.scheduler.run(async () => {
+      for (const file of wanted) {
+        const { flowPath, path } = file;
+        const copy = copies.get(serviceFileKey(flowPath, path));
+        if (!copy) {
+          skipped.push({ flowPath, path, reason: 'gone from the service meanwhile' });
+          continue;
+        }
+        if (somethingAt(join(this.repo.root, flowPath, path))) {
+          skipped.push({ flowPath, path, reason: 'something of that name is on disk now: not overwritten' });
+          continue;
+        }
+        try {
+          this.putOnDisk(flowPath, path, copy);
+        } catch (error) {
+          skipped.push({ flowPath, path, reason: messageOf(error) });
+          continue;
+        }
+        state.adoptServiceFiles(this.repoId, [{ ...file, hash: copy.hash }]);
+        restored++;
+      }
+    });
+    this.countNotInCheckout(all.length - restored);
+    this.scheduler.want();
+    return { restored, skipped };
+  }
+
+  /** The count of files on the service not in this checkout, said in the status when it changes. */
+  private countNotInCheckout(files: number): void {
+    if (files === this.notInCheckout) return;
+    this.notInCheckout = files;
+    this.setPhase(this.phase, this.message);
   }
 
   /**
@@ -1110,6 +1267,44 @@ function storageMessage(fault: StorageFault, folder: string, waiting: number): s
     `${describeStorageFault(fault, folder)}: ${waiting} ${waiting === 1 ? 'change' : 'changes'} waiting; ` +
     `${storageFaultRemedy(fault)}, and syncing goes on by itself`
   );
+}
+
+/** A file of the service as its user saw it listed: its version (hash) is what a deletion of it is based on. */
+export interface SeenFile {
+  flowPath: string;
+  path: string;
+  hash: string;
+}
+
+/** The files listed now that its user saw (all of them when `seen` is absent), on the version seen. */
+function onlySeen(listed: ListedServiceFile[], seen: readonly SeenFile[] | undefined): ListedServiceFile[] {
+  if (seen === undefined) return listed;
+  const hashes = new Map(seen.map((file) => [serviceFileKey(file.flowPath, file.path), file.hash]));
+  return listed.flatMap((file) => {
+    const hash = hashes.get(serviceFileKey(file.flowPath, file.path));
+    return hash === undefined ? [] : [{ ...file, hash }];
+  });
+}
+
+/**
+ * Whether anything is at `path`: lstat, not exists, so a link of that name (even one to nowhere) counts; a path
+ * that cannot be looked at (a file where a folder should be, no permission) counts too, as nothing is written there.
+ */
+function somethingAt(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether a real folder is at `path` (not a link to one); one that cannot be looked at is not. */
+function folderAt(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function messageOf(error: unknown): string {

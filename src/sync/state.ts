@@ -391,6 +391,13 @@ export class SyncState {
         `UPDATE files SET acked_hash = @hash, file_id = @id
          WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND acked_hash IS NULL`,
       ),
+      // A file of the service this checkout never had, taken as acknowledged: gone here (a deletion to send), or
+      // just written here from the service's copy. Never over a row with a base, or with other content on disk.
+      adoptServiceFile: db.prepare(
+        `INSERT INTO files (repo_id, flow_path, path, acked_hash, file_id) VALUES (@repoId, @flowPath, @path, @hash, @id)
+         ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET acked_hash = excluded.acked_hash, file_id = excluded.file_id
+           WHERE files.acked_hash IS NULL AND (files.local_hash IS NULL OR files.local_hash = excluded.acked_hash)`,
+      ),
       sourceOf: db.prepare('SELECT root FROM sources WHERE service = ? AND owner = ? AND name = ?').pluck(),
       claimSource: db.prepare(
         `INSERT INTO sources (service, owner, name, root) VALUES (?, ?, ?, ?)
@@ -745,6 +752,23 @@ export class SyncState {
     let adopted = 0;
     this.db.transaction(() => {
       for (const file of files) adopted += this.statements.adopt.run({ repoId, ...file }).changes;
+    })();
+    return adopted;
+  }
+
+  /**
+   * Files on the service that this checkout never had, taken as what the service acknowledged (their hash the
+   * base): not on disk, each is then a deletion a round sends on that base; written to disk from the service's
+   * copy, each is in sync. A file this checkout has a base for, or other content of on disk now, is left as it is
+   * (its round sends it by the usual rules). Returns how many were taken.
+   */
+  adoptServiceFiles(
+    repoId: number,
+    files: readonly { flowPath: string; path: string; hash: string; id: string }[],
+  ): number {
+    let adopted = 0;
+    this.db.transaction(() => {
+      for (const file of files) adopted += this.statements.adoptServiceFile.run({ repoId, ...file }).changes;
     })();
     return adopted;
   }

@@ -272,6 +272,46 @@ export const AGENT_API = {
     z.object({ root, choice: z.enum(['delete', 'restore']) }),
     z.object({ deleted: z.number(), restored: z.number() }),
   ),
+  /**
+   * Files on the service that this checkout never had ("12 files on the service are not in this checkout": a fresh
+   * state, CI, a rebuilt state learns them first), with who wrote each and when. Asks the service.
+   */
+  notInCheckout: method(
+    z.object({ root }),
+    z.object({
+      root: z.string(),
+      files: z.array(
+        z.object({
+          flowPath: z.string(),
+          path: z.string(),
+          /** The version listed: what a deletion of it is based on. */
+          hash: z.string(),
+          writtenBy: z.string().nullable(),
+          writtenAt: z.string(),
+        }),
+      ),
+    }),
+  ),
+  /**
+   * Those files deleted on the service (`delete`: explicit deletions on the version listed, as any deletion), or
+   * written to disk from the service's copy (`restore`); `skipped`: files not written, and why. `files`: only
+   * those, as listed (a file written on the service since is then a conflict, not deleted); default: all.
+   */
+  settleNotInCheckout: method(
+    z.object({
+      root,
+      choice: z.enum(['delete', 'restore']),
+      files: z
+        .array(fileRef.extend({ hash: z.string().regex(/^[0-9a-f]{64}$/) }))
+        .max(100_000)
+        .optional(),
+    }),
+    z.object({
+      deleted: z.number(),
+      restored: z.number(),
+      skipped: z.array(z.object({ flowPath: z.string(), path: z.string(), reason: z.string() })),
+    }),
+  ),
   /** The open tasks assigned to the owner of the personal API key (the tracker's viewer). */
   myTasks: method(
     z.object({ after: z.string().min(1).max(200).optional() }),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { MissingCredentialsError, RemoteError, reasonOf } from '../client/index.ts';
+import { folderGone } from '../protocol/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -65,6 +66,9 @@ export function createAgentApi(agent: Agent): AgentApi {
 
   const repository = (root: string | undefined) => {
     const watched = agent.find(root);
+    // Its folder is not there (a drive not mounted): said as such, not as a folder flowsync does not know.
+    if (!watched && root !== undefined && agent.missing().includes(root))
+      throw new AgentApiError('refused', folderGone(root));
     if (!watched)
       throw new AgentApiError(
         'not_found',
@@ -82,6 +86,16 @@ export function createAgentApi(agent: Agent): AgentApi {
     if (!location)
       throw new AgentApiError('invalid_input', `${file} is not a file of a flow of this repository.`);
     return location;
+  };
+
+  /** A service of the spec alone cannot list its files: said in one line, rather than an empty list. */
+  const listsItsFiles = async () => {
+    const capabilities = await agent.capabilities();
+    if (capabilities && !capabilities.bases)
+      throw new AgentApiError(
+        'refused',
+        `${agent.serviceUrl} cannot list its files (a service of the spec alone): what it has beyond this checkout cannot be known.`,
+      );
   };
 
   /** A service of the spec alone keeps no versions: said in one line, before any call it would answer 404. */
@@ -186,6 +200,36 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       if (choice === 'restore') return { deleted: 0, restored: await engine.restoreDeleted() };
       return { deleted: await engine.sendHeldDeletions(), restored: 0 };
+    },
+
+    notInCheckout: async ({ root }) => {
+      const { identity, engine } = repository(root);
+      await listsItsFiles();
+      const files = await engine.filesNotInCheckout();
+      return {
+        root: identity.root,
+        files: files.map(({ flowPath, path, hash, writtenBy, writtenAt }) => ({
+          flowPath,
+          path,
+          hash,
+          writtenBy,
+          writtenAt,
+        })),
+      };
+    },
+
+    settleNotInCheckout: async ({ root, choice, files }) => {
+      const { engine } = repository(root);
+      await listsItsFiles();
+      if (choice === 'restore') return { deleted: 0, ...(await engine.restoreNotInCheckout(files)) };
+      // The deletions go by the held-deletion guard's allowance, which would send the held ones along.
+      const held = engine.status().heldDeletions;
+      if (held > 0)
+        throw new AgentApiError(
+          'refused',
+          `${held} deletions are held in ${root}: settle them first (Delete them on the service, or Restore them on disk), then these.`,
+        );
+      return { deleted: await engine.deleteNotInCheckout(files), restored: 0, skipped: [] };
     },
 
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),

@@ -14,27 +14,38 @@ export function resolveCommand(): Command {
         "service's version to disk (or removes the file, when the service deleted it). A path may be a file,\n" +
         'a flow folder or the repository: every conflict below it is settled. With --held, the deletions held\n' +
         'for being many: --mine deletes them on the service (as `flowsync sync --yes`), --theirs puts the\n' +
-        "service's copies back on disk.",
+        "service's copies back on disk. With --not-in-checkout, the files on the service that this checkout\n" +
+        'never had (a fresh clone, CI, a rebuilt state): alone it lists them (exit 4 when there are any),\n' +
+        "--mine deletes them on the service, --theirs writes the service's copies to disk (never over a file\n" +
+        'that is there).',
     )
     .argument(
       '[paths...]',
-      'files or folders in conflict (with --held: repository folders; default: the current one)',
+      'files or folders in conflict (with --held or --not-in-checkout: repository folders; default: the current one)',
     )
     .option('--held', 'settle the deletions held in these repositories instead of conflicts')
+    .addOption(
+      new Option(
+        '--not-in-checkout',
+        'list (or with --mine/--theirs settle) the files on the service that are not in this checkout',
+      ).conflicts('held'),
+    )
     .addOption(new Option('--mine', "keep this checkout's version").conflicts('theirs'))
     .addOption(new Option('--theirs', "take the service's version").conflicts('mine'))
     .addOption(urlOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  $ flowsync resolve flows/ci/build.yml --theirs\n  $ flowsync resolve flows/ci --mine\n  $ flowsync resolve . --theirs\n  $ flowsync resolve --held --theirs',
+      '\nExamples:\n  $ flowsync resolve flows/ci/build.yml --theirs\n  $ flowsync resolve flows/ci --mine\n  $ flowsync resolve . --theirs\n  $ flowsync resolve --held --theirs\n' +
+        '  $ flowsync resolve --not-in-checkout\n  $ flowsync resolve --not-in-checkout --theirs',
     )
     .action(async (given: string[], options: ResolveOptions) => {
+      const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
+      if (options.notInCheckout) return notInCheckout(given.length > 0 ? given : ['.'], options, out);
       if (!options.mine && !options.theirs)
         throw new UsageError(
           "Say which version to keep: --mine (this checkout's) or --theirs (the service's).",
         );
       const side = options.mine ? 'mine' : 'theirs';
-      const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
       if (given.length === 0 && !options.held)
         throw new UsageError(
           'Name the files or folders to settle (`flowsync conflicts` lists them), or . for all of this repository.',
@@ -78,7 +89,68 @@ interface ResolveOptions {
   mine?: boolean;
   theirs?: boolean;
   held?: boolean;
+  notInCheckout?: boolean;
   url?: string;
+}
+
+/**
+ * Files on the service that the checkout never had: listed (exit 4 when there are any, so a script sees them),
+ * deleted on the service (mine: the checkout as it is), or written to disk from the service's copy (theirs).
+ */
+async function notInCheckout(
+  folders: string[],
+  options: ResolveOptions,
+  out: (line: string) => void,
+): Promise<void> {
+  const waiting = await withAgentApi(folders, options, async (call, roots) => {
+    let left = 0;
+    for (const root of roots) {
+      // Listed first, and only what was listed is settled, on the versions listed: a file that came or changed
+      // on the service meanwhile is not deleted unseen.
+      const { files } = await call('notInCheckout', { root });
+      const named = files.map(({ flowPath, path, hash }) => ({ flowPath, path, hash }));
+      if (files.length === 0) {
+        out(`${root}: every file on the service is in this checkout`);
+      } else if (options.mine) {
+        const { deleted } = await call('settleNotInCheckout', { root, choice: 'delete', files: named });
+        out(
+          `${root}: ${deleted} ${deleted === 1 ? 'file' : 'files'} not in this checkout deleted on the service`,
+        );
+        for (const file of files) out(`  - ${file.flowPath}/${file.path}`);
+        if (deleted < files.length)
+          out(
+            `  ${files.length - deleted} not deleted (changed on the service since, or it did not answer): \`flowsync conflicts\` and \`flowsync status\` say which`,
+          );
+      } else if (options.theirs) {
+        const { restored, skipped } = await call('settleNotInCheckout', {
+          root,
+          choice: 'restore',
+          files: named,
+        });
+        out(
+          `${root}: ${restored} ${restored === 1 ? 'file' : 'files'} written to disk from the service's copy`,
+        );
+        const notWritten = new Set(skipped.map((file) => `${file.flowPath}/${file.path}`));
+        for (const file of files)
+          if (!notWritten.has(`${file.flowPath}/${file.path}`)) out(`  + ${file.flowPath}/${file.path}`);
+        for (const file of skipped) out(`  ${file.flowPath}/${file.path}: not written: ${file.reason}`);
+      } else {
+        left += files.length;
+        out(
+          `${root}: ${files.length} ${files.length === 1 ? 'file' : 'files'} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
+        );
+        for (const file of files) {
+          const by = file.writtenBy ? ` by ${file.writtenBy}` : '';
+          out(`  ${file.flowPath}/${file.path}: written${by} at ${file.writtenAt}`);
+        }
+        out(
+          "  `flowsync resolve --not-in-checkout --mine` deletes them on the service, `--theirs` writes the service's copies to disk",
+        );
+      }
+    }
+    return left;
+  });
+  if (waiting > 0) process.exitCode = EXIT.attention;
 }
 
 /** Held deletions: deleted on the service (mine: the disk as it is) or put back on disk (theirs). */

@@ -107,10 +107,13 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   const activity = activityOf(agent);
   if (options.source) for (const folder of folders) await agent.makeSource(folder);
   await agent.addConfigured();
-  // A checkout of a repository that another checkout is synced from: listed, not synced, with how to switch.
+  // A checkout of a repository that another checkout is synced from: listed, not synced, with how to switch. A
+  // folder that is not there (a drive not mounted): missing, synced once it appears.
   for (const root of agent.roots()) {
     const described = agent.describe(root);
     if (described?.reason) out(`${described.owner}/${described.name} (${root}): ${described.reason}`);
+    else if (described?.status?.phase === 'missing' && agent.missing().includes(root))
+      out(`${described.owner}/${described.name} (${root}): missing: ${described.status.message}`);
   }
 
   const progress = new ProgressDisplay(process.stdout);
@@ -126,6 +129,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   agent.off('progress', showProgress);
   progress.stop();
   for (const watched of agent.watched()) out(summary(watched, watched.engine.status()));
+  // A folder that was not there at start is there now (the drive is mounted), and its first round is done.
+  agent.on('found', (watched) =>
+    out(`${time()} ${summary(watched, watched.engine.status(), `${watched.identity.root} is there`)}`),
+  );
   await agent.watchAll();
   // Said once, at start: what this service cannot protect (nothing, for flowsync's own).
   const limits = await agent.serviceLimits();
@@ -208,8 +215,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       resolve();
     }),
   );
+  const missing = agent.missing().length;
   out(
-    `Watching ${agent.watched().length} ${agent.watched().length === 1 ? 'repository' : 'repositories'}. Press Ctrl-C to stop.`,
+    `Watching ${agent.watched().length} ${agent.watched().length === 1 ? 'repository' : 'repositories'}` +
+      `${missing > 0 ? ` (${missing} missing)` : ''}. Press Ctrl-C to stop.`,
   );
   await stopping;
   setTimeout(force, 15_000).unref();
@@ -262,7 +271,8 @@ function time(): string {
   return new Date().toTimeString().slice(0, 8);
 }
 
-function summary({ identity }: WatchedRepository, status: SyncStatus): string {
+/** `acme/app (~/code/app): 2 flows, 12 files, in sync`; `about` comes before the counts (`… is there`). */
+function summary({ identity }: WatchedRepository, status: SyncStatus, about?: string): string {
   const { flows, files, pending, warnings, rejected, conflicts } = status.counts;
   const settled = pending === 0 && conflicts === 0 && status.heldDeletions === 0;
   const extra = [
@@ -273,7 +283,7 @@ function summary({ identity }: WatchedRepository, status: SyncStatus): string {
     warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
     rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
-  return `${identity.owner}/${identity.name} (${identity.root}): ${flows} flows, ${files} files, ${extra.join(', ')}`;
+  return `${identity.owner}/${identity.name} (${identity.root}): ${about ? `${about}: ` : ''}${flows} flows, ${files} files, ${extra.join(', ')}`;
 }
 
 /** A round that touched at most this many files names them; a larger one is counted. */

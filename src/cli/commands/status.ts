@@ -53,6 +53,10 @@ export function statusCommand(): Command {
       const statuses = (options.all ? every : every.filter((status) => status.current)).map((status) =>
         withLive(status, live),
       );
+      // A repository the running agent knows but the state does not (its folder was never there yet: missing).
+      for (const repository of live)
+        if (!every.some((status) => status.current && status.root === repository.root))
+          statuses.push(withLive(fromLive(repository, service), live));
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
