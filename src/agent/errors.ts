@@ -120,6 +120,7 @@ const HANDLERS: Handler[] = [
 
 /** What is wrong with an address to listen on, in a line that says what to do; null for any other error. */
 function listenProblem(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
   const { code, syscall, address, port } = error as NodeJS.ErrnoException & {
     address?: string;
     port?: number;
