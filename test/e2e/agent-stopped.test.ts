@@ -161,6 +161,17 @@ describe('the window whose agent stops', () => {
     }
   });
 
+  it('says so, and stops retrying, when the agent is back but no longer knows its session', async () => {
+    await stopAgent('SIGINT');
+    // The agent's memory of its sessions lost (a reset data folder keeps no port either; this keeps the port).
+    const memory = JSON.parse(readFileSync(windowFile(), 'utf8')) as { sessions: unknown[] };
+    writeFileSync(windowFile(), JSON.stringify({ ...memory, sessions: [] }), { mode: 0o600 });
+    expect(await startAgain()).toBe(origin);
+    await expect.poll(() => alerts(page), { timeout: 10_000 }).toContain("This window's session has ended");
+    expect(await alerts(page)).toContain('flowsync ui --open');
+    expect(await controlsOff(page)).toBe(true);
+  });
+
   it('sends its session to nothing else that takes the port meanwhile; the agent moves, says so, and ends the old sessions', async () => {
     const session = (await page.evaluate("localStorage.getItem('flowsync.session')")) as string;
     await stopAgent('SIGKILL');
