@@ -186,7 +186,7 @@ describe('the window whose agent stops', () => {
       const moved = await startAgain();
       expect(moved).not.toBe(origin);
       expect(agent.output()).toContain(
-        `Window: port ${new URL(origin).port}, where the window was, is taken by another program; it moved to ${moved}/`,
+        `The window's port ${new URL(origin).port} is taken by another program; the window moved to ${moved}/`,
       );
       // The old address's session opens nothing at the new one.
       const status = await fetch(`${moved}/api/status`, {

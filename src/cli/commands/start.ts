@@ -193,7 +193,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   lock.setBridge(bridge.agentUrl);
   if (bridge.movedFrom !== undefined) {
     out(
-      `Window: port ${bridge.movedFrom}, where the window was, is taken by another program; it moved to ` +
+      `The window's port ${bridge.movedFrom} is taken by another program; the window moved to ` +
         `${bridge.address} (open tabs and bookmarks of the old address will not reach it; --ui-port sets one).`,
     );
   }
