@@ -20,6 +20,7 @@ const UNIT = [
   'test/sync/state-file.test.ts',
   'test/sync/uploader.test.ts',
   'test/window/window-policy.test.ts',
+  'test/window/window-sessions.test.ts',
 ];
 
 export default defineConfig({

@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type KeyboardEvent } from 'react';
 import type { ActivityEntry } from '../../src/window/index.ts';
-import type { WindowBridge } from './api.ts';
+import type { Connection, WindowBridge } from './api.ts';
 import { RepoConfigScreen } from './screens/RepoConfigScreen.tsx';
 import { SettingsScreen } from './screens/SettingsScreen.tsx';
 import { SyncScreen } from './screens/SyncScreen.tsx';
@@ -19,7 +19,19 @@ const SCREENS = [
 
 export function App({ bridge }: { bridge: WindowBridge }) {
   const [current, setCurrent] = useState(0);
+  const [connection, setConnection] = useState<Connection>('up');
   const queries = useQueryClient();
+
+  // An agent that stopped is said over the whole window at once, and every control is out of reach (inert) until
+  // it is back; then everything shown is read again, since the events sent meanwhile were missed.
+  useEffect(
+    () =>
+      bridge.watchConnection?.((state) => {
+        setConnection(state);
+        if (state === 'up') void queries.invalidateQueries();
+      }),
+    [bridge, queries],
+  );
 
   // Pushed status replaces the cached one, and pushed activity joins the list: the Sync screen follows the agent
   // without polling. Every change that adds an activity entry is followed by a status push, which also reloads
@@ -53,31 +65,61 @@ export function App({ bridge }: { bridge: WindowBridge }) {
 
   const { Screen, id } = SCREENS[current]!;
   return (
-    <div className="app">
-      <header>
-        <h1>flowsync</h1>
-        <nav role="tablist" aria-label="Screens" onKeyDown={onKeyDown}>
-          {SCREENS.map((screen, index) => (
-            <button
-              key={screen.id}
-              id={`tab-${screen.id}`}
-              role="tab"
-              aria-selected={index === current}
-              aria-controls={`panel-${screen.id}`}
-              tabIndex={index === current ? 0 : -1}
-              onClick={() => setCurrent(index)}
-            >
-              {screen.label}
-            </button>
-          ))}
-        </nav>
-      </header>
-      {/* The main landmark holds the tab panel: a <main> given role="tabpanel" would stop being a landmark. */}
-      <main className="screen">
-        <div id={`panel-${id}`} role="tabpanel" aria-labelledby={`tab-${id}`}>
-          <Screen api={bridge.api} />
-        </div>
-      </main>
+    <>
+      <div className="app" inert={connection !== 'up'}>
+        <header>
+          <h1>flowsync</h1>
+          <nav role="tablist" aria-label="Screens" onKeyDown={onKeyDown}>
+            {SCREENS.map((screen, index) => (
+              <button
+                key={screen.id}
+                id={`tab-${screen.id}`}
+                role="tab"
+                aria-selected={index === current}
+                aria-controls={`panel-${screen.id}`}
+                tabIndex={index === current ? 0 : -1}
+                onClick={() => setCurrent(index)}
+              >
+                {screen.label}
+              </button>
+            ))}
+          </nav>
+        </header>
+        {/* The main landmark holds the tab panel: a <main> given role="tabpanel" would stop being a landmark. */}
+        <main className="screen">
+          <div id={`panel-${id}`} role="tabpanel" aria-labelledby={`tab-${id}`}>
+            <Screen api={bridge.api} />
+          </div>
+        </main>
+      </div>
+      {connection !== 'up' && <AgentGone ended={connection === 'ended'} />}
+    </>
+  );
+}
+
+/** Over the whole window while its agent is gone (or refused this window's session). */
+function AgentGone({ ended }: { ended: boolean }) {
+  return (
+    <div className="agent-gone">
+      <div role="alert" className="agent-gone-card">
+        {ended ? (
+          <>
+            <h2>This window's session has ended</h2>
+            <p>
+              The flowsync agent runs again but no longer knows this window. <code>flowsync ui --open</code>{' '}
+              opens a new one.
+            </p>
+          </>
+        ) : (
+          <>
+            <h2>flowsync agent stopped — retrying…</h2>
+            <p>
+              This window reconnects by itself once the agent runs again (<code>flowsync ui</code> or{' '}
+              <code>flowsync start</code>). Nothing pending is lost: the agent sends it when it starts.
+            </p>
+          </>
+        )}
+      </div>
     </div>
   );
 }

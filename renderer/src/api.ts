@@ -7,10 +7,18 @@ export class ApiError extends Error {
   }
 }
 
+/** Whether the window has its agent: it answers, it is gone (the window retries), or it refused this session. */
+export type Connection = 'up' | 'down' | 'ended';
+
 export interface WindowBridge {
   api: AgentApi;
   /** Calls the listener with each pushed event; returns the function that stops it. */
   subscribe(listener: (event: AgentEvent) => void): () => void;
+  /**
+   * Calls the watcher each time the connection changes; returns the function that stops it. Absent over
+   * Electron's IPC, where the main process owns the agent.
+   */
+  watchConnection?(watcher: (state: Connection) => void): () => void;
 }
 
 type Reply = AgentReply;
@@ -39,25 +47,41 @@ function typedApi(call: (method: string, input: unknown) => Promise<Reply>): Age
   });
 }
 
-/** Where the page keeps its session: it survives a reload of this tab, and no other tab or window sees it. */
+/**
+ * Where the page keeps its session: the storage of this address (its origin, 127.0.0.1 and the port; no other
+ * server's page on this machine reads it, as any would a cookie, which ignores the port), so another tab or a
+ * bookmark of the address opens the window too, also after the agent restarted: the agent keeps the session's
+ * digest, and its port, in its data folder.
+ */
 const SESSION_KEY = 'flowsync.session';
 
 /** Why this page has no session; the window shows it in place of the app. */
 export class NoSession extends Error {}
 
+const OPEN_A_NEW_ONE = '`flowsync ui --open` opens a new window.';
+
 /**
  * The session of this page. Opened from a launch address (`#token=…`, single-use, after `#` so no request line or
  * Referer carries it), the page takes the token out of the address bar and this history entry at once, before
- * anything else runs, then trades it for a session credential. A reload finds the session in sessionStorage;
- * a new tab has none, and `flowsync ui --open` opens one.
+ * anything else runs, then trades it for a session credential. Opened without one (a reload, another tab, a
+ * bookmark), it uses the session this address kept, once the agent has shown it knows it (askAgent).
  */
 export async function windowSession(): Promise<string> {
   const launch = new URLSearchParams(window.location.hash.slice(1)).get('token');
   if (launch === null) {
-    const kept = sessionStorage.getItem(SESSION_KEY);
-    if (kept) return kept;
+    const kept = localStorage.getItem(SESSION_KEY);
+    if (!kept) {
+      throw new NoSession(
+        'This address has no token: run `flowsync ui --open` to open the window (or open the address it prints).',
+      );
+    }
+    const answer = await askAgent(kept);
+    if (answer === 'ours') return kept;
+    if (answer === 'ended') localStorage.removeItem(SESSION_KEY);
     throw new NoSession(
-      'This address has no token: run `flowsync ui --open` to open the window (or open the address it prints).',
+      answer === 'ended'
+        ? `This window's session has ended (a month after it was opened, or the agent's address moved): ${OPEN_A_NEW_ONE}`
+        : `What answers at this address is not your flowsync agent: ${OPEN_A_NEW_ONE}`,
     );
   }
   history.replaceState(history.state, '', window.location.pathname + window.location.search);
@@ -69,8 +93,40 @@ export async function windowSession(): Promise<string> {
   const reply = await readReply(response);
   if (!reply.ok) throw new NoSession(reply.error.message);
   const { session } = reply.value as { session: string };
-  sessionStorage.setItem(SESSION_KEY, session);
+  localStorage.setItem(SESSION_KEY, session);
   return session;
+}
+
+const hex = (bytes: ArrayBuffer) =>
+  [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
+const utf8 = (text: string) => new TextEncoder().encode(text);
+const sha256 = async (text: string) => hex(await crypto.subtle.digest('SHA-256', utf8(text)));
+
+/**
+ * Whether the program at this address is the agent that gave this session ('ours'), an agent that no longer
+ * knows it ('ended'), or something else ('other'), asked without sending the session: after the agent was gone,
+ * another program may hold its port. The agent proves it knows the session's digest with an HMAC of a fresh
+ * challenge and its port (the bridge's `/api/hello`); the page names the session by the digest of that digest.
+ * A network error (nothing listening) is thrown.
+ */
+async function askAgent(session: string): Promise<'ours' | 'ended' | 'other'> {
+  const digest = await sha256(session);
+  const challenge = hex(crypto.getRandomValues(new Uint8Array(16)).buffer);
+  const response = await fetch('/api/hello', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id: await sha256(digest), challenge }),
+  });
+  const reply = await readReply(response);
+  const proof = reply.ok ? (reply.value as { proof?: unknown }).proof : undefined;
+  if (proof === null) return 'ended';
+  if (typeof proof !== 'string') return 'other';
+  const key = await crypto.subtle.importKey('raw', utf8(digest), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
+  const port = window.location.port || '80';
+  const expected = hex(await crypto.subtle.sign('HMAC', key, utf8(`${challenge} ${port}`)));
+  return proof === expected ? 'ours' : 'other';
 }
 
 /**
@@ -85,13 +141,72 @@ async function readReply(response: Response): Promise<AgentReply> {
   return { ok: false, error: { code: 'internal', message: `HTTP ${response.status}` } };
 }
 
+/** Waits between looks for an agent that is gone: at once, then up to 2 s apart (reconnected within ~2 s). */
+const RETRY_MS = [250, 500, 1000, 2000];
+
 function loopbackBridge(session: string): WindowBridge {
+  const listeners = new Set<(event: AgentEvent) => void>();
+  const watchers = new Set<(state: Connection) => void>();
+  let state: Connection = 'up';
+  let source: EventSource | null = null;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let attempt = 0;
+
+  const become = (next: Connection) => {
+    if (next === state) return;
+    state = next;
+    for (const watcher of watchers) watcher(next);
+  };
+  // EventSource cannot send a header: the event stream is the one route that takes the session in the query
+  // (a request of the page's own, which no history, Referer or log of ours keeps).
+  const open = () => {
+    const opened = new EventSource(`/api/events?token=${encodeURIComponent(session)}`);
+    // Every event type the agent pushes (status, activity), each a server-sent event of its own name.
+    const forward = (message: Event) => {
+      const event = JSON.parse((message as MessageEvent<string>).data) as AgentEvent;
+      for (const listener of listeners) listener(event);
+    };
+    for (const type of ['status', 'activity'] as const) opened.addEventListener(type, forward);
+    opened.onopen = () => {
+      attempt = 0;
+      become('up');
+    };
+    // The stream drops when the agent stops (its socket closes with the process, SIGKILL too). EventSource would
+    // reconnect by itself, sending the session to whatever listens there then: it is closed, and the page asks
+    // first (askAgent).
+    opened.onerror = () => lost();
+    source = opened;
+  };
+  const lost = () => {
+    if (retry !== undefined || state === 'ended') return;
+    source?.close();
+    source = null;
+    become('down');
+    lookAgain();
+  };
+  const lookAgain = () => {
+    retry = setTimeout(
+      async () => {
+        const answer = await askAgent(session).catch(() => 'gone' as const);
+        retry = undefined;
+        if (answer === 'ours') open();
+        else if (answer === 'ended') become('ended');
+        else lookAgain();
+      },
+      RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)],
+    );
+  };
+
   const api = new Proxy({} as AgentApi, {
     get: (_target, method: string) => async (input: unknown) => {
       const response = await fetch(`/api/${method}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${session}` },
         body: JSON.stringify(input ?? {}),
+      }).catch(() => {
+        // Nothing answered (a network error, never an HTTP status): the agent is gone.
+        lost();
+        throw new ApiError({ code: 'unavailable', message: 'The flowsync agent does not answer.' });
       });
       const reply = await readReply(response);
       if (!reply.ok) throw new ApiError(reply.error);
@@ -101,13 +216,15 @@ function loopbackBridge(session: string): WindowBridge {
   return {
     api,
     subscribe(listener) {
-      // EventSource cannot send a header: the event stream is the one route that takes the session in the query
-      // (a request of the page's own, which no history, Referer or log of ours keeps).
-      const source = new EventSource(`/api/events?token=${encodeURIComponent(session)}`);
-      // Every event type the agent pushes (status, activity), each a server-sent event of its own name.
-      const forward = (message: Event) => listener(JSON.parse((message as MessageEvent<string>).data));
-      for (const type of ['status', 'activity'] as const) source.addEventListener(type, forward);
-      return () => source.close();
+      listeners.add(listener);
+      // One stream for the page's life, opened with the first listener: a listener that comes and goes (React's
+      // effects) does not drop and reopen it.
+      if (source === null && retry === undefined && state === 'up') open();
+      return () => listeners.delete(listener);
+    },
+    watchConnection(watcher) {
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
     },
   };
 }

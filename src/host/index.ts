@@ -7,6 +7,7 @@ export {
   defaultLockPath,
   defaultServiceDbPath,
   defaultStatePath,
+  defaultWindowMemoryPath,
   rendererDir,
 } from './paths.ts';
 export { ensurePrivateFile, ensurePrivateFolder } from './private-files.ts';

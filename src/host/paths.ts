@@ -31,6 +31,11 @@ export function defaultLockPath(): string {
   return join(folders().data, 'agent.lock');
 }
 
+/** What the window keeps across the agent's runs: its port and its sessions' digests (src/window's window-memory). */
+export function defaultWindowMemoryPath(): string {
+  return join(folders().data, 'window.json');
+}
+
 /**
  * The window's files, Vite's build of renderer/. Found from this module's own place: two folders below the package
  * root in the sources (src/agent/) and in the build (dist/bin/, dist/electron/; scripts/build.mjs keeps it so).

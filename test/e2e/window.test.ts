@@ -236,7 +236,7 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     expect(status).toBe(401);
 
     // The credential the open window holds: its session (the launch token of its address is spent).
-    const token = String(await page.evaluate("sessionStorage.getItem('flowsync.session')"));
+    const token = String(await page.evaluate("localStorage.getItem('flowsync.session')"));
     await bare.goto('data:text/html,<title>elsewhere</title>');
     const fromElsewhere = await bare.evaluate(
       async ([url, secret]) => {

@@ -9,7 +9,7 @@ import {
   type ActivityEntry,
   type FileChange,
 } from '../../window/index.ts';
-import { rendererDir } from '../../host/index.ts';
+import { defaultWindowMemoryPath, rendererDir } from '../../host/index.ts';
 import { NOT_SENT_REASONS, folderGone, printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
@@ -37,7 +37,7 @@ export function startCommand(): Command {
     )
     .option(
       '--ui-port <port>',
-      "port of the window's loopback address (default: any free port)",
+      "port of the window's loopback address (default: the one it had, else any free port)",
       parsePort,
       0,
     )
@@ -61,7 +61,12 @@ export function uiCommand(): Command {
         'Ctrl-C; repositories can be added from the window.',
     )
     .addOption(urlOption())
-    .option('--ui-port <port>', 'port of the loopback address (default: any free port)', parsePort, 0)
+    .option(
+      '--ui-port <port>',
+      'port of the loopback address (default: the one it had, else any free port)',
+      parsePort,
+      0,
+    )
     .option('--open', 'open the window in the browser ($BROWSER, else the system opener)')
     .addHelpText('after', '\nExamples:\n  $ flowsync ui --open\n  $ flowsync ui --ui-port 8384')
     .action((options: RunOptions) => runAgent([], options, false));
@@ -189,9 +194,16 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     api,
     subscribe: statusEvents(agent, api),
     port: options.uiPort,
+    rememberIn: defaultWindowMemoryPath(),
     staticDir: rendererDir(),
   });
   lock.setBridge(bridge.agentUrl);
+  if (bridge.movedFrom !== undefined) {
+    out(
+      `The window's port ${bridge.movedFrom} is taken by another program; the window moved to ` +
+        `${bridge.address} (open tabs and bookmarks of the old address will not reach it; --ui-port sets one).`,
+    );
+  }
   // A browser that cannot be opened does not stop the agent: the line says so, and the agent runs on.
   out(
     await showWindow(bridge.address, bridge.launchUrl, options.open === true).catch(

@@ -11,15 +11,24 @@ import {
   replyValue,
 } from '../contract.ts';
 import { toAgentApiError } from '../implementation.ts';
+import { agentLog } from '../../host/index.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { connectionLimits, serverOptions } from '../../service/index.ts';
+import { readWindowMemory, writeWindowMemory, type WindowMemory } from './window-memory.ts';
 import { WindowSessions } from './window-sessions.ts';
 
 export interface BridgeOptions {
   api: AgentApi;
   /** Calls the listener with every event until the returned function is called. */
   subscribe: (listener: (event: AgentEvent) => void) => () => void;
+  /** The port the user chose (`--ui-port`): taken by another program, the bridge does not start. */
   port?: number;
+  /**
+   * Where the window's port and sessions are kept across runs (the data folder's window.json, 0600): the bridge
+   * listens on the port it had, when free, and the sessions it gave still open the window. Without it each run
+   * has a new port and its sessions end with it.
+   */
+  rememberIn?: string;
   /** The built renderer (renderer/dist); without it the page says how to build it. */
   staticDir?: string;
 }
@@ -35,6 +44,8 @@ export interface Bridge {
   /** A new address that opens the window once: its launch token dies when the page trades it for a session. */
   launchUrl(): string;
   port: number;
+  /** The port this window had in the last run, when another program holds it now (the address moved). */
+  movedFrom?: number;
   close(): Promise<void>;
 }
 
@@ -100,7 +111,22 @@ function presentedToken(request: FastifyRequest): { token: string; inQuery: bool
  * browser). Status is pushed as server-sent events.
  */
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
-  const sessions = new WindowSessions();
+  const memoryPath = options.rememberIn;
+  const memory: WindowMemory | null = memoryPath ? readWindowMemory(memoryPath) : null;
+  const store = memory && {
+    load: () => memory.sessions,
+    save: (kept: WindowMemory['sessions']) => {
+      memory.sessions = kept;
+      // A data folder that cannot be written (full, read-only) costs the window only its memory: the sessions
+      // still work in this run, and the agent, which says what the storage fault is, goes on.
+      try {
+        writeWindowMemory(memoryPath!, memory);
+      } catch (error) {
+        agentLog().warn({ err: error, path: memoryPath }, "the window's memory could not be written");
+      }
+    },
+  };
+  const sessions = new WindowSessions(store ?? undefined);
   // An open window keeps its event stream open: closing the bridge must end those, not wait for them.
   const limits = connectionLimits(BRIDGE_MAX_CONNECTIONS);
   const app = Fastify({
@@ -222,6 +248,14 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     return replyValue({ session });
   };
 
+  // A page that lost its agent asks this before it sends its session again (window-sessions.ts, prove).
+  const hello = async (request: FastifyRequest) => {
+    const { id, challenge } = (request.body ?? {}) as { id?: unknown; challenge?: unknown };
+    const valid = (text: unknown): text is string => typeof text === 'string' && /^[\w-]{16,128}$/.test(text);
+    const proof = valid(id) && valid(challenge) ? sessions.prove(id, challenge, port) : null;
+    return replyValue({ agent: 'flowsync', proof });
+  };
+
   // Every route under /api needs a credential. The check is a hook of this plugin, so it runs after routing, on the
   // route the router chose: a spelling of the path that the router decodes (`/%61pi/status`) cannot skip it.
   const api = async (routes: FastifyInstance) => {
@@ -244,6 +278,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     routes.post('/:method', callMethod);
     routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);
     routes.post('/session', { config: { caller: 'nobody-checked' } }, startSession);
+    routes.post('/hello', { config: { caller: 'nobody-checked' } }, hello);
     routes.post('/launch', { config: { caller: 'agent' } }, async () => replyValue({ url: launchUrl() }));
   };
   await app.register(api, { prefix: '/api' });
@@ -270,13 +305,30 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
 
   const launchUrl = () => `http://127.0.0.1:${port}/#token=${sessions.newLaunch()}`;
-  await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
+  const saved = memory?.port ?? null;
+  const wanted = options.port || saved || 0;
+  let movedFrom: number | undefined;
+  try {
+    await app.listen({ host: '127.0.0.1', port: wanted });
+  } catch (error) {
+    // The saved port is a wish; a port the user chose is not, and its error says so as before.
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || options.port || !saved) throw error;
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    movedFrom = saved;
+  }
   port = (app.server.address() as { port: number }).port;
+  if (memory && port !== saved) {
+    memory.port = port;
+    // A page keeps its session per address (its origin's storage): one of the old address is in no page of the
+    // new one, and while the old port was another program's, that program's page could read it. None is kept.
+    sessions.endAll();
+  }
   return {
     address: `http://127.0.0.1:${port}/`,
     agentUrl: `http://127.0.0.1:${port}/#token=${sessions.agentToken}`,
     launchUrl,
     port,
+    ...(movedFrom !== undefined && { movedFrom }),
     close: async () => {
       for (const stream of streams) stream.end();
       await app.close();

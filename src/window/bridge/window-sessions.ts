@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { RememberedSession } from './window-memory.ts';
 
 /** What a presented credential is: the agent's own token, a window's session, or nothing this bridge gave. */
 export type Credential = 'agent' | 'session' | null;
@@ -9,14 +10,30 @@ export type Credential = 'agent' | 'session' | null;
  */
 const WAITING_LAUNCHES = 16;
 
+/**
+ * How long a window's session lasts: a bookmark opened within a month of the window's first opening still works,
+ * across any number of restarts. After that `flowsync ui --open` opens a new one.
+ */
+export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Sessions kept at most; a new one drops the one that ends first. One per `ui --open` a month is far fewer. */
+const KEPT_SESSIONS = 64;
+
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 const newSecret = () => randomBytes(24).toString('base64url');
+
+/** Where sessions outlive this run (window-memory.ts); without one they end with the bridge. */
+export interface SessionStore {
+  load(): RememberedSession[];
+  save(sessions: RememberedSession[]): void;
+}
 
 /**
  * The bridge's credentials. The agent token (in the agent lock, 0600, and the desktop handshake) is for the agent's
  * own processes and is never printed. A window is opened with a launch token after `#` in its address: the page
  * trades it once for a session credential and takes it out of the address bar, so the copy the browser keeps in
- * its history, and one left on a terminal, is worth nothing. Sessions live as long as this bridge (this agent run).
+ * its history, and one left on a terminal, is worth nothing. A session lasts SESSION_LIFETIME_MS, across restarts
+ * when there is a store (the agent's data folder): the page keeps the credential, the store only its digest.
  *
  * Only SHA-256 digests are kept, and looked up by digest: a map's lookup then compares digests, never the secret,
  * so its timing tells nothing about a valid one.
@@ -25,7 +42,17 @@ export class WindowSessions {
   readonly agentToken = newSecret();
   private readonly agentDigest = Buffer.from(digest(this.agentToken), 'hex');
   private readonly launches = new Set<string>();
-  private readonly sessions = new Set<string>();
+  /** Session digest → when it ends. */
+  private readonly sessions = new Map<string, number>();
+
+  constructor(
+    private readonly store?: SessionStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const { digest: kept, expires } of store?.load() ?? []) this.sessions.set(kept, expires);
+    // Written back at once without the ended ones, which also takes an older, looser file to 0600.
+    this.save();
+  }
 
   /** A new single-use launch token. */
   newLaunch(): string {
@@ -39,7 +66,8 @@ export class WindowSessions {
   exchange(launch: string): string | null {
     if (!this.launches.delete(digest(launch))) return null;
     const session = newSecret();
-    this.sessions.add(digest(session));
+    this.sessions.set(digest(session), this.now() + SESSION_LIFETIME_MS);
+    this.save();
     return session;
   }
 
@@ -48,6 +76,44 @@ export class WindowSessions {
     if (presented === '') return null;
     const presentedDigest = digest(presented);
     if (timingSafeEqual(Buffer.from(presentedDigest, 'hex'), this.agentDigest)) return 'agent';
-    return this.sessions.has(presentedDigest) ? 'session' : null;
+    return this.live(presentedDigest) ? 'session' : null;
+  }
+
+  /**
+   * The answer to a page that asks whether this is its agent before it sends its credential (after the agent
+   * was gone, another program may have taken the port): an HMAC of the page's challenge and this bridge's port,
+   * keyed by the session's digest, which only this agent and the page can compute. The page names its session by
+   * the digest of the digest (`id`), which tells nobody the key. Null for a session that is unknown or ended.
+   * The port is in the message so that a program on the window's old port cannot relay an agent's answer from
+   * another port.
+   */
+  prove(id: string, challenge: string, port: number): string | null {
+    for (const session of this.sessions.keys()) {
+      if (digest(session) !== id) continue;
+      if (!this.live(session)) return null;
+      return createHmac('sha256', session).update(`${challenge} ${port}`).digest('hex');
+    }
+    return null;
+  }
+
+  /** Ends every session (the window's address moved: each was kept by a page of the old one). */
+  endAll(): void {
+    this.sessions.clear();
+    this.save();
+  }
+
+  private live(sessionDigest: string): boolean {
+    const expires = this.sessions.get(sessionDigest);
+    return expires !== undefined && expires > this.now();
+  }
+
+  private save(): void {
+    const kept = [...this.sessions]
+      .filter(([, expires]) => expires > this.now())
+      .sort(([, a], [, b]) => b - a)
+      .slice(0, KEPT_SESSIONS);
+    this.sessions.clear();
+    for (const [session, expires] of kept) this.sessions.set(session, expires);
+    this.store?.save(kept.map(([session, expires]) => ({ digest: session, expires })));
   }
 }

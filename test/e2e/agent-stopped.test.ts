@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  agentOnService,
+  writeAgentConfig,
+  type AgentOnService,
+  type AgentProcess,
+} from '../support/agent-process.ts';
+import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { pictures, seriousViolations } from '../support/pictures.ts';
+import { initGit, launchAddress, VIEWPORT } from '../support/window.ts';
+
+/**
+ * The window when its agent stops and comes back (issue 25): a real `flowsync ui` killed with a real signal and
+ * started again in the same HOME, the window open in Chromium all along.
+ */
+const IMAGES = pictures('agent-stopped');
+const STOPPED = 'flowsync agent stopped — retrying…';
+
+let browser: Browser;
+let user: AgentOnService;
+let agent: AgentProcess;
+let origin: string;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  buildRenderer();
+  browser = await launchChromium();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  IMAGES.cleanup();
+});
+
+beforeEach(async () => {
+  user = await agentOnService({ 'flows/hello/main.yaml': 'hello\n' });
+  initGit(user.repo);
+  writeAgentConfig(user.env, [{ path: user.repo.root }]);
+  agent = user.run(['ui']);
+  const address = await launchAddress(agent, user.env);
+  origin = new URL(address).origin;
+  context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'light' });
+  page = await context.newPage();
+  await page.goto(address);
+  await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow · 1 file · 0 pending');
+}, 60_000);
+afterEach(async () => {
+  await context?.close();
+  await user?.close();
+});
+
+const counts = (on: Page) =>
+  on
+    .getByTestId('counts')
+    .textContent({ timeout: 1000 })
+    .catch(() => '');
+const alerts = async (on: Page) => (await on.getByRole('alert').allTextContents()).join('\n');
+const windowFile = () => join(user.dataDir, 'window.json');
+
+/** Whether the window's controls are out of reach: the app is inert, a click on a tab does nothing, Tab skips it. */
+async function controlsOff(on: Page): Promise<boolean> {
+  const box = (await on.locator('#tab-settings').boundingBox())!;
+  await on.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await on.keyboard.press('Tab');
+  return (await on.evaluate(`(() => {
+    const app = document.querySelector('.app');
+    return app.inert
+      && document.querySelector('#tab-settings').getAttribute('aria-selected') === 'false'
+      && !app.contains(document.activeElement);
+  })()`)) as boolean;
+}
+
+/** Stops the agent with `signal`; says how long the window took to say so. */
+async function stopAgent(signal: NodeJS.Signals): Promise<number> {
+  const stoppedAt = Date.now();
+  agent.signal(signal);
+  await expect.poll(() => alerts(page), { timeout: 3000, interval: 50 }).toContain(STOPPED);
+  const shownIn = Date.now() - stoppedAt;
+  await agent.exited;
+  return shownIn;
+}
+
+/** Starts the agent again in the same HOME; resolves with its `Window:` line's origin. */
+async function startAgain(): Promise<string> {
+  agent = user.run(['ui']);
+  await agent.waitFor(/Window: http\S+/);
+  return new URL(/Window: (http\S+)/.exec(agent.output())![1]!).origin;
+}
+
+describe('the window whose agent stops', () => {
+  for (const signal of ['SIGKILL', 'SIGINT'] as const) {
+    it(`says so within 3 s of a ${signal}, with its controls off, and comes back by itself, live`, async () => {
+      // A mark in this document: a reload would lose it.
+      await page.evaluate('window.sameDocument = true');
+      expect(await stopAgent(signal)).toBeLessThan(3000);
+      expect(await controlsOff(page)).toBe(true);
+      if (signal === 'SIGKILL') {
+        await IMAGES.take(page, 'agent-stopped');
+        expect(await seriousViolations(page)).toEqual([]);
+      }
+
+      // Changed while the agent was gone: the window shows it once back (read again), and what comes after
+      // (pushed by the new event stream).
+      user.repo.write('flows/added/flow.yaml', 'added\n');
+      expect(await startAgain()).toBe(origin);
+      await expect.poll(() => alerts(page), { timeout: 10_000 }).not.toContain(STOPPED);
+      expect(await page.evaluate('window.sameDocument')).toBe(true);
+      await expect.poll(() => counts(page), { timeout: 10_000 }).toContain('2 flows · 2 files · 0 pending');
+      user.repo.write('flows/later/flow.yaml', 'later\n');
+      await expect.poll(() => counts(page), { timeout: 10_000 }).toContain('3 flows · 3 files · 0 pending');
+      await page.getByRole('tab', { name: 'Settings' }).click();
+      expect(await page.locator('#tab-settings').getAttribute('aria-selected')).toBe('true');
+    });
+  }
+
+  it('keeps its address: after a restart a new tab opens the window with the kept session, a wrong or ended one does not', async () => {
+    const session = (await page.evaluate("localStorage.getItem('flowsync.session')")) as string;
+    expect(session).toMatch(/^[\w-]{20,}$/);
+    await stopAgent('SIGKILL');
+    // The agent keeps the session's digest, never the session, in a file only its user can read.
+    expect(statSync(windowFile()).mode & 0o777).toBe(0o600);
+    expect(statSync(user.dataDir).mode & 0o777).toBe(0o700);
+    const kept = readFileSync(windowFile(), 'utf8');
+    expect(kept).not.toContain(session);
+    expect(kept).toContain(createHash('sha256').update(session).digest('hex'));
+    // A session that ended (sessions last a month) as the agent would have kept it.
+    const ended = 'an-ended-session-of-this-window-0001';
+    const memory = JSON.parse(kept) as { sessions: { digest: string; expires: number }[] };
+    memory.sessions.push({
+      digest: createHash('sha256').update(ended).digest('hex'),
+      expires: Date.now() - 1000,
+    });
+    writeFileSync(windowFile(), JSON.stringify(memory), { mode: 0o600 });
+    expect(await startAgain()).toBe(origin);
+
+    // A new tab of the same browser, on the address without any token, as a bookmark opens it.
+    const bookmark = await context.newPage();
+    await bookmark.goto(`${origin}/`);
+    await expect.poll(() => counts(bookmark), { timeout: 20_000 }).toContain('1 flow');
+    expect(await alerts(bookmark)).toBe('');
+    await bookmark.close();
+
+    for (const presented of ['not-a-session-of-this-agent-0042', ended]) {
+      const other = await browser.newContext();
+      await other.addInitScript(`localStorage.setItem('flowsync.session', ${JSON.stringify(presented)})`);
+      const stranger = await other.newPage();
+      await stranger.goto(`${origin}/`);
+      await expect.poll(() => alerts(stranger), { timeout: 10_000 }).toContain('session has ended');
+      expect(await stranger.getByRole('tab', { name: 'Settings' }).count()).toBe(0);
+      const status = await stranger.evaluate(
+        `fetch('/api/status', { method: 'POST', headers: { 'content-type': 'application/json',
+           authorization: 'Bearer ${presented}' }, body: '{}' }).then((r) => r.status)`,
+      );
+      expect(status).toBe(401);
+      await other.close();
+    }
+  });
+
+  it('says so, and stops retrying, when the agent is back but no longer knows its session', async () => {
+    await stopAgent('SIGINT');
+    // The agent's memory of its sessions lost (a reset data folder keeps no port either; this keeps the port).
+    const memory = JSON.parse(readFileSync(windowFile(), 'utf8')) as { sessions: unknown[] };
+    writeFileSync(windowFile(), JSON.stringify({ ...memory, sessions: [] }), { mode: 0o600 });
+    expect(await startAgain()).toBe(origin);
+    await expect.poll(() => alerts(page), { timeout: 10_000 }).toContain("This window's session has ended");
+    expect(await alerts(page)).toContain('flowsync ui --open');
+    expect(await controlsOff(page)).toBe(true);
+  });
+
+  it('sends its session to nothing else that takes the port meanwhile; the agent moves, says so, and ends the old sessions', async () => {
+    const session = (await page.evaluate("localStorage.getItem('flowsync.session')")) as string;
+    await stopAgent('SIGKILL');
+    // Another program takes the window's port while the agent is gone, and keeps what the window sends it.
+    const seen: string[] = [];
+    const squatter = await listen(Number(new URL(origin).port), async (request) => {
+      seen.push(`${request.method} ${request.url} ${JSON.stringify(request.headers)} ${await body(request)}`);
+    });
+    try {
+      await expect.poll(() => seen.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      expect(await alerts(page)).toContain(STOPPED);
+      const moved = await startAgain();
+      expect(moved).not.toBe(origin);
+      expect(agent.output()).toContain(
+        `The window's port ${new URL(origin).port} is taken by another program; the window moved to ${moved}/`,
+      );
+      // The old address's session opens nothing at the new one.
+      const status = await fetch(`${moved}/api/status`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${session}`, origin: moved },
+        body: '{}',
+      });
+      expect(status.status).toBe(401);
+      expect(seen.some((line) => line.startsWith('POST /api/hello'))).toBe(true);
+      expect(seen.join('\n')).not.toContain(session);
+      expect(await alerts(page)).toContain(STOPPED);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+});
+
+/** A plain HTTP server on 127.0.0.1:`port` that answers everything with 404 after `record`. */
+function listen(port: number, record: (request: IncomingMessage) => Promise<void>): Promise<Server> {
+  const server = createServer((request, response) => {
+    void record(request).then(() => response.writeHead(404).end('not here'));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+async function body(request: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of request) text += String(chunk);
+  return text;
+}
