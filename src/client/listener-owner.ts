@@ -63,6 +63,46 @@ export function foreignListeners(url: URL): number[] {
 }
 
 const LISTEN = '0A';
+const ESTABLISHED = '01';
+
+/**
+ * The uid of the process at the other end of a loopback TCP connection accepted by this one (Linux's
+ * /proc/net/tcp and tcp6: the socket whose local port is our peer's and whose remote port is ours); null when the
+ * OS does not say (macOS, Windows) or the connection is gone. TCP has no SO_PEERCRED; the kernel's table is the
+ * one place that names a loopback peer's user. About 20-50 ms on a loaded machine: once per connection.
+ */
+export function loopbackPeerUid(socket: { remotePort?: number; localPort?: number }): number | null {
+  if (process.platform !== 'linux' || !socket.remotePort || !socket.localPort) return null;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 8 || fields[3] !== ESTABLISHED) continue;
+      const [local, localPort] = fields[1]!.split(':');
+      const [, remotePort] = fields[2]!.split(':');
+      if (parseInt(localPort!, 16) !== socket.remotePort || parseInt(remotePort!, 16) !== socket.localPort)
+        continue;
+      if (!takesLoopback(local!)) continue;
+      return Number(fields[7]);
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether a connection comes from another user (not this process's, not root): on a machine shared with people,
+ * the window's bridge answers none of theirs, whatever credential they carry (one read from a page they served on
+ * the window's port while the agent was stopped, say). False where the OS does not say.
+ */
+export function fromAnotherUser(socket: { remotePort?: number; localPort?: number }): boolean {
+  const uid = loopbackPeerUid(socket);
+  return uid !== null && uid !== process.getuid!() && uid !== 0;
+}
 
 function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);

@@ -8,6 +8,7 @@ import { createAgentApi, startBridge, statusEvents, type Bridge } from '../../sr
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { almostToken } from '../support/tokens.ts';
+import { createUnixUser } from '../support/unix-user.ts';
 import { windowSession } from '../support/window.ts';
 
 let svc: TestService;
@@ -135,5 +136,32 @@ describe('the bridge token, whatever the spelling of the path', () => {
     expect(await raw('POST', '/api/status', { authorization: `Bearer ${almostToken(token)}` })).toBe(401);
     expect(await raw('POST', '/api/status', { authorization: `Bearer ${token}x` })).toBe(401);
     expect(await raw('POST', '/api/status', { authorization: 'Bearer' })).toBe(401);
+  });
+});
+
+describe('another local user with a valid session', () => {
+  it('gets no answer at all: the connection is closed before the request is read', async () => {
+    // The session a page of another user's program could have read (README, Security model), handed to that user.
+    const stranger = createUnixUser();
+    try {
+      const call = `
+        const request = require('node:http').request(
+          { host: '127.0.0.1', port: ${bridge.port}, method: 'POST', path: '/api/status',
+            headers: { 'content-type': 'application/json', authorization: 'Bearer ${token}' } },
+          (response) => { console.log('answered ' + response.statusCode); response.resume(); },
+        );
+        request.on('error', (error) => console.log('refused ' + error.code));
+        request.end('{}');`;
+      // Started, not run: the bridge answers from this process, which must not be blocked while it waits.
+      const child = stranger.start(process.execPath, ['-e', call]);
+      let heard = '';
+      child.stdout!.on('data', (chunk: Buffer) => (heard += chunk.toString()));
+      await new Promise((exited) => child.once('exit', exited));
+      expect(heard.trim()).toMatch(/^refused (ECONNRESET|EPIPE)$/);
+      // The same session from this user still works.
+      expect(await raw('POST', '/api/status', { authorization: `Bearer ${token}` })).toBe(200);
+    } finally {
+      await stranger.remove();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { readFileSync, statSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import {
   AGENT_API,
@@ -11,6 +12,7 @@ import {
   replyValue,
 } from '../contract.ts';
 import { toAgentApiError } from '../implementation.ts';
+import { fromAnotherUser } from '../../client/index.ts';
 import { agentLog } from '../../host/index.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { connectionLimits, serverOptions } from '../../service/index.ts';
@@ -136,6 +138,11 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     ...serverOptions(limits),
   });
   app.server.maxConnections = limits.maxConnections;
+  // Another local user's connection is closed before it says anything: a credential they hold (read from a page
+  // they served on this port while the agent was stopped; see README, Security model) opens nothing.
+  app.server.on('connection', (socket: Socket) => {
+    if (fromAnotherUser(socket)) socket.destroy();
+  });
   const streams = new Set<NodeJS.WritableStream & { end(): void }>();
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
