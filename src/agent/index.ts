@@ -12,7 +12,7 @@ export {
   type RepositoryConfig,
 } from './config.ts';
 export { configuredRepository, identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
-export { gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
+export { currentBranch, gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
 export { NotTheSource } from './source.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
