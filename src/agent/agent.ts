@@ -42,7 +42,9 @@ import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { writerName } from './writer.ts';
+import { currentBranch } from './git.ts';
 import { NotTheSource, notTheSource } from './source.ts';
+import { BranchFollower, type BranchSwitch } from './branch-follower.ts';
 import {
   configuredRepository,
   identifyRepository,
@@ -96,6 +98,8 @@ export interface RepositoryDescription extends RepositoryIdentity {
   reason: string | null;
   /** The checkout its repository is synced from instead of this one; null when this one is (or none is). */
   syncedFrom: string | null;
+  /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */
+  branch: string | null;
 }
 
 const NO_COUNTS: RepoCounts = {
@@ -129,6 +133,8 @@ interface AgentEvents {
   status: [WatchedRepository, SyncStatus];
   progress: [WatchedRepository, SyncProgress];
   synced: [WatchedRepository, SyncReport];
+  /** HEAD moved between two rounds: the round that followed, summed up. */
+  branch: [WatchedRepository, BranchSwitch];
 }
 
 /**
@@ -145,6 +151,8 @@ export class Agent extends EventEmitter<AgentEvents> {
     string,
     RepositoryIdentity & { flowRoots: string[]; reason?: string; syncedFrom?: string }
   >();
+  /** The branch of each repository being synced, from round to round. */
+  private readonly branches = new Map<string, BranchFollower>();
   /** The last progress of each repository's long work, cleared when it finishes. */
   private readonly progress = new Map<string, SyncProgress>();
   /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
@@ -235,11 +243,17 @@ export class Agent extends EventEmitter<AgentEvents> {
       configProblem: this.configFiles.get(identity.root)?.problem ?? null,
       reason: paused?.reason ?? null,
       syncedFrom: paused?.syncedFrom ?? null,
+      branch: currentBranch(identity.root),
       refused:
         repoId === null
           ? []
           : this.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
     };
+  }
+
+  /** The branch switch being summed for a repository (its rounds are not said one by one), or null. */
+  switchingBranch(root: string): boolean {
+    return this.branches.get(root)?.switching ?? false;
   }
 
   /**
@@ -383,15 +397,23 @@ export class Agent extends EventEmitter<AgentEvents> {
       ...this.options.timings,
     });
     const watched = { identity, engine };
+    const branch = new BranchFollower(identity.root);
+    this.branches.set(identity.root, branch);
     engine.on('status', (status) => {
       if (status.phase !== 'scanning' && status.phase !== 'syncing') this.progress.delete(identity.root);
+      if (status.phase === 'syncing') branch.round(null);
+      const switched = status.phase === 'idle' ? branch.settled(status.heldDeletions) : null;
+      if (switched) this.emit('branch', watched, switched);
       this.emit('status', watched, status);
     });
     engine.on('progress', (progress) => {
       this.progress.set(identity.root, progress);
       this.emit('progress', watched, progress);
     });
-    engine.on('synced', (report) => this.emit('synced', watched, report));
+    engine.on('synced', (report) => {
+      branch.round(report);
+      this.emit('synced', watched, report);
+    });
     this.repositories.set(identity.root, watched);
     this.configFiles.set(
       identity.root,
@@ -489,6 +511,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.repositories.delete(root);
     this.configFiles.delete(root);
     this.paused.delete(root);
+    this.branches.delete(root);
     this.updateConfig({
       ...this.config,
       repositories: this.config.repositories.filter((r) => !sameFolder(r.path, root)),

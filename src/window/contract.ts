@@ -57,6 +57,8 @@ export const repositoryViewSchema = z.object({
   heldDeletions: z.number(),
   /** The checkout this repository is synced from instead of this one (a worktree, another clone); else null. */
   syncedFrom: z.string().nullable(),
+  /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */
+  branch: z.string().nullable(),
   /** Files not sent: `warning` is the code, `reason` says why in words and what to do (see describeWarning). */
   warnings: z.array(
     z.object({ flowPath: z.string(), path: z.string(), warning: z.string(), reason: z.string() }),

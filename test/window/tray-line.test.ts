@@ -23,6 +23,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     lastSyncAt: null,
     heldDeletions: 0,
     syncedFrom: null,
+    branch: null,
     warnings: [],
     rejected: [],
     configProblem: null,

@@ -101,6 +101,11 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
     <li className="repository" aria-label={label}>
       <div className="row">
         <h3>{label}</h3>
+        {repo.branch && (
+          <span className="muted" data-testid="branch">
+            {repo.branch}
+          </span>
+        )}
         <span className={`phase phase-${repo.phase}`} data-testid="phase">
           {repo.phase}
         </span>

@@ -11,6 +11,7 @@ import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } f
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
+import { where } from '../where.ts';
 
 const LISTED = 5;
 
@@ -89,7 +90,7 @@ async function liveStatus(running: AgentLockOwner | null): Promise<LiveRepositor
 }
 
 function fromLive(repository: LiveRepository, service: string): RepositoryStatus {
-  const { root, owner, name, counts, lastSyncAt, rejected } = repository;
+  const { root, owner, name, branch, counts, lastSyncAt, rejected } = repository;
   const warnings = repository.warnings.map(({ flowPath, path, warning }) => ({ flowPath, path, warning }));
   return {
     root,
@@ -97,6 +98,7 @@ function fromLive(repository: LiveRepository, service: string): RepositoryStatus
     current: true,
     owner,
     name,
+    branch,
     counts,
     lastSyncAt,
     lastError: null,
@@ -132,7 +134,7 @@ function describeAgent(running: AgentLockOwner | null): string {
 function describe(status: RepositoryStatus & { now?: string }): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
-    `${status.owner}/${status.name}  ${status.root}  ` +
+    `${where(status, status.branch)}  ${status.root}  ` +
       `(${serviceName(status.service)}, ${status.current ? 'current service' : 'another service'})`,
     `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,

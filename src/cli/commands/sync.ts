@@ -55,7 +55,9 @@ export function syncCommand(): Command {
             watched.engine.allowDeletions();
             report = await watched.engine.syncOnce();
           }
-          process.stdout.write(`${printable(syncLine(watched, report))}\n`);
+          const described = agent.describe(watched.identity.root);
+          const line = syncLine(watched, report, null, described?.branch ?? null, agent.serviceUrl);
+          process.stdout.write(`${printable(line)}\n`);
           const { counts, message, heldDeletions } = watched.engine.status();
           refused += counts.rejected;
           waiting += counts.conflicts + heldDeletions;
