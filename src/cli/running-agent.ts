@@ -17,9 +17,10 @@ type Out = (line: string) => void;
 /** How often a command waiting for the lock looks again; a start or a sync finishes in seconds. */
 const POLL_MS = 200;
 
-/** What `start` asks of the folders it hands over: sync them from this checkout (`source`). */
+/** What `start` asks of the folders it hands over: sync them from this checkout (`source`), under a new name. */
 interface HandOverOptions {
   source?: boolean;
+  rename?: boolean;
 }
 
 /**
@@ -80,7 +81,7 @@ async function handOver(
   folders: string[],
   out: Out,
   open: boolean,
-  { source }: HandOverOptions,
+  { source, rename }: HandOverOptions,
 ): Promise<void> {
   const address = owner.bridge!;
   // Checked here too, so that a wrong folder gets the same one line as when no agent runs.
@@ -105,7 +106,11 @@ async function handOver(
     let reply: unknown;
     try {
       service ||= agentStatusSchema.parse(await bridge.call('status', {})).serviceUrl;
-      reply = await bridge.call('addRepository', { path: root, ...(source && { source }) });
+      reply = await bridge.call('addRepository', {
+        path: root,
+        ...(source && { source }),
+        ...(rename && { rename }),
+      });
     } catch (error) {
       throw notAnswering(error);
     }
@@ -115,6 +120,7 @@ async function handOver(
       `${where(view, view.branch, root)}: ${counts.flows} flows, ${counts.files} files, ` +
         `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent with ${service}`,
     );
+    if (view.rename) out(view.rename.message);
   }
   // The lock holds the agent token; what is shown is the address alone, or a launch address on a terminal.
   const shown = `${new URL(address).origin}/`;

@@ -24,6 +24,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     heldDeletions: 0,
     syncedFrom: null,
     branch: null,
+    rename: null,
     warnings: [],
     rejected: [],
     configProblem: null,

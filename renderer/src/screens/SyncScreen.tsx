@@ -78,9 +78,10 @@ function settledVersion(repo: RepositoryView): string {
 
 function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentApi; onChange: () => void }) {
   const act = useMutation({
-    mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source') => {
+    mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source' | 'rename') => {
       if (action === 'sync') await api.syncNow({ root: repo.root });
       if (action === 'source') await api.addRepository({ path: repo.root, source: true });
+      if (action === 'rename') await api.addRepository({ path: repo.root, rename: true });
       if (action === 'pause') await api.pauseRepository({ root: repo.root });
       if (action === 'resume') await api.resumeRepository({ root: repo.root });
       if (action === 'remove') await api.removeRepository({ root: repo.root });
@@ -126,6 +127,14 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         <button onClick={() => act.mutate('source')} disabled={act.isPending}>
           Sync from this checkout instead
         </button>
+      )}
+      {repo.rename && (
+        <p data-testid="rename">
+          {repo.rename.message}{' '}
+          <button onClick={() => act.mutate('rename')} disabled={act.isPending}>
+            Sync as {repo.rename.to}
+          </button>
+        </p>
       )}
       {repo.progress && (
         <label className="progress">

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import {
   Agent,
+  configuredRepository,
   currentBranch,
   loadConfig,
   saveConfig,
@@ -42,7 +43,8 @@ export function startCommand(): Command {
     .addOption(urlOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start',
+      '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start\n' +
+        '  $ flowsync start ~/code/app --rename    # after `git remote set-url origin git@github.com:acme/app2.git`',
     )
     .option(
       '--ui-port <port>',
@@ -54,9 +56,17 @@ export function startCommand(): Command {
       '--source',
       "sync these folders' repositories from these checkouts, instead of the checkouts they are synced from now (a worktree, another clone)",
     )
+    .option(
+      '--rename',
+      'sync these folders under the names their origin gives them now (after `git remote set-url`): the new name gets every file, and the old name keeps its files on the service',
+    )
     .action((folders: string[], options: RunOptions) => {
       if (options.source && folders.length === 0)
         throw new UsageError('--source needs the folder to sync from: `flowsync start <folder> --source`.');
+      if (options.rename && folders.length === 0)
+        throw new UsageError(
+          '--rename needs the folder whose name changed: `flowsync start <folder> --rename`.',
+        );
       return runAgent(folders, options, true);
     });
 }
@@ -81,6 +91,7 @@ interface RunOptions {
   uiPort: number;
   open?: boolean;
   source?: boolean;
+  rename?: boolean;
 }
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
@@ -92,13 +103,19 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     folders,
     out,
     options.open === true,
-    { source: options.source === true },
+    { source: options.source === true, rename: options.rename === true },
   );
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
   const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
 
   let config = loadConfig();
+  // A rename is of a repository synced before: a folder new to flowsync has no old name (and is not added here).
+  const unknown = options.rename
+    ? folders.find((folder) => !configuredRepository(config, folder))
+    : undefined;
+  if (unknown !== undefined)
+    throw new UsageError(`--rename: ${unknown} is not synced yet; \`flowsync start ${unknown}\` adds it.`);
   const before = JSON.stringify(config);
   for (const folder of folders) config = withRepository(config, folder);
   if (JSON.stringify(config) !== before) saveConfig(config);
@@ -114,12 +131,22 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
-  if (options.source) for (const folder of folders) await agent.makeSource(folder);
+  if (options.rename) {
+    for (const folder of folders) {
+      const { from, to } = await agent.rename(folder, { source: options.source === true });
+      out(
+        `${where(to, currentBranch(to.root), to.root)}: synced under its new name from now on; ` +
+          `${from.owner}/${from.name}'s files stay on the service (its history keeps them)`,
+      );
+    }
+  } else if (options.source) for (const folder of folders) await agent.makeSource(folder);
   await agent.addConfigured();
-  // A checkout of a repository that another checkout is synced from: listed, not synced, with how to switch.
+  // A checkout of a repository that another checkout is synced from: listed, not synced, with how to switch. A
+  // repository whose origin renamed it: synced under the old name, with how to move it.
   for (const root of agent.roots()) {
     const described = agent.describe(root);
     if (described?.reason) out(`${where(described, described.branch, root)}: ${described.reason}`);
+    if (described?.rename) out(described.rename.message);
   }
 
   const progress = new ProgressDisplay(process.stdout);
@@ -149,6 +176,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     if (!agent.switchingBranch(root)) out(syncLine(repository, report, files, currentBranch(root)));
   });
   agent.on('branch', (watched, switched) => out(branchLine(watched, switched)));
+  agent.on('renamed', (_, message) => out(`${time()} ${message}`));
   activity.on('entry', (entry) => {
     if (entry.kind === 'skipped') out(skippedLine(entry));
   });

@@ -1,10 +1,13 @@
 import { Command } from 'commander';
 import {
   EMBEDDED_SERVICE,
+  configuredRepository,
   configuredServiceUrl,
   loadConfig,
+  pendingRename,
   readRepositoryStatuses,
   serviceKeyOf,
+  type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
 import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
@@ -51,8 +54,10 @@ export function statusCommand(): Command {
         if (storageFaultOf(error) === null || live.length === 0) throw error;
         every = live.map((repository) => fromLive(repository, service));
       }
-      const statuses = (options.all ? every : every.filter((status) => status.current)).map((status) =>
-        withLive(status, live),
+      const statuses = await Promise.all(
+        (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
+          withRename(withLive(status, live), config),
+        ),
       );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
@@ -115,6 +120,19 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   return { ...status, counts: repository.counts, now };
 }
 
+/**
+ * The status with the rename waiting for it, if its origin (or the config) names it otherwise now: `rename` is the
+ * line that says what to do, null when there is none (or the folder cannot be read now).
+ */
+async function withRename<T extends RepositoryStatus>(
+  status: T,
+  config: AgentConfig,
+): Promise<T & { rename: string | null }> {
+  const configured = configuredRepository(config, status.root);
+  const renamed = await pendingRename(status, configured).catch(() => null);
+  return { ...status, rename: renamed?.message ?? null };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -131,7 +149,7 @@ function describeAgent(running: AgentLockOwner | null): string {
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
-function describe(status: RepositoryStatus & { now?: string }): string {
+function describe(status: RepositoryStatus & { now?: string; rename: string | null }): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
     `${where(status, status.branch)}  ${status.root}  ` +
@@ -140,6 +158,7 @@ function describe(status: RepositoryStatus & { now?: string }): string {
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   if (status.now) lines.push(`  now: ${status.now}`);
+  if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
   }
