@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { seriousViolations } from '../support/pictures.ts';
 import { gitIn } from '../support/git.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -50,6 +51,7 @@ describe("a repository's card says where", () => {
       .poll(() => card.getByTestId('rename').textContent(), SLOW)
       .toContain('acme/app is now acme/app2 on origin');
     expect(serviceTree(svc.read, 'acme', 'app2')).toEqual({});
+    expect(await seriousViolations(page)).toEqual([]);
 
     await card.getByRole('button', { name: 'Sync as acme/app2' }).click();
     const moved = page.getByRole('listitem', { name: 'acme/app2' });
