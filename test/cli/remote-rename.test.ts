@@ -63,6 +63,11 @@ describe('a remote renamed with `git remote set-url`', () => {
     expect(json).toMatchObject([{ owner: 'acme', name: 'app', branch: 'main', rename: renameLine }]);
     second.signal('SIGINT');
     expect(await second.exitWithin()).toBe(0);
+    // `flowsync sync` (CI) syncs under the old name too, names the service, and warns.
+    const synced = await runFlowsync(['sync', repo.root], { env });
+    expect(synced.code).toBe(0);
+    expect(synced.stdout).toMatch(new RegExp(`acme/app \\(main\\) with ${svc.url}: up to date\n`));
+    expect(synced.stderr).toContain(`warning: ${renameLine}\n`);
 
     // Confirmed: every file goes to the new name; the old name keeps what it had.
     const third = user.start(repo.root, '--rename');
