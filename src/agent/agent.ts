@@ -266,7 +266,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     return rename ? { to: `${rename.to.owner}/${rename.to.name}`, message: rename.message } : null;
   }
 
-  /** The branch switch being summed for a repository (its rounds are not said one by one), or null. */
+  /** Whether a branch switch of a repository is being summed up (its rounds are not said one by one). */
   switchingBranch(root: string): boolean {
     return this.branches.get(root)?.switching ?? false;
   }
