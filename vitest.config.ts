@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const UNIT = [
   'test/protocol/*.test.ts',
   'test/agent/errors.test.ts',
+  'test/agent/branch-follower.test.ts',
   'test/client/backoff.test.ts',
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',

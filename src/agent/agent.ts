@@ -42,8 +42,12 @@ import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { writerName } from './writer.ts';
-import { NotTheSource, notTheSource } from './source.ts';
 import { folderNotThere } from './folder-check.ts';
+import { currentBranch } from './git.ts';
+import { NotTheSource, notTheSource, tilde } from './source.ts';
+import { AgentApiError } from './api-error.ts';
+import { BranchFollower, type BranchSwitch } from './branch-follower.ts';
+import { pendingRename, renameTo, type PendingRename } from './rename.ts';
 import {
   configuredRepository,
   folderKey,
@@ -98,6 +102,10 @@ export interface RepositoryDescription extends RepositoryIdentity {
   reason: string | null;
   /** The checkout its repository is synced from instead of this one; null when this one is (or none is). */
   syncedFrom: string | null;
+  /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */
+  branch: string | null;
+  /** Its name changed (origin renamed) and waits for its user to sync under the new one; null otherwise. */
+  rename: { to: string; message: string } | null;
 }
 
 const NO_COUNTS: RepoCounts = {
@@ -152,6 +160,10 @@ interface AgentEvents {
   found: [WatchedRepository];
   progress: [WatchedRepository, SyncProgress];
   synced: [WatchedRepository, SyncReport];
+  /** HEAD moved between two rounds: the round that followed, summed up. */
+  branch: [WatchedRepository, BranchSwitch];
+  /** A rescan found that the repository's name changed (its origin renamed): the line that says what to do. */
+  renamed: [WatchedRepository, string];
 }
 
 /**
@@ -174,6 +186,10 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** The look for absent folders under way, if any: one at a time, and waited for by close(). */
   private looking: Promise<void> | null = null;
   private closing = false;
+  /** Repositories whose name changed since they synced, by root: synced under the old one until confirmed. */
+  private readonly renames = new Map<string, PendingRename>();
+  /** The branch of each repository being synced, from round to round. */
+  private readonly branches = new Map<string, BranchFollower>();
   /** The last progress of each repository's long work, cleared when it finishes. */
   private readonly progress = new Map<string, SyncProgress>();
   /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
@@ -272,6 +288,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       configProblem: this.configFiles.get(identity.root)?.problem ?? null,
       reason: paused?.reason ?? null,
       syncedFrom: paused?.syncedFrom ?? null,
+      branch: currentBranch(identity.root),
+      rename: this.renameOf(identity.root),
       refused:
         repoId === null
           ? []
@@ -308,7 +326,20 @@ export class Agent extends EventEmitter<AgentEvents> {
         repoId === null
           ? []
           : this.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
+      branch: null,
+      rename: null,
     };
+  }
+
+  /** The rename waiting for a repository, as `acme/app2` and the line that says what to do; null: none. */
+  private renameOf(root: string): RepositoryDescription['rename'] {
+    const rename = this.renames.get(root);
+    return rename ? { to: `${rename.to.owner}/${rename.to.name}`, message: rename.message } : null;
+  }
+
+  /** Whether a branch switch of a repository is being summed up (its rounds are not said one by one). */
+  switchingBranch(root: string): boolean {
+    return this.branches.get(root)?.switching ?? false;
   }
 
   /**
@@ -446,9 +477,11 @@ export class Agent extends EventEmitter<AgentEvents> {
     configured?: RepositoryConfig,
     options: { source?: boolean } = {},
   ): Promise<WatchedRepository> {
-    const identity = await identifyRepository(folder, configured);
+    const { identity, renamed } = await this.identify(folder, configured);
     const existing = this.repositories.get(identity.root);
     if (existing) return existing;
+    if (renamed) this.renames.set(identity.root, renamed);
+    else this.renames.delete(identity.root);
     await this.checkSource(identity, options.source === true);
     const engine = new SyncEngine({
       repo: {
@@ -467,15 +500,25 @@ export class Agent extends EventEmitter<AgentEvents> {
       ...this.options.timings,
     });
     const watched = { identity, engine };
+    const branch = new BranchFollower(identity.root);
+    this.branches.set(identity.root, branch);
     engine.on('status', (status) => {
       if (status.phase !== 'scanning' && status.phase !== 'syncing') this.progress.delete(identity.root);
+      if (status.phase === 'syncing') branch.round(null);
+      const switched = status.phase === 'idle' ? branch.settled(status.heldDeletions) : null;
+      if (switched) this.emit('branch', watched, switched);
       this.emit('status', watched, status);
     });
     engine.on('progress', (progress) => {
       this.progress.set(identity.root, progress);
       this.emit('progress', watched, progress);
     });
-    engine.on('synced', (report) => this.emit('synced', watched, report));
+    engine.on('synced', (report) => {
+      branch.round(report);
+      this.emit('synced', watched, report);
+    });
+    // A folder gone meanwhile is the engine's `missing`, said there; its name is looked at again at the next rescan.
+    engine.on('rescanned', () => void this.recheckName(watched).catch(() => undefined));
     this.repositories.set(identity.root, watched);
     this.configFiles.set(
       identity.root,
@@ -483,6 +526,74 @@ export class Agent extends EventEmitter<AgentEvents> {
     );
     this.paused.delete(identity.root);
     return watched;
+  }
+
+  /**
+   * Who a folder is to this service: the name it synced under (the state's, for this checkout and service), and
+   * the rename waiting when its name now differs. A first sync takes the name it has now.
+   */
+  private async identify(
+    folder: string,
+    configured?: RepositoryConfig,
+  ): Promise<{ identity: RepositoryIdentity; renamed: PendingRename | null }> {
+    const now = await identifyRepository(folder, configured);
+    const synced = this.state
+      .repos()
+      .find((repo) => repo.root === now.root && repo.service === this.serviceKey);
+    const identity = { root: now.root, owner: synced?.owner ?? now.owner, name: synced?.name ?? now.name };
+    return { identity, renamed: synced ? renameTo(identity, now) : null };
+  }
+
+  /** At a periodic rescan: the name looked at again (a remote renamed while running), said once when it changed. */
+  private async recheckName(watched: WatchedRepository): Promise<void> {
+    const { root } = watched.identity;
+    if (this.repositories.get(root) !== watched) return;
+    const renamed = await pendingRename(watched.identity, configuredRepository(this.config, root));
+    if (this.repositories.get(root) !== watched) return; // stopped, renamed or removed meanwhile
+    if (renamed?.message === this.renames.get(root)?.message) return;
+    if (renamed) this.renames.set(root, renamed);
+    else this.renames.delete(root);
+    if (renamed) this.emit('renamed', watched, renamed.message);
+    this.emit('status', watched, watched.engine.status());
+  }
+
+  /**
+   * Syncs a checkout whose name changed under its new name (`flowsync start <folder> --rename`, the window's
+   * button), before it is (re)started: what it synced under the old name is forgotten, so a fresh state for the
+   * new name learns the service's files first and sends what the new name lacks, by the usual rules (conflicts,
+   * held deletions). The old name's files stay on the service, and its history keeps them. Another checkout
+   * synced under the new name is its source, unless `source` takes it over. A name that did not change is refused.
+   */
+  async rename(
+    folder: string,
+    options: { source?: boolean } = {},
+  ): Promise<{ from: RepositoryIdentity; to: RepositoryIdentity }> {
+    const { identity, renamed } = await this.identify(folder, configuredRepository(this.config, folder));
+    const { root } = identity;
+    if (!renamed)
+      throw new AgentApiError(
+        'invalid_input',
+        `${tilde(root)} syncs as ${identity.owner}/${identity.name}, its name now: nothing to rename.`,
+      );
+    const { to } = renamed;
+    const source = this.state.sourceOf(this.serviceKey, to.owner, to.name);
+    if (source !== null && source !== root && !options.source)
+      throw new AgentApiError(
+        'invalid_input',
+        `${to.owner}/${to.name} is synced from ${tilde(source)}: \`flowsync start ${tilde(root)} --rename ` +
+          '--source` syncs it from this checkout instead.',
+      );
+    const watched = this.repositories.get(root);
+    if (watched) {
+      await watched.engine.stop();
+      this.repositories.delete(root);
+      this.configFiles.delete(root);
+    }
+    this.paused.delete(root);
+    this.renames.delete(root);
+    this.state.forgetRepo(root, this.serviceKey);
+    await this.checkSource(to, options.source === true);
+    return { from: identity, to };
   }
 
   /**
@@ -503,7 +614,7 @@ export class Agent extends EventEmitter<AgentEvents> {
    * <folder> --source`): the checkout synced before is then not synced, and says so.
    */
   async makeSource(folder: string): Promise<void> {
-    const identity = await identifyRepository(folder, configuredRepository(this.config, folder));
+    const { identity } = await this.identify(folder, configuredRepository(this.config, folder));
     await this.checkSource(identity, true);
   }
 
@@ -535,7 +646,8 @@ export class Agent extends EventEmitter<AgentEvents> {
         if (folderNotThere(repo.path)) this.markAbsent(repo, null);
         else await this.addOrList(repo);
       } else if (existsSync(repo.path)) {
-        const identity = await identifyRepository(repo.path, repo);
+        const { identity, renamed } = await this.identify(repo.path, repo);
+        if (renamed) this.renames.set(identity.root, renamed);
         this.paused.set(identity.root, { ...identity, flowRoots: repo.flowRoots });
       }
     }
@@ -611,9 +723,14 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /**
    * Adds a folder while running: saved in the config, synced, and watched if the agent is watching. `source`:
-   * sync its repository from this checkout, instead of the one it is synced from now.
+   * sync its repository from this checkout, instead of the one it is synced from now. `rename`: sync it under the
+   * name it has now (see rename).
    */
-  async addAndStart(folder: string, options: { source?: boolean } = {}): Promise<WatchedRepository> {
+  async addAndStart(
+    folder: string,
+    options: { source?: boolean; rename?: boolean } = {},
+  ): Promise<WatchedRepository> {
+    if (options.rename) await this.rename(folder, options);
     // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
     const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
     if (known) return known;
@@ -634,6 +751,8 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.configFiles.delete(root);
     this.paused.delete(root);
     this.absent.delete(root);
+    this.renames.delete(root);
+    this.branches.delete(root);
     this.updateConfig({
       ...this.config,
       repositories: this.config.repositories.filter((r) => !sameFolder(r.path, root)),

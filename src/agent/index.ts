@@ -12,7 +12,9 @@ export {
   type RepositoryConfig,
 } from './config.ts';
 export { configuredRepository, identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
-export { gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
+export { currentBranch, gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
+export { pendingRename, type PendingRename } from './rename.ts';
+export { type BranchSwitch } from './branch-follower.ts';
 export { NotTheSource } from './source.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';

@@ -26,11 +26,14 @@ export function parseRemoteUrl(url: string): { owner: string; name: string } | n
   return { owner: segments.slice(0, -1).join('/'), name: segments.at(-1)! };
 }
 
-/** Who a folder is to the service: owner/name from its `origin` remote, else `local/<folder name>`. */
+/**
+ * Who a folder is to the service: owner/name from its `origin` remote, else `local/<folder name>`; the config's
+ * owner and name win. `namedBy` says which, for a line that tells of a rename.
+ */
 export async function identifyRepository(
   folder: string,
   configured?: RepositoryConfig,
-): Promise<RepositoryIdentity> {
+): Promise<RepositoryIdentity & { namedBy: 'config' | 'origin' | 'folder' }> {
   const root = checkRepositoryFolder(folder);
   // Not a git repository, no origin, or no git: the folder name will do.
   const url = await remoteUrl(root);
@@ -39,6 +42,12 @@ export async function identifyRepository(
     root,
     owner: configured?.owner ?? fromRemote?.owner ?? 'local',
     name: configured?.name ?? fromRemote?.name ?? basename(root),
+    namedBy:
+      configured?.owner !== undefined || configured?.name !== undefined
+        ? 'config'
+        : fromRemote
+          ? 'origin'
+          : 'folder',
   };
 }
 

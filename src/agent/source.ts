@@ -35,7 +35,8 @@ export async function notTheSource(identity: RepositoryIdentity, source: string)
   );
 }
 
-function tilde(path: string): string {
+/** A path under the home folder as `~/…`, as a user types it. */
+export function tilde(path: string): string {
   const home = homedir();
   return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
 }

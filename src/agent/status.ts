@@ -4,6 +4,7 @@ import { notice } from './notice.ts';
 import { openState } from './open-state.ts';
 import { defaultStatePath } from '../host/index.ts';
 import { sameFolder } from './repositories.ts';
+import { currentBranch } from './git.ts';
 
 export interface RepositoryStatus {
   root: string;
@@ -13,6 +14,8 @@ export interface RepositoryStatus {
   current: boolean;
   owner: string;
   name: string;
+  /** The branch the checkout is on now (`main`, `detached at 1a2b3c4`); null outside a git repository. */
+  branch: string | null;
   counts: RepoCounts;
   lastSyncAt: string | null;
   lastError: string | null;
@@ -59,6 +62,7 @@ export function readRepositoryStatuses(
       current: current(repo),
       owner: repo.owner,
       name: repo.name,
+      branch: currentBranch(repo.root),
       counts: state.counts(repo.id),
       lastSyncAt: repo.lastSyncAt,
       lastError: repo.lastError,

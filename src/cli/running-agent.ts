@@ -1,14 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentApiError, bridgeAnswers, connectToBridge, repositoryViewSchema } from '../window/index.ts';
+import {
+  AgentApiError,
+  agentStatusSchema,
+  bridgeAnswers,
+  connectToBridge,
+  repositoryViewSchema,
+} from '../window/index.ts';
 import { AgentLock, claimAgentLock, type AgentLockOwner } from '../host/index.ts';
 import { checkRepositoryFolder } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
 import { showWindow } from './window-address.ts';
+import { where } from './where.ts';
 
 type Out = (line: string) => void;
 
 /** How often a command waiting for the lock looks again; a start or a sync finishes in seconds. */
 const POLL_MS = 200;
+
+/** What `start` asks of the folders it hands over: sync them from this checkout (`source`), under a new name. */
+interface HandOverOptions {
+  source?: boolean;
+  rename?: boolean;
+}
 
 /**
  * Takes the agent lock for `start` or `ui`. When another agent holds it, hands it these folders over its window's
@@ -20,11 +33,11 @@ export async function becomeAgentOrHandOver(
   folders: string[],
   out: Out,
   open = false,
-  source = false,
+  options: HandOverOptions = {},
 ): Promise<AgentLock | null> {
   const claim = await claimLock(command, (held) => held.bridge !== null, out);
   if (claim instanceof AgentLock) return claim;
-  await handOver(claim, folders, out, open, source);
+  await handOver(claim, folders, out, open, options);
   return null;
 }
 
@@ -68,7 +81,7 @@ async function handOver(
   folders: string[],
   out: Out,
   open: boolean,
-  source: boolean,
+  { source, rename }: HandOverOptions,
 ): Promise<void> {
   const address = owner.bridge!;
   // Checked here too, so that a wrong folder gets the same one line as when no agent runs.
@@ -87,18 +100,27 @@ async function handOver(
         'if it is stuck, stop it and start again.',
     );
   };
+  // The running agent's service may not be the one this command would use (--url is its own choice): said here.
+  let service = '';
   for (const root of roots) {
     let reply: unknown;
     try {
-      reply = await bridge.call('addRepository', { path: root, ...(source && { source }) });
+      service ||= agentStatusSchema.parse(await bridge.call('status', {})).serviceUrl;
+      reply = await bridge.call('addRepository', {
+        path: root,
+        ...(source && { source }),
+        ...(rename && { rename }),
+      });
     } catch (error) {
       throw notAnswering(error);
     }
-    const { owner: who, name, counts } = repositoryViewSchema.parse(reply);
+    const view = repositoryViewSchema.parse(reply);
+    const { counts } = view;
     out(
-      `${who}/${name} (${root}): ${counts.flows} flows, ${counts.files} files, ` +
-        `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent`,
+      `${where(view, view.branch, root)}: ${counts.flows} flows, ${counts.files} files, ` +
+        `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent with ${service}`,
     );
+    if (view.rename) out(view.rename.message);
   }
   // The lock holds the agent token; what is shown is the address alone, or a launch address on a terminal.
   const shown = `${new URL(address).origin}/`;

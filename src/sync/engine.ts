@@ -186,6 +186,8 @@ interface EngineEvents {
   synced: [SyncReport];
   recovered: [SyncRecovery];
   missed: [SyncMiss];
+  /** A periodic rescan ended: the owner of the engine looks again at what a rescan does not (the git remote). */
+  rescanned: [];
 }
 
 /**
@@ -450,7 +452,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         this.inBackground(
           this.verify('periodic')
             .then(() => this.checkQuietly())
-            .finally(() => this.scheduleRescan()),
+            .finally(() => {
+              this.emit('rescanned');
+              this.scheduleRescan();
+            }),
         );
       },
       interval * (0.8 + Math.random() * 0.4),

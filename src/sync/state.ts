@@ -404,6 +404,7 @@ export class SyncState {
          ON CONFLICT (service, owner, name) DO UPDATE SET root = excluded.root`,
       ),
       releaseSource: db.prepare('DELETE FROM sources WHERE service = ? AND root = ?'),
+      forgetRepo: db.prepare('DELETE FROM repos WHERE root = ? AND service = ?'),
       acknowledged: db.prepare(
         `SELECT flow_path AS flowPath, path, acked_hash AS ackedHash, local_hash AS localHash, warning FROM files
          WHERE repo_id = ? AND acked_hash IS NOT NULL ORDER BY flow_path, path`,
@@ -417,8 +418,9 @@ export class SyncState {
   }
 
   /**
-   * Registers a repository as synced with one service (or renames it, when its remote changed) and returns its
-   * id. What one service acknowledged says nothing of another, so each pair has its own outbox.
+   * Registers a repository as synced with one service and returns its id. What one service acknowledged says
+   * nothing of another, so each pair has its own outbox. (The agent never renames a repository here: a name that
+   * changed is synced from a fresh outbox once its user confirms, see forgetRepo.)
    */
   ensureRepo(root: string, service: string, owner: string, name: string): number {
     return (this.statements.insertRepo.get(root, service, owner, name) as { id: number }).id;
@@ -786,6 +788,18 @@ export class SyncState {
   /** A checkout removed from flowsync is no longer any repository's source. */
   releaseSource(service: string, root: string): void {
     this.statements.releaseSource.run(service, root);
+  }
+
+  /**
+   * Forgets what this checkout synced with a service (its outbox, conflicts, and its claim as a source): a rename
+   * syncs it under its new name from a fresh state, which learns the service's files first. The service keeps
+   * what it has.
+   */
+  forgetRepo(root: string, service: string): void {
+    this.db.transaction(() => {
+      this.statements.forgetRepo.run(root, service);
+      this.statements.releaseSource.run(service, root);
+    })();
   }
 
   /** Every file the service acknowledged, by flow, one row at a time: what the service should list. */

@@ -57,6 +57,13 @@ export const repositoryViewSchema = z.object({
   heldDeletions: z.number(),
   /** The checkout this repository is synced from instead of this one (a worktree, another clone); else null. */
   syncedFrom: z.string().nullable(),
+  /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */
+  branch: z.string().nullable(),
+  /**
+   * Its origin now names it otherwise (`to`: owner/name): synced under the old name until its user says to sync
+   * it under the new one (addRepository with `rename`); `message` says so. Null otherwise.
+   */
+  rename: z.object({ to: z.string(), message: z.string() }).nullable(),
   /** Files not sent: `warning` is the code, `reason` says why in words and what to do (see describeWarning). */
   warnings: z.array(
     z.object({ flowPath: z.string(), path: z.string(), warning: z.string(), reason: z.string() }),
@@ -195,9 +202,16 @@ const none = z.object({});
 
 export const AGENT_API = {
   status: method(none, agentStatusSchema),
-  /** `source`: sync the repository from this checkout instead of the one it is synced from now. */
+  /**
+   * `source`: sync the repository from this checkout instead of the one it is synced from now. `rename`: sync it
+   * under the name its origin gives it now (the old name's files stay on the service).
+   */
   addRepository: method(
-    z.object({ path: z.string().min(1).max(4096), source: z.boolean().optional() }),
+    z.object({
+      path: z.string().min(1).max(4096),
+      source: z.boolean().optional(),
+      rename: z.boolean().optional(),
+    }),
     repositoryViewSchema,
   ),
   removeRepository: method(z.object({ root }), z.object({ removed: z.boolean() })),

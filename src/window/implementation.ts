@@ -111,8 +111,10 @@ export function createAgentApi(agent: Agent): AgentApi {
   const api: AgentApi = {
     status: async () => status(),
 
-    addRepository: async ({ path, source }) =>
-      view((await agent.addAndStart(path, { source: source === true })).identity.root),
+    addRepository: async ({ path, source, rename }) =>
+      view(
+        (await agent.addAndStart(path, { source: source === true, rename: rename === true })).identity.root,
+      ),
 
     removeRepository: async ({ root }) => ({ removed: await agent.remove(root) }),
 

@@ -61,6 +61,8 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     lastSyncAt: described.lastSyncAt,
     heldDeletions: status?.heldDeletions ?? 0,
     syncedFrom: described.syncedFrom,
+    branch: described.branch,
+    rename: described.rename,
     warnings: described.notSent.map((file) => ({ ...file, reason: describeFileWarning(file.warning) })),
     configProblem: described.configProblem,
     rejected: described.refused,

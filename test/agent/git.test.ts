@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gitConfig, remoteUrl, userEmail } from '../../src/agent/index.ts';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { currentBranch, gitConfig, remoteUrl, userEmail } from '../../src/agent/index.ts';
 import { gitIn } from '../support/git.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
@@ -27,5 +30,31 @@ describe('git config reads', () => {
     repo = makeRepo({ 'flows/a/x.yaml': 'x' });
     expect(await remoteUrl(repo.root)).toBeNull();
     expect(await gitConfig(repo.root, 'remote.origin.url')).toBeNull();
+  });
+});
+
+describe('the branch of a checkout, read from its HEAD file', () => {
+  it('names the branch, a detached HEAD, a worktree and a subfolder as git does, and nothing outside git', () => {
+    repo = makeRepo({ 'flows/a/x.yaml': 'x' });
+    expect(currentBranch(repo.root)).toBeNull();
+    const git = gitIn(repo.root);
+    git('init', '-q', '-b', 'main');
+    // An unborn branch (no commit yet) is still the branch HEAD names.
+    expect(currentBranch(repo.root)).toBe('main');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'first');
+    git('checkout', '-q', '-b', 'feat/x');
+    expect(currentBranch(repo.root)).toBe('feat/x');
+    git('checkout', '-q', '--detach');
+    const head = execFileSync('git', ['-C', repo.root, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    expect(currentBranch(repo.root)).toBe(`detached at ${head.slice(0, 7)}`);
+    // A worktree's .git is a file naming its own git folder, with its own HEAD.
+    const worktree = join(repo.dir, 'app-feat');
+    git('worktree', 'add', '-q', '-b', 'feat-y', worktree);
+    expect(currentBranch(worktree)).toBe('feat-y');
+    expect(currentBranch(repo.root)).toBe(`detached at ${head.slice(0, 7)}`);
+    // A folder inside a repository is on that repository's branch.
+    mkdirSync(join(worktree, 'sub'));
+    expect(currentBranch(join(worktree, 'sub'))).toBe('feat-y');
   });
 });

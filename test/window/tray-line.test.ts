@@ -23,6 +23,8 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     lastSyncAt: null,
     heldDeletions: 0,
     syncedFrom: null,
+    branch: null,
+    rename: null,
     warnings: [],
     rejected: [],
     configProblem: null,

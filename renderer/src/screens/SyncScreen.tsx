@@ -84,9 +84,10 @@ function settledVersion(repo: RepositoryView): string {
 
 function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentApi; onChange: () => void }) {
   const act = useMutation({
-    mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source') => {
+    mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source' | 'rename') => {
       if (action === 'sync') await api.syncNow({ root: repo.root });
       if (action === 'source') await api.addRepository({ path: repo.root, source: true });
+      if (action === 'rename') await api.addRepository({ path: repo.root, rename: true });
       if (action === 'pause') await api.pauseRepository({ root: repo.root });
       if (action === 'resume') await api.resumeRepository({ root: repo.root });
       if (action === 'remove') await api.removeRepository({ root: repo.root });
@@ -107,6 +108,11 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
     <li className="repository" aria-label={label}>
       <div className="row">
         <h3>{label}</h3>
+        {repo.branch && (
+          <span className="muted" data-testid="branch">
+            {repo.branch}
+          </span>
+        )}
         <span className={`phase phase-${repo.phase}`} data-testid="phase">
           {repo.phase}
         </span>
@@ -127,6 +133,14 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         <button onClick={() => act.mutate('source')} disabled={act.isPending}>
           Sync from this checkout instead
         </button>
+      )}
+      {repo.rename && (
+        <p data-testid="rename">
+          {repo.rename.message}{' '}
+          <button onClick={() => act.mutate('rename')} disabled={act.isPending}>
+            Sync as {repo.rename.to}
+          </button>
+        </p>
       )}
       {repo.progress && (
         <label className="progress">

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, configuredRepository, type AgentConfig } from '../../agent/index.ts';
+import { Agent, configuredRepository, currentBranch, type AgentConfig } from '../../agent/index.ts';
 import { defaultStatePath, ensurePrivateFolder } from '../../host/index.ts';
 import { printable } from '../../protocol/index.ts';
 import { snapshotState, type PlannedFlow } from '../../sync/index.ts';
+import { where } from '../where.ts';
 
 /** Files named per flow in a dry run; past it, a count. */
 const FILES_SHOWN = 20;
@@ -29,9 +30,10 @@ export async function dryRun(
     try {
       for (const folder of folders) {
         const watched = await agent.addRepository(folder, configuredRepository(config, folder));
-        const { owner, name, root } = watched.identity;
+        const { identity } = watched;
         const planned = await watched.engine.plan();
-        out(printable(`${owner}/${name} (${root}) with ${agent.serviceUrl}: dry run, nothing sent`));
+        const named = where(identity, currentBranch(identity.root), identity.root);
+        out(printable(`${named} with ${agent.serviceUrl}: dry run, nothing sent`));
         for (const line of planLines(planned)) out(printable(line));
       }
     } finally {

@@ -1,5 +1,14 @@
 import { Command } from 'commander';
-import { Agent, loadConfig, saveConfig, withRepository, type WatchedRepository } from '../../agent/index.ts';
+import {
+  Agent,
+  configuredRepository,
+  currentBranch,
+  loadConfig,
+  saveConfig,
+  withRepository,
+  type BranchSwitch,
+  type WatchedRepository,
+} from '../../agent/index.ts';
 import {
   activityOf,
   announceReady,
@@ -20,6 +29,7 @@ import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
 import { waitForDataFolder } from '../wait-for-data-folder.ts';
 import { showWindow } from '../window-address.ts';
+import { where } from '../where.ts';
 
 export function startCommand(): Command {
   return new Command('start')
@@ -33,7 +43,8 @@ export function startCommand(): Command {
     .addOption(urlOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start',
+      '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start\n' +
+        '  $ flowsync start ~/code/app --rename    # after `git remote set-url origin git@github.com:acme/app2.git`',
     )
     .option(
       '--ui-port <port>',
@@ -45,9 +56,17 @@ export function startCommand(): Command {
       '--source',
       "sync these folders' repositories from these checkouts, instead of the checkouts they are synced from now (a worktree, another clone)",
     )
+    .option(
+      '--rename',
+      'sync these folders under the names their origin gives them now (after `git remote set-url`): the new name gets every file, and the old name keeps its files on the service',
+    )
     .action((folders: string[], options: RunOptions) => {
       if (options.source && folders.length === 0)
         throw new UsageError('--source needs the folder to sync from: `flowsync start <folder> --source`.');
+      if (options.rename && folders.length === 0)
+        throw new UsageError(
+          '--rename needs the folder whose name changed: `flowsync start <folder> --rename`.',
+        );
       return runAgent(folders, options, true);
     });
 }
@@ -77,6 +96,7 @@ interface RunOptions {
   uiPort: number;
   open?: boolean;
   source?: boolean;
+  rename?: boolean;
 }
 
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
@@ -88,13 +108,19 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     folders,
     out,
     options.open === true,
-    options.source === true,
+    { source: options.source === true, rename: options.rename === true },
   );
   if (!lock) return;
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
   const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
 
   let config = loadConfig();
+  // A rename is of a repository synced before: a folder new to flowsync has no old name (and is not added here).
+  const unknown = options.rename
+    ? folders.find((folder) => !configuredRepository(config, folder))
+    : undefined;
+  if (unknown !== undefined)
+    throw new UsageError(`--rename: ${unknown} is not synced yet; \`flowsync start ${unknown}\` adds it.`);
   const before = JSON.stringify(config);
   for (const folder of folders) config = withRepository(config, folder);
   if (JSON.stringify(config) !== before) saveConfig(config);
@@ -110,21 +136,31 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
-  if (options.source) for (const folder of folders) await agent.makeSource(folder);
+  if (options.rename) {
+    for (const folder of folders) {
+      const { from, to } = await agent.rename(folder, { source: options.source === true });
+      out(
+        `${where(to, currentBranch(to.root), to.root)}: synced under its new name from now on; ` +
+          `${from.owner}/${from.name}'s files stay on the service (its history keeps them)`,
+      );
+    }
+  } else if (options.source) for (const folder of folders) await agent.makeSource(folder);
   await agent.addConfigured();
   // A checkout of a repository that another checkout is synced from: listed, not synced, with how to switch. A
-  // folder that is not there (a drive not mounted): missing, synced once it appears.
+  // folder that is not there (a drive not mounted): missing, synced once it appears. A repository whose origin
+  // renamed it: synced under the old name, with how to move it.
   for (const root of agent.roots()) {
     const described = agent.describe(root);
-    if (described?.reason) out(`${described.owner}/${described.name} (${root}): ${described.reason}`);
+    if (described?.reason) out(`${where(described, described.branch, root)}: ${described.reason}`);
     else if (described?.status?.phase === 'missing' && agent.missing().includes(root))
-      out(`${described.owner}/${described.name} (${root}): missing: ${described.status.message}`);
+      out(`${where(described, described.branch, root)}: missing: ${described.status.message}`);
+    if (described?.rename) out(described.rename.message);
   }
 
   const progress = new ProgressDisplay(process.stdout);
   const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>
     progress.update(
-      `${identity.owner}/${identity.name}: ${stage === 'hashing' ? 'hashing files' : 'uploading flows'}`,
+      `${where(identity, currentBranch(identity.root))}: ${stage === 'hashing' ? 'hashing files' : 'uploading flows'}`,
       done,
       total,
     );
@@ -146,7 +182,13 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
   const storageLines = new Map<WatchedRepository, string | null>();
   // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
-  activity.on('round', ({ repository, report, files }) => out(syncLine(repository, report, files)));
+  // The rounds after a branch switch are one line of their own, when they are done.
+  activity.on('round', ({ repository, report, files }) => {
+    const { root } = repository.identity;
+    if (!agent.switchingBranch(root)) out(syncLine(repository, report, files, currentBranch(root)));
+  });
+  agent.on('branch', (watched, switched) => out(branchLine(watched, switched)));
+  agent.on('renamed', (_, message) => out(`${time()} ${message}`));
   activity.on('entry', (entry) => {
     if (entry.kind === 'skipped') out(skippedLine(entry));
   });
@@ -155,13 +197,11 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   const followRecovery = (watched: WatchedRepository) => {
     if (recovering.has(watched)) return;
     recovering.add(watched);
-    watched.engine.on('recovered', ({ files }) =>
-      out(`${time()} ${watched.identity.owner}/${watched.identity.name}: ${recoveryLine(files)}`),
-    );
+    watched.engine.on('recovered', ({ files }) => out(`${time()} ${named(watched)}: ${recoveryLine(files)}`));
     // A rescan that found what the watcher missed is said, never silent (issue 21).
     watched.engine.on('missed', ({ files, reason }) =>
       out(
-        `${time()} ${watched.identity.owner}/${watched.identity.name}: rescan found ${files} ` +
+        `${time()} ${named(watched)}: rescan found ${files} ` +
           `${files === 1 ? 'file' : 'files'} the watcher missed (${reason})`,
       ),
     );
@@ -171,7 +211,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     followRecovery(watched);
     const previous = phases.get(watched);
     phases.set(watched, status.phase);
-    const name = `${watched.identity.owner}/${watched.identity.name}`;
+    const name = named(watched);
     if (status.phase !== 'storage' && status.phase !== 'scanning') storageLines.delete(watched);
     if (status.phase === previous) return;
     if (status.phase === 'offline' || status.phase === 'unauthorized') {
@@ -272,7 +312,29 @@ function skippedLine(entry: ActivityEntry): string {
     entry.flowPath === null || entry.path === null
       ? entry.message
       : `${warnedPath({ flowPath: entry.flowPath, path: entry.path })} not sent: ${entry.message}`;
-  return `${time()} ${entry.repository}: ${what}`;
+  return `${time()} ${where(entry.repository, currentBranch(entry.root))}: ${what}`;
+}
+
+/** A repository as a line names it: owner/name and the branch it is on now. */
+function named({ identity }: WatchedRepository): string {
+  return where(identity, currentBranch(identity.root));
+}
+
+/** `acme/app: branch main → feat-x: 37 changed, 212 deletions held` (the rounds that followed the switch). */
+export function branchLine({ identity }: WatchedRepository, switched: BranchSwitch): string {
+  const { from, to, changed, heldDeletions, conflicts, refused } = switched;
+  const parts = [
+    `${changed} changed`,
+    heldDeletions > 0
+      ? `${heldDeletions} ${heldDeletions === 1 ? 'deletion' : 'deletions'} held (flowsync sync --yes)`
+      : '',
+    conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
+    refused > 0 ? `${refused} ${refused === 1 ? 'flow' : 'flows'} refused (see flowsync status)` : '',
+  ].filter(Boolean);
+  return (
+    `${time()} ${identity.owner}/${identity.name}: branch ${from ?? '(none)'} → ${to ?? '(none)'}: ` +
+    parts.join(', ')
+  );
 }
 
 function recoveryLine(files: number): string {
@@ -295,20 +357,25 @@ function summary({ identity }: WatchedRepository, status: SyncStatus, about?: st
     warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
     rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
-  return `${identity.owner}/${identity.name} (${identity.root}): ${about ? `${about}: ` : ''}${flows} flows, ${files} files, ${extra.join(', ')}`;
+  return `${where(identity, currentBranch(identity.root), identity.root)}: ${about ? `${about}: ` : ''}${flows} flows, ${files} files, ${extra.join(', ')}`;
 }
 
 /** A round that touched at most this many files names them; a larger one is counted. */
 const NAMED_FILES = 3;
 
-/** One line per round; `files` (from the agent's activity, null when not read) names them for a small round. */
+/**
+ * One line per round; `files` (from the agent's activity, null when not read) names them for a small round. The
+ * repository is named with its branch, and with the service when the command said it nowhere else (`sync`).
+ */
 export function syncLine(
   { identity }: WatchedRepository,
   report: SyncReport,
-  files: readonly FileChange[] | null = null,
+  files: readonly FileChange[] | null,
+  branch: string | null,
+  service?: string,
 ): string {
-  if (report.requests === 0 && report.rejected.length === 0)
-    return `${time()} ${identity.owner}/${identity.name}: up to date`;
+  const name = `${where(identity, branch)}${service ? ` with ${service}` : ''}`;
+  if (report.requests === 0 && report.rejected.length === 0) return `${time()} ${name}: up to date`;
   const rejected =
     report.rejected.map((r) => `; refused ${r.flowPath}: ${r.message}`).join('') +
     report.conflicts
@@ -319,10 +386,10 @@ export function syncLine(
       .join('');
   if (files && files.length > 0 && files.length <= NAMED_FILES) {
     const named = files.map((file) => `${file.flowPath}/${file.path} ${file.kind}`).join(', ');
-    return `${time()} ${identity.owner}/${identity.name}: ${named} in ${report.ms} ms${rejected}`;
+    return `${time()} ${name}: ${named} in ${report.ms} ms${rejected}`;
   }
   return (
-    `${time()} ${identity.owner}/${identity.name}: ${report.flows} ${report.flows === 1 ? 'flow' : 'flows'}, ` +
+    `${time()} ${name}: ${report.flows} ${report.flows === 1 ? 'flow' : 'flows'}, ` +
     `+${report.created} ~${report.updated} -${report.deleted} files in ${report.ms} ms${rejected}`
   );
 }

@@ -1,16 +1,20 @@
 import { Command } from 'commander';
 import {
   EMBEDDED_SERVICE,
+  configuredRepository,
   configuredServiceUrl,
   loadConfig,
+  pendingRename,
   readRepositoryStatuses,
   serviceKeyOf,
+  type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
 import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
+import { where } from '../where.ts';
 
 const LISTED = 5;
 
@@ -50,13 +54,15 @@ export function statusCommand(): Command {
         if (storageFaultOf(error) === null || live.length === 0) throw error;
         every = live.map((repository) => fromLive(repository, service));
       }
-      const statuses = (options.all ? every : every.filter((status) => status.current)).map((status) =>
-        withLive(status, live),
+      const statuses = await Promise.all(
+        (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
+          withRename(withLive(status, live), config),
+        ),
       );
       // A repository the running agent knows but the state does not (its folder was never there yet: missing).
       for (const repository of live)
         if (!every.some((status) => status.current && status.root === repository.root))
-          statuses.push(withLive(fromLive(repository, service), live));
+          statuses.push({ ...withLive(fromLive(repository, service), live), rename: null });
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -93,7 +99,7 @@ async function liveStatus(running: AgentLockOwner | null): Promise<LiveRepositor
 }
 
 function fromLive(repository: LiveRepository, service: string): RepositoryStatus {
-  const { root, owner, name, counts, lastSyncAt, rejected } = repository;
+  const { root, owner, name, branch, counts, lastSyncAt, rejected } = repository;
   const warnings = repository.warnings.map(({ flowPath, path, warning }) => ({ flowPath, path, warning }));
   return {
     root,
@@ -101,6 +107,7 @@ function fromLive(repository: LiveRepository, service: string): RepositoryStatus
     current: true,
     owner,
     name,
+    branch,
     counts,
     lastSyncAt,
     lastError: null,
@@ -115,6 +122,19 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   if (!repository) return status;
   const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
   return { ...status, counts: repository.counts, now };
+}
+
+/**
+ * The status with the rename waiting for it, if its origin (or the config) names it otherwise now: `rename` is the
+ * line that says what to do, null when there is none (or the folder cannot be read now).
+ */
+async function withRename<T extends RepositoryStatus>(
+  status: T,
+  config: AgentConfig,
+): Promise<T & { rename: string | null }> {
+  const configured = configuredRepository(config, status.root);
+  const renamed = await pendingRename(status, configured).catch(() => null);
+  return { ...status, rename: renamed?.message ?? null };
 }
 
 function serviceName(service: string): string {
@@ -133,15 +153,16 @@ function describeAgent(running: AgentLockOwner | null): string {
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
-function describe(status: RepositoryStatus & { now?: string }): string {
+function describe(status: RepositoryStatus & { now?: string; rename: string | null }): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
-    `${status.owner}/${status.name}  ${status.root}  ` +
+    `${where(status, status.branch)}  ${status.root}  ` +
       `(${serviceName(status.service)}, ${status.current ? 'current service' : 'another service'})`,
     `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   if (status.now) lines.push(`  now: ${status.now}`);
+  if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
   }

@@ -55,7 +55,11 @@ export function syncCommand(): Command {
             watched.engine.allowDeletions();
             report = await watched.engine.syncOnce();
           }
-          process.stdout.write(`${printable(syncLine(watched, report))}\n`);
+          const described = agent.describe(watched.identity.root);
+          const line = syncLine(watched, report, null, described?.branch ?? null, agent.serviceUrl);
+          process.stdout.write(`${printable(line)}\n`);
+          // Its origin renamed it: synced under the old name (as `start` does), and said until it is moved.
+          if (described?.rename) process.stderr.write(`warning: ${printable(described.rename.message)}\n`);
           const { counts, message, heldDeletions } = watched.engine.status();
           refused += counts.rejected;
           waiting += counts.conflicts + heldDeletions;
