@@ -314,6 +314,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         retryAt: null,
         missed: 0,
         heldDeletions: 0,
+        notInCheckout: 0,
       },
       counts,
       progress: null,
@@ -400,7 +401,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** A round now, of one repository or of all, even while backing off. */
   async syncNow(root?: string): Promise<void> {
     const targets = root ? [this.repositories.get(root)] : [...this.repositories.values()];
-    await Promise.all(targets.map((watched) => watched?.engine.sync()));
+    await Promise.all(targets.map((watched) => watched?.engine.syncAndCheck()));
   }
 
   get config(): AgentConfig {

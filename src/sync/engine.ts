@@ -104,6 +104,8 @@ export interface SyncStatus {
   missed: number;
   /** Deletions waiting for their user to say delete them (or restore them on disk); 0 when none is held. */
   heldDeletions: number;
+  /** Files the service holds that this checkout never had, from the last check of the service (0: none, or unknown). */
+  notInCheckout: number;
 }
 
 /** A rescan that found what the watcher missed: "rescan found 3 files the watcher missed (periodic)". */
@@ -365,6 +367,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       retryAt: this.scheduler.retryAt,
       missed: this.missed,
       heldDeletions: this.heldDeletions,
+      notInCheckout: this.notInCheckout,
     };
   }
 
@@ -571,6 +574,15 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** Asks for a round now (a change, "sync now", or the network coming back), even while backing off. */
   sync(): Promise<void> {
     return this.scheduler.now();
+  }
+
+  /**
+   * Its user's "Sync now": a round, then the check of the service, so that what another checkout wrote there (a
+   * conflict, a file not in this checkout) shows at once, not at the next periodic rescan.
+   */
+  async syncAndCheck(): Promise<void> {
+    await this.sync();
+    await this.checkQuietly();
   }
 
   /**

@@ -55,6 +55,8 @@ export const repositoryViewSchema = z.object({
   lastSyncAt: z.string().nullable(),
   /** Deletions waiting for their user (more at once than the repository deletes without asking); 0: none. */
   heldDeletions: z.number(),
+  /** Files on the service this checkout never had (a fresh state learns them first): settleNotInCheckout. */
+  notInCheckout: z.number(),
   /** The checkout this repository is synced from instead of this one (a worktree, another clone); else null. */
   syncedFrom: z.string().nullable(),
   /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */

@@ -60,6 +60,7 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     progress: described.progress,
     lastSyncAt: described.lastSyncAt,
     heldDeletions: status?.heldDeletions ?? 0,
+    notInCheckout: status?.notInCheckout ?? 0,
     syncedFrom: described.syncedFrom,
     branch: described.branch,
     rename: described.rename,

@@ -116,6 +116,44 @@ describe('what waits for the user, in the window', () => {
     expect(readFileSync(join(repo.root, 'flows/generated/step-7.yml'), 'utf8')).toBe('step: 7\n');
   });
 
+  it('files on the service this checkout never had are listed, and written to disk or deleted there', async () => {
+    const bob = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user } });
+    const write = (path: string, content: string) =>
+      bob.flowDef.syncBatch(
+        {
+          repo_owner: 'acme',
+          repo_name: 'app',
+          flows: [
+            { flow_path: 'flows/ci', files: [{ path, content, hash: sha256(content), base_hash: null }] },
+          ],
+        },
+        { writer: 'bob@desk:~/code/app' },
+      );
+    const group = page.getByRole('group', { name: 'Files on the service not in this checkout' });
+    const syncNow = () => page.getByRole('button', { name: 'Sync now' }).click();
+
+    await write('lint.yml', 'lint: bob\n');
+    await syncNow(); // the check of the service follows a round
+    await expect
+      .poll(() => group.textContent(), SLOW)
+      .toContain('1 file on the service is not in this checkout');
+    await group.getByRole('button', { name: 'Write them to disk' }).click();
+    await expect.poll(() => existsSync(join(repo.root, 'flows/ci/lint.yml')), SLOW).toBe(true);
+    expect(readFileSync(join(repo.root, 'flows/ci/lint.yml'), 'utf8')).toBe('lint: bob\n');
+    await expect.poll(() => group.count(), SLOW).toBe(0);
+
+    await write('stale.yml', 'stale: bob\n');
+    await syncNow();
+    await expect
+      .poll(() => group.textContent(), SLOW)
+      .toContain('1 file on the service is not in this checkout');
+    await group.getByRole('button', { name: 'Delete them on the service' }).click();
+    await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml'], SLOW).toBeUndefined();
+    await expect.poll(() => group.count(), SLOW).toBe(0);
+    expect(existsSync(join(repo.root, 'flows/ci/stale.yml'))).toBe(false);
+    await bob.close();
+  });
+
   it("a file's versions are listed, read and restored from its row; a deleted file's from its path", async () => {
     const first = 'steps:\n  - run: ./deploy.sh\n';
     const second = 'steps:\n  - run: ./deploy.sh --prod\n';

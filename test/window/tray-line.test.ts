@@ -22,6 +22,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     progress: null,
     lastSyncAt: null,
     heldDeletions: 0,
+    notInCheckout: 0,
     syncedFrom: null,
     branch: null,
     rename: null,

@@ -138,11 +138,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     ...serverOptions(limits),
   });
   app.server.maxConnections = limits.maxConnections;
-  // Another local user's connection is closed before it says anything: a credential they hold (read from a page
-  // they served on this port while the agent was stopped; see README, Security model) opens nothing.
-  app.server.on('connection', (socket: Socket) => {
-    if (fromAnotherUser(socket)) socket.destroy();
-  });
+  // Whether a connection is another local user's, asked once per connection (a WeakMap by socket).
+  const strangers = new WeakMap<Socket, boolean>();
+  const fromStranger = (socket: Socket) => {
+    let stranger = strangers.get(socket);
+    if (stranger === undefined) strangers.set(socket, (stranger = fromAnotherUser(socket)));
+    return stranger;
+  };
   const streams = new Set<NodeJS.WritableStream & { end(): void }>();
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
@@ -280,6 +282,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       }
       if (caller === 'agent' && who !== 'agent') {
         return refuse(reply, 403, 'Only the agent itself may do this.');
+      }
+      // A valid credential from another local user (a session their page read, served on this port while the agent
+      // was stopped; README, Security model) opens nothing. Asked only of a request with a valid credential: read
+      // for every connection, the kernel's socket table let 4,000 idle connections from any process stall the
+      // bridge (test/agent/connection-limits.test.ts), and a table read is 20-50 ms at a load of 20.
+      if (fromStranger(request.raw.socket)) {
+        return refuse(reply, 403, "This window is another user's: open your own with `flowsync ui --open`.");
       }
     });
     routes.post('/:method', callMethod);
