@@ -1,4 +1,2 @@
-/** "1 flow", "2 flows", "1,000 files": every count the window shows in words goes through here. */
-export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count.toLocaleString('en')} ${count === 1 ? one : many}`;
-}
+// The window says counts as the CLI does: one rule, in src/protocol.
+export { plural } from '../../src/protocol/index.ts';

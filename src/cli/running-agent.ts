@@ -1,3 +1,4 @@
+import { plural } from '../protocol/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentApiError,
@@ -117,7 +118,7 @@ async function handOver(
     const view = repositoryViewSchema.parse(reply);
     const { counts } = view;
     out(
-      `${where(view, view.branch, root)}: ${counts.flows} flows, ${counts.files} files, ` +
+      `${where(view, view.branch, root)}: ${plural(counts.flows, 'flow')}, ${plural(counts.files, 'file')}, ` +
         `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent with ${service}`,
     );
     if (view.rename) out(view.rename.message);

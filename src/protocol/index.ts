@@ -17,3 +17,4 @@ export * from './describe.ts';
 export * from './file-warnings.ts';
 export * from './folder-gone.ts';
 export * from './printable.ts';
+export * from './plural.ts';

@@ -6,7 +6,7 @@ import {
   type FlowView,
   type RepositoryView,
 } from './contract.ts';
-import { describeFileWarning } from '../protocol/index.ts';
+import { describeFileWarning, plural } from '../protocol/index.ts';
 import type { FileState } from '../sync/index.ts';
 
 /*
@@ -39,10 +39,10 @@ export function trayLine(status: AgentStatus): string {
   const pending = sum((repo) => repo.counts.pending);
   const waiting = [
     conflicts > 0 ? `${conflicts} in conflict` : '',
-    held > 0 ? `${held} deletions held` : '',
+    held > 0 ? `${plural(held, 'deletion')} held` : '',
   ].filter(Boolean);
   if (waiting.length > 0) return `flowsync: ${waiting.join(', ')}`;
-  return pending > 0 ? `flowsync: ${pending} files pending` : 'flowsync: in sync';
+  return pending > 0 ? `flowsync: ${plural(pending, 'file')} pending` : 'flowsync: in sync';
 }
 
 export function repositoryView(agent: Agent, root: string): RepositoryView {

@@ -107,7 +107,7 @@ describe('a repository folder not there at start', () => {
     renameSync(away, repo.root);
     renameSync(other, otherRoot);
     await agent.waitFor(/acme\/app \(.*\): .* is there: 2 flows, 3 files, .*10 deletions held/);
-    await agent.waitFor(/acme\/other \(.*\): .* is there: 1 flows, 1 files, in sync/);
+    await agent.waitFor(/acme\/other \(.*\): .* is there: 1 flow, 1 file, in sync/);
     // The edit and the new file went; the deletions are held (more than a quarter of the files), not sent.
     await eventually(() =>
       expect(stored()).toEqual({

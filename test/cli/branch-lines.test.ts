@@ -48,7 +48,7 @@ describe('where a line is about', () => {
     const before = agent.output().length;
     git('checkout', '-q', 'other');
     await agent.waitFor(
-      /acme\/app: branch main → other: \d+ changed, \d+ deletions held \(flowsync sync --yes\)\n/,
+      /acme\/app: branch main → other: \d+ changed, \d+ deletions? held \(flowsync sync --yes\)\n/,
     );
     await eventually(() => expect(stored()['flows/ci/new.yml']).toBe('new: 1\n'));
     expect(Object.keys(stored())).toHaveLength(131);

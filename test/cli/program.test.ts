@@ -19,3 +19,24 @@ describe('the flowsync command', () => {
     }
   });
 });
+
+describe("every command's --help", () => {
+  it('says each default once, in words, never also as commander\'s "(default: 0)"', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const top = spawnSync(process.execPath, [FLOWSYNC_BIN, '--help'], {
+      encoding: 'utf8',
+      env: userEnv(home),
+    });
+    const commands = [...top.stdout.matchAll(/^ {2}([a-z]+)\b/gm)]
+      .map((m) => m[1]!)
+      .filter((c) => c !== 'help');
+    expect(commands).toEqual(expect.arrayContaining(['start', 'ui', 'serve', 'sync', 'status']));
+    for (const command of commands) {
+      const help = spawnSync(process.execPath, [FLOWSYNC_BIN, command, '--help'], {
+        encoding: 'utf8',
+        env: userEnv(home),
+      }).stdout.replace(/\s+/g, ' ');
+      expect(help, command).not.toMatch(/\(default: [^)]*\) \(default: /);
+    }
+  }, 120_000);
+});

@@ -33,7 +33,7 @@ describe('a remote renamed with `git remote set-url`', () => {
 
     const first = user.start(repo.root);
     await first.waitFor(/Watching 1 repository/, 60_000);
-    expect(first.output()).toContain(`acme/app (main, ${repo.root}): 1 flows, 2 files, in sync`);
+    expect(first.output()).toContain(`acme/app (main, ${repo.root}): 1 flow, 2 files, in sync`);
     first.signal('SIGINT');
     expect(await first.exitWithin()).toBe(0);
     expect(Object.keys(stored('app'))).toHaveLength(2);
@@ -46,7 +46,7 @@ describe('a remote renamed with `git remote set-url`', () => {
     const second = user.start();
     await second.waitFor(/Watching 1 repository/, 60_000);
     expect(second.output()).toContain(renameLine);
-    expect(second.output()).toContain(`acme/app (main, ${repo.root}): 1 flows, 2 files, in sync`);
+    expect(second.output()).toContain(`acme/app (main, ${repo.root}): 1 flow, 2 files, in sync`);
     repo.write('flows/ci/build.yml', 'build: 2\n');
     await eventually(() => expect(stored('app')['flows/ci/build.yml']).toBe('build: 2\n'));
     expect(stored('app2')).toEqual({});
@@ -90,7 +90,7 @@ describe('a remote renamed with `git remote set-url`', () => {
     expect(handed.stderr).toBe('');
     expect(handed.code).toBe(0);
     expect(handed.stdout).toContain(
-      `acme/app3 (main, ${repo.root}): 1 flows, 2 files, in sync, synced by the running agent with ${svc.url}`,
+      `acme/app3 (main, ${repo.root}): 1 flow, 2 files, in sync, synced by the running agent with ${svc.url}`,
     );
     expect(stored('app3')).toEqual(diskTree(repo.root));
     expect(Object.keys(stored('app2'))).toHaveLength(2);

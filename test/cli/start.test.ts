@@ -33,7 +33,7 @@ describe('npm start -- <repository>', () => {
   it('syncs, prints a line per sync while watching, and stops cleanly on Ctrl-C', async () => {
     const agent = start(repo.root);
     await agent.waitFor(/Watching 1 repository/);
-    expect(agent.output()).toMatch(/local\/repo \(.*\): 1 flows, 2 files, in sync, 1 not sent/);
+    expect(agent.output()).toMatch(/local\/repo \(.*\): 1 flow, 2 files, in sync, 1 not sent/);
     // stdout is a pipe here, not a terminal: the address without a token, and how to open it.
     expect(agent.output()).toMatch(/Window: http:\/\/127\.0\.0\.1:\d+\/ \(`flowsync ui --open` opens it\)\n/);
     expect(agent.output()).not.toContain('token=');
@@ -125,7 +125,7 @@ describe('the agent killed with SIGKILL in the middle of a large initial sync', 
     const second = start(repo.root);
     await second.waitFor(/Watching 1 repository/, 60_000);
     await eventually(() => expect(stored()).toEqual(diskTree(repo.root)), 30_000);
-    expect(second.output()).toMatch(/600 flows, 6000 files, in sync/);
+    expect(second.output()).toMatch(/600 flows, 6,000 files, in sync/);
   }, 120_000);
 });
 
@@ -149,7 +149,7 @@ describe('with no service configured: the embedded service', () => {
     const second = start();
     await second.waitFor(/Watching 1 repository/);
     expect(second.output()).not.toMatch(/tokens are/);
-    expect(second.output()).toMatch(/1 flows, 1 files, in sync/);
+    expect(second.output()).toMatch(/1 flow, 1 file, in sync/);
     second.signal('SIGINT');
     expect(await second.exitWithin()).toBe(0);
   });

@@ -91,7 +91,7 @@ describe('a data folder that fills up or turns read-only while the agent runs', 
     await eventually(() => expect(stored()).toEqual(diskTree(repo.root)), 120_000, 500);
     await eventually(async () => {
       const status = await runFlowsync(['status'], { env });
-      expect(status.stdout).toMatch(/3002 files, 0 pending/);
+      expect(status.stdout).toMatch(/3,002 files, 0 pending/);
     }, 30_000);
   }, 240_000);
 

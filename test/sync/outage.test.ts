@@ -99,7 +99,7 @@ describe('flowsync start after an outage', () => {
     await first.stop();
     tree.write('flows/a/main.yaml', 'v2\n');
     tree.write('flows/b/new.yaml', 'new\n');
-    await agent.waitFor(/local\/repo: offline, \d+ files pending; retrying in [1-5] s/);
+    await agent.waitFor(/local\/repo: offline, \d+ files? pending; retrying in [1-5] s/);
     services.push(await startServeProcess(dbPath, logPath, ['--port', String(first.port)]));
     await agent.waitFor(/\d\d:\d\d:\d\d local\/repo: Back in sync: 2 files sent\n/);
     expect(serviceTree(readDatabase(dbPath), 'local', 'repo')).toEqual(diskTree(tree.root));

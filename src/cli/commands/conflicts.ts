@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { printable, printableJson } from '../../protocol/index.ts';
+import { plural, printable, printableJson } from '../../protocol/index.ts';
 import type { ConflictView } from '../../window/index.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -34,7 +34,7 @@ function describe(repository: { root: string; conflicts: ConflictView[]; heldDel
   const lines: string[] = [];
   if (conflicts.length === 0 && heldDeletions === 0) return [`${root}: no conflicts, no deletions held`];
   if (conflicts.length > 0) {
-    lines.push(`${root}: ${conflicts.length} ${conflicts.length === 1 ? 'file' : 'files'} in conflict`);
+    lines.push(`${root}: ${plural(conflicts.length, 'file')} in conflict`);
     for (const conflict of conflicts)
       lines.push(`  ${conflict.flowPath}/${conflict.path}: ${conflictLine(conflict)}`);
     lines.push(
@@ -43,7 +43,7 @@ function describe(repository: { root: string; conflicts: ConflictView[]; heldDel
   }
   if (heldDeletions > 0)
     lines.push(
-      `${root}: ${heldDeletions} deletions held: \`flowsync sync --yes ${root}\` deletes them on the service, ` +
+      `${root}: ${plural(heldDeletions, 'deletion')} held: \`flowsync sync --yes ${root}\` deletes them on the service, ` +
         `\`flowsync resolve --held --theirs ${root}\` puts them back on disk`,
     );
   return lines;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, configuredRepository, currentBranch, type AgentConfig } from '../../agent/index.ts';
 import { defaultStatePath, ensurePrivateFolder } from '../../host/index.ts';
-import { printable } from '../../protocol/index.ts';
+import { plural, printable } from '../../protocol/index.ts';
 import { snapshotState, type PlannedFlow } from '../../sync/index.ts';
 import { where } from '../where.ts';
 
@@ -84,7 +84,7 @@ export function planLines(planned: readonly PlannedFlow[]): string[] {
   }
   const held = planned.filter((flow) => flow.action !== 'send').length;
   lines.push(
-    `  would send ${files} ${files === 1 ? 'file' : 'files'}` +
+    `  would send ${plural(files, 'file')}` +
       (held > 0 ? `; ${held} not sent (held, refused or in conflict)` : ''),
   );
   return lines;

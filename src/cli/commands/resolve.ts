@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { printable } from '../../protocol/index.ts';
+import { plural, printable } from '../../protocol/index.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -113,9 +113,7 @@ async function notInCheckout(
         out(`${root}: every file on the service is in this checkout`);
       } else if (options.mine) {
         const { deleted } = await call('settleNotInCheckout', { root, choice: 'delete', files: named });
-        out(
-          `${root}: ${deleted} ${deleted === 1 ? 'file' : 'files'} not in this checkout deleted on the service`,
-        );
+        out(`${root}: ${plural(deleted, 'file')} not in this checkout deleted on the service`);
         for (const file of files) out(`  - ${file.flowPath}/${file.path}`);
         if (deleted < files.length)
           out(
@@ -127,9 +125,7 @@ async function notInCheckout(
           choice: 'restore',
           files: named,
         });
-        out(
-          `${root}: ${restored} ${restored === 1 ? 'file' : 'files'} written to disk from the service's copy`,
-        );
+        out(`${root}: ${plural(restored, 'file')} written to disk from the service's copy`);
         const notWritten = new Set(skipped.map((file) => `${file.flowPath}/${file.path}`));
         for (const file of files)
           if (!notWritten.has(`${file.flowPath}/${file.path}`)) out(`  + ${file.flowPath}/${file.path}`);
@@ -137,7 +133,7 @@ async function notInCheckout(
       } else {
         left += files.length;
         out(
-          `${root}: ${files.length} ${files.length === 1 ? 'file' : 'files'} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
+          `${root}: ${plural(files.length, 'file')} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
         );
         for (const file of files) {
           const by = file.writtenBy ? ` by ${file.writtenBy}` : '';
@@ -169,7 +165,7 @@ async function settleHeld(
       out(
         side === 'mine'
           ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
-          : `${root}: ${restored} ${restored === 1 ? 'file' : 'files'} put back on disk from the service's copy`,
+          : `${root}: ${plural(restored, 'file')} put back on disk from the service's copy`,
       );
     }
   });

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import {
   Agent,
   configuredRepository,
@@ -19,7 +19,7 @@ import {
   type FileChange,
 } from '../../window/index.ts';
 import { defaultWindowMemoryPath, rendererDir } from '../../host/index.ts';
-import { NOT_SENT_REASONS, folderGone, printable, warnedPath } from '../../protocol/index.ts';
+import { folderGone, NOT_SENT_REASONS, plural, printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
@@ -46,11 +46,10 @@ export function startCommand(): Command {
       '\nExamples:\n  $ npm start -- ~/code/app\n  $ flowsync start ~/code/app ~/code/api\n  $ flowsync start\n' +
         '  $ flowsync start ~/code/app --rename    # after `git remote set-url origin git@github.com:acme/app2.git`',
     )
-    .option(
-      '--ui-port <port>',
-      "port of the window's loopback address (default: the one it had, else any free port)",
-      parsePort,
-      0,
+    .addOption(
+      new Option('--ui-port <port>', "port of the window's loopback address")
+        .argParser(parsePort)
+        .default(0, 'the one it had, else any free port'),
     )
     .option(
       '--source',
@@ -80,11 +79,10 @@ export function uiCommand(): Command {
         'Ctrl-C; repositories can be added from the window.',
     )
     .addOption(urlOption())
-    .option(
-      '--ui-port <port>',
-      'port of the loopback address (default: the one it had, else any free port)',
-      parsePort,
-      0,
+    .addOption(
+      new Option('--ui-port <port>', 'port of the loopback address')
+        .argParser(parsePort)
+        .default(0, 'the one it had, else any free port'),
     )
     .option('--open', 'open the window in the browser ($BROWSER, else the system opener)')
     .addHelpText('after', '\nExamples:\n  $ flowsync ui --open\n  $ flowsync ui --ui-port 8384')
@@ -219,7 +217,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
         ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
         : '';
       out(
-        `${time()} ${name}: ${status.phase}, ${status.counts.pending} files pending;${wait}: ${status.message ?? ''}`,
+        `${time()} ${name}: ${status.phase}, ${plural(status.counts.pending, 'file')} pending;${wait}: ${status.message ?? ''}`,
       );
     } else if (status.phase === 'missing') {
       out(`${time()} ${name}: ${status.message ?? folderGone(watched.identity.root)}`);
@@ -269,7 +267,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
   const missing = agent.missing().length;
   out(
-    `Watching ${agent.watched().length} ${agent.watched().length === 1 ? 'repository' : 'repositories'}` +
+    `Watching ${plural(agent.watched().length, 'repository', 'repositories')}` +
       `${missing > 0 ? ` (${missing} missing)` : ''}. Press Ctrl-C to stop.`,
   );
   await stopping;
@@ -285,7 +283,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   out(
     pending === 0
       ? 'Stopped; everything was in sync.'
-      : `Stopped; ${pending} files pending, sent at the next start.`,
+      : `Stopped; ${plural(pending, 'file')} pending, sent at the next start.`,
   );
   // Not closed: the unanswered request and what waits on it would keep the process alive. (A flow sent and not
   // answered counts as pending, so the line above never says "in sync" then.)
@@ -325,11 +323,9 @@ export function branchLine({ identity }: WatchedRepository, switched: BranchSwit
   const { from, to, changed, heldDeletions, conflicts, refused } = switched;
   const parts = [
     `${changed} changed`,
-    heldDeletions > 0
-      ? `${heldDeletions} ${heldDeletions === 1 ? 'deletion' : 'deletions'} held (flowsync sync --yes)`
-      : '',
+    heldDeletions > 0 ? `${plural(heldDeletions, 'deletion')} held (flowsync sync --yes)` : '',
     conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
-    refused > 0 ? `${refused} ${refused === 1 ? 'flow' : 'flows'} refused (see flowsync status)` : '',
+    refused > 0 ? `${plural(refused, 'flow')} refused (see flowsync status)` : '',
   ].filter(Boolean);
   return (
     `${time()} ${identity.owner}/${identity.name}: branch ${from ?? '(none)'} → ${to ?? '(none)'}: ` +
@@ -338,7 +334,7 @@ export function branchLine({ identity }: WatchedRepository, switched: BranchSwit
 }
 
 function recoveryLine(files: number): string {
-  return `Back in sync: ${files} ${files === 1 ? 'file' : 'files'} sent`;
+  return `Back in sync: ${plural(files, 'file')} sent`;
 }
 
 function time(): string {
@@ -353,11 +349,11 @@ function summary({ identity }: WatchedRepository, status: SyncStatus, about?: st
     settled ? 'in sync' : '',
     pending > 0 ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})` : '',
     conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
-    status.heldDeletions > 0 ? `${status.heldDeletions} deletions held (flowsync sync --yes)` : '',
+    status.heldDeletions > 0 ? `${plural(status.heldDeletions, 'deletion')} held (flowsync sync --yes)` : '',
     warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
-    rejected > 0 ? `${rejected} flows refused by the service (see flowsync status)` : '',
+    rejected > 0 ? `${plural(rejected, 'flow')} refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
-  return `${where(identity, currentBranch(identity.root), identity.root)}: ${about ? `${about}: ` : ''}${flows} flows, ${files} files, ${extra.join(', ')}`;
+  return `${where(identity, currentBranch(identity.root), identity.root)}: ${about ? `${about}: ` : ''}${plural(flows, 'flow')}, ${plural(files, 'file')}, ${extra.join(', ')}`;
 }
 
 /** A round that touched at most this many files names them; a larger one is counted. */
@@ -389,7 +385,7 @@ export function syncLine(
     return `${time()} ${name}: ${named} in ${report.ms} ms${rejected}`;
   }
   return (
-    `${time()} ${name}: ${report.flows} ${report.flows === 1 ? 'flow' : 'flows'}, ` +
+    `${time()} ${name}: ${plural(report.flows, 'flow')}, ` +
     `+${report.created} ~${report.updated} -${report.deleted} files in ${report.ms} ms${rejected}`
   );
 }

@@ -12,7 +12,7 @@ import {
 } from '../../agent/index.ts';
 import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
-import { describeFileWarning, printable, printableJson, warnedPath } from '../../protocol/index.ts';
+import { describeFileWarning, plural, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
 import { where } from '../where.ts';
 
@@ -158,7 +158,7 @@ function describe(status: RepositoryStatus & { now?: string; rename: string | nu
   const lines = [
     `${where(status, status.branch)}  ${status.root}  ` +
       `(${serviceName(status.service)}, ${status.current ? 'current service' : 'another service'})`,
-    `  ${flows} flows, ${files} files, ${pending} pending${pending > 0 ? ` in ${pendingFlows} flows` : ''}, ` +
+    `  ${plural(flows, 'flow')}, ${plural(files, 'file')}, ${pending} pending${pending > 0 ? ` in ${plural(pendingFlows, 'flow')}` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   if (status.now) lines.push(`  now: ${status.now}`);
