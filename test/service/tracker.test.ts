@@ -104,6 +104,22 @@ describe('issues search', () => {
     expect(pages).toBe(3);
   });
 
+  it('lists the issue whose identifier is the query first, then the rest newest first, each once', async () => {
+    // Searching "ENG-1" among ENG-1…ENG-11 listed ENG-1 last of 11 (every ENG-1x matches the prefix).
+    await seedIssues(11, (n) => `Task ${n}`);
+    expect((await search('ENG-1')).nodes.map((n) => n.identifier)).toEqual(['ENG-1', 'ENG-11', 'ENG-10']);
+    expect((await search('eng-1')).nodes[0]!.identifier).toBe('ENG-1');
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await search('ENG-1', { first: 2, ...(after && { after }) });
+      seen.push(...page.nodes.map((node) => node.identifier));
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor ?? undefined;
+    }
+    expect(seen).toEqual(['ENG-1', 'ENG-11', 'ENG-10']);
+  });
+
   it('matches identifier, title and description by word prefix, every word required', async () => {
     await deliver(
       svc,

@@ -85,6 +85,7 @@ export class TrackerIssues {
          WHERE (@match IS NULL OR seq IN (SELECT rowid FROM tracker_issues_fts WHERE tracker_issues_fts MATCH @match))
            AND (@include_archived OR archived_at IS NULL)
            AND (@after IS NULL OR seq < @after)
+           AND (@exclude IS NULL OR id <> @exclude)
          ORDER BY seq DESC LIMIT @limit`,
       ),
       descendants: db.prepare(
@@ -164,13 +165,25 @@ export class TrackerIssues {
     const searching = query.trim() !== '';
     if (searching && match === null)
       return toPage('issues', [] as IssueRow[], first, (row) => this.toIssue(row));
+    // The issue whose identifier is the query comes first ("ENG-1" listed ENG-1 after ENG-19…ENG-10), and not
+    // again among the rest, which keep the newest-first order their cursor is made of. Not for pages of one: that
+    // page's cursor would be the identified issue's, and skip every newer one.
+    const exact = searching && first > 1 ? this.identified(query.trim(), includeArchived) : null;
+    const head = exact !== null && after === undefined ? [exact] : [];
     const rows = this.statements.search.all({
       match,
       include_archived: includeArchived ? 1 : 0,
       after: after === undefined ? null : decodeCursor('issues', after),
-      limit: first + 1,
+      exclude: exact?.id ?? null,
+      limit: first + 1 - head.length,
     }) as IssueRow[];
-    return toPage('issues', rows, first, (row) => this.toIssue(row));
+    return toPage('issues', [...head, ...rows], first, (row) => this.toIssue(row));
+  }
+
+  /** The issue whose identifier is exactly this (any case), if the search may list it. */
+  private identified(identifier: string, includeArchived: boolean): IssueRow | null {
+    const row = this.statements.byIdentifier.get(identifier) as IssueRow | undefined;
+    return row && (includeArchived || row.archived_at === null) ? row : null;
   }
 
   /** Mirrors a task's new status or priority onto its tracker issue, so search shows what the task says. */
