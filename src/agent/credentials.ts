@@ -15,9 +15,17 @@ export const SECRET_NAMES: Record<SecretKind, string> = {
 };
 
 /**
+ * A token or key the service does not accept, in the user's words: the function the check happened to call and
+ * its HTTP status are not theirs ("crypto/decrypt_aes_gcm/run refused (HTTP 401)" was the line a typo gave).
+ */
+export class SecretRefused extends Error {
+  override readonly name = 'SecretRefused';
+}
+
+/**
  * Proves a secret works with one call that changes nothing: a cache read for an admin token, decrypt for a user
  * token, `viewer` for a personal API key (with `storedAuth` for the user token it needs). A refusal becomes a
- * RemoteError whose message says what to do, in one line.
+ * SecretRefused whose message says what to do, in one line.
  */
 export async function checkSecret(
   url: string,
@@ -41,15 +49,8 @@ export async function checkSecret(
       await client.tracker.viewer({ api_key: { secret, type: 'personal-api-key' } });
     }
   } catch (error) {
-    if (error instanceof RemoteError && failureKind(error) === 'unauthorized') {
-      throw new RemoteError(
-        error.path,
-        error.statusCode,
-        refusal(kind, url, error),
-        error.errorData,
-        error.traceId,
-      );
-    }
+    if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
+      throw new SecretRefused(refusal(kind, url, error));
     throw error;
   } finally {
     await client.close();

@@ -4,6 +4,7 @@ import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
 import { VersionNotOfFile } from '../sync/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api-error.ts';
 import { ConfigError } from './config.ts';
+import { SecretRefused } from './credentials.ts';
 import { RepoConfigFileError } from './repo-config-file.ts';
 
 /**
@@ -64,6 +65,11 @@ const HANDLERS: Handler[] = [
           issues: wireIssues(error.issues),
           kind: null,
         }
+      : null,
+  // The service's answer to a sign-in, said as it is: exit 1 (the service refused), no function name.
+  (error) =>
+    error instanceof SecretRefused
+      ? { outcome: 'remote', apiCode: 'refused', message: error.message, kind: 'unauthorized' }
       : null,
   (error) =>
     error instanceof KeychainUnavailable

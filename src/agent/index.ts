@@ -19,7 +19,7 @@ export { NotTheSource } from './source.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
-export { SECRET_NAMES, checkSecret } from './credentials.ts';
+export { SECRET_NAMES, SecretRefused, checkSecret } from './credentials.ts';
 export {
   REPO_CONFIG_FILE,
   RepoConfigFileError,

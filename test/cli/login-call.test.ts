@@ -174,7 +174,9 @@ describe('flowsync login, then call, as a new user types it', () => {
     const result = await flowsync(['login', '--url', url], 'fsu_not_a_real_token_000000');
     expect(result.code).toBe(1);
     expectOneLine(result);
-    expect(result.stderr).toContain('does not accept this user token');
+    expect(result.stderr).toMatch(/^flowsync: http:\/\/localhost:\d+ does not accept this user token: check/);
+    // Not the words of the function the check happened to call.
+    expect(result.stderr).not.toMatch(/decrypt_aes_gcm|HTTP 401|trace/);
     expect(result.stderr).not.toContain('fsu_not_a_real_token');
     expect(await keychain.get(url, 'access-token')).toBeNull();
   });
