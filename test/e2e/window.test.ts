@@ -170,7 +170,10 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     expect(await page.getByRole('button', { name: 'Sign out' }).isEnabled()).toBe(false);
     const before = await keyField.boundingBox();
     release();
-    await expect.poll(() => page.getByTestId('api-key').textContent()).toContain('FLOWSYNC_API_KEY');
+    // Said once: it was "none (none (sign in below, or set FLOWSYNC_API_KEY))", and nothing below signs in a key.
+    await expect
+      .poll(() => page.getByTestId('api-key').textContent())
+      .toBe('Personal API key: none (add one below, or set FLOWSYNC_API_KEY)');
     expect(await keyField.boundingBox()).toEqual(before);
     await keyField.fill('lin_api_window_test_key_0042');
     await page.getByRole('button', { name: 'Save key' }).click();

@@ -12,6 +12,15 @@ const SOURCE_TEXT: Record<Settings['sources']['user'], (variable: string) => str
   unavailable: (variable) => `none, and no OS keychain to keep one: set ${variable}`,
 };
 
+/** "lin_…0042 (from FLOWSYNC_API_KEY)", "none (add one below, or set FLOWSYNC_API_KEY)". */
+function apiKeyText(data: Settings): string {
+  const source = data.sources.apiKey;
+  if (data.apiKey !== null)
+    return source === 'environment' ? `${data.apiKey} (from FLOWSYNC_API_KEY)` : data.apiKey;
+  if (source === 'none') return 'none (add one below, or set FLOWSYNC_API_KEY)';
+  return SOURCE_TEXT[source]('FLOWSYNC_API_KEY');
+}
+
 export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
@@ -110,11 +119,7 @@ export function SettingsScreen({ api }: ScreenProps) {
       </form>
       <form onSubmit={submit(() => saveKey.mutate())} aria-busy={!data}>
         <fieldset className="plain" disabled={!data}>
-          <p data-testid="api-key">
-            Personal API key: {data?.apiKey ?? 'none'}
-            {data && data.apiKey === null && ` (${SOURCE_TEXT[data.sources.apiKey]('FLOWSYNC_API_KEY')})`}
-            {data?.sources.apiKey === 'environment' && ' (from FLOWSYNC_API_KEY)'}
-          </p>
+          <p data-testid="api-key">Personal API key: {data ? apiKeyText(data) : '…'}</p>
           <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
           <button type="submit" disabled={apiKey.trim().length < 8}>
             Save key
