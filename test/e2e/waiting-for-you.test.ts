@@ -198,3 +198,43 @@ describe('what waits for the user, in the window', () => {
     await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/deploy.yml'], SLOW).toBe(first);
   });
 });
+
+describe('conflicts in several flows', () => {
+  it("settles a flow's conflicts with one click, leaving the other flow's waiting", async () => {
+    // Bob changes two files of flows/generated and one of flows/ci on the service; Ada edits the same three.
+    const bob = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user } });
+    const onService = serviceTree(svc.read, 'acme', 'app');
+    const his = (path: string) => `${onService[path]}# bob\n`;
+    const change = (flowPath: string, paths: string[]) => ({
+      flow_path: flowPath,
+      files: paths.map((path) => {
+        const full = `${flowPath}/${path}`;
+        return { path, content: his(full), hash: sha256(his(full)), base_hash: sha256(onService[full]!) };
+      }),
+    });
+    await bob.flowDef.syncBatch(
+      {
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [change('flows/generated', ['step-1.yml', 'step-2.yml']), change('flows/ci', ['build.yml'])],
+      },
+      { writer: 'bob@desk:~/code/app' },
+    );
+    await bob.close();
+    for (const path of ['flows/generated/step-1.yml', 'flows/generated/step-2.yml', 'flows/ci/build.yml'])
+      repo.write(path, `${onService[path]}# ada\n`);
+    const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('3 in conflict');
+
+    await waiting.getByRole('button', { name: 'Keep mine for the 2 in flows/generated' }).click();
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
+    await expect
+      .poll(() => serviceTree(svc.read, 'acme', 'app')['flows/generated/step-2.yml'], SLOW)
+      .toBe(`${onService['flows/generated/step-2.yml']}# ada\n`);
+    // The other flow's conflict still waits, as it was.
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/build.yml']).toBe(his('flows/ci/build.yml'));
+    await waiting.getByRole('button', { name: "Take the service's" }).click();
+    await expect.poll(() => waiting.count(), SLOW).toBe(0);
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his('flows/ci/build.yml'));
+  });
+});

@@ -239,6 +239,8 @@ function WaitingForYou(props: {
   const busy = resolve.isPending || deletions.isPending || notHere.isPending;
   const list = conflicts.data?.conflicts ?? [];
   const [comparing, setComparing] = useState<string | null>(null);
+  // A flow's conflicts settled at once (when there are several flows: one flow's are "all").
+  const byFlow = [...groupByFlow(list).entries()];
   return (
     <section className="waiting" aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}>
       <h4>Waiting for you</h4>
@@ -312,6 +314,19 @@ function WaitingForYou(props: {
           </tbody>
         </table>
       )}
+      {byFlow.length > 1 &&
+        byFlow
+          .filter(([, files]) => files.length > 1)
+          .map(([flowPath, files]) => (
+            <div className="row" key={flowPath}>
+              <button disabled={busy} onClick={() => resolve.mutate({ side: 'mine', files })}>
+                Keep mine for the {files.length} in {flowPath}
+              </button>
+              <button disabled={busy} onClick={() => resolve.mutate({ side: 'theirs', files })}>
+                Take the service's for the {files.length} in {flowPath}
+              </button>
+            </div>
+          ))}
       {list.length > 1 && (
         <div className="row">
           <button disabled={busy} onClick={() => resolve.mutate({ side: 'mine' })}>
@@ -363,6 +378,13 @@ function WaitingForYou(props: {
       )}
     </section>
   );
+}
+
+function groupByFlow(conflicts: readonly ConflictView[]): Map<string, { flowPath: string; path: string }[]> {
+  const flows = new Map<string, { flowPath: string; path: string }[]>();
+  for (const conflict of conflicts)
+    flows.set(conflict.flowPath, [...(flows.get(conflict.flowPath) ?? []), fileOf(conflict)]);
+  return flows;
 }
 
 function fileOf(conflict: ConflictView): { flowPath: string; path: string } {
