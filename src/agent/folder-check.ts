@@ -1,4 +1,4 @@
-import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, opendirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config.ts';
@@ -50,8 +50,15 @@ const NOT_THERE = new Set(['ENOENT', 'ENOTDIR', 'ESTALE', 'ENODEV', 'EIO']);
 export function folderNotThere(folder: string): boolean {
   const path = resolve(expandHome(folder));
   try {
+    // The configured folder itself, as checkRepositoryFolder takes it (a link the user named is followed); its first
+    // entry only, not a listing of a whole repository's top folder every second while it is awaited.
     if (!statSync(path).isDirectory()) return false;
-    return readdirSync(path).length === 0;
+    const entries = opendirSync(path);
+    try {
+      return entries.readSync() === null;
+    } finally {
+      entries.closeSync();
+    }
   } catch (error) {
     return NOT_THERE.has((error as NodeJS.ErrnoException).code ?? '');
   }

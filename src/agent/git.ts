@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { readContained } from '../sync/index.ts';
 
 const run = promisify(execFile);
 
@@ -58,28 +59,38 @@ export async function gitCommonDir(root: string): Promise<string | null> {
 export function currentBranch(root: string): string | null {
   const gitDir = findGitDir(root);
   if (gitDir === null) return null;
-  let head: string;
-  try {
-    head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
-  } catch {
-    return null;
-  }
+  const head = smallText(gitDir, 'HEAD')?.trim();
+  if (head === undefined) return null;
   const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
   if (ref !== undefined) return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ref;
   return /^[0-9a-f]{40,64}$/.test(head) ? `detached at ${head.slice(0, 7)}` : null;
 }
 
-/** The git folder of the repository `folder` is in: `.git`, or where a `.git` file points; null when none. */
+/**
+ * The git folder of the repository `folder` is in: a real `.git` folder, or where a `.git` file points; null when
+ * none. Read by the containment rule (readContained), as every file of a repository: a `.git` or `HEAD` that is a
+ * link, a FIFO or a device (a tarball's `.git` linked to /dev/zero, which a plain read would fill memory from, or
+ * a FIFO it would wait on for ever) is no git folder, and at most 4 KiB of either is read.
+ */
 function findGitDir(folder: string): string | null {
   for (let dir = resolve(folder); ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
+    let entry: ReturnType<typeof lstatSync> | undefined;
     try {
-      if (statSync(dotGit).isDirectory()) return dotGit;
-      const pointer = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
-      return pointer ? resolve(dir, pointer) : null;
+      entry = lstatSync(dotGit);
     } catch {
       // No .git here: the folder above, up to the root of the file system.
     }
+    if (entry?.isDirectory()) return dotGit;
+    if (entry) {
+      const pointer = /^gitdir:\s*(.+)$/m.exec(smallText(dir, '.git') ?? '')?.[1]?.trim();
+      return pointer ? resolve(dir, pointer) : null;
+    }
     if (dirname(dir) === dir) return null;
   }
+}
+
+/** A small regular file of git's, read by the containment rule; null for anything else. */
+function smallText(folder: string, name: string): string | null {
+  return readContained(folder, name, 4096).bytes?.toString('utf8') ?? null;
 }

@@ -1,8 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { currentBranch, gitConfig, remoteUrl, userEmail } from '../../src/agent/index.ts';
+import { REGISTER_TSX } from '../support/cli.ts';
 import { gitIn } from '../support/git.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
@@ -56,5 +58,31 @@ describe('the branch of a checkout, read from its HEAD file', () => {
     // A folder inside a repository is on that repository's branch.
     mkdirSync(join(worktree, 'sub'));
     expect(currentBranch(join(worktree, 'sub'))).toBe('feat-y');
+  });
+});
+
+describe("the branch of a repository whose .git is not git's", () => {
+  it('is none for a .git linked to /dev/zero, a HEAD that is a FIFO or a link out, and reading it does not hang', () => {
+    // A tarball or a hostile clone can hold any of these. A plain read of /dev/zero fills memory; of a FIFO, waits
+    // for ever: so each is asked in a child process with a time limit, which the read before the fix overran.
+    repo = makeRepo({ 'zero/flows/a/x.yaml': 'x', 'fifo/.git/refs/heads/.keep': '', 'link/.git/x': '' });
+    symlinkSync('/dev/zero', join(repo.root, 'zero/.git'));
+    execFileSync('mkfifo', [join(repo.root, 'fifo/.git/HEAD')]);
+    writeFileSync(join(repo.dir, 'outside'), 'ref: refs/heads/secret\n');
+    symlinkSync(join(repo.dir, 'outside'), join(repo.root, 'link/.git/HEAD'));
+    const script =
+      "const { currentBranch } = await import('./src/agent/index.ts');" +
+      `console.log(JSON.stringify(['zero', 'fifo', 'link'].map((f) => currentBranch(${JSON.stringify(repo.root)} + '/' + f))));`;
+    const child = spawnSync(
+      process.execPath,
+      ['--import', REGISTER_TSX, '--input-type=module', '-e', script],
+      {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    expect(child.error, child.stderr).toBeUndefined();
+    expect(JSON.parse(child.stdout)).toEqual([null, null, null]);
   });
 });
