@@ -28,6 +28,7 @@ import { PresenceCheck } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
 import { replaceContained } from './contained-write.ts';
+import { notRealFolder } from './contained-fs.mjs';
 import {
   conflictSides,
   fileVersions,
@@ -684,7 +685,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     // Under a flow root that is held (emptied, another drive) or not there at all (a drive not mounted, a sparse
     // checkout), the disk says nothing: none of its files is offered to delete, nor written where the root is not.
     this.guard.checkAll();
-    const absentRoots = this.layout.roots.filter((root) => !folderAt(join(this.repo.root, root)));
+    const absentRoots = this.layout.roots.filter((root) => notRealFolder(this.repo.root, root) !== null);
     const files = listed.filter(
       (file) =>
         !known.has(serviceFileKey(file.flowPath, file.path)) &&
@@ -1312,15 +1313,6 @@ function somethingAt(path: string): boolean {
     return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return true;
-  }
-}
-
-/** Whether a real folder is at `path` (not a link to one); one that cannot be looked at is not. */
-function folderAt(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 
