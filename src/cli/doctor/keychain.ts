@@ -18,7 +18,7 @@ export async function keychainCheck(embedded: boolean): Promise<DoctorCheck> {
   const message =
     health.state === 'absent'
       ? `keychain: no OS keychain answers (${health.detail}), so no sign-in is kept`
-      : `keychain: the OS keychain is locked (${health.detail}): it reads back nothing, so a sign-in seems gone`;
+      : `keychain: the OS keychain is locked, or has no login keyring yet (${health.detail}): it keeps nothing, so a sign-in is lost`;
   const fix =
     health.state === 'absent'
       ? `${START_ONE}${fromEnvironment ? '' : `; or set ${SECRET_ENV_VARS['access-token']} in the environment`}`

@@ -52,8 +52,8 @@ export function watchesVerdict(needed: number, limit: WatchLimitSeen, share: num
   const over = needed > limit.folders;
   const message = over
     ? `inotify watches: ${folders} to watch, but ${allowed}: flow roots past that are not watched, and their ` +
-      'edits are not sent until the next restart'
-    : `inotify watches: ${folders} to watch, close to the ${allowed}: a branch with more folders stops the watch`;
+      'edits wait for the rescan every 10 minutes instead of going at once'
+    : `inotify watches: ${folders} to watch, close to the limit (${allowed}): a branch with more folders stops the watch`;
   const fix =
     limit.setBy === 'kernel'
       ? `raise the kernel's limit: sudo sysctl fs.inotify.max_user_watches=${suggestedUserWatches(needed, share)}, ` +
@@ -104,7 +104,7 @@ export function clockVerdict(serviceDate: string | null, sentAt: number, receive
   const side = skew > 0 ? 'behind' : 'ahead of';
   return warning(
     'clock',
-    `clock: this machine's clock is ${duration(apart)} ${side} the service's (more than ${CLOCK_SKEW_LIMIT_MS / 1000} s): ` +
+    `clock: this machine's clock is ${duration(Math.abs(skew))} ${side} the service's (more than ${CLOCK_SKEW_LIMIT_MS / 1000} s): ` +
       'the times of history, conflicts and `restore --at` are off by that much',
     'turn on time sync: sudo timedatectl set-ntp true (Linux), or "Set time automatically" in the system settings',
   );
