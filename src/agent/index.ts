@@ -6,6 +6,7 @@ export {
   DEFAULT_SERVICE_URL,
   ConfigError,
   agentConfigSchema,
+  inspectConfig,
   loadConfig,
   saveConfig,
   type AgentConfig,

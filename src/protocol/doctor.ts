@@ -6,6 +6,7 @@ import { z } from 'zod';
  */
 export const DOCTOR_CHECKS = [
   'data-folder',
+  'config',
   'agent',
   'keychain',
   'service',

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DOCTOR_CHECKS, doctorReportSchema } from '../../src/protocol/index.ts';
@@ -171,6 +171,19 @@ describe('flowsync doctor', () => {
     });
     expect(carried.stdout).toContain('; FLOWSYNC_TOKEN from the environment is used');
     expect(lineOf(carried.stdout, '[!] keychain:')).not.toContain('set FLOWSYNC_TOKEN');
+  });
+
+  it('flags a config file that is not JSON without moving it aside as the agent would', async () => {
+    const configPath = join(user.configDir, 'config.json');
+    mkdirSync(user.configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(configPath, '{"repositories": [', { mode: 0o600 });
+    const result = await doctor();
+    expect(result.code).toBe(1);
+    expect(lineOf(result.stdout, '[✗] config:')).toBe(
+      '[✗] config: ~/.config/flowsync/config.json is not valid JSON: the agent sets it aside and starts with no repositories\n' +
+        '    fix: fix it, or delete it and add your folders again (`flowsync start <folder>`)',
+    );
+    expect(readFileSync(configPath, 'utf8')).toBe('{"repositories": [');
   });
 
   it('fails the inotify check when sync needs more folders watched than flowsync may watch', async () => {

@@ -1,24 +1,26 @@
 import { Command } from 'commander';
-import { configuredServiceUrl, loadConfig, serviceKeyOf } from '../../agent/index.ts';
+import { configuredServiceUrl, serviceKeyOf } from '../../agent/index.ts';
 import { doctorReportSchema, printableJson, type DoctorCheck } from '../../protocol/index.ts';
 import { normalizeServiceUrl } from '../../secrets/index.ts';
 import { agentCheck } from '../doctor/agent.ts';
-import { dataFolderCheck } from '../doctor/data-folder.ts';
+import { configCheck, dataFolderCheck } from '../doctor/data-folder.ts';
 import { keychainCheck } from '../doctor/keychain.ts';
 import { doctorLines } from '../doctor/report.ts';
 import { repositoryChecks } from '../doctor/repositories.ts';
 import { serviceChecks } from '../doctor/service.ts';
 import { doctorExitCode } from '../doctor/verdicts.ts';
 
+// The description is one line per paragraph: commander wraps it to the terminal (a line broken here was broken twice).
 export function doctorCommand(): Command {
   return new Command('doctor')
     .description(
-      'Checks what makes sync fail without a word, and says for each what to do: the data folder (private,\n' +
-        'writable), the agent (running, answering), the OS keychain (there and unlocked), the service (it answers,\n' +
-        "takes your token, what it can do), the clock against the service's (a minute apart at most), the inotify\n" +
-        "watches sync needs against the kernel's limit, and each repository of the config (its folder there, flows\n" +
-        'found, synced from this checkout). Changes nothing, and never starts an agent or takes its lock.\n' +
-        'Exit code: 0 when every check passed, 4 when some only warn (sync goes on, something needs you), 1 when\n' +
+      'Checks what makes sync fail without a word, and says for each what to do: the data folder (private, ' +
+        'writable), the config file (valid, private), the agent (running, answering), the OS keychain (there and ' +
+        "unlocked), the service (it answers, takes your token, what it can do), the clock against the service's " +
+        "(a minute apart at most), the inotify watches sync needs against the kernel's limit, and each repository " +
+        'of the config (its folder there, flows found, synced from this checkout). Changes nothing, and never ' +
+        'starts an agent or takes its lock.\n\n' +
+        'Exit code: 0 when every check passed, 4 when some only warn (sync goes on, something needs you), 1 when ' +
         'one failed (sync does not happen, or your data is open to others, until it is fixed).',
     )
     .option(
@@ -40,14 +42,22 @@ export function doctorCommand(): Command {
     .action(async (options: { url?: string; json?: boolean }) => {
       // First, before anything opens a file there (opening takes the agent's files to their modes).
       const dataFolder = dataFolderCheck();
-      const config = loadConfig();
+      const { check: configRead, config } = configCheck();
       const given = configuredServiceUrl(options.url, config);
       const configured = given ? normalizeServiceUrl(given) : '';
       const agent = await agentCheck(config.repositories.length);
       const keychain = await keychainCheck(configured === '');
       const service = await serviceChecks({ configured, running: agent.running });
       const { watches, repositories } = await repositoryChecks(config, serviceKeyOf(given));
-      const checks: DoctorCheck[] = [dataFolder, agent.check, keychain, ...service, watches, ...repositories];
+      const checks: DoctorCheck[] = [
+        dataFolder,
+        configRead,
+        agent.check,
+        keychain,
+        ...service,
+        watches,
+        ...repositories,
+      ];
       if (options.json) process.stdout.write(`${printableJson(doctorReportSchema.parse(checks))}\n`);
       else process.stdout.write(`${doctorLines(checks).join('\n')}\n`);
       process.exitCode = doctorExitCode(checks);
