@@ -186,6 +186,36 @@ describe('flowsync doctor', () => {
     expect(readFileSync(configPath, 'utf8')).toBe('{"repositories": [');
   });
 
+  it("flags a checkout that is not its repository's source, and a folder with no flows, each with its fix", async () => {
+    // Two checkouts named acme/app: the first one synced is the source; the second is listed, not synced.
+    const other = join(user.repo.dir, 'other');
+    mkdirSync(join(other, 'flows/a'), { recursive: true });
+    writeFileSync(join(other, 'flows/a/x.yaml'), 'x\n');
+    const notes = join(user.repo.dir, 'notes');
+    mkdirSync(notes);
+    writeFileSync(join(notes, 'todo.md'), 'nothing to sync\n');
+    const acme = { owner: 'acme', name: 'app' };
+    writeAgentConfig(user.env, [
+      { path: user.repo.root, ...acme },
+      { path: other, ...acme },
+      { path: notes },
+    ]);
+    const synced = await runFlowsync(['sync', user.repo.root], { env: user.env });
+    expect(synced.code, synced.stderr).toBe(0);
+
+    const result = await doctor();
+    expect(result.code, result.stdout).toBe(4);
+    expect(result.stdout).toContain(`[✓] repository: acme/app (${user.repo.root}): 2 flows in flows/`);
+    expect(lineOf(result.stdout, `[!] repository: acme/app (${other})`)).toBe(
+      `[!] repository: acme/app (${other}) is not synced: acme/app is synced from ${user.repo.root}\n` +
+        `    fix: \`flowsync start ${other} --source\` syncs from this checkout instead (${user.repo.root} then stops)`,
+    );
+    expect(lineOf(result.stdout, '[!] repository: local/notes')).toBe(
+      `[!] repository: local/notes (${notes}) has no flows/ folder: nothing to sync\n` +
+        "    fix: set its flow folders in the window's Settings (flowRoots in the config file)",
+    );
+  });
+
   it('fails the inotify check when sync needs more folders watched than flowsync may watch', async () => {
     writeAgentConfig(user.env, [{ path: user.repo.root }]);
     const result = await doctor([], { FLOWSYNC_MAX_WATCHED_FOLDERS: '2' });
