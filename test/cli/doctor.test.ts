@@ -216,6 +216,34 @@ describe('flowsync doctor', () => {
     );
   });
 
+  it('flags an agent that holds the lock but whose window does not answer, and leaves its lock alone', async () => {
+    writeAgentConfig(user.env, [{ path: user.repo.root }]);
+    // A live process (this test's) named by a lock whose window address nobody listens on: a stuck agent.
+    const closed = await startTestService();
+    await closed.close();
+    mkdirSync(user.dataDir, { recursive: true, mode: 0o700 });
+    const lockPath = join(user.dataDir, 'agent.lock');
+    const lock = `${JSON.stringify({
+      pid: process.pid,
+      command: 'start',
+      processStart: null,
+      startedAt: '2026-11-25T12:00:00.000Z',
+      bridge: `${closed.url}/?token=t`,
+      service: null,
+      nonce: '0123456789abcdef',
+    })}\n`;
+    writeFileSync(lockPath, lock, { mode: 0o600 });
+
+    const result = await doctor();
+    expect(result.code).toBe(1);
+    expect(lineOf(result.stdout, '[✗] agent:')).toBe(
+      `[✗] agent: pid ${process.pid} holds the agent lock (since 2026-11-25 12:00:00 UTC) but its window at ` +
+        `${closed.url} does not answer: it is stuck\n` +
+        `    fix: stop it (kill ${process.pid}) and run \`flowsync start\` (\`flowsync autostart enable\` starts it when you log in)`,
+    );
+    expect(readFileSync(lockPath, 'utf8')).toBe(lock);
+  });
+
   it('fails the inotify check when sync needs more folders watched than flowsync may watch', async () => {
     writeAgentConfig(user.env, [{ path: user.repo.root }]);
     const result = await doctor([], { FLOWSYNC_MAX_WATCHED_FOLDERS: '2' });

@@ -62,7 +62,7 @@ export async function agentCheck(repositories: number, lockPath = defaultLockPat
         `agent: pid ${owner.pid} holds the agent lock (${since}) but its window at ${origin} does not answer: it is stuck`,
         `stop it (kill ${owner.pid}) and run ${START}`,
       ),
-      running: null,
+      running: owner, // its embedded service may still answer: asked all the same
     };
   return {
     check: passed('agent', `agent: running (pid ${owner.pid}, ${since}), window at ${origin}/`),

@@ -107,7 +107,8 @@ async function clockCheck(client: RemoteClient): Promise<DoctorCheck> {
     const reply = await client.reply('svc/flow_def/public/capabilities', {}, { timeoutMs: TIMEOUT_MS });
     return clockVerdict(reply.date, sentAt, Date.now());
   } catch {
-    return skipped('clock', 'clock: not compared: the service does not answer');
+    // No answer, or one that is not a flowsync envelope (a gateway's page): nothing to read a Date from.
+    return skipped('clock', 'clock: not compared: no answer of the service to compare with');
   }
 }
 

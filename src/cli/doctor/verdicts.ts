@@ -1,4 +1,5 @@
 import { plural, type DoctorCheck, type DoctorCheckName } from '../../protocol/index.ts';
+import type { WatchLimit } from '../../sync/index.ts';
 
 /** A line of the report: what was found and, unless it passed, what to do. */
 export function passed(check: DoctorCheckName, message: string, folder: string | null = null): DoctorCheck {
@@ -23,13 +24,6 @@ export function failure(
   return { check, verdict: 'fail', folder, message, fix };
 }
 
-/** The folders flowsync watches at most, and what set that number (src/sync's WatchLimit). */
-export interface WatchLimitSeen {
-  folders: number;
-  userWatches: number | null;
-  setBy: 'environment' | 'kernel' | 'flowsync';
-}
-
 /** Past this share of its limit the watcher is one branch switch away from refusing a flow root. */
 const CLOSE_TO_LIMIT = 0.8;
 
@@ -44,7 +38,7 @@ export function suggestedUserWatches(needed: number, share: number): number {
  * like sync stuck. Pure, so that a limit lower than any machine's is
  * tested without touching /proc.
  */
-export function watchesVerdict(needed: number, limit: WatchLimitSeen, share: number): DoctorCheck {
+export function watchesVerdict(needed: number, limit: WatchLimit, share: number): DoctorCheck {
   const allowed = describeLimit(limit, share);
   const folders = plural(needed, 'folder');
   if (needed <= limit.folders * CLOSE_TO_LIMIT)
@@ -64,7 +58,7 @@ export function watchesVerdict(needed: number, limit: WatchLimitSeen, share: num
   return over ? failure('watches', message, fix) : warning('watches', message, fix);
 }
 
-function describeLimit(limit: WatchLimitSeen, share: number): string {
+function describeLimit(limit: WatchLimit, share: number): string {
   const most = limit.folders.toLocaleString('en');
   switch (limit.setBy) {
     case 'environment':
