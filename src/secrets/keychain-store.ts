@@ -10,13 +10,11 @@ import {
 
 type Keytar = typeof KeytarModule;
 
-/** Whether the OS keychain keeps secrets: `absent`, no Secret Service answers; `locked`, one answers but keeps nothing. */
-export type KeychainHealth =
-  | { state: 'usable' }
-  | {
-      state: 'locked' | 'absent';
-      /** keytar's words (D-Bus's, the daemon's): never a secret. */ detail: string;
-    };
+/**
+ * Whether the OS keychain keeps secrets: `absent`, no Secret Service answers; `locked`, one answers but keeps
+ * nothing. `detail` is keytar's words (D-Bus's, the daemon's), never a secret.
+ */
+export type KeychainHealth = { state: 'usable' } | { state: 'locked' | 'absent'; detail: string };
 
 function causeOf(error: unknown): string {
   const cause = error instanceof KeychainUnavailable ? error.cause : error;

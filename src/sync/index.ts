@@ -29,12 +29,5 @@ export {
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';
 export { writeContained, type NotContained } from './contained-write.ts';
-export {
-  MAX_FOLDERS,
-  SHARE_OF_USER_WATCHES,
-  USER_WATCHES_FILE,
-  watchLimit,
-  watchLimitFor,
-  type WatchLimit,
-} from './watch-budget.ts';
+export { SHARE_OF_USER_WATCHES, watchLimit, watchLimitFor, type WatchLimit } from './watch-budget.ts';
 export { surveyFlowRoots, type FlowRootSurvey } from './watch-needs.ts';

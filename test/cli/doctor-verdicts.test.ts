@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { watchLimitFor } from '../../src/sync/index.ts';
 import {
   CLOCK_SKEW_LIMIT_MS,
   clockVerdict,
@@ -48,6 +49,12 @@ describe('the inotify watches verdict', () => {
     expect(own.fix).toContain('.gitignore');
     const set = watchesVerdict(5, { folders: 2, userWatches: null, setBy: 'environment' }, 4);
     expect(set.fix).toBe('unset FLOWSYNC_MAX_WATCHED_FOLDERS (it is for tests)');
+  });
+
+  it('takes the limit as the watcher does: a quarter of max_user_watches, at most 20,000', () => {
+    expect(watchLimitFor(8192)).toEqual({ folders: 2048, userWatches: 8192, setBy: 'kernel' });
+    expect(watchLimitFor(1_000_000)).toEqual({ folders: 20_000, userWatches: 1_000_000, setBy: 'flowsync' });
+    expect(watchLimitFor(null)).toEqual({ folders: 20_000, userWatches: null, setBy: 'flowsync' });
   });
 
   it('suggests four times what sync needs, never under 524,288, as a power of two', () => {
