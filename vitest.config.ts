@@ -12,6 +12,7 @@ const UNIT = [
   'test/client/backoff.test.ts',
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',
+  'test/cli/doctor-verdicts.test.ts',
   'test/service/log-file.test.ts',
   'test/sync/chunking.test.ts',
   'test/sync/failure-outcome.test.ts',

@@ -89,10 +89,47 @@ export function loadConfig(path = configFilePath()): AgentConfig {
   }
   const parsed = agentConfigSchema.safeParse(json);
   if (!parsed.success) {
-    const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new ConfigError(`${path} is not a valid flowsync config (${where}): fix or delete it.`);
+    throw new ConfigError(
+      `${path} is not a valid flowsync config (${issuesOf(parsed.error)}): fix or delete it.`,
+    );
   }
   return parsed.data;
+}
+
+/**
+ * What the config file holds, read without changing anything (no mode tightened, nothing moved aside), for
+ * `flowsync doctor`: the settings, or the one line that says what is wrong with the file (the defaults then).
+ */
+export function inspectConfig(path = configFilePath()): { config: AgentConfig; problem: string | null } {
+  const defaults = agentConfigSchema.parse({});
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { config: defaults, problem: null };
+    return { config: defaults, problem: `${path} cannot be read (${code})` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return {
+      config: defaults,
+      problem: `${path} is not valid JSON: the agent sets it aside and starts with no repositories`,
+    };
+  }
+  const parsed = agentConfigSchema.safeParse(json);
+  if (parsed.success) return { config: parsed.data, problem: null };
+  return {
+    config: defaults,
+    problem: `${path} is not a valid flowsync config (${issuesOf(parsed.error)}): the agent refuses to start`,
+  };
+}
+
+/** The fields a config file gets wrong: `repositories.0.path: …; serviceUrl: …`. */
+function issuesOf(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 }
 
 /** Writes the whole file atomically: a crash leaves the old file or the new one, never half of one. */

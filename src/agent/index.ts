@@ -6,6 +6,7 @@ export {
   DEFAULT_SERVICE_URL,
   ConfigError,
   agentConfigSchema,
+  inspectConfig,
   loadConfig,
   saveConfig,
   type AgentConfig,
@@ -21,7 +22,7 @@ export {
 export { currentBranch, gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
 export { pendingRename, type PendingRename } from './rename.ts';
 export { type BranchSwitch } from './branch-follower.ts';
-export { NotTheSource } from './source.ts';
+export { NotTheSource, sourceElsewhere, tilde } from './source.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
@@ -34,5 +35,5 @@ export {
   writeRepoConfigFile,
 } from './repo-config-file.ts';
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
-export { checkRepositoryFolder, expandHome } from './folder-check.ts';
+export { checkRepositoryFolder, expandHome, folderNotThere } from './folder-check.ts';
 export { AgentApiError, agentApiErrorSchema, type AgentApiErrorBody } from './api-error.ts';

@@ -1,4 +1,6 @@
 import { homedir } from 'node:os';
+import { defaultStatePath } from '../host/index.ts';
+import { recordedSource } from '../sync/index.ts';
 import { AgentApiError } from './api-error.ts';
 import { gitCommonDir } from './git.ts';
 import type { RepositoryIdentity } from './repositories.ts';
@@ -39,4 +41,18 @@ export async function notTheSource(identity: RepositoryIdentity, source: string)
 export function tilde(path: string): string {
   const home = homedir();
   return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}
+
+/**
+ * The checkout its repository is synced from with this service when it is another one than this (which is then
+ * listed, not synced); null when this one is the source, or none is recorded yet (it becomes it at its first
+ * sync). Read from the state without changing it, for `flowsync doctor`.
+ */
+export function sourceElsewhere(
+  identity: RepositoryIdentity,
+  service: string,
+  statePath = defaultStatePath(),
+): string | null {
+  const source = recordedSource(statePath, service, identity.owner, identity.name);
+  return source === null || source === identity.root ? null : source;
 }

@@ -73,6 +73,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/pause.ts')).resumeCommand(),
   },
   {
+    name: 'doctor',
+    usage: '[options]',
+    summary:
+      'check what makes sync fail without a word (keychain, service, watches, folders), each with its fix',
+    load: async () => (await import('./commands/doctor.ts')).doctorCommand(),
+  },
+  {
     name: 'ui',
     usage: '[options]',
     summary: 'run the agent and print the address of its window, for a browser',

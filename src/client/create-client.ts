@@ -57,6 +57,8 @@ export interface Reply {
   statusCode: number;
   envelope: Envelope;
   traceId: string;
+  /** The service's clock when it answered (its HTTP Date header, to the second); null when it sent none. */
+  date: string | null;
 }
 
 export interface RemoteClient extends GroupedMethods {
@@ -211,7 +213,8 @@ export function createClient(options: ClientOptions): RemoteClient {
         // Out of time before the next try: the answer at hand is the call's answer.
         if (wait <= MAX_RETRY_AFTER_MS && (await paused(wait))) continue;
       }
-      return { statusCode, envelope: parseEnvelope(spec.path, statusCode, text), traceId };
+      const date = typeof headers.date === 'string' ? headers.date : null;
+      return { statusCode, envelope: parseEnvelope(spec.path, statusCode, text), traceId, date };
     }
   }
 

@@ -138,6 +138,24 @@ export async function findRunningAgent(
 }
 
 /**
+ * What the lock says, for `flowsync doctor`, which must neither take nor remove it: no lock, one left by a process
+ * that is gone (the next start takes it over), one that cannot be read, or the live process that holds it.
+ */
+export type LockReading =
+  | { state: 'none' }
+  | { state: 'damaged' }
+  | { state: 'stale'; owner: AgentLockOwner }
+  | { state: 'held'; owner: AgentLockOwner };
+
+export function readAgentLock(path = defaultLockPath()): LockReading {
+  const text = readText(path);
+  if (text === null) return { state: 'none' };
+  const owner = parseOwner(text);
+  if (owner === null) return { state: 'damaged' };
+  return isAlive(owner) ? { state: 'held', owner } : { state: 'stale', owner };
+}
+
+/**
  * Asks the agent at a window address whether it is there (the window layer's `bridgeAnswers`): passed in, since
  * this layer knows nothing of the window's protocol.
  */

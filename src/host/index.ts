@@ -10,7 +10,7 @@ export {
   defaultWindowMemoryPath,
   rendererDir,
 } from './paths.ts';
-export { ensurePrivateFile, ensurePrivateFolder } from './private-files.ts';
+export { ensurePrivateFile, ensurePrivateFolder, looseModes, type LooseMode } from './private-files.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 export { tunable } from './tunable.ts';
 export {
@@ -36,6 +36,8 @@ export {
   TAKEOVER_STALE_MS,
   claimAgentLock,
   findRunningAgent,
+  readAgentLock,
+  type LockReading,
   type AgentLockOwner,
   type BridgeAnswers,
 } from './agent-lock.ts';

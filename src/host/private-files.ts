@@ -1,5 +1,5 @@
-import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 // What flowsync keeps names every synced flow, its files' content and the tracker's tasks: this user's only.
 const PRIVATE_FOLDER = 0o700;
@@ -36,4 +36,34 @@ export function ensurePrivateFile(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
   closeSync(openSync(path, 'a', PRIVATE_FILE));
   for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file, PRIVATE_FILE);
+}
+
+/** A file or folder of flowsync's own whose mode lets other users in, and the mode it should have. */
+export interface LooseMode {
+  path: string;
+  mode: number;
+  expected: number;
+}
+
+/**
+ * The folder and the files directly in it whose modes let other users of the machine read or write them (any
+ * group or other bit), for `flowsync doctor`: nothing is changed here (the agent's next start tightens them, as
+ * ensurePrivateFolder and ensurePrivateFile do). Links are not followed: a link's own mode means nothing. An
+ * absent folder has nothing loose.
+ */
+export function looseModes(folder: string): LooseMode[] {
+  const loose: LooseMode[] = [];
+  const look = (path: string, expected: number) => {
+    const stat = lstatSync(path, { throwIfNoEntry: false });
+    if (!stat || stat.isSymbolicLink()) return stat;
+    if ((stat.mode & 0o077) !== 0) loose.push({ path, mode: stat.mode & 0o777, expected });
+    return stat;
+  };
+  const stat = look(folder, PRIVATE_FOLDER);
+  if (!stat?.isDirectory()) return loose;
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    if (entry.isFile()) look(join(folder, entry.name), PRIVATE_FILE);
+    else if (entry.isDirectory()) look(join(folder, entry.name), PRIVATE_FOLDER);
+  }
+  return loose;
 }

@@ -17,7 +17,7 @@ export {
   type SecretSource,
   type SecretStore,
 } from './secret-store.ts';
-export { KeychainSecretStore, KeychainUnavailable } from './keychain-store.ts';
+export { KeychainSecretStore, KeychainUnavailable, type KeychainHealth } from './keychain-store.ts';
 export { LayeredSecretStore, SECRET_ENV_VARS, environmentSecret } from './environment-store.ts';
 export { secretStoreAuth } from './keychain-auth.ts';
 

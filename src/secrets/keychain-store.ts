@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type * as KeytarModule from 'keytar';
 import {
   KEYCHAIN_SERVICE,
@@ -8,6 +9,17 @@ import {
 } from './secret-store.ts';
 
 type Keytar = typeof KeytarModule;
+
+/**
+ * Whether the OS keychain keeps secrets: `absent`, no Secret Service answers; `locked`, one answers but keeps
+ * nothing. `detail` is keytar's words (D-Bus's, the daemon's), never a secret.
+ */
+export type KeychainHealth = { state: 'usable' } | { state: 'locked' | 'absent'; detail: string };
+
+function causeOf(error: unknown): string {
+  const cause = error instanceof KeychainUnavailable ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
+}
 
 /** No OS keychain answered; the message says how to go on without one. */
 export class KeychainUnavailable extends Error {
@@ -52,6 +64,32 @@ export class KeychainSecretStore implements SecretStore {
 
   async delete(serviceUrl: string, kind: SecretKind): Promise<boolean> {
     return this.use((keytar) => keytar.deletePassword(KEYCHAIN_SERVICE, accountFor(serviceUrl, kind)));
+  }
+
+  /**
+   * Whether the keychain keeps a secret now: a probe written, read back and removed. Reading alone says nothing:
+   * with gnome-keyring locked (or its login keyring never created) a read answers "no secret" as if none were kept,
+   * and only a write fails (measured: "Cannot create an item in a locked collection"); that is how a sign-in is
+   * lost without a word. Used by `flowsync doctor`.
+   */
+  async health(): Promise<KeychainHealth> {
+    const account = 'doctor-probe';
+    const probe = randomBytes(8).toString('hex');
+    try {
+      await this.use((keytar) => keytar.getPassword(KEYCHAIN_SERVICE, account));
+    } catch (error) {
+      return { state: 'absent', detail: causeOf(error) };
+    }
+    try {
+      await this.use((keytar) => keytar.setPassword(KEYCHAIN_SERVICE, account, probe));
+      const read = await this.use((keytar) => keytar.getPassword(KEYCHAIN_SERVICE, account));
+      if (read !== probe) return { state: 'locked', detail: 'a secret written could not be read back' };
+      return { state: 'usable' };
+    } catch (error) {
+      return { state: 'locked', detail: causeOf(error) };
+    } finally {
+      await this.use((keytar) => keytar.deletePassword(KEYCHAIN_SERVICE, account)).catch(() => false);
+    }
   }
 
   private async use<T>(action: (keytar: Keytar) => Promise<T>): Promise<T> {

@@ -18,7 +18,16 @@ export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';
 export { SyncState, type FileConflict, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
-export { asideName, openSyncState, snapshotState, stateDamage, type OpenedState } from './state-file.ts';
+export {
+  asideName,
+  openSyncState,
+  recordedSource,
+  snapshotState,
+  stateDamage,
+  type OpenedState,
+} from './state-file.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';
 export { writeContained, type NotContained } from './contained-write.ts';
+export { SHARE_OF_USER_WATCHES, watchLimit, watchLimitFor, type WatchLimit } from './watch-budget.ts';
+export { surveyFlowRoots, type FlowRootSurvey } from './watch-needs.ts';

@@ -67,3 +67,27 @@ export function snapshotState(path: string, to: string): boolean {
   if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${to}-wal`);
   return true;
 }
+
+/**
+ * The checkout a repository is synced from with a service, as the state records it, or null (no state yet, or no
+ * checkout claimed it). Read-only: `flowsync doctor` changes nothing, not even the state file's mode, and a running
+ * agent may hold the file open (WAL lets both read).
+ */
+export function recordedSource(path: string, service: string, owner: string, name: string): string | null {
+  if (!existsSync(path)) return null;
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    const root = db
+      .prepare('SELECT root FROM sources WHERE service = ? AND owner = ? AND name = ?')
+      .pluck()
+      .get(service, owner, name);
+    return typeof root === 'string' ? root : null;
+  } catch (error) {
+    // A state from before sources were recorded: no checkout claimed any repository.
+    if ((error as Error).message.startsWith('no such table')) return null;
+    throw error;
+  } finally {
+    db.close();
+  }
+}

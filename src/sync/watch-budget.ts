@@ -8,21 +8,51 @@ import { readFileSync } from 'node:fs';
  * has 1,000). With the old kernel default of 8,192 watches that is 2,048 folders. Where there is no such file
  * (macOS, Windows: no inotify), the 20,000 alone. `FLOWSYNC_MAX_WATCHED_FOLDERS` sets another cap (tests).
  */
-const SHARE_OF_USER_WATCHES = 4;
-const MAX_FOLDERS = 20_000;
+export const SHARE_OF_USER_WATCHES = 4;
+export const MAX_FOLDERS = 20_000;
+
+/** Where the kernel keeps the per-user inotify watch limit (Linux). */
+export const USER_WATCHES_FILE = '/proc/sys/fs/inotify/max_user_watches';
+
+/** The most folders this process watches, and what set that number. */
+export interface WatchLimit {
+  folders: number;
+  /** The kernel's per-user limit it is a share of; null where there is none (macOS, Windows) or it is set. */
+  userWatches: number | null;
+  /** `environment`: FLOWSYNC_MAX_WATCHED_FOLDERS; `kernel`: a quarter of userWatches; `flowsync`: MAX_FOLDERS. */
+  setBy: 'environment' | 'kernel' | 'flowsync';
+}
+
+/** The kernel's per-user inotify watch limit, read once per call; null where there is no such file. */
+export function userWatchLimit(file = USER_WATCHES_FILE): number | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const watches = Number.parseInt(text, 10);
+  return Number.isInteger(watches) && watches > 0 ? watches : null;
+}
+
+/** The folders flowsync watches at most under this per-user limit (null: no inotify). */
+export function watchLimitFor(userWatches: number | null): WatchLimit {
+  if (userWatches === null) return { folders: MAX_FOLDERS, userWatches, setBy: 'flowsync' };
+  const share = Math.floor(userWatches / SHARE_OF_USER_WATCHES);
+  return share < MAX_FOLDERS
+    ? { folders: share, userWatches, setBy: 'kernel' }
+    : { folders: MAX_FOLDERS, userWatches, setBy: 'flowsync' };
+}
 
 /** The most folders this process watches, from the environment and the kernel's per-user limit. */
-export function watchedFolderCap(env: NodeJS.ProcessEnv = process.env): number {
+export function watchLimit(env: NodeJS.ProcessEnv = process.env): WatchLimit {
   const set = Number(env.FLOWSYNC_MAX_WATCHED_FOLDERS);
-  if (Number.isInteger(set) && set > 0) return set;
-  let userWatches: number;
-  try {
-    userWatches = Number.parseInt(readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8'), 10);
-  } catch {
-    return MAX_FOLDERS;
-  }
-  if (!Number.isInteger(userWatches) || userWatches <= 0) return MAX_FOLDERS;
-  return Math.min(MAX_FOLDERS, Math.floor(userWatches / SHARE_OF_USER_WATCHES));
+  if (Number.isInteger(set) && set > 0) return { folders: set, userWatches: null, setBy: 'environment' };
+  return watchLimitFor(userWatchLimit());
+}
+
+export function watchedFolderCap(env: NodeJS.ProcessEnv = process.env): number {
+  return watchLimit(env).folders;
 }
 
 /** The folders one process may watch, shared by every repository it syncs: the limit is the user's, not a repository's. */

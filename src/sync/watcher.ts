@@ -1,9 +1,8 @@
 import { watch, type ChokidarOptions, type FSWatcher } from 'chokidar';
-import { readdirSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { kindOf, notRealFolder } from './contained-fs.mjs';
 import type { IgnoreRules } from './ignore-rules.ts';
 import { sharedWatchBudget, type FolderWatchBudget } from './watch-budget.ts';
+import { countWatchedFolders, flowFoldersIn } from './watch-needs.ts';
 
 /**
  * Folders given to one chokidar watcher at a time. chokidar starts every folder it is given at once, and stats
@@ -111,7 +110,7 @@ export class FlowWatcher {
     // Counted before anything is watched: past the budget, nothing of this root is (a clone with 200,000 folders
     // took 192,497 of the user's 192,536 inotify watches, 2.88 GB and 75 s).
     const left = this.budget.left();
-    const folders = this.countFolders(root, left + 1);
+    const folders = countWatchedFolders(this.repoRoot, root, this.rules, left + 1);
     if (folders > left || !this.budget.take(folders)) {
       this.refuse(root);
       return;
@@ -137,7 +136,7 @@ export class FlowWatcher {
       else watched.groups.push(this.open([path]));
     });
     await this.ready(watched.top);
-    const below = this.foldersIn(root);
+    const below = flowFoldersIn(this.repoRoot, root, this.rules);
     for (let start = 0; start < below.length; start += GROUP) {
       if (this.closed || this.roots.get(root) !== watched) return;
       const group = below.slice(start, start + GROUP);
@@ -163,29 +162,6 @@ export class FlowWatcher {
   private closeWatcher(watcher: FSWatcher): Promise<void> {
     this.waitingReady.get(watcher)?.();
     return watcher.close();
-  }
-
-  /**
-   * The folders a watch of `root` would take, itself included, counted up to `limit` (past it, the count stops):
-   * real folders only, not ignored, as the watch enters them.
-   */
-  private countFolders(root: string, limit: number): number {
-    if (notRealFolder(this.repoRoot, root) !== null) return 0;
-    const pending = [root];
-    let count = 0;
-    while (pending.length > 0 && count < limit) {
-      const folder = pending.pop()!;
-      count++;
-      try {
-        for (const entry of readdirSync(join(this.repoRoot, folder), { withFileTypes: true })) {
-          const path = `${folder}/${entry.name}`;
-          if (kindOf(entry) === 'folder' && !this.rules.ignores(`${path}/`)) pending.push(path);
-        }
-      } catch {
-        // gone or unreadable meanwhile: not watched either
-      }
-    }
-    return count;
   }
 
   /** Lets go of a root past the budget, and says why and what to do. */
@@ -246,20 +222,6 @@ export class FlowWatcher {
         watched.moved = true;
         watched.steadySince = null;
       }
-    }
-  }
-
-  /** The folders directly in a flow root that are not ignored (links and the like are never entered). */
-  private foldersIn(root: string): string[] {
-    // Checked again here, not only when the root was found: a root swapped for a link since is not listed.
-    if (notRealFolder(this.repoRoot, root) !== null) return [];
-    try {
-      return readdirSync(join(this.repoRoot, root), { withFileTypes: true })
-        .filter((entry) => kindOf(entry) === 'folder' && !this.rules.ignores(`${root}/${entry.name}/`))
-        .map((entry) => entry.name)
-        .sort();
-    } catch {
-      return []; // gone meanwhile: the presence check sees it
     }
   }
 
