@@ -194,11 +194,15 @@ describe('flowsync doctor', () => {
     const notes = join(user.repo.dir, 'notes');
     mkdirSync(notes);
     writeFileSync(join(notes, 'todo.md'), 'nothing to sync\n');
+    const paused = join(user.repo.dir, 'paused');
+    mkdirSync(join(paused, 'flows/a'), { recursive: true });
+    writeFileSync(join(paused, 'flows/a/x.yaml'), 'x\n');
     const acme = { owner: 'acme', name: 'app' };
     writeAgentConfig(user.env, [
       { path: user.repo.root, ...acme },
       { path: other, ...acme },
       { path: notes },
+      { path: paused, enabled: false, pausedAt: '2026-11-25T10:00:00.000Z' },
     ]);
     const synced = await runFlowsync(['sync', user.repo.root], { env: user.env });
     expect(synced.code, synced.stderr).toBe(0);
@@ -213,6 +217,13 @@ describe('flowsync doctor', () => {
     expect(lineOf(result.stdout, '[!] repository: local/notes')).toBe(
       `[!] repository: local/notes (${notes}) has no flows/ folder: nothing to sync\n` +
         "    fix: set its flow folders in the window's Settings (flowRoots in the config file)",
+    );
+    // Paused by its user: nothing of it is sent, said with how to resume it (issue 25, paused everywhere).
+    expect(lineOf(result.stdout, '[!] repository: local/paused')).toMatch(
+      new RegExp(
+        `^\\[!\\] repository: local/paused \\(${paused}\\) is paused since 2026-11-2\\d \\d\\d:\\d\\d:00: nothing of it is sent\n` +
+          ` {4}fix: \`flowsync resume ${paused}\` \\(or Resume in the window\\) when it should sync again$`,
+      ),
     );
   });
 

@@ -12,6 +12,7 @@ import { configFilePath } from '../../host/index.ts';
 import { plural, type DoctorCheck } from '../../protocol/index.ts';
 import { SHARE_OF_USER_WATCHES, surveyFlowRoots, watchLimit } from '../../sync/index.ts';
 import { failure, passed, warning, watchesVerdict } from './verdicts.ts';
+import { localTime } from '../local-time.ts';
 
 /**
  * Each repository of the config file (its folder there, its flows found, this checkout its repository's source
@@ -60,19 +61,21 @@ async function repositoryCheck(
   }
   const identity = await identifyRepository(root, configured);
   const name = `${identity.owner}/${identity.name} (${shown})`;
-  if (!configured.enabled)
-    return {
-      check: passed(
-        'repository',
-        `repository: ${name} is turned off in the config file (enabled: false)`,
-        folder,
-      ),
-      folders: 0,
-    };
   const roots = surveyFlowRoots(root, configured.flowRoots);
   const folders = roots.reduce((sum, survey) => sum + survey.folders, 0);
   const rootNames = roots.map((survey) => `${survey.root}/`).join(', ');
   const flows = roots.reduce((sum, survey) => sum + survey.flows, 0);
+  // Paused: still watched (its changes are counted), so its folders count; nothing of it is sent until resumed.
+  if (!configured.enabled)
+    return {
+      check: warning(
+        'repository',
+        `repository: ${name} is paused${configured.pausedAt ? ` since ${localTime(configured.pausedAt)}` : ''}: nothing of it is sent`,
+        `\`flowsync resume ${shown}\` (or Resume in the window) when it should sync again`,
+        folder,
+      ),
+      folders,
+    };
   if (!roots.some((survey) => survey.present))
     return {
       check: warning(
