@@ -18,3 +18,4 @@ export * from './file-warnings.ts';
 export * from './folder-gone.ts';
 export * from './printable.ts';
 export * from './plural.ts';
+export * from './needs-you.ts';
