@@ -97,5 +97,11 @@ function repositoryNotification(need: (typeof REPOSITORY_NEEDS)[number], repo: R
       body: 'More deleted at once than this repository deletes without asking: open Waiting for you to delete them on the service or restore them.',
     },
   }[need];
-  return { key: `${need} ${repo.root}`, need, root: repo.root, repository, ...words } satisfies DesktopNotification;
+  return {
+    key: `${need} ${repo.root}`,
+    need,
+    root: repo.root,
+    repository,
+    ...words,
+  } satisfies DesktopNotification;
 }

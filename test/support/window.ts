@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { request } from 'undici';
 import { connectToBridge, type Bridge } from '../../src/window/index.ts';
@@ -53,13 +53,20 @@ export async function windowSession(bridge: Bridge): Promise<string> {
 
 /**
  * `flowsync ui` as a user runs it, against the test's service with its tokens in the environment, and a page
- * (light theme, the README's viewport) open on a launch address, as `flowsync ui --open` opens it.
+ * (light theme, the README's viewport) open on a launch address, as `flowsync ui --open` opens it. `browsing`: the
+ * browser's own settings for the page (a permission granted) and a script it runs before the window's.
  */
-export async function openWindow(browser: Browser, svc: TestService, repo: TestRepo): Promise<OpenWindow> {
+export async function openWindow(
+  browser: Browser,
+  svc: TestService,
+  repo: TestRepo,
+  browsing: { options?: BrowserContextOptions; initScript?: string } = {},
+): Promise<OpenWindow> {
   const env = { ...userEnv(join(repo.dir, 'home'), svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
   const agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
-  const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light' });
+  const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light', ...browsing.options });
+  if (browsing.initScript) await page.addInitScript(browsing.initScript);
   await page.goto(address);
   return {
     agent,
