@@ -1,8 +1,4 @@
-import {
-  desktopNotifications,
-  type DesktopNotification,
-  type RepositoryNeeds,
-} from '../../src/protocol/index.ts';
+import { followNeeds, type DesktopNotification, type RepositoryNeeds } from '../../src/protocol/index.ts';
 
 /**
  * The window's desktop notifications in a browser (the Notification API): asked for on the user's click in
@@ -42,10 +38,9 @@ export function stopNotifying(): NotifyState {
  * replaces the first one's notification instead of adding its own. `open` is called with the one clicked.
  */
 export function statusNotifier(open: (notification: DesktopNotification) => void) {
-  let before: readonly RepositoryNeeds[] | null = null;
+  const follow = followNeeds();
   return (repositories: readonly RepositoryNeeds[]) => {
-    const due = desktopNotifications(before, repositories);
-    before = repositories;
+    const due = follow(repositories);
     if (notifyState() !== 'on') return;
     for (const notification of due) {
       const shown = new Notification(notification.title, { body: notification.body, tag: notification.key });

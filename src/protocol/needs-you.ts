@@ -59,6 +59,19 @@ export function desktopNotifications(
   return notifications;
 }
 
+/**
+ * desktopNotifications over a stream of statuses (the window's, the desktop app's): called with each status's
+ * repositories, it returns what to show, the first call nothing.
+ */
+export function followNeeds(): (now: readonly RepositoryNeeds[]) => DesktopNotification[] {
+  let before: readonly RepositoryNeeds[] | null = null;
+  return (now) => {
+    const due = desktopNotifications(before, now);
+    before = now;
+    return due;
+  };
+}
+
 const REPOSITORY_NEEDS = ['folder-gone', 'conflict', 'held-deletions'] as const;
 
 const signedOut = (repo: RepositoryNeeds) => repo.phase === 'unauthorized';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { desktopNotifications, type RepositoryNeeds } from '../../src/protocol/index.ts';
+import { desktopNotifications, followNeeds, type RepositoryNeeds } from '../../src/protocol/index.ts';
 
 /** The desktop notifications the window (a browser's Notification API) and the desktop app (Electron) show. */
 const APP = '/home/ada/code/app';
@@ -19,14 +19,10 @@ function repo(root: string, change: Partial<RepositoryNeeds> & { conflicts?: num
   };
 }
 
-/** Each status in turn, as the event stream pushes them; the notifications each one brings. */
+/** Each status in turn, as the event stream pushes them (followNeeds); the notifications each one brings. */
 function run(...statuses: RepositoryNeeds[][]): string[][] {
-  let before: RepositoryNeeds[] | null = null;
-  return statuses.map((now) => {
-    const shown = desktopNotifications(before, now).map((n) => `${n.title} — ${n.body}`);
-    before = now;
-    return shown;
-  });
+  const follow = followNeeds();
+  return statuses.map((now) => follow(now).map((n) => `${n.title} — ${n.body}`));
 }
 
 describe('desktop notifications', () => {
