@@ -2,7 +2,9 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { sha256 } from '../support/flows.ts';
 import { seriousViolations } from '../support/pictures.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -131,5 +133,42 @@ describe('desktop notifications in a browser', () => {
     await waiting.getByRole('button', { name: 'Restore them on disk' }).click();
     await expect.poll(counts, SLOW).toContain('41 files · 0 pending');
     expect(await shown()).toHaveLength(1);
+  });
+
+  it('show one for a conflict with a teammate, none for the syncs while it waits', async () => {
+    const before = serviceTree(svc.read, 'acme', 'app')['flows/ci/build.yml']!;
+    // Bob changes build.yml on the service, on the version he had; Ada, who has not seen it, edits it here.
+    const bob = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user } });
+    const his = 'steps:\n  - run: npm ci\n  - run: npm test\n';
+    await bob.flowDef.syncBatch(
+      {
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [
+          {
+            flow_path: 'flows/ci',
+            files: [{ path: 'build.yml', content: his, hash: sha256(his), base_hash: sha256(before) }],
+          },
+        ],
+      },
+      { writer: 'bob@desk:~/code/app' },
+    );
+    await bob.close();
+    repo.write('flows/ci/build.yml', 'steps:\n  - run: npm test -- --coverage\n');
+    await expect.poll(counts, SLOW).toContain('1 in conflict');
+    await expect.poll(shown, SLOW).toHaveLength(2);
+    expect((await shown())[1]).toEqual({
+      title: 'acme/app: 1 file in conflict',
+      body: "Changed on the service since this checkout synced: open Waiting for you to keep yours or take the service's.",
+      tag: `conflict ${repo.root}`,
+    });
+
+    // Another flow synced while the conflict waits: nothing more.
+    repo.write('flows/lint/lint.yml', 'lint: true\n');
+    await expect
+      .poll(() => serviceTree(svc.read, 'acme', 'app')['flows/lint/lint.yml'], SLOW)
+      .toBe('lint: true\n');
+    await expect.poll(counts, SLOW).toContain('1 in conflict');
+    expect(await shown()).toHaveLength(2);
   });
 });
