@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { notifyMe, notifyState, stopNotifying, type NotifyState } from '../notifications.ts';
 
 const WHEN =
-  'when a repository waits for you (a conflict, deletions held, signed out, its folder gone); never for a sync';
+  "when something waits for you (a conflict, deletions held, a repository's folder gone, signed out); never for a sync";
 
 const SAID: Record<NotifyState, string> = {
   desktop: `The desktop app notifies you ${WHEN}.`,
