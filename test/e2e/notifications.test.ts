@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,5 +170,29 @@ describe('desktop notifications in a browser', () => {
       .toBe('lint: true\n');
     await expect.poll(counts, SLOW).toContain('1 in conflict');
     expect(await shown()).toHaveLength(2);
+  });
+
+  it("show one when the repository's folder is gone, whose click leads to its card; back, nothing more", async () => {
+    // Moved away (a drive unmounted, a folder renamed) while the agent runs, and put back.
+    const away = `${repo.root}.away`;
+    renameSync(repo.root, away);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('missing');
+    await expect.poll(shown, SLOW).toHaveLength(3);
+    expect((await shown())[2]).toEqual({
+      title: 'acme/app: its folder is gone',
+      body: `${repo.root} is gone; syncing resumes when it is back`,
+      tag: `folder-gone ${repo.root}`,
+    });
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.evaluate("window.shown[2].notification.dispatchEvent(new Event('click'))");
+    await expect
+      .poll(() => page.evaluate("document.activeElement?.getAttribute('aria-label')"), SLOW)
+      .toBe('acme/app');
+
+    renameSync(away, repo.root);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).not.toBe('missing');
+    // The conflict of the test before waited all along: not said again.
+    await expect.poll(counts, SLOW).toContain('1 in conflict');
+    expect(await shown()).toHaveLength(3);
   });
 });
