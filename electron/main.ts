@@ -1,6 +1,7 @@
 // The desktop shell: glue only. The agent runs as `flowsync ui` outside this process and says where its bridge is
 // with a ready message; this process shows the window, forwards AgentApi calls over IPC to that bridge, keeps a
-// tray icon with the sync state, and notifies what waits for the user (followNeeds decides). The rules it applies live in src/window/desktop, where Node tests hold them.
+// tray icon with the sync state, and notifies what waits for the user (followNeeds decides). The rules it applies
+// live in src/window/desktop and src/protocol, where Node tests hold them.
 import {
   app,
   BrowserWindow,

@@ -38,7 +38,8 @@ export interface DesktopNotification {
  * The notifications to show now that the status went from `before` to `now` (each the status's repositories): one
  * per state entered. `before` null is the first status seen (a window opened, an app started): what already waits
  * then is on the screen and the tray, not news, so it notifies nothing. A repository new since `before` (added)
- * enters what it is in. Counts changing inside a state (2 conflicts, then 3) are the same state.
+ * enters what it is in. Counts changing inside a state (2 conflicts, then 3) are the same state. A repository
+ * whose engine is not running or is still looking (paused, stopped, scanning) tells nothing new.
  */
 export function desktopNotifications(
   before: readonly RepositoryNeeds[] | null,
@@ -49,7 +50,7 @@ export function desktopNotifications(
   const notifications: DesktopNotification[] = [];
   // The token is the agent's, for every repository: the first to be refused says it for all.
   if (now.some(signedOut) && !before.some(signedOut)) notifications.push(signedOutNotification());
-  for (const repo of now) {
+  for (const repo of now.filter(known)) {
     const previous = was.get(repo.root);
     for (const need of REPOSITORY_NEEDS) {
       if (NEEDS[need](repo) && !(previous && NEEDS[need](previous)))
@@ -67,10 +68,16 @@ export function followNeeds(): (now: readonly RepositoryNeeds[]) => DesktopNotif
   let before: readonly RepositoryNeeds[] | null = null;
   return (now) => {
     const due = desktopNotifications(before, now);
-    before = now;
+    // A paused repository has no engine, so no held deletions to show (0), and a rescan has not counted them yet:
+    // what it waited for before is kept, or resuming one with 40 deletions held would say them again.
+    const was = new Map((before ?? []).map((repo) => [repo.root, repo]));
+    before = now.flatMap((repo) => (known(repo) ? [repo] : (was.get(repo.root) ?? [])));
     return due;
   };
 }
+
+/** Whether a repository's status says what waits in it: not while paused, stopped or still looking. */
+const known = (repo: RepositoryNeeds) => !['paused', 'stopped', 'scanning'].includes(repo.phase);
 
 const REPOSITORY_NEEDS = ['folder-gone', 'conflict', 'held-deletions'] as const;
 

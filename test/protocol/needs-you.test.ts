@@ -60,6 +60,16 @@ describe('desktop notifications', () => {
     expect(shown[3]![0]).toMatch(/^acme\/app: 1 deletion held — /);
   });
 
+  it('not again when a repository with deletions held is paused and resumed, or rescans (its count unknown then)', () => {
+    const held = (phase: string) => repo(APP, { phase, heldDeletions: phase === 'idle' ? 40 : 0 });
+    const shown = run([repo(APP)], [held('idle')], [held('paused')], [held('scanning')], [held('idle')]);
+    expect(shown.map((list) => list.length)).toEqual([0, 1, 0, 0, 0]);
+    // Deleted on the service while running: the state ended, and a later one is news.
+    expect(
+      run([repo(APP)], [held('idle')], [repo(APP)], [held('paused')], [held('idle')]).map((l) => l.length),
+    ).toEqual([0, 1, 0, 0, 1]);
+  });
+
   it('never for an ordinary sync, an outage or a pause', () => {
     const quiet = run(
       [repo(APP)],
