@@ -13,9 +13,12 @@ import type { TestService } from './service.ts';
 export const VIEWPORT = { width: 1280, height: 860 };
 
 export interface OpenWindow {
-  agent: AgentProcess;
+  /** The agent running now. */
+  readonly agent: AgentProcess;
   page: Page;
   address: string;
+  /** Stops the agent with `signal` and starts it again in the same HOME, as a user would; the page stays open. */
+  restartAgent(signal: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,15 +66,23 @@ export async function openWindow(
   browsing: { options?: BrowserContextOptions; initScript?: string } = {},
 ): Promise<OpenWindow> {
   const env = { ...userEnv(join(repo.dir, 'home'), svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
-  const agent = startAgentProcess(['ui'], env);
+  let agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
   const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light', ...browsing.options });
   if (browsing.initScript) await page.addInitScript(browsing.initScript);
   await page.goto(address);
   return {
-    agent,
+    get agent() {
+      return agent;
+    },
     page,
     address,
+    async restartAgent(signal) {
+      agent.signal(signal);
+      await agent.exited;
+      agent = startAgentProcess(['ui'], env);
+      await agent.waitFor(/Window: http/);
+    },
     async close() {
       await page.close();
       agent.signal('SIGINT');
