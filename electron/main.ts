@@ -1,6 +1,7 @@
 // The desktop shell: glue only. The agent runs as `flowsync ui` outside this process and says where its bridge is
-// with a ready message; this process shows the window, forwards AgentApi calls over IPC to that bridge, and keeps a
-// tray icon with the sync state. The rules it applies live in src/window/desktop, where Node tests hold them.
+// with a ready message; this process shows the window, forwards AgentApi calls over IPC to that bridge, keeps a
+// tray icon with the sync state, and notifies what waits for the user (followNeeds decides). The rules it applies
+// live in src/window/desktop and src/protocol, where Node tests hold them.
 import {
   app,
   BrowserWindow,
@@ -9,6 +10,7 @@ import {
   Menu,
   nativeImage,
   net,
+  Notification,
   protocol,
   session,
   Tray,
@@ -22,6 +24,7 @@ import {
   APP_SCHEME,
   appFile,
   connectToBridge,
+  followNeeds,
   isAppPage,
   rendererDir,
   replyError,
@@ -32,6 +35,7 @@ import {
   type AgentReady,
   type AgentStatus,
   type BridgeClient,
+  type DesktopNotification,
 } from '../src/window/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/flowsync.js', import.meta.url));
@@ -90,6 +94,19 @@ function trayLabel(status: AgentStatus): string {
   return trayLine(status);
 }
 
+/** Shown notifications, kept until they close: one no longer referenced may be collected with its click handler. */
+const notifications = new Set<Notification>();
+
+/** A state entered that waits for the user (followNeeds decides which, once each): a click opens the window. */
+function notify(due: DesktopNotification): void {
+  if (!Notification.isSupported()) return;
+  const shown = new Notification({ title: due.title, body: due.body, icon: ICON });
+  notifications.add(shown);
+  shown.on('click', showWindow);
+  shown.on('close', () => notifications.delete(shown));
+  shown.show();
+}
+
 function serveIpc(bridge: BridgeClient): void {
   // One handler for every AgentApi method; the name is checked against the contract before anything is sent.
   ipcMain.handle('agent:call', async (event, method: string, input: unknown) => {
@@ -103,9 +120,12 @@ function serveIpc(bridge: BridgeClient): void {
       return replyError(toAgentApiError(error));
     }
   });
+  const needs = followNeeds();
   bridge.subscribe((event) => {
     window?.webContents.send('agent:event', event);
-    if (event.type === 'status') tray?.setToolTip(trayLabel(event.status));
+    if (event.type !== 'status') return;
+    tray?.setToolTip(trayLabel(event.status));
+    for (const due of needs(event.status.repositories)) notify(due);
   });
 }
 

@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type KeyboardEvent } from 'react';
 import type { ActivityEntry } from '../../src/window/index.ts';
 import type { Connection, WindowBridge } from './api.ts';
+import { notificationTarget, statusNotifier } from './notifications.ts';
 import { RepoConfigScreen } from './screens/RepoConfigScreen.tsx';
 import { SettingsScreen } from './screens/SettingsScreen.tsx';
 import { SyncScreen } from './screens/SyncScreen.tsx';
@@ -21,6 +22,22 @@ export function App({ bridge }: { bridge: WindowBridge }) {
   const [current, setCurrent] = useState(0);
   const [connection, setConnection] = useState<Connection>('up');
   const queries = useQueryClient();
+  // A clicked notification's element, focused once its tab shows it.
+  const [focusing, setFocusing] = useState<string | null>(null);
+  const [notify] = useState(() =>
+    statusNotifier((notification) => {
+      const target = notificationTarget(notification);
+      setCurrent(SCREENS.findIndex((screen) => screen.id === target.tab));
+      setFocusing(target.id);
+    }),
+  );
+  useEffect(() => {
+    if (focusing === null) return;
+    setFocusing(null);
+    const element = document.getElementById(focusing);
+    element?.scrollIntoView({ block: 'center' });
+    element?.focus();
+  }, [focusing]);
 
   // An agent that stopped is said over the whole window at once, and every control is out of reach (inert) until
   // it is back; then everything shown is read again, since the events sent meanwhile were missed.
@@ -41,6 +58,7 @@ export function App({ bridge }: { bridge: WindowBridge }) {
       bridge.subscribe((event) => {
         if (event.type === 'status') {
           queries.setQueryData(['status'], event.status);
+          notify(event.status.repositories);
           void queries.invalidateQueries({ queryKey: ['activity'] });
         } else {
           queries.setQueryData(['activity'], (list: { entries: ActivityEntry[] } | undefined) => ({
@@ -51,7 +69,7 @@ export function App({ bridge }: { bridge: WindowBridge }) {
           }));
         }
       }),
-    [bridge, queries],
+    [bridge, queries, notify],
   );
 
   // Arrow keys move between tabs, as in any tab list.

@@ -19,3 +19,4 @@ export * from './folder-gone.ts';
 export * from './printable.ts';
 export * from './plural.ts';
 export * from './doctor.ts';
+export * from './needs-you.ts';

@@ -17,5 +17,6 @@ export {
   type AgentReady,
 } from './desktop/handshake.ts';
 export { APP_PAGE_URL, APP_SCHEME, appFile, isAppPage, type SenderFrame } from './desktop/window-policy.ts';
-// What the desktop shell needs of the host, so that it imports this door alone.
+// What the desktop shell needs of the host and the protocol, so that it imports this door alone.
 export { rendererDir } from '../host/index.ts';
+export { followNeeds, type DesktopNotification } from '../protocol/index.ts';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { request } from 'undici';
 import { connectToBridge, type Bridge } from '../../src/window/index.ts';
@@ -13,9 +13,12 @@ import type { TestService } from './service.ts';
 export const VIEWPORT = { width: 1280, height: 860 };
 
 export interface OpenWindow {
-  agent: AgentProcess;
+  /** The agent running now. */
+  readonly agent: AgentProcess;
   page: Page;
   address: string;
+  /** Stops the agent with `signal` and starts it again in the same HOME, as a user would; the page stays open. */
+  restartAgent(signal: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,18 +56,33 @@ export async function windowSession(bridge: Bridge): Promise<string> {
 
 /**
  * `flowsync ui` as a user runs it, against the test's service with its tokens in the environment, and a page
- * (light theme, the README's viewport) open on a launch address, as `flowsync ui --open` opens it.
+ * (light theme, the README's viewport) open on a launch address, as `flowsync ui --open` opens it. `browsing`: the
+ * browser's own settings for the page (a permission granted) and a script it runs before the window's.
  */
-export async function openWindow(browser: Browser, svc: TestService, repo: TestRepo): Promise<OpenWindow> {
+export async function openWindow(
+  browser: Browser,
+  svc: TestService,
+  repo: TestRepo,
+  browsing: { options?: BrowserContextOptions; initScript?: string } = {},
+): Promise<OpenWindow> {
   const env = { ...userEnv(join(repo.dir, 'home'), svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
-  const agent = startAgentProcess(['ui'], env);
+  let agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
-  const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light' });
+  const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light', ...browsing.options });
+  if (browsing.initScript) await page.addInitScript(browsing.initScript);
   await page.goto(address);
   return {
-    agent,
+    get agent() {
+      return agent;
+    },
     page,
     address,
+    async restartAgent(signal) {
+      agent.signal(signal);
+      await agent.exited;
+      agent = startAgentProcess(['ui'], env);
+      await agent.waitFor(/Window: http/);
+    },
     async close() {
       await page.close();
       agent.signal('SIGINT');

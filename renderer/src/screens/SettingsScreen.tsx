@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { Settings } from '../../../src/window/index.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
+import { NotifyMe } from './NotifyMe.tsx';
 
 /** Where each secret comes from, in words, with the variable that would provide it. */
 const SOURCE_TEXT: Record<Settings['sources']['user'], (variable: string) => string> = {
@@ -155,6 +156,7 @@ export function SettingsScreen({ api }: ScreenProps) {
           <ErrorLine error={login.error ?? setLogin.error} />
         </fieldset>
       </form>
+      <NotifyMe />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
 import { warnedPath } from '../../../src/protocol/index.ts';
+import { repositoryId, waitingId } from '../notifications.ts';
 import { plural } from '../plural.ts';
 import { CompareConflict, FileHistory, FindHistory, serviceSide } from './FileHistory.tsx';
 import { RecentActivity } from './RecentActivity.tsx';
@@ -107,7 +108,8 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
   const label = `${repo.owner}/${repo.name}`;
   const stopped = repo.paused || repo.phase === 'paused' || repo.phase === 'stopped';
   return (
-    <li className="repository" aria-label={label}>
+    // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
+    <li className="repository" aria-label={label} id={repositoryId(repo.root)} tabIndex={-1}>
       <div className="row">
         <h3>{label}</h3>
         {repo.branch && (
@@ -250,7 +252,12 @@ function WaitingForYou(props: {
   // A flow's conflicts settled at once (when there are several flows: one flow's are "all").
   const byFlow = [...groupByFlow(list).entries()];
   return (
-    <section className="waiting" aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}>
+    <section
+      className="waiting"
+      aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}
+      id={waitingId(root)}
+      tabIndex={-1}
+    >
       <h4>Waiting for you</h4>
       <ErrorLine error={conflicts.error ?? resolve.error ?? deletions.error ?? notHere.error} />
       {list.length > 0 && (

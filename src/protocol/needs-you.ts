@@ -1,0 +1,127 @@
+import { folderGone } from './folder-gone.ts';
+import { plural } from './plural.ts';
+
+/**
+ * The desktop notifications of flowsync, decided once for the browser window (the Notification API) and the desktop
+ * app (Electron's main process): a notification for each entry into a state that waits for its user, never for a
+ * sync, never twice while the state lasts. Here in src/protocol because both the renderer and electron/ import it.
+ */
+
+/** What the decision reads of a repository's status: the window's RepositoryView has all of it. */
+export interface RepositoryNeeds {
+  root: string;
+  owner: string;
+  name: string;
+  phase: string;
+  message: string | null;
+  counts: { conflicts: number };
+  heldDeletions: number;
+}
+
+/** The states that wait for the user: nothing syncs past them until the user acts. */
+export type Need = 'conflict' | 'held-deletions' | 'signed-out' | 'folder-gone';
+
+export interface DesktopNotification {
+  /** One per repository and state (signed out: one for the agent, whose token it is); a `tag` that replaces. */
+  key: string;
+  need: Need;
+  /** The repository that waits; null for signed out, which is the agent's. */
+  root: string | null;
+  /** owner/name, or null with root. */
+  repository: string | null;
+  title: string;
+  /** One line: what happened and what to do. */
+  body: string;
+}
+
+/**
+ * The notifications to show now that the status went from `before` to `now` (each the status's repositories): one
+ * per state entered. `before` null is the first status seen (a window opened, an app started): what already waits
+ * then is on the screen and the tray, not news, so it notifies nothing. A repository new since `before` (added)
+ * enters what it is in. Counts changing inside a state (2 conflicts, then 3) are the same state. A repository
+ * whose engine is not running or is still looking (paused, stopped, scanning) tells nothing new.
+ */
+export function desktopNotifications(
+  before: readonly RepositoryNeeds[] | null,
+  now: readonly RepositoryNeeds[],
+): DesktopNotification[] {
+  if (before === null) return [];
+  const was = new Map(before.map((repo) => [repo.root, repo]));
+  const notifications: DesktopNotification[] = [];
+  // The token is the agent's, for every repository: the first to be refused says it for all.
+  if (now.some(signedOut) && !before.some(signedOut)) notifications.push(signedOutNotification());
+  for (const repo of now.filter(known)) {
+    const previous = was.get(repo.root);
+    for (const need of REPOSITORY_NEEDS) {
+      if (NEEDS[need](repo) && !(previous && NEEDS[need](previous)))
+        notifications.push(repositoryNotification(need, repo));
+    }
+  }
+  return notifications;
+}
+
+/**
+ * desktopNotifications over a stream of statuses (the window's, the desktop app's): called with each status's
+ * repositories, it returns what to show, the first call nothing.
+ */
+export function followNeeds(): (now: readonly RepositoryNeeds[]) => DesktopNotification[] {
+  let before: readonly RepositoryNeeds[] | null = null;
+  return (now) => {
+    const due = desktopNotifications(before, now);
+    // A repository not synced (another checkout is its source: no engine, 0 held) or mid-scan (a rescan has not
+    // counted them yet) keeps what it waited for before, or resuming one with 40 deletions held would say them again.
+    const was = new Map((before ?? []).map((repo) => [repo.root, repo]));
+    before = now.flatMap((repo) => (known(repo) ? [repo] : (was.get(repo.root) ?? [])));
+    return due;
+  };
+}
+
+/** Whether a repository's status says what waits in it: not while paused, stopped or still looking. */
+const known = (repo: RepositoryNeeds) => !['paused', 'stopped', 'scanning'].includes(repo.phase);
+
+const REPOSITORY_NEEDS = ['folder-gone', 'conflict', 'held-deletions'] as const;
+
+const signedOut = (repo: RepositoryNeeds) => repo.phase === 'unauthorized';
+
+const NEEDS: Record<(typeof REPOSITORY_NEEDS)[number], (repo: RepositoryNeeds) => boolean> = {
+  'folder-gone': (repo) => repo.phase === 'missing',
+  conflict: (repo) => repo.counts.conflicts > 0,
+  'held-deletions': (repo) => repo.heldDeletions > 0,
+};
+
+function signedOutNotification(): DesktopNotification {
+  return {
+    key: 'signed-out',
+    need: 'signed-out',
+    root: null,
+    repository: null,
+    title: 'flowsync is signed out',
+    body: 'The service refused its token, so nothing is sent: sign in again in Settings, or run flowsync login.',
+  };
+}
+
+function repositoryNotification(need: (typeof REPOSITORY_NEEDS)[number], repo: RepositoryNeeds) {
+  const repository = `${repo.owner}/${repo.name}`;
+  const words = {
+    'folder-gone': {
+      title: `${repository}: its folder is gone`,
+      // The engine's own line (folderGone, or why the folder does not count, such as a file in its place).
+      body: repo.message ?? folderGone(repo.root),
+    },
+    conflict: {
+      title: `${repository}: ${plural(repo.counts.conflicts, 'file')} in conflict`,
+      body: "Changed on the service since this checkout synced: open Waiting for you to keep yours or take the service's.",
+    },
+    'held-deletions': {
+      title: `${repository}: ${plural(repo.heldDeletions, 'deletion')} held`,
+      body: 'More deleted at once than this repository deletes without asking: open Waiting for you to delete them on the service or restore them.',
+    },
+  }[need];
+  return {
+    key: `${need} ${repo.root}`,
+    need,
+    root: repo.root,
+    repository,
+    ...words,
+  } satisfies DesktopNotification;
+}
