@@ -1,4 +1,4 @@
-import { homedir } from 'node:os';
+import { tilde } from '../host/index.ts';
 import { AgentApiError } from './api-error.ts';
 import { gitCommonDir } from './git.ts';
 import type { RepositoryIdentity } from './repositories.ts';
@@ -35,8 +35,4 @@ export async function notTheSource(identity: RepositoryIdentity, source: string)
   );
 }
 
-/** A path under the home folder as `~/…`, as a user types it. */
-export function tilde(path: string): string {
-  const home = homedir();
-  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
-}
+export { tilde };

@@ -9,6 +9,7 @@ export {
   defaultStatePath,
   defaultWindowMemoryPath,
   rendererDir,
+  tilde,
 } from './paths.ts';
 export { ensurePrivateFile, ensurePrivateFolder } from './private-files.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';

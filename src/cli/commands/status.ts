@@ -14,6 +14,7 @@ import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } f
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import { describeFileWarning, plural, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
+import { nothingToSync } from '../../sync/index.ts';
 import { where } from '../where.ts';
 
 const LISTED = 5;
@@ -56,13 +57,15 @@ export function statusCommand(): Command {
       }
       const statuses = await Promise.all(
         (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
-          withRename(withLive(status, live), config),
+          withNothing(await withRename(withLive(status, live), config), config),
         ),
       );
       // A repository the running agent knows but the state does not (its folder was never there yet: missing).
       for (const repository of live)
         if (!every.some((status) => status.current && status.root === repository.root))
-          statuses.push({ ...withLive(fromLive(repository, service), live), rename: null });
+          statuses.push(
+            withNothing({ ...withLive(fromLive(repository, service), live), rename: null }, config),
+          );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -137,6 +140,20 @@ async function withRename<T extends RepositoryStatus>(
   return { ...status, rename: renamed?.message ?? null };
 }
 
+/**
+ * The status with the line that says none of its flow folders is there (`nothingToSync`: the agent's own rule, on
+ * the folders of its config entry), null otherwise: "0 flows, 0 files" alone reads as in sync.
+ */
+function withNothing<T extends RepositoryStatus>(
+  status: T,
+  config: AgentConfig,
+): T & { nothingToSync: string | null } {
+  const flowRoots = configuredRepository(config, status.root)?.flowRoots ?? ['flows'];
+  // Files synced before (gone now: pending deletions): the roots are held, which the agent says as `missing`.
+  const synced = status.counts.files + status.counts.pending > 0;
+  return { ...status, nothingToSync: synced ? null : nothingToSync(status.root, flowRoots) };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -153,7 +170,9 @@ function describeAgent(running: AgentLockOwner | null): string {
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
-function describe(status: RepositoryStatus & { now?: string; rename: string | null }): string {
+function describe(
+  status: RepositoryStatus & { now?: string; rename: string | null; nothingToSync: string | null },
+): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
     `${where(status, status.branch)}  ${status.root}  ` +
@@ -162,6 +181,7 @@ function describe(status: RepositoryStatus & { now?: string; rename: string | nu
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   if (status.now) lines.push(`  now: ${status.now}`);
+  else if (status.nothingToSync) lines.push(`  ${status.nothingToSync}`);
   if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
