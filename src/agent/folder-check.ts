@@ -1,6 +1,7 @@
 import { accessSync, constants, opendirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { flowRootProblem, normalFlowRoot, notRealFolder } from '../sync/index.ts';
 import { ConfigError } from './config-error.ts';
 
 /** `~` and `~/…` as a shell would expand them: a folder typed in the window is not passed through a shell. */
@@ -65,6 +66,34 @@ export function folderKey(folder: string): string {
   } catch {
     return absolute;
   }
+}
+
+/**
+ * A repository's flow roots as the user gave them (the window's Settings), checked: each relative, inside the
+ * repository (no `..`, not absolute: the path rule), and a real folder there by the containment rule, or not there
+ * yet (kept: nothing to sync until it is made). Returns them as the layout keeps them, each once.
+ */
+export function checkFlowRoots(repoRoot: string, given: readonly string[]): string[] {
+  const roots = [...new Set(given.map((root) => normalFlowRoot(root.trim())).filter((root) => root !== ''))];
+  if (roots.length === 0) throw new ConfigError('Give at least one flow folder, e.g. flows.');
+  for (const root of roots) {
+    const problem = flowRootProblem(root);
+    if (problem !== null) throw new ConfigError(`${problem[0]!.toUpperCase()}${problem.slice(1)}.`);
+    const outside = notRealFolder(repoRoot, root);
+    if (outside === null || outside.kind === 'missing') continue;
+    const what =
+      outside.kind === 'symlink'
+        ? 'is a link'
+        : outside.kind === 'unreadable'
+          ? 'cannot be read'
+          : outside.kind === 'file'
+            ? 'is a file'
+            : 'is not a folder';
+    throw new ConfigError(
+      `The flow folder "${root}": ${outside.path} ${what}; give a real folder inside the repository.`,
+    );
+  }
+  return roots;
 }
 
 /**
