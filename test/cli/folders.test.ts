@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { agentOnService, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { serviceTree } from '../support/repo.ts';
+import { eventually, serviceTree } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 /**
@@ -97,5 +97,25 @@ describe('a folder without flows/', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).not.toContain('nothing to sync');
     expect(serviceTree(svc.read, 'local', 'app')).toEqual({ 'pipelines/deploy/main.yaml': 'deploy\n' });
+  });
+});
+
+describe('flowsync start of a folder without flows/', () => {
+  it('keeps it, says it has nothing to sync, and syncs a flows/ made later without a restart', async () => {
+    const user = await agentOnService({ 'notes.md': 'buy milk\n' });
+    try {
+      const agent = user.start(user.repo.root);
+      await agent.waitFor(/Watching 1 repository/, 60_000);
+      expect(agent.output()).toContain(
+        `local/repo: no flows/ folder in ${user.repo.root}: nothing to sync; set its flow folders in Settings\n`,
+      );
+      expect(agent.output()).not.toContain('in sync');
+      user.repo.write('flows/ci/build.yml', 'build: 1\n');
+      await eventually(() =>
+        expect(serviceTree(user.svc.read, 'local', 'repo')).toEqual({ 'flows/ci/build.yml': 'build: 1\n' }),
+      );
+    } finally {
+      await user.close();
+    }
   });
 });

@@ -180,8 +180,10 @@ function describe(
     `  ${plural(flows, 'flow')}, ${plural(files, 'file')}, ${pending} pending${pending > 0 ? ` in ${plural(pendingFlows, 'flow')}` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
-  if (status.now) lines.push(`  now: ${status.now}`);
-  else if (status.nothingToSync) lines.push(`  ${status.nothingToSync}`);
+  if (status.nothingToSync) lines.push(`  ${status.nothingToSync}`);
+  // The running agent's idle message starts with that same line: said once.
+  if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
+    lines.push(`  now: ${status.now}`);
   if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
