@@ -793,7 +793,14 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (!watched) return;
     await watched.engine.stop();
     // Listed (stopped) until its successor is: a window's card and this form stay where they are meanwhile.
-    const restarted = await this.addOrList(configured, watched);
+    let restarted: WatchedRepository | null;
+    try {
+      restarted = await this.addOrList(configured, watched);
+    } catch (error) {
+      // Its folder went meanwhile, or cannot be read: kept as missing, looked for again as any absent folder.
+      this.markAbsent(configured, `${root} cannot be synced yet (${(error as Error).message}); trying again`);
+      throw error;
+    }
     if (!restarted) return;
     await restarted.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await restarted.engine.watch();

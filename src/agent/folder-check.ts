@@ -39,11 +39,12 @@ export function checkRepositoryFolder(folder: string): string {
 }
 
 /**
- * Why a folder is too wide to be one repository (`~ is your home folder, not a repository`), or null: `/`, the home folder, or a folder that holds it
- * (`/home`). Any of them holds flowsync's own data folder, the keychain and every checkout of the user: a `flows/`
- * found there is no repository's, and the first scan would walk the whole home (and take every inotify watch the
- * machine has). Folders beside the home (`/srv/app`, `/tmp/x`) and inside it are repositories as usual. `root` is
- * the folder's real path when it exists (a link to the home is the home); `shown` is how the user wrote it.
+ * Why a folder is too wide to be one repository (`~ is your home folder, not a repository`), or null: `/`, the
+ * home folder, or a folder that holds it (`/home`). Any of them holds flowsync's own data folder, the keychain and
+ * every checkout of the user: a `flows/` found there is no repository's, and the first scan would walk the whole
+ * home (and take every inotify watch the machine has). Folders beside the home (`/srv/app`, `/tmp/x`) and inside it
+ * are repositories as usual. `root` is the folder's real path when it exists (a link to the home is the home);
+ * `shown` is how the user wrote it.
  */
 export function tooWide(shown: string, root = folderKey(shown)): string | null {
   const home = folderKey(homedir());
