@@ -9,6 +9,7 @@ const UNIT = [
   'test/protocol/*.test.ts',
   'test/agent/errors.test.ts',
   'test/agent/branch-follower.test.ts',
+  'test/agent/folder-check.test.ts',
   'test/client/backoff.test.ts',
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',

@@ -32,6 +32,7 @@ import {
 import {
   DEFAULT_SERVICE_PORT,
   loadConfig,
+  repositoryConfigSchema,
   saveConfig,
   type AgentConfig,
   type RepositoryConfig,
@@ -42,7 +43,7 @@ import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { writerName } from './writer.ts';
-import { folderNotThere } from './folder-check.ts';
+import { checkFlowRoots, folderNotThere } from './folder-check.ts';
 import { currentBranch } from './git.ts';
 import { NotTheSource, notTheSource, tilde } from './source.ts';
 import { AgentApiError } from './api-error.ts';
@@ -493,11 +494,11 @@ export class Agent extends EventEmitter<AgentEvents> {
   async addRepository(
     folder: string,
     configured?: RepositoryConfig,
-    options: { source?: boolean } = {},
+    options: { source?: boolean; replace?: WatchedRepository } = {},
   ): Promise<WatchedRepository> {
     const { identity, renamed } = await this.identify(folder, configured);
     const existing = this.repositories.get(identity.root);
-    if (existing) return existing;
+    if (existing && existing !== options.replace) return existing;
     if (renamed) this.renames.set(identity.root, renamed);
     else this.renames.delete(identity.root);
     await this.checkSource(identity, options.source === true);
@@ -673,10 +674,18 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   /** Registers a repository of the config; one that another checkout is the source of is listed, not synced. */
-  private async addOrList(repo: RepositoryConfig): Promise<WatchedRepository | null> {
+  private async addOrList(
+    repo: RepositoryConfig,
+    replace?: WatchedRepository,
+  ): Promise<WatchedRepository | null> {
     try {
-      return await this.addRepository(repo.path, repo);
+      return await this.addRepository(repo.path, repo, { replace });
     } catch (error) {
+      // The stopped engine it would have replaced is listed no longer.
+      if (replace && this.repositories.get(replace.identity.root) === replace) {
+        this.repositories.delete(replace.identity.root);
+        this.configFiles.delete(replace.identity.root);
+      }
       if (!(error instanceof NotTheSource)) throw error;
       this.paused.set(error.identity.root, {
         ...error.identity,
@@ -758,6 +767,62 @@ export class Agent extends EventEmitter<AgentEvents> {
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
     return watched;
+  }
+
+  /**
+   * A repository's flow roots, owner and name, as its user sets them (the window's Settings): the roots checked
+   * (checkFlowRoots), saved in the config, and its engine restarted with them, so that a `pipelines/` set for a
+   * folder without `flows/` is synced at once. Owner and name null: read from its origin (else `local/<folder>`);
+   * a name other than the one it synced under waits for its user as any rename does (see rename).
+   */
+  async setRepositorySettings(
+    root: string,
+    settings: { flowRoots: readonly string[]; owner: string | null; name: string | null },
+  ): Promise<void> {
+    if (!this.knows(root))
+      throw new AgentApiError('not_found', `${root} is not a repository flowsync syncs.`);
+    const flowRoots = checkFlowRoots(root, settings.flowRoots);
+    const entry = configuredRepository(this.config, root);
+    const { owner: _owner, name: _name, ...rest } = entry ?? { path: root };
+    const configured = repositoryConfigSchema.parse({
+      ...rest,
+      flowRoots,
+      ...(settings.owner !== null && { owner: settings.owner }),
+      ...(settings.name !== null && { name: settings.name }),
+    });
+    const { repositories } = this.config;
+    this.updateConfig({
+      ...this.config,
+      repositories: entry
+        ? repositories.map((repository) => (repository === entry ? configured : repository))
+        : [...repositories, configured],
+    });
+    const absent = this.absent.get(root);
+    if (absent) {
+      this.markAbsent(configured, absent.problem);
+      return;
+    }
+    const paused = this.paused.get(root);
+    if (paused) {
+      this.paused.set(root, { ...paused, flowRoots });
+      return;
+    }
+    const watched = this.repositories.get(root);
+    if (!watched) return;
+    await watched.engine.stop();
+    // Listed (stopped) until its successor is: a window's card and this form stay where they are meanwhile.
+    let restarted: WatchedRepository | null;
+    try {
+      restarted = await this.addOrList(configured, watched);
+    } catch (error) {
+      // Its folder went meanwhile, or cannot be read: kept as missing, looked for again as any absent folder.
+      this.markAbsent(configured, `${root} cannot be synced yet (${(error as Error).message}); trying again`);
+      throw error;
+    }
+    if (!restarted) return;
+    await restarted.engine.initialSync({ watchFirst: this.watching });
+    if (this.watching) await restarted.engine.watch();
+    this.emit('status', restarted, restarted.engine.status());
   }
 
   /** Stops syncing a repository and forgets it in the config; the service keeps what it has. */

@@ -2,7 +2,9 @@ import { readFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ensurePrivateFile, ensurePrivateFolder, replaceFile } from '../host/index.ts';
-import { asideName } from '../sync/index.ts';
+import { asideName, flowRootProblem } from '../sync/index.ts';
+import { ConfigError } from './config-error.ts';
+import { tooWide } from './folder-check.ts';
 import { notice } from './notice.ts';
 import { configFilePath } from '../host/index.ts';
 
@@ -19,7 +21,16 @@ export const repositoryConfigSchema = z.looseObject({
   path: z.string().min(1),
   owner: z.string().min(1).max(200).optional(),
   name: z.string().min(1).max(200).optional(),
-  flowRoots: z.array(z.string().min(1)).min(1).default(['flows']),
+  /** Folders of flows, relative to the repository (`flows`, `apps/flows`): never absolute, never with `..`. */
+  flowRoots: z
+    .array(
+      z.string().superRefine((root, context) => {
+        const problem = flowRootProblem(root);
+        if (problem !== null) context.addIssue({ code: 'custom', message: problem });
+      }),
+    )
+    .min(1)
+    .default(['flows']),
   enabled: z.boolean().default(true),
   /** When its user paused it (`enabled: false`), ISO time; said by `status`, the window and the terminal. */
   pausedAt: z.string().max(64).optional(),
@@ -43,12 +54,7 @@ export const agentConfigSchema = z.looseObject({
 });
 export type AgentConfig = z.infer<typeof agentConfigSchema>;
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /**
  * The config file, or the defaults when there is none. A file that is not JSON at all (truncated, overwritten,
@@ -93,6 +99,15 @@ export function loadConfig(path = configFilePath()): AgentConfig {
       `${path} is not a valid flowsync config (${issuesOf(parsed.error)}): fix or delete it.`,
     );
   }
+  // The one folder check's rule, for a folder added before it (an older flowsync's window took `/`): the whole
+  // disk or home would be scanned at every start. Refused with the entry named, as any wrong field is.
+  parsed.data.repositories.forEach((repository, index) => {
+    const wide = tooWide(repository.path);
+    if (wide !== null)
+      throw new ConfigError(
+        `${path} is not a valid flowsync config (repositories.${index}.path: ${wide}): remove that entry, or give the folder of one repository.`,
+      );
+  });
   return parsed.data;
 }
 

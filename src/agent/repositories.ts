@@ -1,7 +1,6 @@
-import { realpathSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename } from 'node:path';
 import { agentConfigSchema, type AgentConfig, type RepositoryConfig } from './config.ts';
-import { checkRepositoryFolder, expandHome } from './folder-check.ts';
+import { checkRepositoryFolder, folderKey } from './folder-check.ts';
 import { remoteUrl } from './git.ts';
 
 export interface RepositoryIdentity {
@@ -93,15 +92,4 @@ export function sameFolder(a: string, b: string): boolean {
   return folderKey(a) === folderKey(b);
 }
 
-/**
- * A folder as one string: `~` expanded, resolved against the working folder (which also drops a trailing slash),
- * then its real path when it exists, so that a link to it and the folder itself compare equal.
- */
-export function folderKey(folder: string): string {
-  const absolute = resolve(expandHome(folder));
-  try {
-    return realpathSync(absolute);
-  } catch {
-    return absolute;
-  }
-}
+export { folderKey };

@@ -1,5 +1,4 @@
-import { homedir } from 'node:os';
-import { defaultStatePath } from '../host/index.ts';
+import { defaultStatePath, tilde } from '../host/index.ts';
 import { recordedSource } from '../sync/index.ts';
 import { AgentApiError } from './api-error.ts';
 import { gitCommonDir } from './git.ts';
@@ -37,11 +36,7 @@ export async function notTheSource(identity: RepositoryIdentity, source: string)
   );
 }
 
-/** A path under the home folder as `~/…`, as a user types it. */
-export function tilde(path: string): string {
-  const home = homedir();
-  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
-}
+export { tilde };
 
 /**
  * The checkout its repository is synced from with this service when it is another one than this (which is then

@@ -9,6 +9,7 @@ export {
   defaultStatePath,
   defaultWindowMemoryPath,
   rendererDir,
+  tilde,
 } from './paths.ts';
 export { ensurePrivateFile, ensurePrivateFolder, looseModes, type LooseMode } from './private-files.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';

@@ -1,4 +1,5 @@
 import envPaths from 'env-paths';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,4 +43,10 @@ export function defaultWindowMemoryPath(): string {
  */
 export function rendererDir(): string {
   return fileURLToPath(new URL('../../renderer/dist', import.meta.url));
+}
+
+/** A path under the home folder as `~/…`, as a user types it. */
+export function tilde(path: string): string {
+  const home = homedir();
+  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
 }

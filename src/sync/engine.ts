@@ -24,7 +24,7 @@ import { FlowRetries } from './flow-retries.ts';
 import type { Hasher } from './hasher.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { planUploads, plansKey, type FlowPlan } from './planner.ts';
-import { PresenceCheck } from './presence.ts';
+import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
 import { replaceContained } from './contained-write.ts';
@@ -414,12 +414,23 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * The line that says none of the flow roots is there, so there is nothing to sync (see nothingToSync); else null.
+   * Roots held (the service has files of them: another branch, a drive not mounted) say that instead.
+   */
+  nothingToSync(): string | null {
+    if (this.guard.held.size > 0) return null;
+    return nothingToSync(this.repo.root, this.layout.roots);
+  }
+
+  /**
    * What stays wrong with the repository until its user changes it, shown while nothing more urgent is: flow
    * roots that are links, .gitignore lines not applied, folders not watched.
    */
   private standingProblems(): string[] {
     const conflicts = this.options.state.conflictCount(this.repoId);
+    const nothing = this.nothingToSync();
     return [
+      ...(nothing !== null ? [nothing] : []),
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
       ...(this.heldDeletions > 0 ? [heldLine(this.heldDeletions)] : []),
       ...(this.notInCheckout > 0

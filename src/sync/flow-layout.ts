@@ -6,6 +6,26 @@ export interface FlowFileLocation {
   path: string;
 }
 
+/** A flow root as the layout keeps it: `/`-separated, without a leading `./` or a trailing slash. */
+export function normalFlowRoot(root: string): string {
+  return root
+    .replaceAll('\\', '/')
+    .replace(/^\.\/+/, '')
+    .replace(/\/+$/, '');
+}
+
+/**
+ * Why a flow root cannot be one, or null: the service's rule for a relative path (not absolute, no `..`, no empty
+ * or `.` segment), applied to the root as the layout keeps it. Whether it is a real folder inside the repository
+ * is the containment rule's to say (notRealFolder), on disk.
+ */
+export function flowRootProblem(root: string): string | null {
+  const reason = unsafePathReason(normalFlowRoot(root));
+  return reason === null
+    ? null
+    : `the flow folder "${root}" ${reason}: give a folder inside the repository, e.g. flows`;
+}
+
 /**
  * The repository's flow roots, normalized (`flows`, `apps/flows`: relative, `/`-separated, no trailing slash).
  * A flow is each directory directly under a root; its files are everything below it.
@@ -14,12 +34,7 @@ export class FlowLayout {
   readonly roots: readonly string[];
 
   constructor(roots: readonly string[]) {
-    this.roots = roots.map((root) =>
-      root
-        .replaceAll('\\', '/')
-        .replace(/^\.\/+/, '')
-        .replace(/\/+$/, ''),
-    );
+    this.roots = roots.map(normalFlowRoot);
   }
 
   /** The flow and path of a file, from its path relative to the repository; null when it is in no flow. */

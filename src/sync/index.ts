@@ -17,6 +17,8 @@ export {
 export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';
+export { flowRootProblem, normalFlowRoot } from './flow-layout.ts';
+export { nothingToSync } from './presence.ts';
 export { SyncState, type FileConflict, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
 export {
   asideName,

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { folderGone } from '../protocol/index.ts';
+import { tilde } from '../host/index.ts';
 import { notRealFolder, warningOf } from './contained-fs.mjs';
 import type { FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
@@ -24,6 +25,18 @@ export interface PresenceOptions {
   cameBack(roots: string[]): Promise<void>;
   /** A flow root is held, or no longer: the status has news. */
   heldChanged(): void;
+}
+
+/**
+ * The line for a repository none of whose flow roots is there (a folder added without `flows/`), or null. Such a
+ * repository is kept, not refused: a `flows/` made later is found by the presence check below and synced, and
+ * nothing is deleted meanwhile (a root the service has files of is held by the RootGuard, and says so instead).
+ * A root that is a link or cannot be read is not "not there": the containment rule reports it.
+ */
+export function nothingToSync(repoRoot: string, roots: readonly string[]): string | null {
+  if (roots.some((root) => notRealFolder(repoRoot, root)?.kind !== 'missing')) return null;
+  const folders = roots.map((root) => `${root}/`).join(' or ');
+  return `no ${folders} folder in ${tilde(repoRoot)}: nothing to sync; set its flow folders in Settings`;
 }
 
 /**

@@ -5,6 +5,8 @@ import {
   pageInfoSchema,
   repoConfigRecordSchema,
   repoConfigSchema,
+  repoOwnerSchema,
+  repoSlugPartSchema,
   syncTaskValueSchema,
   taskUpdateValueSchema,
   trackerIssueSchema,
@@ -37,6 +39,8 @@ export const repositoryViewSchema = z.object({
   owner: z.string(),
   name: z.string(),
   flowRoots: z.array(z.string()),
+  /** The owner and name set for it in Settings (the config file); null: read from its origin, else local/<folder>. */
+  settings: z.object({ owner: z.string().nullable(), name: z.string().nullable() }),
   phase: syncPhaseSchema,
   message: z.string().nullable(),
   /**
@@ -225,6 +229,19 @@ export const AGENT_API = {
     repositoryViewSchema,
   ),
   removeRepository: method(z.object({ root }), z.object({ removed: z.boolean() })),
+  /**
+   * A repository's flow folders (relative to it: `flows`, `apps/flows`), owner and name; empty owner or name: read
+   * from its origin. Saved in the config file; its sync restarts with them.
+   */
+  setRepositorySettings: method(
+    z.object({
+      root,
+      flowRoots: z.array(z.string().max(1024)).min(1, 'Give at least one flow folder, e.g. flows').max(100),
+      owner: z.union([z.literal(''), repoOwnerSchema]),
+      name: z.union([z.literal(''), repoSlugPartSchema]),
+    }),
+    repositoryViewSchema,
+  ),
   pauseRepository: method(z.object({ root }), repositoryViewSchema),
   resumeRepository: method(z.object({ root }), repositoryViewSchema),
   syncNow: method(z.object({ root: root.optional() }), agentStatusSchema),

@@ -118,6 +118,15 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     removeRepository: async ({ root }) => ({ removed: await agent.remove(root) }),
 
+    setRepositorySettings: async ({ root, flowRoots, owner, name }) => {
+      await agent.setRepositorySettings(root, {
+        flowRoots,
+        owner: owner === '' ? null : owner,
+        name: name === '' ? null : name,
+      });
+      return view(root);
+    },
+
     pauseRepository: async ({ root }) => {
       view(root);
       await agent.pause(root);

@@ -1,4 +1,4 @@
-import type { Agent } from '../agent/index.ts';
+import { configuredRepository, type Agent } from '../agent/index.ts';
 import {
   AgentApiError,
   type AgentStatus,
@@ -58,11 +58,13 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
   const described = agent.describe(root);
   if (!described) throw notSynced(root);
   const { status } = described;
+  const configured = configuredRepository(agent.config, root);
   return {
     root: described.root,
     owner: described.owner,
     name: described.name,
     flowRoots: described.flowRoots,
+    settings: { owner: configured?.owner ?? null, name: configured?.name ?? null },
     phase: status ? status.phase : 'paused',
     message: status?.message ?? described.reason,
     paused: described.paused,

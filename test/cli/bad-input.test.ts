@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -20,6 +20,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-bad-input-'));
   const home = join(dir, 'home');
   writeFileSync(join(dir, 'a-file.txt'), 'not a folder\n');
+  // A repository's folder beside the home (`dir` holds the home, and is refused as no repository).
+  mkdirSync(join(dir, 'app'));
   writeFileSync(join(dir, 'bad.json'), '{"args": ');
   // No service runs on port 9: an address nothing answers.
   env = {
@@ -37,6 +39,7 @@ afterAll(async () => {
 const takenPort = () => String((taken.address() as AddressInfo).port);
 
 const missing = () => join(dir, 'no-such-folder');
+const app = () => join(dir, 'app');
 const file = () => join(dir, 'a-file.txt');
 const unreachable = 'http://127.0.0.1:9';
 const sixteen = Buffer.alloc(16).toString('base64');
@@ -54,13 +57,13 @@ const cases: { name: string; args: () => string[]; code: number; says: RegExp }[
   { name: 'start of a file', args: () => ['start', file()], code: 2, says: /is not a folder/ },
   {
     name: 'sync with a URL that is not one',
-    args: () => ['sync', dir, '--url', 'not-a-url'],
+    args: () => ['sync', app(), '--url', 'not-a-url'],
     code: 2,
     says: /not a service URL/,
   },
   {
     name: 'start with a URL that is not one',
-    args: () => ['start', dir, '--url', 'ftp://example.com'],
+    args: () => ['start', app(), '--url', 'ftp://example.com'],
     code: 2,
     says: /not a service URL/,
   },
@@ -123,7 +126,7 @@ const cases: { name: string; args: () => string[]; code: number; says: RegExp }[
   },
   {
     name: 'a window port out of range',
-    args: () => ['start', dir, '--ui-port', '70000'],
+    args: () => ['start', app(), '--ui-port', '70000'],
     code: 2,
     says: /port/,
   },

@@ -7,6 +7,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     owner: 'acme',
     name: 'app',
     flowRoots: ['flows'],
+    settings: { owner: null, name: null },
     phase: 'idle',
     message: null,
     paused: false,

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import type { Settings } from '../../../src/window/index.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
 import { NotifyMe } from './NotifyMe.tsx';
+import { RepositoriesSettings } from './RepositorySettings.tsx';
 
 /** Where each secret comes from, in words, with the variable that would provide it. */
 const SOURCE_TEXT: Record<Settings['sources']['user'], (variable: string) => string> = {
@@ -80,6 +81,8 @@ export function SettingsScreen({ api }: ScreenProps) {
           No OS keychain is reachable: keys cannot be kept. Set FLOWSYNC_TOKEN and friends instead.
         </p>
       )}
+      {/* First: where "nothing to sync; set its flow folders in Settings" leads. */}
+      <RepositoriesSettings api={api} />
       <form onSubmit={submit(() => saveUrl.mutate(serviceUrl ?? data?.serviceUrl ?? ''))}>
         {/* Not editable until the settings arrive, so nothing typed is shown over or lost. */}
         <fieldset className="plain" disabled={!data}>

@@ -349,7 +349,11 @@ function time(): string {
 }
 
 /** `acme/app (~/code/app): 2 flows, 12 files, in sync`; `about` comes before the counts (`… is there`). */
-function summary({ identity }: WatchedRepository, status: SyncStatus, about?: string): string {
+function summary({ identity, engine }: WatchedRepository, status: SyncStatus, about?: string): string {
+  const nothing = engine.nothingToSync();
+  // The line names the folder itself.
+  if (nothing !== null)
+    return `${where(identity, currentBranch(identity.root))}: ${about ? `${about}: ` : ''}${nothing}`;
   const { flows, files, pending, warnings, rejected, conflicts } = status.counts;
   const settled = pending === 0 && conflicts === 0 && status.heldDeletions === 0 && !status.paused;
   const extra = [

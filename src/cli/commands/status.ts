@@ -14,6 +14,7 @@ import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } f
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import { describeFileWarning, plural, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
+import { nothingToSync } from '../../sync/index.ts';
 import { where } from '../where.ts';
 import { localTime } from '../local-time.ts';
 
@@ -57,14 +58,17 @@ export function statusCommand(): Command {
       }
       const statuses = await Promise.all(
         (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
-          withPaused(await withRename(withLive(status, live), config), config),
+          withNothing(withPaused(await withRename(withLive(status, live), config), config), config),
         ),
       );
       // A repository the running agent knows but the state does not (its folder was never there yet: missing).
       for (const repository of live)
         if (!every.some((status) => status.current && status.root === repository.root))
           statuses.push(
-            withPaused({ ...withLive(fromLive(repository, service), live), rename: null }, config),
+            withNothing(
+              withPaused({ ...withLive(fromLive(repository, service), live), rename: null }, config),
+              config,
+            ),
           );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
@@ -153,6 +157,20 @@ function withPaused<T extends RepositoryStatus>(
   return { ...status, paused, pausedSince: paused ? (configured.pausedAt ?? null) : null };
 }
 
+/**
+ * The status with the line that says none of its flow folders is there (`nothingToSync`: the agent's own rule, on
+ * the folders of its config entry), null otherwise: "0 flows, 0 files" alone reads as in sync.
+ */
+function withNothing<T extends RepositoryStatus>(
+  status: T,
+  config: AgentConfig,
+): T & { nothingToSync: string | null } {
+  const flowRoots = configuredRepository(config, status.root)?.flowRoots ?? ['flows'];
+  // Files synced before (gone now: pending deletions): the roots are held, which the agent says as `missing`.
+  const synced = status.counts.files + status.counts.pending > 0;
+  return { ...status, nothingToSync: synced ? null : nothingToSync(status.root, flowRoots) };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -175,6 +193,7 @@ function describe(
     rename: string | null;
     paused: boolean;
     pausedSince: string | null;
+    nothingToSync: string | null;
   },
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
@@ -189,7 +208,10 @@ function describe(
       `  paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}: nothing is sent until ` +
         `\`flowsync resume ${status.root}\`${pending > 0 ? ` (${plural(pending, 'change')} waiting)` : ''}`,
     );
-  if (status.now) lines.push(`  now: ${status.now}`);
+  if (status.nothingToSync) lines.push(`  ${status.nothingToSync}`);
+  // The running agent's idle message starts with that same line: said once.
+  if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
+    lines.push(`  now: ${status.now}`);
   if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);

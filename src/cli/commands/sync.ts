@@ -7,14 +7,15 @@ import { lockForSync } from '../running-agent.ts';
 import { dryRun } from './dry-run.ts';
 import { localTime } from '../local-time.ts';
 import { syncLine } from './start.ts';
+import { where } from '../where.ts';
 
 export function syncCommand(): Command {
   return new Command('sync')
     .description(
       'Scans the folders, sends what differs from what the service has, and exits: 0 when everything went\n' +
-        'through, 1 when the service refused a flow, 3 when it could not be reached, 4 when a file is in conflict\n' +
-        "with the service's version or deletions are held (more than the repository deletes without asking:\n" +
-        '--yes sends them). For scripts and CI; the\n' +
+        'through, 1 when the service refused a flow, 2 when a folder has none of its flow folders (nothing to sync),\n' +
+        "3 when it could not be reached, 4 when a file is in conflict with the service's version or deletions are\n" +
+        'held (more than the repository deletes without asking: --yes sends them). For scripts and CI; the\n' +
         'folders are not added to the ones `flowsync start` watches. While an agent runs it owns the state and\n' +
         'sends every change itself: sync refuses (exit 2) and says so.',
     )
@@ -47,6 +48,7 @@ export function syncCommand(): Command {
       try {
         let refused = 0;
         let waiting = 0;
+        let empty = 0;
         for (const folder of folders) {
           const configured = configuredRepository(config, folder);
           // Paused by its user: a sync would send what the pause holds back. Said, and counted as waiting (exit 4).
@@ -66,7 +68,13 @@ export function syncCommand(): Command {
             report = await watched.engine.syncOnce();
           }
           const described = agent.describe(watched.identity.root);
-          const line = syncLine(watched, report, null, described?.branch ?? null, agent.serviceUrl);
+          // No flow root there: "up to date" would be untrue of a folder that has nothing to be up to date with.
+          const nothing = watched.engine.nothingToSync();
+          if (nothing !== null) empty++;
+          const line =
+            nothing === null
+              ? syncLine(watched, report, null, described?.branch ?? null, agent.serviceUrl)
+              : `${where(watched.identity, described?.branch ?? null)}: ${nothing}`;
           process.stdout.write(`${printable(line)}\n`);
           // Its origin renamed it: synced under the old name (as `start` does), and said until it is moved.
           if (described?.rename) process.stderr.write(`warning: ${printable(described.rename.message)}\n`);
@@ -74,7 +82,7 @@ export function syncCommand(): Command {
           refused += counts.rejected;
           waiting += counts.conflicts + heldDeletions;
           // What the repository's owner must fix (a .gitignore line not applied, a flow root that is a link).
-          if (message)
+          if (message && message !== nothing)
             process.stderr.write(
               `warning: ${printable(`${watched.identity.owner}/${watched.identity.name}: ${message}`)}\n`,
             );
@@ -84,7 +92,10 @@ export function syncCommand(): Command {
             );
           }
         }
-        process.exitCode = refused > 0 ? EXIT.remote : waiting > 0 ? EXIT.attention : EXIT.ok;
+        // A folder with nothing to sync is a folder given by mistake (or flow folders not set yet): a script that
+        // syncs it must not take it for a success.
+        process.exitCode =
+          refused > 0 ? EXIT.remote : waiting > 0 ? EXIT.attention : empty > 0 ? EXIT.usage : EXIT.ok;
       } finally {
         await agent.close();
         lock.release();
