@@ -7,6 +7,7 @@ import {
   type ClientAuth,
 } from '../client/index.ts';
 import type { SecretKind } from '../secrets/index.ts';
+import { NOT_AN_OPERATOR, claimKey, claimLine, unclaimedLine, unusable } from './key-owner.ts';
 
 export const SECRET_NAMES: Record<SecretKind, string> = {
   'access-token': 'user token',
@@ -57,9 +58,29 @@ export async function checkSecret(
   }
 }
 
+/**
+ * `flowsync login --api-key`: the key registered to the user of git's email when it is nobody's and the stored
+ * admin token allows (claimKey), refused when the service does not know it and cannot be told; the line that says
+ * who the user is in the tracker, or what to do.
+ */
+export async function claimApiKey(url: string, secret: string, storedAuth: ClientAuth): Promise<string> {
+  const client = createClient({ baseUrl: url, auth: storedAuth, retry: { attempts: 2 } });
+  try {
+    const claim = await claimKey(client, secret);
+    if (claim.outcome === 'unclaimed' && unusable(claim)) throw new SecretRefused(unclaimedLine(claim, url));
+    return claimLine(claim, url);
+  } catch (error) {
+    if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
+      throw new SecretRefused(refusal('api-key', url, error));
+    throw error;
+  } finally {
+    await client.close();
+  }
+}
+
 function refusal(kind: SecretKind, url: string, error: RemoteError): string {
   if (kind === 'api-key' && error.reason === 'unknown_api_key') {
-    return `${url} does not know this personal API key: an operator registers it with add_activity (key-created).`;
+    return `${url} does not know this personal API key yet: ${NOT_AN_OPERATOR}`;
   }
   if (kind === 'api-key') return `sign in first: checking an API key needs a user token.`;
   if (kind === 'admin-token' && reasonOf(error) === 'forbidden') {

@@ -51,6 +51,12 @@ export const trackerUserSchema = z.looseObject({
 });
 export type TrackerUser = z.infer<typeof trackerUserSchema>;
 
+/** A tracker user as the window and the CLI name one: "Ada Lovelace (ada@example.com)", else what is known. */
+export function trackerUserName(user: TrackerUser): string {
+  if (user.name && user.email) return `${user.name} (${user.email})`;
+  return user.name ?? user.email ?? user.id;
+}
+
 export const workflowStateSchema = z.strictObject({
   id: id,
   name: z.string().min(1).max(200),

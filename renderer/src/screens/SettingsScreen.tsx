@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { Settings } from '../../../src/window/index.ts';
+import type { AgentApi, Settings } from '../../../src/window/index.ts';
+import { trackerUserName } from '../../../src/protocol/index.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
 
 /** Where each secret comes from, in words, with the variable that would provide it. */
@@ -120,6 +121,7 @@ export function SettingsScreen({ api }: ScreenProps) {
       <form onSubmit={submit(() => saveKey.mutate())} aria-busy={!data}>
         <fieldset className="plain" disabled={!data}>
           <p data-testid="api-key">Personal API key: {data ? apiKeyText(data) : '…'}</p>
+          {data?.you && <WhoYouAre api={api} you={data.you} onPicked={keep} />}
           <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
           <button type="submit" disabled={apiKey.trim().length < 8}>
             Save key
@@ -156,6 +158,61 @@ export function SettingsScreen({ api }: ScreenProps) {
         </fieldset>
       </form>
     </section>
+  );
+}
+
+/**
+ * Who the personal API key makes the user in the tracker ("Open tasks assigned to you" are that user's), and, for
+ * an operator, whom else it may be registered to: the user of git's email first, when nobody is yet.
+ */
+function WhoYouAre(props: {
+  api: AgentApi;
+  you: NonNullable<Settings['you']>;
+  onPicked: (settings: Settings) => void;
+}) {
+  const { api, you } = props;
+  const byEmail = you.choices.find(
+    (user) => you.gitEmail !== null && user.email?.toLowerCase() === you.gitEmail.toLowerCase(),
+  );
+  const [picked, setPicked] = useState<string | null>(null);
+  const chosen = picked ?? you.user?.id ?? byEmail?.id ?? you.choices[0]?.id ?? '';
+  const pick = useMutation({
+    mutationFn: () => api.setKeyOwner({ userId: chosen }),
+    onSuccess: (settings) => {
+      setPicked(null);
+      props.onPicked(settings);
+    },
+  });
+  return (
+    <div data-testid="you">
+      {you.user ? (
+        <p>
+          You are <strong>{trackerUserName(you.user)}</strong> in the tracker.
+        </p>
+      ) : (
+        <p className="error">{you.problem}</p>
+      )}
+      {you.choices.length > 0 && (
+        <div className="row">
+          <label htmlFor="key-owner">{you.user ? 'Not you? You are' : 'You are'}</label>
+          <select id="key-owner" value={chosen} onChange={(event) => setPicked(event.target.value)}>
+            {you.choices.map((user) => (
+              <option key={user.id} value={user.id}>
+                {trackerUserName(user)}
+              </option>
+            ))}
+          </select>
+          <button
+            type="button"
+            disabled={pick.isPending || chosen === '' || chosen === you.user?.id}
+            onClick={() => pick.mutate()}
+          >
+            This is me
+          </button>
+        </div>
+      )}
+      <ErrorLine error={pick.error} />
+    </div>
   );
 }
 
