@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { userInfo } from 'node:os';
 import {
   MissingCredentialsError,
   RemoteError,
@@ -96,18 +97,18 @@ export async function claimKey(client: RemoteClient, secret: string): Promise<Cl
     return { outcome: 'registered', user: you };
   }
   // Nobody to register it to: everyone, for the user to pick from (null: this agent may not ask).
-  return {
-    outcome: 'unclaimed',
-    holder,
-    email,
-    users: matching === null ? null : await trackerUsers(client),
-  };
+  const users = matching === null ? null : await trackerUsers(client);
+  if (holder.kind === 'unregistered' && users !== null) {
+    // Registered all the same, to a stand-in the tracker does not know: searching and opening tasks need no owner,
+    // and a stranger's key goes to its owner at a later start, once the tracker names someone with that email.
+    const standIn = email ?? (userInfo().username || 'me');
+    await registerKey(client, secret, standIn);
+    return { outcome: 'unclaimed', holder: { kind: 'stranger', id: standIn }, email, users };
+  }
+  return { outcome: 'unclaimed', holder, email, users };
 }
 
-/**
- * A key that no tracker action would take and that this agent may not register (it is no operator): not worth
- * keeping. A key that is nobody's but that an operator may register is kept, for its user to say who they are.
- */
+/** A key that no tracker action would take and that this agent may not register (it is no operator): not worth keeping. */
 export function unusable(claim: Claim): boolean {
   return claim.outcome === 'unclaimed' && claim.holder.kind === 'unregistered' && claim.users === null;
 }
