@@ -69,7 +69,7 @@ describe('who you are in the tracker', () => {
       .poll(said, SLOW)
       .toContain('no tracker user has your git email (ada@laptop.local): pick who you are');
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByLabel('You are').selectOption({ label: 'Bob Stone (bob@example.com)' });
+    await page.getByLabel('Choose who you are').selectOption({ label: 'Bob Stone (bob@example.com)' });
     await page.getByRole('button', { name: 'This is me' }).click();
     await expect.poll(said, SLOW).toContain('You are Bob Stone (bob@example.com) in the tracker.');
 

@@ -194,7 +194,7 @@ function WhoYouAre(props: {
       )}
       {you.choices.length > 0 && (
         <div className="row">
-          <label htmlFor="key-owner">{you.user ? 'Not you? You are' : 'You are'}</label>
+          <label htmlFor="key-owner">{you.user ? 'Not you? Choose who you are' : 'Choose who you are'}</label>
           <select id="key-owner" value={chosen} onChange={(event) => setPicked(event.target.value)}>
             {you.choices.map((user) => (
               <option key={user.id} value={user.id}>
