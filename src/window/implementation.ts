@@ -56,23 +56,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       keychain: [user, admin, apiKey].some((found) => found.source === 'unavailable')
         ? 'unavailable'
         : 'available',
-      you: apiKey.secret === null ? null : await you(apiKey.secret),
     };
-  };
-
-  /** Who the key makes the user in the tracker; a service that does not answer leaves it unknown, said so. */
-  const you = async (secret: string) => {
-    try {
-      return await keyOwnerView(agent.client, secret, agent.serviceUrl);
-    } catch (error) {
-      const { message } = toAgentApiError(error, 'getSettings');
-      return {
-        user: null,
-        gitEmail: null,
-        choices: [],
-        problem: `Who you are in the tracker is not known now: ${message}`,
-      };
-    }
   };
 
   const apiKey = async () => {
@@ -357,7 +341,12 @@ export function createAgentApi(agent: Agent): AgentApi {
       if (!users.some((user) => user.id === userId))
         throw new AgentApiError('not_found', `The tracker has no user ${userId}: pick one of the list.`);
       await registerKey(agent.client, secret, userId);
-      return settings();
+      return keyOwnerView(agent.client, secret, agent.serviceUrl);
+    },
+
+    whoYouAre: async () => {
+      const { secret } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
+      return secret === null ? null : keyOwnerView(agent.client, secret, agent.serviceUrl);
     },
 
     getStartAtLogin: async () => startAtLogin(),

@@ -46,7 +46,7 @@ async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
   return connectToBridge((JSON.parse(lock) as { bridge: string }).bridge);
 }
 
-const you = async (bridge: BridgeClient) => ((await bridge.call('getSettings', {})) as { you: You }).you;
+const you = async (bridge: BridgeClient) => (await bridge.call('whoYouAre', {})) as You;
 const ownerOfKey = () =>
   user.svc.read(`SELECT user_id FROM api_keys WHERE prefix_4 = 'lin_' AND suffix_4 = '0042'`);
 
@@ -105,8 +105,8 @@ describe('who you are in the tracker', () => {
     expect(before.problem).toContain('pick who you are');
     expect(before.choices.map((choice) => choice.id)).toEqual([VIEWER.id, BOB.id]);
 
-    const after = (await bridge.call('setKeyOwner', { userId: VIEWER.id })) as { you: You };
-    expect(after.you).toMatchObject({ user: VIEWER, problem: null });
+    const after = (await bridge.call('setKeyOwner', { userId: VIEWER.id })) as You;
+    expect(after).toMatchObject({ user: VIEWER, problem: null });
     expect(ownerOfKey()).toEqual([{ user_id: VIEWER.id }]);
     const tasks = (await bridge.call('myTasks', {})) as { nodes: unknown[] };
     expect(tasks.nodes).toHaveLength(12);
