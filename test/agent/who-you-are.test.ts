@@ -129,4 +129,20 @@ describe('who you are in the tracker', () => {
     expect(settings.problem).toContain('admin token');
     expect(settings.choices).toEqual([]);
   });
+
+  it('registers FLOWSYNC_API_KEY at start with the embedded service, whose admin token the agent always holds', async () => {
+    gitEmail('ada@example.com');
+    const embedded = {
+      FLOWSYNC_URL: '',
+      FLOWSYNC_TOKEN: '',
+      FLOWSYNC_ADMIN_TOKEN: '',
+      FLOWSYNC_EMBEDDED_PORT: '0',
+    };
+    const bridge = await startUi(embedded);
+    // A fresh embedded service knows no tracker user yet: the key is registered all the same, and searching works.
+    await agent.waitFor(/the tracker has told \S+ about no user yet/);
+    const found = (await bridge.call('searchTasks', { query: 'login' })) as { nodes: unknown[] };
+    expect(found.nodes).toEqual([]);
+    expect((await you(bridge)).problem).toContain('registered to "ada@example.com"');
+  });
 });
