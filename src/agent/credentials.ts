@@ -24,30 +24,22 @@ export class SecretRefused extends Error {
 }
 
 /**
- * Proves a secret works with one call that changes nothing: a cache read for an admin token, decrypt for a user
- * token, `viewer` for a personal API key (with `storedAuth` for the user token it needs). A refusal becomes a
- * SecretRefused whose message says what to do, in one line.
+ * Proves a token works with one call that changes nothing: a cache read for an admin token, decrypt for a user
+ * token. A refusal becomes a SecretRefused whose message says what to do, in one line. (A personal API key is
+ * proved by claimApiKey, which also registers it to its user.)
  */
 export async function checkSecret(
   url: string,
-  kind: SecretKind,
+  kind: 'access-token' | 'admin-token',
   secret: string,
-  storedAuth: ClientAuth,
 ): Promise<void> {
-  const auth: ClientAuth =
-    kind === 'admin-token'
-      ? { adminToken: secret }
-      : kind === 'access-token'
-        ? { userToken: secret }
-        : storedAuth;
+  const auth: ClientAuth = kind === 'admin-token' ? { adminToken: secret } : { userToken: secret };
   const client = createClient({ baseUrl: url, auth, retry: { attempts: 2 } });
   try {
     if (kind === 'admin-token') {
       await client.tracker.workflowStateCacheGetByTeam({ team_id: 'flowsync-login-check' });
-    } else if (kind === 'access-token') {
-      await checkAccess(client);
     } else {
-      await client.tracker.viewer({ api_key: { secret, type: 'personal-api-key' } });
+      await checkAccess(client);
     }
   } catch (error) {
     if (error instanceof RemoteError && failureKind(error) === 'unauthorized')

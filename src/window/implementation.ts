@@ -6,7 +6,6 @@ import {
   SECRET_ENV_VARS,
   maskSecret,
   normalizeServiceUrl,
-  secretStoreAuth,
   type SecretKind,
 } from '../secrets/index.ts';
 import type { Agent } from '../agent/index.ts';
@@ -302,7 +301,7 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     signIn: async ({ token, admin }) => {
       const kind = admin ? 'admin-token' : 'access-token';
-      await checkSecret(agent.serviceUrl, kind, token, secretStoreAuth(agent.secrets, agent.secretsUrl));
+      await checkSecret(agent.serviceUrl, kind, token);
       await keepSecret(agent, kind, token);
       return settings();
     },

@@ -45,7 +45,7 @@ export function loginCommand(): Command {
       // A personal API key is registered to its user here when it is nobody's and the admin token allows.
       let who: string | null = null;
       if (kind === 'api-key') who = await claimApiKey(url, secret, secretStoreAuth(store, secrets));
-      else await checkSecret(url, kind, secret, secretStoreAuth(store, secrets));
+      else await checkSecret(url, kind, secret);
       await store.set(secrets, kind, secret);
       // Only an address given here is saved: `--url ''` names none, and saving what it fell through to would pin
       // the running agent's embedded service (at whichever port it got this time) as a remote URL.
