@@ -53,6 +53,7 @@ import {
   folderKey,
   identifyRepository,
   sameFolder,
+  withPausedRepository,
   withRepository,
   type RepositoryIdentity,
 } from './repositories.ts';
@@ -86,8 +87,11 @@ export interface WatchedRepository {
  */
 export interface RepositoryDescription extends RepositoryIdentity {
   flowRoots: string[];
-  /** The engine's status; null while paused. */
+  /** The engine's status; null while not synced (another checkout is the source, or paused while not there). */
   status: SyncStatus | null;
+  /** Whether its user paused it; since when (ISO), null when not paused or not known (paused by an older flowsync). */
+  paused: boolean;
+  pausedSince: string | null;
   counts: RepoCounts;
   /** The long work under way (hashing, uploading), if any. */
   progress: SyncProgress | null;
@@ -288,6 +292,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       configProblem: this.configFiles.get(identity.root)?.problem ?? null,
       reason: paused?.reason ?? null,
       syncedFrom: paused?.syncedFrom ?? null,
+      ...this.pausedOf(identity.root, status),
       branch: currentBranch(identity.root),
       rename: this.renameOf(identity.root),
       refused:
@@ -295,6 +300,14 @@ export class Agent extends EventEmitter<AgentEvents> {
           ? []
           : this.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
     };
+  }
+
+  /** Whether its user paused a repository, from its engine, else from the config (not synced, paused). */
+  private pausedOf(root: string, status: SyncStatus | null): { paused: boolean; pausedSince: string | null } {
+    if (status) return { paused: status.paused, pausedSince: status.pausedSince };
+    const configured = configuredRepository(this.config, root);
+    if (!configured || configured.enabled) return { paused: false, pausedSince: null };
+    return { paused: true, pausedSince: configured.pausedAt ?? null };
   }
 
   /** A repository whose folder is not there: `missing`, with what the state knew of it from its last sync. */
@@ -315,7 +328,11 @@ export class Agent extends EventEmitter<AgentEvents> {
         missed: 0,
         heldDeletions: 0,
         notInCheckout: 0,
+        paused: false,
+        pausedSince: null,
       },
+      paused: false,
+      pausedSince: null,
       counts,
       progress: null,
       lastSyncAt: stored?.lastSyncAt ?? null,
@@ -498,6 +515,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       hasher: this.hasher,
       serviceKey: this.serviceKey,
       rescanIntervalMs: rescanIntervalFromEnv(),
+      // Paused by its user before: watched and counted from the start, nothing sent until resumed.
+      ...(configured?.enabled === false && { paused: { since: configured.pausedAt ?? null } }),
       ...this.options.timings,
     });
     const watched = { identity, engine };
@@ -647,9 +666,8 @@ export class Agent extends EventEmitter<AgentEvents> {
         if (folderNotThere(repo.path)) this.markAbsent(repo, null);
         else await this.addOrList(repo);
       } else if (existsSync(repo.path)) {
-        const { identity, renamed } = await this.identify(repo.path, repo);
-        if (renamed) this.renames.set(identity.root, renamed);
-        this.paused.set(identity.root, { ...identity, flowRoots: repo.flowRoots });
+        // Paused: its engine watches and counts what changes (pending), and sends nothing until resumed.
+        await this.addOrList(repo);
       }
     }
   }
@@ -761,28 +779,38 @@ export class Agent extends EventEmitter<AgentEvents> {
     return known;
   }
 
-  /** Stops a repository's engine until resumed; remembered in the config as `enabled: false`. */
+  /**
+   * Pauses a repository: nothing is sent until resumed, and what changes meanwhile is watched and counted as
+   * pending (its engine keeps running, see SyncEngine.pause). Remembered in the config (`enabled: false`, `pausedAt`).
+   */
   async pause(root: string): Promise<void> {
+    const since = new Date().toISOString();
     const absent = this.absent.get(root);
     if (absent) {
       this.absent.delete(root);
       this.paused.set(root, { ...absent, flowRoots: [...absent.flowRoots] });
-      this.setEnabled(root, false);
+      this.setEnabled(root, false, since);
       return;
     }
     const watched = this.repositories.get(root);
-    if (!watched) return;
-    await watched.engine.stop();
-    this.repositories.delete(root);
-    this.configFiles.delete(root);
-    this.paused.set(root, { ...watched.identity, flowRoots: [...watched.engine.flowRoots] });
-    this.setEnabled(root, false);
-    this.emit('status', watched, watched.engine.status());
+    if (!watched || watched.engine.status().paused) return;
+    this.setEnabled(root, false, since);
+    watched.engine.pause(since);
   }
 
+  /** Resumes a paused repository: what waited is sent at once. */
   async resume(root: string): Promise<WatchedRepository | null> {
+    const running = this.repositories.get(root);
+    if (running) {
+      if (!running.engine.status().paused) return running;
+      this.setEnabled(root, true);
+      // Its name is looked at again, as at a start (a remote renamed while paused).
+      await this.recheckName(running).catch(() => undefined);
+      await running.engine.resume();
+      return running;
+    }
     const paused = this.paused.get(root);
-    if (!paused) return this.repositories.get(root) ?? null;
+    if (!paused) return null;
     this.setEnabled(root, true);
     const configured = configuredRepository(this.config, root);
     if (configured && folderNotThere(root)) {
@@ -796,11 +824,10 @@ export class Agent extends EventEmitter<AgentEvents> {
     return watched;
   }
 
-  private setEnabled(root: string, enabled: boolean): void {
-    this.updateConfig({
-      ...this.config,
-      repositories: this.config.repositories.map((r) => (sameFolder(r.path, root) ? { ...r, enabled } : r)),
-    });
+  private setEnabled(root: string, enabled: boolean, since?: string): void {
+    this.updateConfig(
+      withPausedRepository(this.config, root, enabled ? null : { since: since ?? new Date().toISOString() }),
+    );
   }
 
   /** The first scan and upload of every repository; `watchFirst` when `watchAll` follows (see SyncEngine). */

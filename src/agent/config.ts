@@ -21,6 +21,8 @@ export const repositoryConfigSchema = z.looseObject({
   name: z.string().min(1).max(200).optional(),
   flowRoots: z.array(z.string().min(1)).min(1).default(['flows']),
   enabled: z.boolean().default(true),
+  /** When its user paused it (`enabled: false`), ISO time; said by `status`, the window and the terminal. */
+  pausedAt: z.string().max(64).optional(),
   /**
    * When a round's deletions wait for their user: more than `files` files, or more than `share` (0–1) of the
    * repository's synced files; false: never held. Default 100 files or a quarter (the engine's DEFAULT_DELETION_GUARD).

@@ -11,7 +11,13 @@ export {
   type AgentConfig,
   type RepositoryConfig,
 } from './config.ts';
-export { configuredRepository, identifyRepository, parseRemoteUrl, withRepository } from './repositories.ts';
+export {
+  configuredRepository,
+  identifyRepository,
+  parseRemoteUrl,
+  withPausedRepository,
+  withRepository,
+} from './repositories.ts';
 export { currentBranch, gitCommonDir, gitConfig, globalUserEmail, remoteUrl, userEmail } from './git.ts';
 export {
   claimKey,

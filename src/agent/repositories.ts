@@ -59,6 +59,27 @@ export function withRepository(config: AgentConfig, folder: string): AgentConfig
 }
 
 /**
+ * The config with a repository paused by its user (`enabled: false`, since `since`: a pause kept across restarts,
+ * said by `status` and the window) or resumed. The one rule for both the running agent and `flowsync pause`.
+ */
+export function withPausedRepository(
+  config: AgentConfig,
+  folder: string,
+  paused: { since: string } | null,
+): AgentConfig {
+  const set = (repo: RepositoryConfig): RepositoryConfig => {
+    const { pausedAt: was, ...rest } = repo;
+    if (!paused) return { ...rest, enabled: true };
+    // Paused already: since the first pause, not the second.
+    return { ...rest, enabled: false, pausedAt: repo.enabled ? paused.since : (was ?? paused.since) };
+  };
+  return {
+    ...config,
+    repositories: config.repositories.map((repo) => (sameFolder(repo.path, folder) ? set(repo) : repo)),
+  };
+}
+
+/**
  * The config file's entry for this folder, however either is written (`./app`, `~/app`, `app/`, a link to it):
  * the one lookup of a configured repository by folder, so that its flow roots, owner and name are never missed.
  */

@@ -61,6 +61,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/status.ts')).statusCommand(),
   },
   {
+    name: 'pause',
+    usage: '[options] [folders...]',
+    summary: 'pause syncing of repositories: changes are counted, sent when resumed',
+    load: async () => (await import('./commands/pause.ts')).pauseCommand(),
+  },
+  {
+    name: 'resume',
+    usage: '[options] [folders...]',
+    summary: 'resume syncing of paused repositories: what changed meanwhile is sent',
+    load: async () => (await import('./commands/pause.ts')).resumeCommand(),
+  },
+  {
     name: 'ui',
     usage: '[options]',
     summary: 'run the agent and print the address of its window, for a browser',

@@ -90,9 +90,12 @@ const MIN_HELD_DELETIONS = 10;
 /** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
-/** `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile. */
+/**
+ * `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile.
+ * `paused`: its user paused the repository; changes are still watched and counted as pending, and nothing is sent.
+ */
 export type SyncPhase =
-  'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'storage' | 'stopped';
+  'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'storage' | 'stopped' | 'paused';
 
 export interface SyncStatus {
   phase: SyncPhase;
@@ -107,6 +110,10 @@ export interface SyncStatus {
   heldDeletions: number;
   /** Files the service holds that this checkout never had, from the last check of the service (0: none, or unknown). */
   notInCheckout: number;
+  /** Whether its user paused the repository (whatever the phase says meanwhile: a scan, the folder missing). */
+  paused: boolean;
+  /** Since when it is paused (ISO time); null when not paused, or paused by an older flowsync that did not say. */
+  pausedSince: string | null;
 }
 
 /** A rescan that found what the watcher missed: "rescan found 3 files the watcher missed (periodic)". */
@@ -179,6 +186,8 @@ export interface SyncEngineOptions {
    * rescan finds is sent and counted in `missed`.
    */
   rescanIntervalMs?: number;
+  /** Starts paused (a repository its user paused before a restart): see pause(). */
+  paused?: { since: string | null };
   /** The folders watched, shared with the other engines of the process (default: the process's own). */
   watchBudget?: FolderWatchBudget;
 }
@@ -253,10 +262,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private learned = false;
   /** Files on the service that this checkout does not have, as a first look at the service found them. */
   private notInCheckout = 0;
+  /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
+  private paused: { since: string | null } | null;
 
   constructor(private readonly options: SyncEngineOptions) {
     super();
     this.repo = options.repo;
+    this.paused = options.paused ?? null;
+    if (this.paused) {
+      this.phase = 'paused';
+      this.resting = { phase: 'paused', message: null };
+    }
     this.layout = new FlowLayout(options.repo.flowRoots);
     const rules = new IgnoreRules(options.repo.root);
     this.rules = rules;
@@ -369,7 +385,32 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       missed: this.missed,
       heldDeletions: this.heldDeletions,
       notInCheckout: this.notInCheckout,
+      paused: this.paused !== null,
+      pausedSince: this.paused?.since ?? null,
     };
+  }
+
+  /**
+   * Its user paused the repository: nothing is sent, and the service is not asked, until resume(). The watcher,
+   * the rescans and the state go on, so that what changes meanwhile is counted as pending (a paused engine used to
+   * be a stopped one, and `status` said "0 pending" for edits it would send at resume) and sent at once on resume.
+   */
+  pause(since: string): void {
+    if (this.paused) return;
+    this.paused = { since };
+    this.resting = { phase: 'paused', message: null };
+    if (this.phase !== 'missing') this.setPhase('paused', null);
+    else this.setPhase(this.phase, this.message);
+  }
+
+  /** Sends what waited while paused, now. */
+  resume(): Promise<void> {
+    if (!this.paused) return Promise.resolve();
+    this.paused = null;
+    this.resting = { phase: 'idle', message: null };
+    if (this.phase === 'paused') this.setPhase('idle', null);
+    else this.setPhase(this.phase, this.message);
+    return this.syncAndCheck();
   }
 
   /**
@@ -1164,6 +1205,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       });
       this.unrecorded = 0; // recorded now, every file of it
     }
+    // Paused: what the scans recorded stays pending, counted, until its user resumes.
+    if (this.paused) return { report, outcome: { kind: 'settled' } };
     if (!existsSync(this.repo.root)) {
       this.setPhase('missing', folderGone(this.repo.root));
       return { report, outcome: { kind: 'settled' } };
@@ -1250,6 +1293,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return;
     }
     if (this.phase === 'missing') return;
+    if (this.paused) {
+      this.resting = { phase: 'paused', message: null };
+      this.setPhase('paused', null);
+      return;
+    }
     this.resting = { phase: 'idle', message: null };
     this.setPhase('idle', null);
     if ((outcome.kind === 'settled' || outcome.kind === 'recheck') && this.outage) {

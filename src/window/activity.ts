@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Agent, WatchedRepository } from '../agent/index.ts';
-import { NOT_SENT_REASONS, describeFileWarning } from '../protocol/index.ts';
+import { NOT_SENT_REASONS, describeFileWarning, plural } from '../protocol/index.ts';
 import type { FileChange, SyncReport, SyncStatus } from '../sync/index.ts';
 import type { ActivityEntry } from './contract.ts';
 
@@ -86,9 +86,29 @@ function followActivity(agent: Agent, log: ActivityLog): void {
       log.record(repository, { kind: 'online', flowPath: null, path: null, message: null });
   };
 
+  /**
+   * Whether each repository was paused by its user, as of its last status: an entry when that changes (not for the
+   * first status: a repository paused before the agent started is not paused now).
+   */
+  const paused = new Map<string, boolean>();
   agent.on('status', (repository, status: SyncStatus) => {
     const { root } = repository.identity;
     const { phase, message } = status;
+    const was = paused.get(root);
+    paused.set(root, status.paused);
+    if (was !== undefined && was !== status.paused) {
+      const waiting = status.counts.pending;
+      log.record(repository, {
+        kind: status.paused ? 'paused' : 'resumed',
+        flowPath: null,
+        path: null,
+        message: status.paused
+          ? null
+          : waiting > 0
+            ? `sending ${plural(waiting, 'change')} made while paused`
+            : null,
+      });
+    }
     if (phase === 'missing' || phase === 'stopped') notSent.delete(root);
     else if (phase !== 'scanning' && phase !== 'syncing') noteSkipped(repository);
     if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing') {

@@ -39,6 +39,12 @@ export const repositoryViewSchema = z.object({
   flowRoots: z.array(z.string()),
   phase: syncPhaseSchema,
   message: z.string().nullable(),
+  /**
+   * Whether its user paused it (whatever `phase` says meanwhile: a scan of what changed, the folder missing), and
+   * since when (ISO; null when not known). Paused: changes are counted as pending and sent on resume.
+   */
+  paused: z.boolean(),
+  pausedSince: z.string().nullable(),
   counts: z.object({
     flows: z.number(),
     files: z.number(),
@@ -133,6 +139,8 @@ export const activityEntrySchema = z.object({
     'offline',
     'online',
     'missing',
+    'paused',
+    'resumed',
   ]),
   flowPath: z.string().nullable(),
   path: z.string().nullable(),

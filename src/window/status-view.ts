@@ -42,6 +42,15 @@ export function trayLine(status: AgentStatus): string {
     held > 0 ? `${plural(held, 'deletion')} held` : '',
   ].filter(Boolean);
   if (waiting.length > 0) return `flowsync: ${waiting.join(', ')}`;
+  // Paused is never "in sync": what changed meanwhile waits for the resume.
+  const paused = status.repositories.filter((repo) => repo.paused);
+  if (paused.length > 0) {
+    const which =
+      paused.length === 1
+        ? `${paused[0]!.owner}/${paused[0]!.name}`
+        : plural(paused.length, 'repository', 'repositories');
+    return `flowsync: ${which} paused${pending > 0 ? `, ${plural(pending, 'file')} pending` : ''}`;
+  }
   return pending > 0 ? `flowsync: ${plural(pending, 'file')} pending` : 'flowsync: in sync';
 }
 
@@ -56,6 +65,8 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     flowRoots: described.flowRoots,
     phase: status ? status.phase : 'paused',
     message: status?.message ?? described.reason,
+    paused: described.paused,
+    pausedSince: described.pausedSince,
     counts: described.counts,
     progress: described.progress,
     lastSyncAt: described.lastSyncAt,

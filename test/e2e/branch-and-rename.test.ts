@@ -44,7 +44,7 @@ describe("a repository's card says where", () => {
     expect(await card.getByTestId('branch').textContent()).toBe('feat-x');
 
     gitIn(repo.root)('remote', 'set-url', 'origin', 'git@github.com:acme/app2.git');
-    // Looked at again when the repository is started again (and at each periodic rescan).
+    // Looked at again when the repository is resumed or started again (and at each periodic rescan).
     await card.getByRole('button', { name: 'Pause' }).click();
     await card.getByRole('button', { name: 'Resume' }).click();
     await expect

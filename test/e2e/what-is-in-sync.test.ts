@@ -5,6 +5,7 @@ import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { SAMPLE_COUNTS, makeSampleRepo } from '../support/sample-repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { registerApiKey, seedLoginTasks, seedViewerTasks } from '../support/tracker.ts';
+import { pictures, seriousViolations } from '../support/pictures.ts';
 import { VIEWPORT, addRepository, openWindow, type OpenWindow } from '../support/window.ts';
 import type { TestRepo } from '../support/repo.ts';
 
@@ -19,6 +20,7 @@ let proxy: FaultProxy;
 let repo: TestRepo;
 let win: OpenWindow;
 let page: Page;
+const shots = pictures('paused');
 
 beforeAll(async () => {
   buildRenderer();
@@ -26,6 +28,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
+  shots.cleanup();
 });
 
 beforeEach(async () => {
@@ -96,16 +99,32 @@ describe('the Sync screen shows what is in sync (finding 6)', () => {
   });
 });
 
-describe('a paused repository (finding 7)', () => {
-  it('still shows its counts and last sync, and Sync now is disabled', async () => {
+describe('a paused repository (finding 7; issue 25, paused everywhere)', () => {
+  it('still shows its counts and last sync, counts what changes while paused, and says so until resumed', async () => {
     await addRepository(page, repo.root, SAMPLE_COUNTS);
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('paused');
     expect(await page.getByTestId('counts').textContent()).toContain(SAMPLE_COUNTS);
     expect(await page.getByText(/^Last sync:/).textContent()).not.toContain('never');
     expect(await page.getByRole('button', { name: 'Sync now' }).isDisabled()).toBe(true);
+    await expect.poll(activity, SLOW).toContain('Paused: changes are counted and sent when you resume');
+
+    // An edit while paused is pending, and the card says it waits for the resume (it said "0 pending").
+    repo.write('flows/onboarding/flow.yaml', 'name: onboarding\nsteps:\n  - welcome\n');
+    await expect
+      .poll(() => page.getByTestId('paused').textContent(), SLOW)
+      .toMatch(/^Paused since .+: 1 change waiting, sent when you resume\.$/);
+    expect(await page.getByTestId('counts').textContent()).toContain('1 pending');
+    expect(await page.getByTestId('phase').textContent()).toBe('paused');
+    await shots.take(page, 'paused');
+    expect(await seriousViolations(page)).toEqual([]);
+
     await page.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
+    await expect.poll(activity, SLOW).toContain('Resumed: sending 1 change made while paused');
+    await expect.poll(activity, SLOW).toContain('Sent changes to flows/onboarding/flow.yaml');
+    expect(await page.getByTestId('counts').textContent()).toContain('0 pending');
+    expect(await page.getByTestId('paused').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Sync now' }).isDisabled()).toBe(false);
   });
 });

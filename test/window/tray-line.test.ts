@@ -9,6 +9,8 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     flowRoots: ['flows'],
     phase: 'idle',
     message: null,
+    paused: false,
+    pausedSince: null,
     counts: {
       flows: 1,
       files: 3,
@@ -50,6 +52,21 @@ describe('the tray line', () => {
     expect(trayLine(status(repository({}, { pending: 3 })))).toBe('flowsync: 3 files pending');
     expect(trayLine(status(repository({ phase: 'offline' }, { conflicts: 1 })))).toBe(
       'flowsync: acme/app offline',
+    );
+  });
+
+  it('says a paused repository is paused, with what waits for the resume: never "in sync"', () => {
+    const paused = { paused: true, pausedSince: '2026-11-25T18:00:00.000Z', phase: 'paused' } as const;
+    expect(trayLine(status(repository(paused)))).toBe('flowsync: acme/app paused');
+    expect(trayLine(status(repository(paused, { pending: 2 })))).toBe(
+      'flowsync: acme/app paused, 2 files pending',
+    );
+    expect(trayLine(status(repository(paused), repository({ ...paused, name: 'web' })))).toBe(
+      'flowsync: 2 repositories paused',
+    );
+    // Scanning what changed while paused is still paused.
+    expect(trayLine(status(repository({ ...paused, phase: 'scanning' }, { pending: 1 })))).toBe(
+      'flowsync: acme/app paused, 1 file pending',
     );
   });
 });

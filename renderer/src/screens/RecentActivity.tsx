@@ -63,5 +63,9 @@ function describe(entry: ActivityEntry): string {
       return 'Back online: syncing again';
     case 'missing':
       return `Folder missing: ${entry.message ?? folderGone(entry.repository)}`;
+    case 'paused':
+      return 'Paused: changes are counted and sent when you resume';
+    case 'resumed':
+      return `Resumed: ${entry.message ?? 'syncing again'}`;
   }
 }

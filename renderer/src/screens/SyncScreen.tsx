@@ -105,7 +105,7 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
   });
   const { counts } = repo;
   const label = `${repo.owner}/${repo.name}`;
-  const stopped = repo.phase === 'paused' || repo.phase === 'stopped';
+  const stopped = repo.paused || repo.phase === 'paused' || repo.phase === 'stopped';
   return (
     <li className="repository" aria-label={label}>
       <div className="row">
@@ -131,6 +131,14 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
       )}
       {repo.message && <p className="muted">{repo.message}</p>}
+      {repo.paused && (
+        <p data-testid="paused">
+          Paused{repo.pausedSince ? ` since ${new Date(repo.pausedSince).toLocaleString()}` : ''}:{' '}
+          {counts.pending > 0
+            ? `${plural(counts.pending, 'change')} waiting, sent when you resume.`
+            : 'changes are counted here and sent when you resume.'}
+        </p>
+      )}
       {repo.syncedFrom && (
         <button onClick={() => act.mutate('source')} disabled={act.isPending}>
           Sync from this checkout instead
@@ -177,7 +185,7 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         <button onClick={() => act.mutate('sync')} disabled={stopped || act.isPending}>
           Sync now
         </button>
-        {repo.phase === 'paused' ? (
+        {repo.paused || repo.phase === 'paused' ? (
           <button onClick={() => act.mutate('resume')}>Resume</button>
         ) : (
           <button onClick={() => act.mutate('pause')} disabled={repo.phase === 'stopped'}>

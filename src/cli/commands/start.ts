@@ -32,6 +32,7 @@ import { UsageError } from '../usage-error.ts';
 import { waitForDataFolder } from '../wait-for-data-folder.ts';
 import { showWindow } from '../window-address.ts';
 import { where } from '../where.ts';
+import { localTime } from '../local-time.ts';
 
 export function startCommand(): Command {
   return new Command('start')
@@ -192,6 +193,12 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   agent.on('renamed', (_, message) => out(`${time()} ${message}`));
   activity.on('entry', (entry) => {
     if (entry.kind === 'skipped') out(skippedLine(entry));
+    if (entry.kind === 'paused')
+      out(
+        `${time()} ${entry.repository}: paused; changes are counted and sent when resumed (flowsync resume ${entry.root})`,
+      );
+    if (entry.kind === 'resumed')
+      out(`${time()} ${entry.repository}: resumed${entry.message ? `: ${entry.message}` : ''}`);
   });
   // Each engine says when it is back in sync after an outage; repositories added later are followed too.
   const recovering = new WeakSet<WatchedRepository>();
@@ -360,10 +367,16 @@ function time(): string {
 /** `acme/app (~/code/app): 2 flows, 12 files, in sync`; `about` comes before the counts (`… is there`). */
 function summary({ identity }: WatchedRepository, status: SyncStatus, about?: string): string {
   const { flows, files, pending, warnings, rejected, conflicts } = status.counts;
-  const settled = pending === 0 && conflicts === 0 && status.heldDeletions === 0;
+  const settled = pending === 0 && conflicts === 0 && status.heldDeletions === 0 && !status.paused;
   const extra = [
     settled ? 'in sync' : '',
-    pending > 0 ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})` : '',
+    pending > 0 && status.paused ? `${pending} pending` : '',
+    pending > 0 && !status.paused
+      ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
+      : '',
+    status.paused
+      ? `paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}, nothing sent until \`flowsync resume\``
+      : '',
     conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
     status.heldDeletions > 0 ? `${plural(status.heldDeletions, 'deletion')} held (flowsync sync --yes)` : '',
     warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',

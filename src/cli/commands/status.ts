@@ -15,6 +15,7 @@ import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import { describeFileWarning, plural, printable, printableJson, warnedPath } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
 import { where } from '../where.ts';
+import { localTime } from '../local-time.ts';
 
 const LISTED = 5;
 
@@ -56,13 +57,15 @@ export function statusCommand(): Command {
       }
       const statuses = await Promise.all(
         (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
-          withRename(withLive(status, live), config),
+          withPaused(await withRename(withLive(status, live), config), config),
         ),
       );
       // A repository the running agent knows but the state does not (its folder was never there yet: missing).
       for (const repository of live)
         if (!every.some((status) => status.current && status.root === repository.root))
-          statuses.push({ ...withLive(fromLive(repository, service), live), rename: null });
+          statuses.push(
+            withPaused({ ...withLive(fromLive(repository, service), live), rename: null }, config),
+          );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -137,6 +140,19 @@ async function withRename<T extends RepositoryStatus>(
   return { ...status, rename: renamed?.message ?? null };
 }
 
+/**
+ * Whether its user paused the repository (the config says so, for the running agent too): `pausedSince` is when,
+ * null when an older flowsync paused it without saying.
+ */
+function withPaused<T extends RepositoryStatus>(
+  status: T,
+  config: AgentConfig,
+): T & { paused: boolean; pausedSince: string | null } {
+  const configured = configuredRepository(config, status.root);
+  const paused = configured?.enabled === false;
+  return { ...status, paused, pausedSince: paused ? (configured.pausedAt ?? null) : null };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -153,7 +169,14 @@ function describeAgent(running: AgentLockOwner | null): string {
     : `Agent: starting (pid ${running.pid}, ${since}); its window opens after the first sync.`;
 }
 
-function describe(status: RepositoryStatus & { now?: string; rename: string | null }): string {
+function describe(
+  status: RepositoryStatus & {
+    now?: string;
+    rename: string | null;
+    paused: boolean;
+    pausedSince: string | null;
+  },
+): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
     `${where(status, status.branch)}  ${status.root}  ` +
@@ -161,6 +184,11 @@ function describe(status: RepositoryStatus & { now?: string; rename: string | nu
     `  ${plural(flows, 'flow')}, ${plural(files, 'file')}, ${pending} pending${pending > 0 ? ` in ${plural(pendingFlows, 'flow')}` : ''}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
+  if (status.paused && status.current)
+    lines.push(
+      `  paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}: nothing is sent until ` +
+        `\`flowsync resume ${status.root}\`${pending > 0 ? ` (${plural(pending, 'change')} waiting)` : ''}`,
+    );
   if (status.now) lines.push(`  now: ${status.now}`);
   if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
@@ -172,11 +200,4 @@ function describe(status: RepositoryStatus & { now?: string; rename: string | nu
   if (status.lastError) lines.push(`  last error: ${status.lastError}`);
   // Names, paths and the service's messages come from outside: each line is printed as one line of text.
   return lines.map(printable).join('\n');
-}
-
-/** `2026-11-23 14:02:11`, local time. Not toLocaleDateString: its locale data costs 8 MB and 30 ms (bench/cli.ts). */
-function localTime(iso: string): string {
-  const date = new Date(iso);
-  const day = [date.getFullYear(), date.getMonth() + 1, date.getDate()];
-  return `${day.map((n) => String(n).padStart(2, '0')).join('-')} ${date.toTimeString().slice(0, 8)}`;
 }

@@ -5,6 +5,7 @@ import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
 import { lockForSync } from '../running-agent.ts';
 import { dryRun } from './dry-run.ts';
+import { localTime } from '../local-time.ts';
 import { syncLine } from './start.ts';
 
 export function syncCommand(): Command {
@@ -48,6 +49,15 @@ export function syncCommand(): Command {
         let waiting = 0;
         for (const folder of folders) {
           const configured = configuredRepository(config, folder);
+          // Paused by its user: a sync would send what the pause holds back. Said, and counted as waiting (exit 4).
+          if (configured?.enabled === false) {
+            const since = configured.pausedAt ? ` since ${localTime(configured.pausedAt)}` : '';
+            process.stdout.write(
+              `${printable(`${configured.path}: paused${since}, nothing sent: \`flowsync resume ${configured.path}\` resumes it`)}\n`,
+            );
+            waiting++;
+            continue;
+          }
           const watched = await agent.addRepository(folder, configured);
           let report = await watched.engine.syncOnce();
           // Held deletions are known once the round has looked: with --yes, a second round sends them.
