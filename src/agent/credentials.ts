@@ -7,6 +7,7 @@ import {
   type ClientAuth,
 } from '../client/index.ts';
 import type { SecretKind } from '../secrets/index.ts';
+import { NOT_AN_OPERATOR, claimKey, claimLine, unclaimedLine, unusable } from './key-owner.ts';
 
 export const SECRET_NAMES: Record<SecretKind, string> = {
   'access-token': 'user token',
@@ -23,30 +24,22 @@ export class SecretRefused extends Error {
 }
 
 /**
- * Proves a secret works with one call that changes nothing: a cache read for an admin token, decrypt for a user
- * token, `viewer` for a personal API key (with `storedAuth` for the user token it needs). A refusal becomes a
- * SecretRefused whose message says what to do, in one line.
+ * Proves a token works with one call that changes nothing: a cache read for an admin token, decrypt for a user
+ * token. A refusal becomes a SecretRefused whose message says what to do, in one line. (A personal API key is
+ * proved by claimApiKey, which also registers it to its user.)
  */
 export async function checkSecret(
   url: string,
-  kind: SecretKind,
+  kind: 'access-token' | 'admin-token',
   secret: string,
-  storedAuth: ClientAuth,
 ): Promise<void> {
-  const auth: ClientAuth =
-    kind === 'admin-token'
-      ? { adminToken: secret }
-      : kind === 'access-token'
-        ? { userToken: secret }
-        : storedAuth;
+  const auth: ClientAuth = kind === 'admin-token' ? { adminToken: secret } : { userToken: secret };
   const client = createClient({ baseUrl: url, auth, retry: { attempts: 2 } });
   try {
     if (kind === 'admin-token') {
       await client.tracker.workflowStateCacheGetByTeam({ team_id: 'flowsync-login-check' });
-    } else if (kind === 'access-token') {
-      await checkAccess(client);
     } else {
-      await client.tracker.viewer({ api_key: { secret, type: 'personal-api-key' } });
+      await checkAccess(client);
     }
   } catch (error) {
     if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
@@ -57,9 +50,29 @@ export async function checkSecret(
   }
 }
 
+/**
+ * `flowsync login --api-key`: the key registered to the user of git's email when it is nobody's and the stored
+ * admin token allows (claimKey), refused when the service does not know it and cannot be told; the line that says
+ * who the user is in the tracker, or what to do.
+ */
+export async function claimApiKey(url: string, secret: string, storedAuth: ClientAuth): Promise<string> {
+  const client = createClient({ baseUrl: url, auth: storedAuth, retry: { attempts: 2 } });
+  try {
+    const claim = await claimKey(client, secret);
+    if (claim.outcome === 'unclaimed' && unusable(claim)) throw new SecretRefused(unclaimedLine(claim, url));
+    return claimLine(claim, url);
+  } catch (error) {
+    if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
+      throw new SecretRefused(refusal('api-key', url, error));
+    throw error;
+  } finally {
+    await client.close();
+  }
+}
+
 function refusal(kind: SecretKind, url: string, error: RemoteError): string {
   if (kind === 'api-key' && error.reason === 'unknown_api_key') {
-    return `${url} does not know this personal API key: an operator registers it with add_activity (key-created).`;
+    return `${url} does not know this personal API key yet: ${NOT_AN_OPERATOR}`;
   }
   if (kind === 'api-key') return `sign in first: checking an API key needs a user token.`;
   if (kind === 'admin-token' && reasonOf(error) === 'forbidden') {

@@ -5,6 +5,7 @@ import { VersionNotOfFile } from '../sync/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api-error.ts';
 import { ConfigError } from './config.ts';
 import { SecretRefused } from './credentials.ts';
+import { NOT_AN_OPERATOR } from './key-owner.ts';
 import { RepoConfigFileError } from './repo-config-file.ts';
 
 /**
@@ -70,6 +71,17 @@ const HANDLERS: Handler[] = [
   (error) =>
     error instanceof SecretRefused
       ? { outcome: 'remote', apiCode: 'refused', message: error.message, kind: 'unauthorized' }
+      : null,
+  // A tracker action with a key the service does not know: what to do, in the user's words (the service's own
+  // says "register it with add_activity (type key-created)", which is for whoever writes the protocol).
+  (error) =>
+    error instanceof RemoteError && error.reason === 'unknown_api_key'
+      ? {
+          outcome: 'remote',
+          apiCode: 'refused',
+          message: `The service does not know your personal API key yet: ${NOT_AN_OPERATOR}`,
+          kind: 'unauthorized',
+        }
       : null,
   (error) =>
     error instanceof KeychainUnavailable

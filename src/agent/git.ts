@@ -31,6 +31,24 @@ export function userEmail(root: string): Promise<string | null> {
 }
 
 /**
+ * The email in the user's own git config (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, or `$GIT_CONFIG_GLOBAL`),
+ * never a repository's: `git config --global` reads only the user's files, which git itself trusts, and a config
+ * read runs no code (no hook, no filter, no fsmonitor), so nothing of a cloned repository is run or believed. Asked of
+ * git rather than parsed here, because git's format (includes, quoting, the XDG location, case) is git's to read: a
+ * second parser would disagree with it somewhere. Run from `/`, so that no repository is even looked for. This is
+ * who the user is in the tracker (their personal API key is registered to the tracker user of this email); null
+ * when it is unset or git is not installed.
+ */
+export async function globalUserEmail(): Promise<string | null> {
+  try {
+    const { stdout } = await run('git', ['config', '--global', '--get', 'user.email'], { cwd: '/' });
+    return stdout.trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The folder git keeps a checkout's objects and refs in, as a real path: the same for a repository and each of its
  * worktrees (`git worktree add`), another for a second clone. Null when the folder is not a git repository.
  */

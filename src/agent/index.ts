@@ -19,14 +19,25 @@ export {
   withPausedRepository,
   withRepository,
 } from './repositories.ts';
-export { currentBranch, gitCommonDir, gitConfig, remoteUrl, userEmail } from './git.ts';
+export { currentBranch, gitCommonDir, gitConfig, globalUserEmail, remoteUrl, userEmail } from './git.ts';
+export {
+  claimKey,
+  keyLineAtStart,
+  keyOwnerView,
+  registerKey,
+  trackerUsers,
+  unclaimedLine,
+  unusable,
+  type Claim,
+  type KeyOwnerView,
+} from './key-owner.ts';
 export { pendingRename, type PendingRename } from './rename.ts';
 export { type BranchSwitch } from './branch-follower.ts';
 export { NotTheSource, sourceElsewhere, tilde } from './source.ts';
 export { Agent, type AgentOptions, type WatchedRepository } from './agent.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
-export { SECRET_NAMES, SecretRefused, checkSecret } from './credentials.ts';
+export { SECRET_NAMES, SecretRefused, checkSecret, claimApiKey } from './credentials.ts';
 export {
   REPO_CONFIG_FILE,
   RepoConfigFileError,

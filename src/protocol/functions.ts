@@ -21,6 +21,8 @@ import {
   storeWebhookValueSchema,
   trackerProjectSchema,
   trackerUserSchema,
+  usersListArgsSchema,
+  usersListValueSchema,
   viewerArgsSchema,
   workflowStateCacheGetArgsSchema,
   workflowStateCacheUpsertArgsSchema,
@@ -367,6 +369,17 @@ export const EXTENSION_FUNCTIONS = [
     repeat: 'safe',
     args: restoreVersionArgsSchema,
     value: restoreVersionValueSchema,
+  }),
+  define({
+    number: 27,
+    path: 'svc/tracker/private/users_list',
+    group: 'tracker',
+    method: 'usersList',
+    summary:
+      "The tracker's users (as the webhooks delivered them), or those of one email: whom a personal API key is registered to",
+    repeat: 'safe',
+    args: usersListArgsSchema,
+    value: usersListValueSchema,
   }),
 ] as const;
 

@@ -17,7 +17,7 @@ export const addActivityArgsSchema = z.strictObject({
   payload: keyActivityPayloadSchema,
   ts: timestampSchema,
 });
-/** `registered` is true when this call made the key known to the tracker actions (decided: docs/architecture.md, "Personal API keys"). */
+/** `registered` is true when this call made the key known to the tracker actions, or moved it to another user (decided: docs/architecture.md, "Personal API keys"). */
 export const addActivityValueSchema = z.looseObject({
   id: z.number(),
   registered: z.boolean(),

@@ -51,6 +51,12 @@ export const trackerUserSchema = z.looseObject({
 });
 export type TrackerUser = z.infer<typeof trackerUserSchema>;
 
+/** A tracker user as the window and the CLI name one: "Ada Lovelace (ada@example.com)", else what is known. */
+export function trackerUserName(user: TrackerUser): string {
+  if (user.name && user.email) return `${user.name} (${user.email})`;
+  return user.name ?? user.email ?? user.id;
+}
+
 export const workflowStateSchema = z.strictObject({
   id: id,
   name: z.string().min(1).max(200),
@@ -102,6 +108,21 @@ export const viewerArgsSchema = z.strictObject({
   baggage: baggageSchema,
   api_key: apiKeySchema,
 });
+
+// ---- Tracker users (an operator function of flowsync's own service) ----
+
+/** At most this many users in one answer of `users_list`: a picker's worth, not a directory export. */
+export const USERS_LIST_MAX = 500;
+
+/**
+ * The tracker users the webhooks delivered, by name; `email`: only those of that address (trimmed, any case, as
+ * git's `user.email` may write it). How an agent finds the user a personal API key is to be registered to.
+ */
+export const usersListArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  email: z.string().max(320).optional(),
+});
+export const usersListValueSchema = z.looseObject({ users: z.array(trackerUserSchema) });
 
 // ---- Caches (operator functions) ----
 

@@ -171,6 +171,20 @@ export const settingsSchema = z.object({
 });
 export type Settings = z.infer<typeof settingsSchema>;
 
+/**
+ * Who the personal API key makes you in the tracker (its tasks are that user's). `user` null: the key is nobody's
+ * (not registered, or registered to a name the tracker does not use), and `problem` says what to do. `choices`:
+ * the tracker users it may be registered to instead (setKeyOwner), for an operator only. Asked of the service, so
+ * apart from the settings, which are the agent's own and never wait for it.
+ */
+export const whoYouAreSchema = z.object({
+  user: trackerUserSchema.nullable(),
+  gitEmail: z.string().nullable(),
+  choices: z.array(trackerUserSchema),
+  problem: z.string().nullable(),
+});
+export type WhoYouAre = z.infer<typeof whoYouAreSchema>;
+
 /** Whether the agent starts when the user logs in, and the file that makes it (src/agent/start-at-login.ts). */
 export const startAtLoginSchema = z.object({
   enabled: z.boolean(),
@@ -397,7 +411,15 @@ export const AGENT_API = {
     settingsSchema,
   ),
   signOut: method(none, settingsSchema),
+  /**
+   * Keeps the personal API key and, with an admin token, registers it to the tracker user of git's user.email
+   * (when it is no tracker user's yet); when nobody has that email, whoYouAre's `choices` are whom to pick.
+   */
   setApiKey: method(z.object({ secret: z.string().trim().min(8).max(500) }), settingsSchema),
+  /** Who the personal API key makes you in the tracker; null without a key. */
+  whoYouAre: method(none, whoYouAreSchema.nullable()),
+  /** Registers the personal API key to this tracker user (one of whoYouAre's `choices`): "this is me". */
+  setKeyOwner: method(z.object({ userId: z.string().min(1).max(200) }), whoYouAreSchema),
   getStartAtLogin: method(none, startAtLoginSchema),
   setStartAtLogin: method(z.object({ enabled: z.boolean() }), startAtLoginSchema),
 } as const;

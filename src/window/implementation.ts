@@ -1,20 +1,25 @@
-import { createHash } from 'node:crypto';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { MissingCredentialsError, RemoteError, reasonOf } from '../client/index.ts';
+import { RemoteError } from '../client/index.ts';
 import { folderGone } from '../protocol/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
   maskSecret,
   normalizeServiceUrl,
-  secretStoreAuth,
   type SecretKind,
 } from '../secrets/index.ts';
 import type { Agent } from '../agent/index.ts';
 import { reportIncident } from '../host/index.ts';
 import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
 import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
+import {
+  claimKey,
+  keyOwnerView,
+  registerKey,
+  trackerUsers,
+  unclaimedLine,
+  unusable,
+} from '../agent/index.ts';
 import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../agent/index.ts';
 import { activityOf } from './activity.ts';
 import { myOpenTasks } from './my-tasks.ts';
@@ -305,7 +310,7 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     signIn: async ({ token, admin }) => {
       const kind = admin ? 'admin-token' : 'access-token';
-      await checkSecret(agent.serviceUrl, kind, token, secretStoreAuth(agent.secrets, agent.secretsUrl));
+      await checkSecret(agent.serviceUrl, kind, token);
       await keepSecret(agent, kind, token);
       return settings();
     },
@@ -320,19 +325,36 @@ export function createAgentApi(agent: Agent): AgentApi {
       // Kept first: a key the agent cannot keep is never registered with the service.
       await keepSecret(agent, 'api-key', secret);
       try {
-        await registerApiKey(agent, secret);
-        await checkSecret(
-          agent.serviceUrl,
-          'api-key',
-          secret,
-          secretStoreAuth(agent.secrets, agent.secretsUrl),
-        );
+        const claim = await claimKey(agent.client, secret);
+        // Unknown to the service, and this agent may not register it: no use keeping it. A key that is nobody's
+        // but that an operator may register (Settings lists whom) is kept for the user to say who they are.
+        if (claim.outcome === 'unclaimed' && unusable(claim))
+          throw new AgentApiError('refused', unclaimedLine(claim, agent.serviceUrl));
       } catch (error) {
         // Not usable after all: do not leave a key in the keychain that the service refuses.
         await agent.secrets.delete(agent.secretsUrl, 'api-key').catch(() => false);
         throw error;
       }
       return settings();
+    },
+
+    setKeyOwner: async ({ userId }) => {
+      const { secret } = await apiKey();
+      const users = await trackerUsers(agent.client);
+      if (users === null)
+        throw new AgentApiError(
+          'refused',
+          "Only an operator of the service can say whose key this is: sign in with an admin token first (or ask the service's operator).",
+        );
+      if (!users.some((user) => user.id === userId))
+        throw new AgentApiError('not_found', `The tracker has no user ${userId}: pick one of the list.`);
+      await registerKey(agent.client, secret, userId);
+      return keyOwnerView(agent.client, secret, agent.serviceUrl);
+    },
+
+    whoYouAre: async () => {
+      const { secret } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
+      return secret === null ? null : keyOwnerView(agent.client, secret, agent.serviceUrl);
     },
 
     getStartAtLogin: async () => startAtLogin(),
@@ -375,8 +397,12 @@ export function toAgentApiError(error: unknown, method?: string): AgentApiError 
   if (error instanceof AgentApiError) return error;
   const classified = classifyError(error);
   if (classified) {
-    // The window shows the service's own words; the function, status and trace id are for the CLI's line.
-    const message = error instanceof RemoteError ? error.errorMessage : classified.message;
+    // The window shows the service's own words, unless the classifier has its own (an unknown API key: what to do,
+    // not the protocol's words); the function, status and trace id are for the CLI's line.
+    const message =
+      error instanceof RemoteError && classified.message === error.message
+        ? error.errorMessage
+        : classified.message;
     return new AgentApiError(classified.apiCode, message, classified.issues);
   }
   const incident = reportIncident(error, { method });
@@ -396,28 +422,6 @@ async function keepSecret(agent: Agent, kind: SecretKind, secret: string): Promi
       'refused',
       `No OS keychain is reachable to keep the ${SECRET_NAMES[kind]}: set ${SECRET_ENV_VARS[kind]} in the agent's environment and restart it.`,
     );
-  }
-}
-
-/** With operator rights (always, for the embedded service) a personal API key is registered (add_activity). */
-async function registerApiKey(agent: Agent, secret: string): Promise<void> {
-  const payload = {
-    type: 'key-created' as const,
-    hash: createHash('sha256').update(secret).digest('hex'),
-    name: 'flowsync desktop',
-    prefix_4: secret.slice(0, 4),
-    suffix_4: secret.slice(-4),
-    user_id: userInfo().username || 'me',
-  };
-  try {
-    await agent.client.apiKey.addActivity({
-      api_key_tid: `flowsync-${payload.hash.slice(0, 12)}`,
-      ts: Date.now(),
-      payload,
-    });
-  } catch (error) {
-    // Without operator rights the key must already be registered; checkSecret says so if it is not.
-    if (!(error instanceof MissingCredentialsError) && reasonOf(error) !== 'forbidden') throw error;
   }
 }
 

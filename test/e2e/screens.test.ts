@@ -58,6 +58,9 @@ describe('the four screens', () => {
     await page.getByRole('button', { name: 'Save key' }).click();
     await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
     await page.getByRole('tab', { name: 'Tasks' }).click();
+    await expect
+      .poll(() => page.getByTestId('you').textContent(), SLOW)
+      .toContain('You are Ada Lovelace (ada@example.com) in the tracker.');
     await page.getByRole('button', { name: 'Open ENG-110', exact: true }).click();
     await expect
       .poll(() => page.getByTestId('task-detail').textContent(), SLOW)
@@ -86,6 +89,9 @@ describe('the four screens', () => {
   it('Settings', async () => {
     await page.getByRole('tab', { name: 'Settings' }).click();
     await expect.poll(() => page.getByTestId('api-key').textContent(), SLOW).toContain('lin_…0042');
+    await expect
+      .poll(() => page.getByTestId('you').textContent(), SLOW)
+      .toContain('You are Ada Lovelace (ada@example.com) in the tracker.');
     await IMAGES.take(page, 'settings');
     expect(await seriousViolations(page)).toEqual([]);
   });

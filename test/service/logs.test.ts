@@ -54,6 +54,16 @@ describe('add_activity', () => {
     expect(svc.read('SELECT hash FROM api_keys')).toHaveLength(1);
   });
 
+  it('moves a key to the user a later key-created names (a key registered to no tracker user, then to its owner)', async () => {
+    await svc.call('svc/swarm_api_key/private/add_activity', {
+      ...keyCreated(),
+      payload: { ...keyCreated().payload, user_id: 'root' },
+    });
+    const moved = await svc.call('svc/swarm_api_key/private/add_activity', keyCreated());
+    expect(moved.body.value).toMatchObject({ registered: true });
+    expect(svc.read('SELECT user_id FROM api_keys')).toEqual([{ user_id: 'user-1' }]);
+  });
+
   it('refuses a payload type other than key-created and a hash that is not a SHA-256', async () => {
     const wrongType = keyCreated();
     (wrongType.payload as { type: string }).type = 'key-deleted';

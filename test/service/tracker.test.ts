@@ -8,6 +8,7 @@ const PROJECTS = 'svc/tracker/action/projects/list/run';
 const PROJECT = 'svc/tracker/action/projects/get/run';
 const VIEWER = 'svc/tracker/action/users/viewer/run';
 const KEY_CACHE = 'svc/tracker/private/key_cache_get_by_uuid';
+const USERS = 'svc/tracker/private/users_list';
 
 interface Page {
   nodes: { identifier: string; title: string }[];
@@ -77,6 +78,36 @@ describe('tracker actions and the personal API key', () => {
     });
     const reply = await svc.call(VIEWER, { api_key: apiKey(API_SECRET) }, 'user');
     expect(reply.body.value).toEqual({ id: 'user-1', name: 'Ada', email: 'ada@example.com' });
+  });
+});
+
+describe('users_list: the tracker users a key can be registered to', () => {
+  beforeEach(async () => {
+    for (const user of [
+      { id: 'u-bob', name: 'Bob', email: 'bob@example.com' },
+      { id: 'u-ada', name: 'Ada Lovelace', email: 'Ada@Example.com' },
+      { id: 'u-bot', name: 'CI bot', email: null },
+    ])
+      await deliver(svc, { action: 'create', type: 'User', data: user });
+  });
+
+  it('lists every user by name, or those of one email (as git writes it, in any case)', async () => {
+    const all = await svc.call(USERS, {});
+    expect(all.statusCode, JSON.stringify(all.body)).toBe(200);
+    expect((all.body.value as { users: { id: string }[] }).users.map((user) => user.id)).toEqual([
+      'u-ada',
+      'u-bob',
+      'u-bot',
+    ]);
+    const ada = await svc.call(USERS, { email: ' ada@example.com ' });
+    expect(ada.body.value).toEqual({
+      users: [{ id: 'u-ada', name: 'Ada Lovelace', email: 'Ada@Example.com' }],
+    });
+    expect((await svc.call(USERS, { email: 'nobody@example.com' })).body.value).toEqual({ users: [] });
+  });
+
+  it('is for an operator (the admin token) only', async () => {
+    expect((await svc.call(USERS, {}, 'user')).statusCode).toBe(403);
   });
 });
 

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import type { Settings } from '../../../src/window/index.ts';
+import type { AgentApi, Settings, WhoYouAre as You } from '../../../src/window/index.ts';
+import { trackerUserName } from '../../../src/protocol/index.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
 import { NotifyMe } from './NotifyMe.tsx';
 import { RepositoriesSettings } from './RepositorySettings.tsx';
@@ -58,7 +59,11 @@ export function SettingsScreen({ api }: ScreenProps) {
   const saveKey = useMutation({
     mutationFn: () => api.setApiKey({ secret: apiKey }),
     onMutate: dropReadsInFlight,
-    onSuccess: keepAndClear(setApiKey),
+    onSuccess: (value) => {
+      keepAndClear(setApiKey)(value);
+      // A new key may be someone else's: asked again.
+      void queries.invalidateQueries({ queryKey: ['who-you-are'] });
+    },
   });
   const [wanted, setWanted] = useState<boolean | null>(null);
   const login = useQuery({ queryKey: ['start-at-login'], queryFn: () => api.getStartAtLogin({}) });
@@ -124,6 +129,7 @@ export function SettingsScreen({ api }: ScreenProps) {
       <form onSubmit={submit(() => saveKey.mutate())} aria-busy={!data}>
         <fieldset className="plain" disabled={!data}>
           <p data-testid="api-key">Personal API key: {data ? apiKeyText(data) : '…'}</p>
+          {data?.apiKey && <WhoYouAre api={api} />}
           <SecretInput id="api-key" label="New personal API key" value={apiKey} onChange={setApiKey} />
           <button type="submit" disabled={apiKey.trim().length < 8}>
             Save key
@@ -161,6 +167,63 @@ export function SettingsScreen({ api }: ScreenProps) {
       </form>
       <NotifyMe />
     </section>
+  );
+}
+
+/**
+ * Who the personal API key makes the user in the tracker ("Open tasks assigned to you" are that user's), and, for
+ * an operator, whom else it may be registered to: the user of git's email first, when nobody is yet.
+ */
+function WhoYouAre({ api }: { api: AgentApi }) {
+  const queries = useQueryClient();
+  // Its own question, asked of the service: the settings above never wait for it.
+  const asked = useQuery({ queryKey: ['who-you-are'], queryFn: () => api.whoYouAre({}) });
+  const you = asked.data;
+  const [picked, setPicked] = useState<string | null>(null);
+  const pick = useMutation({
+    mutationFn: (userId: string) => api.setKeyOwner({ userId }),
+    onSuccess: (value: You) => {
+      setPicked(null);
+      queries.setQueryData(['who-you-are'], value);
+      // The tasks assigned to "you" are another user's now.
+      void queries.invalidateQueries({ queryKey: ['tasks'] });
+    },
+  });
+  if (!you) return <ErrorLine error={asked.error} />;
+  const byEmail = you.choices.find(
+    (user) => you.gitEmail !== null && user.email?.toLowerCase() === you.gitEmail.toLowerCase(),
+  );
+  const chosen = picked ?? you.user?.id ?? byEmail?.id ?? you.choices[0]?.id ?? '';
+  return (
+    <div data-testid="you">
+      {you.user ? (
+        <p>
+          You are <strong>{trackerUserName(you.user)}</strong> in the tracker.
+        </p>
+      ) : (
+        <p className="error">{you.problem}</p>
+      )}
+      {you.choices.length > 0 && (
+        <div className="row">
+          <label htmlFor="key-owner">{you.user ? 'Not you? Choose who you are' : 'Choose who you are'}</label>
+          <select id="key-owner" value={chosen} onChange={(event) => setPicked(event.target.value)}>
+            {you.choices.map((user) => (
+              <option key={user.id} value={user.id}>
+                {trackerUserName(user)}
+              </option>
+            ))}
+          </select>
+          <button
+            type="button"
+            disabled={pick.isPending || chosen === '' || chosen === you.user?.id}
+            onClick={() => pick.mutate(chosen)}
+          >
+            This is me
+          </button>
+        </div>
+      )}
+      <ErrorLine error={pick.error ?? asked.error} />
+    </div>
   );
 }
 

@@ -1,7 +1,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { AgentApi, AgentApiOutput } from '../../../src/window/index.ts';
-import type { TrackerIssue } from '../../../src/protocol/index.ts';
+import { trackerUserName, type TrackerIssue } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { ErrorLine, type ScreenProps } from './common.tsx';
 
@@ -49,6 +49,7 @@ export function TasksScreen({ api }: ScreenProps) {
               ? `Open tasks assigned to ${viewer?.name ?? viewer?.email ?? 'you'}`
               : `Tasks matching “${query}”`}
           </h3>
+          {query === null && viewer && <WhoYouAre viewer={viewer} />}
           <ErrorLine error={results.error} />
           {results.isSuccess && issues.length === 0 && (
             <p>{query === null ? 'No open task is assigned to you.' : 'No task matches.'}</p>
@@ -107,6 +108,25 @@ export function TasksScreen({ api }: ScreenProps) {
         )}
       </div>
     </section>
+  );
+}
+
+/**
+ * Whose tasks these are: the tracker user the personal API key belongs to. One the tracker never named (a key
+ * registered to an OS user name) has no tasks: said, with where to fix it.
+ */
+function WhoYouAre({ viewer }: { viewer: AgentApiOutput<'myTasks'>['viewer'] }) {
+  if (viewer.name === null && viewer.email === null)
+    return (
+      <p className="error" data-testid="you">
+        Your personal API key is registered to “{viewer.id}”, whom the tracker does not know: pick who you are
+        in Settings.
+      </p>
+    );
+  return (
+    <p className="muted" data-testid="you">
+      You are {trackerUserName(viewer)} in the tracker.
+    </p>
   );
 }
 

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { SECRET_NAMES, checkSecret, loadConfig, saveConfig } from '../../agent/index.ts';
+import { SECRET_NAMES, checkSecret, claimApiKey, loadConfig, saveConfig } from '../../agent/index.ts';
 import { printable } from '../../protocol/index.ts';
 import {
   SECRET_ENV_VARS,
@@ -42,7 +42,10 @@ export function loginCommand(): Command {
       const store = createSecretStore();
       const secret = await readSecret(`${SECRET_NAMES[kind]} for ${url}`);
 
-      await checkSecret(url, kind, secret, secretStoreAuth(store, secrets));
+      // A personal API key is registered to its user here when it is nobody's and the admin token allows.
+      let who: string | null = null;
+      if (kind === 'api-key') who = await claimApiKey(url, secret, secretStoreAuth(store, secrets));
+      else await checkSecret(url, kind, secret);
       await store.set(secrets, kind, secret);
       // Only an address given here is saved: `--url ''` names none, and saving what it fell through to would pin
       // the running agent's embedded service (at whichever port it got this time) as a remote URL.
@@ -52,6 +55,7 @@ export function loginCommand(): Command {
       process.stdout.write(
         `${printable(`Signed in to ${url}: ${SECRET_NAMES[kind]} ${maskSecret(secret)} is in the OS keychain (flowsync / ${accountFor(secrets, kind)}).`)}\n`,
       );
+      if (who) process.stdout.write(`${printable(who)}\n`);
       const envVar = SECRET_ENV_VARS[kind];
       if (process.env[envVar]) {
         process.stderr.write(`Note: ${envVar} is set in this shell and is used instead of the keychain.\n`);

@@ -3,6 +3,7 @@ import {
   Agent,
   configuredRepository,
   currentBranch,
+  keyLineAtStart,
   loadConfig,
   saveConfig,
   withRepository,
@@ -19,6 +20,7 @@ import {
   type FileChange,
 } from '../../window/index.ts';
 import { defaultWindowMemoryPath, rendererDir } from '../../host/index.ts';
+import { SECRET_ENV_VARS } from '../../secrets/index.ts';
 import { folderGone, NOT_SENT_REASONS, plural, printable, warnedPath } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
@@ -133,6 +135,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (agent.notice) out(agent.notice.line);
   // One line at a time: out() spells a newline inside a line out as \n.
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
+  await sayWhoYouAre(agent, out);
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
   if (options.rename) {
@@ -301,6 +304,19 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
 const STOP_MS = 1500;
 
 /** Whether `work` ends within `ms` (a failure of it is thrown, as before). */
+/**
+ * Who the personal API key makes the user in the tracker, said once at start; a key that is nobody's (one in
+ * FLOWSYNC_API_KEY that no one registered) is registered to the user of git's email first, when the agent is an
+ * operator (always, with the embedded service).
+ */
+async function sayWhoYouAre(agent: Agent, out: (line: string) => void): Promise<void> {
+  const { secret, source } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
+  if (secret === null) return;
+  const from = source === 'environment' ? SECRET_ENV_VARS['api-key'] : 'in the OS keychain';
+  const line = await keyLineAtStart(agent.client, secret, agent.serviceUrl, from);
+  if (line) out(`flowsync: ${line}`);
+}
+
 async function endsWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));

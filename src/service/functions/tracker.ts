@@ -1,4 +1,4 @@
-import { DEFAULT_PAGE_SIZE } from '../../protocol/index.ts';
+import { DEFAULT_PAGE_SIZE, USERS_LIST_MAX } from '../../protocol/index.ts';
 import { CallRefused } from '../errors.ts';
 import { TrackerIssues } from '../store/tracker-issues.ts';
 import { TrackerProjects } from '../store/tracker-projects.ts';
@@ -13,6 +13,7 @@ type TrackerPath =
   | 'svc/tracker/action/projects/list/run'
   | 'svc/tracker/action/projects/get/run'
   | 'svc/tracker/action/users/viewer/run'
+  | 'svc/tracker/private/users_list'
   | 'svc/tracker/private/workflow_state_cache_upsert'
   | 'svc/tracker/private/workflow_state_cache_get_by_team'
   | 'svc/tracker/private/key_cache_get_by_uuid';
@@ -53,6 +54,8 @@ export function trackerFunctions({ db }: ServiceStores): Implementations<Tracker
     },
 
     'svc/tracker/action/users/viewer/run': (_args, ctx) => viewer(ctx, users),
+
+    'svc/tracker/private/users_list': ({ email }) => ({ users: users.list(USERS_LIST_MAX, email) }),
 
     'svc/tracker/private/workflow_state_cache_upsert': ({ team_id, states }) =>
       workflowStates.replace(team_id, states),

@@ -24,14 +24,20 @@ export class ApiKeys {
     this.insert = db.prepare(
       `INSERT INTO api_keys (hash, api_key_tid, name, prefix_4, suffix_4, user_id, created_at)
        VALUES (@hash, @api_key_tid, @name, @prefix_4, @suffix_4, @user_id, @created_at)
-       ON CONFLICT (hash) DO NOTHING`,
+       ON CONFLICT (hash) DO UPDATE SET user_id = excluded.user_id, api_key_tid = excluded.api_key_tid,
+         name = excluded.name
+       WHERE api_keys.user_id != excluded.user_id`,
     );
     this.byHash = db.prepare(
       'SELECT hash, api_key_tid, name, prefix_4, suffix_4, user_id FROM api_keys WHERE hash = ?',
     );
   }
 
-  /** Registers a key; returns true when it was new. */
+  /**
+   * Registers a key to a user; returns true when it was new or now belongs to another user. A later key-created
+   * that names another user moves the key (only an operator logs one): how a key registered to a name the tracker
+   * does not use (an OS user name) comes to its owner. The same user again changes nothing.
+   */
   register(apiKeyTid: string, payload: KeyActivityPayload): boolean {
     const { changes } = this.insert.run({
       hash: payload.hash,

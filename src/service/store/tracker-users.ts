@@ -13,6 +13,14 @@ export class TrackerUsers {
       ),
       remove: db.prepare('DELETE FROM tracker_users WHERE id = ?'),
       byId: db.prepare('SELECT id, name, email FROM tracker_users WHERE id = ?'),
+      // Named users first, by name; those the tracker sent without a name after them, by id.
+      list: db.prepare(
+        `SELECT id, name, email FROM tracker_users ORDER BY name IS NULL, name COLLATE NOCASE, id LIMIT ?`,
+      ),
+      byEmail: db.prepare(
+        `SELECT id, name, email FROM tracker_users WHERE lower(trim(email)) = ?
+         ORDER BY name IS NULL, name COLLATE NOCASE, id LIMIT ?`,
+      ),
     };
   }
 
@@ -27,6 +35,15 @@ export class TrackerUsers {
 
   remove(id: string): void {
     this.statements.remove.run(id);
+  }
+
+  /** Up to `max` users, or those whose email is `email` (compared trimmed and in lower case). */
+  list(max: number, email?: string): TrackerUser[] {
+    return (
+      email === undefined
+        ? this.statements.list.all(max)
+        : this.statements.byEmail.all(email.trim().toLowerCase(), max)
+    ) as TrackerUser[];
   }
 
   findById(id: string): TrackerUser | null {
