@@ -87,6 +87,13 @@ export const DEFAULT_DELETION_GUARD: DeletionGuard = { files: 100, share: 0.25 }
 /** Below this many deletions the share does not hold anything: deleting 3 files of a repository of 5 is an edit. */
 const MIN_HELD_DELETIONS = 10;
 
+/**
+ * While watching, deletions go once their count stood still this long: an `rm -r` of 40 files was seen in two
+ * parts under load (3, then 37), the round between sent the 3 and only the 37 were held. Syncthing delays deletions
+ * for the same reason (its watcher holds removals longer than other changes). Edits are not delayed.
+ */
+export const DELETION_SETTLE_MS = 2000;
+
 /** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
@@ -258,6 +265,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** Deletions held at the last round (0: none); `allowDeletions` lets the next round send up to this many. */
   private heldDeletions = 0;
   private deletionsAllowed = 0;
+  /** The deletions waiting at the last plan, and since when that count stood (see DELETION_SETTLE_MS). */
+  private deletionsSeen: { count: number; since: number } | null = null;
+  /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
+  private settlingMs = 0;
   /** Whether a state that knew nothing learned the service's files (once per engine). */
   private learned = false;
   /** Files on the service that this checkout does not have, as a first look at the service found them. */
@@ -1045,6 +1056,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         (deletions >= MIN_HELD_DELETIONS && deletions > guard.share * state.acknowledgedCount(this.repoId)));
     const holdDeletions = over && deletions > this.deletionsAllowed;
     const held = holdDeletions ? deletions : 0;
+    this.settlingMs = holdDeletions ? 0 : this.settling(deletions);
     if (held !== this.heldDeletions) {
       this.heldDeletions = held;
       this.setPhase(this.phase, this.message);
@@ -1054,7 +1066,21 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       await this.learnService();
       await this.settleUncertain();
     }
-    return { bases, holdDeletions };
+    return { bases, holdDeletions: holdDeletions || this.settlingMs > 0 };
+  }
+
+  /**
+   * How long deletions still wait for their count to stand still, while watching (a rescan, `flowsync sync` and
+   * the first round see the disk whole: nothing to wait for); 0 when they may go.
+   */
+  private settling(deletions: number): number {
+    if (deletions === 0 || this.presenceTimer === null || this.deletionsAllowed > 0) {
+      this.deletionsSeen = null;
+      return 0;
+    }
+    const now = Date.now();
+    if (this.deletionsSeen?.count !== deletions) this.deletionsSeen = { count: deletions, since: now };
+    return Math.max(0, this.deletionsSeen.since + DELETION_SETTLE_MS - now);
   }
 
   /**
@@ -1291,7 +1317,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * back-off (the next look when the first is due), which never holds back a round that a change asks for.
    */
   private restingOutcome(unreadable: boolean): RoundOutcome {
-    const dueInMs = this.retries.nextDueInMs();
+    const retryInMs = this.retries.nextDueInMs();
+    const settleInMs = this.settlingMs > 0 ? this.settlingMs : null;
+    const dueInMs =
+      retryInMs === null ? settleInMs : settleInMs === null ? retryInMs : Math.min(retryInMs, settleInMs);
     if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };
     return unreadable ? { kind: 'recheck' } : { kind: 'settled' };
   }
