@@ -209,6 +209,15 @@ export class Agent extends EventEmitter<AgentEvents> {
   private readonly serviceKey: string;
   /** The address the service's secrets are filed under in the keychain. */
   readonly secretsUrl: string;
+  /**
+   * What chose the service: `--url`, FLOWSYNC_URL, the config file, or none (the embedded one). The window says
+   * it: its Service URL field is the config file's, and showed empty while FLOWSYNC_URL was in force.
+   */
+  get serviceUrlFrom(): 'command line' | 'environment' | 'config file' | 'embedded' {
+    if (this.embedded) return 'embedded';
+    if (this.options.serviceUrl) return 'command line';
+    return process.env.FLOWSYNC_URL ? 'environment' : 'config file';
+  }
   /** Set when the service runs inside this process. */
   readonly embedded: RunningService | null;
   /** Where the embedded service's tokens are, to show once; null otherwise. */

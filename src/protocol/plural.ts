@@ -5,3 +5,16 @@
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count.toLocaleString('en')} ${count === 1 ? one : many}`;
 }
+
+/**
+ * The flows a round touched, by name: "flows/ci", "flows/ci and flows/web", "5 flows (flows/a, flows/b, flows/c, …)".
+ * A round summed up as "Sent 1 flow: 0 new, 0 changed, 123 deleted" did not say which one.
+ */
+export function namedFlows(flowPaths: Iterable<string>): string {
+  const names = [...new Set(flowPaths)].sort();
+  if (names.length === 0) return plural(0, 'flow');
+  if (names.length === 1) return names[0]!;
+  if (names.length === 2) return `${names[0]} and ${names[1]}`;
+  const shown = names.slice(0, 3).join(', ');
+  return `${plural(names.length, 'flow')} (${shown}${names.length > 3 ? ', …' : ''})`;
+}

@@ -159,6 +159,8 @@ export const settingsSchema = z.object({
   /** Empty: the embedded service. A change takes effect at the next start. */
   serviceUrl: z.string(),
   activeServiceUrl: z.string(),
+  /** What chose the service in use: the config file's is the field; `--url` and FLOWSYNC_URL win over it. */
+  activeServiceFrom: z.enum(['command line', 'environment', 'config file', 'embedded']),
   signedIn: z.object({ user: z.boolean(), admin: z.boolean() }),
   /**
    * Where each secret in use comes from, each on its own: the environment (FLOWSYNC_TOKEN, FLOWSYNC_ADMIN_TOKEN,

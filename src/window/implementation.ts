@@ -49,6 +49,7 @@ export function createAgentApi(agent: Agent): AgentApi {
     return {
       serviceUrl: agent.config.serviceUrl,
       activeServiceUrl: agent.serviceUrl,
+      activeServiceFrom: agent.serviceUrlFrom,
       signedIn: { user: user.secret !== null || embedded, admin: admin.secret !== null || embedded },
       sources: { user: tokenSource(user), admin: tokenSource(admin), apiKey: apiKey.source },
       apiKey: apiKey.secret === null ? null : maskSecret(apiKey.secret),
@@ -316,6 +317,13 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     signOut: async () => {
+      // The embedded service's tokens are the agent's own: deleting them signed the agent out of its own service.
+      if (agent.embedded)
+        throw new AgentApiError(
+          'invalid_input',
+          'The embedded service signs this agent in by itself: there is nothing to sign out of. To use another ' +
+            'service, set its URL above.',
+        );
       await agent.secrets.delete(agent.secretsUrl, 'access-token');
       await agent.secrets.delete(agent.secretsUrl, 'admin-token');
       return settings();

@@ -219,10 +219,11 @@ describe('desktop notifications in a browser', () => {
     await expect.poll(counts, SLOW).toContain('40 deletions held');
     expect(await shown()).toHaveLength(4);
 
-    // Paused (no engine: no held deletions to show) and resumed: held again, and not news.
+    // Paused (still held: a paused repository keeps what waits for its user) and resumed: not news.
     await page.getByRole('button', { name: 'Pause' }).click();
     await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('paused');
-    expect(await counts()).not.toContain('deletions held');
+    expect(await counts()).toContain('40 deletions held');
+    expect(await shown()).toHaveLength(4);
     await page.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(counts, SLOW).toContain('40 deletions held');
     expect(await shown()).toHaveLength(4);

@@ -63,9 +63,13 @@ export async function openWindow(
   browser: Browser,
   svc: TestService,
   repo: TestRepo,
-  browsing: { options?: BrowserContextOptions; initScript?: string } = {},
+  browsing: { options?: BrowserContextOptions; initScript?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<OpenWindow> {
-  const env = { ...userEnv(join(repo.dir, 'home'), svc), FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin };
+  const env = {
+    ...userEnv(join(repo.dir, 'home'), svc),
+    FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
+    ...browsing.env,
+  };
   let agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
   const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light', ...browsing.options });

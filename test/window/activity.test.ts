@@ -87,6 +87,8 @@ describe('Recent activity', () => {
     await eventually(async () =>
       expect((await entries())[0]).toMatchObject({
         kind: 'sent',
+        // Which flow, by name: "Sent 1 flow: …" did not say (issue 25).
+        message: 'flows/many',
         counts: { flows: 1, created: 25, updated: 0, deleted: 0 },
       }),
     );

@@ -47,7 +47,7 @@ function describe(entry: ActivityEntry): string {
       return `Deleted ${file} on the service`;
     case 'sent': {
       const counts = entry.counts ?? { flows: 0, created: 0, updated: 0, deleted: 0 };
-      return `Sent ${plural(counts.flows, 'flow')}: ${counts.created} new, ${counts.updated} changed, ${counts.deleted} deleted`;
+      return `Sent ${entry.message ?? plural(counts.flows, 'flow')}: ${counts.created} new, ${counts.updated} changed, ${counts.deleted} deleted`;
     }
     case 'refused':
       return `The service refused ${entry.flowPath}: ${entry.message}`;

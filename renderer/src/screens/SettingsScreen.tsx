@@ -24,6 +24,42 @@ function apiKeyText(data: Settings): string {
   return SOURCE_TEXT[source]('FLOWSYNC_API_KEY');
 }
 
+/** Which service is in use and what chose it: the field is the config file's, which `--url` and FLOWSYNC_URL beat. */
+function inUse(data: Settings): string {
+  const url = data.activeServiceUrl;
+  switch (data.activeServiceFrom) {
+    case 'embedded':
+      return `In use now: the embedded service (${url}). A change takes effect at the next start.`;
+    case 'environment':
+      return `In use now: ${url}, from FLOWSYNC_URL in the agent's environment, which wins over this field.`;
+    case 'command line':
+      return `In use now: ${url}, from --url on the agent's command line, which wins over this field.`;
+    case 'config file':
+      return `In use now: ${url}. A change takes effect at the next start.`;
+  }
+}
+
+/**
+ * No keychain: an error only when sync lacks its token; with the token from the environment sync works, and what
+ * cannot be done is keeping what is typed here (the warning said "keys cannot be kept" while sync went on).
+ */
+function KeychainLine({ data }: { data: Settings }) {
+  const working = data.sources.user === 'environment' || data.sources.user === 'embedded';
+  return working ? (
+    <p className="muted" data-testid="keychain">
+      No OS keychain is reachable: the agent uses{' '}
+      {data.sources.user === 'embedded'
+        ? "the embedded service's tokens"
+        : 'FLOWSYNC_TOKEN from its environment'}
+      , and what you type below cannot be kept.
+    </p>
+  ) : (
+    <p className="error" data-testid="keychain">
+      No OS keychain is reachable, so no sign-in can be kept: set FLOWSYNC_TOKEN in the agent's environment.
+    </p>
+  );
+}
+
 export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
@@ -81,11 +117,7 @@ export function SettingsScreen({ api }: ScreenProps) {
     <section aria-labelledby="settings-title" className="settings">
       <h2 id="settings-title">Settings</h2>
       <ErrorLine error={settings.error} />
-      {data?.keychain === 'unavailable' && (
-        <p className="error">
-          No OS keychain is reachable: keys cannot be kept. Set FLOWSYNC_TOKEN and friends instead.
-        </p>
-      )}
+      {data?.keychain === 'unavailable' && <KeychainLine data={data} />}
       {/* First: where "nothing to sync; set its flow folders in Settings" leads. */}
       <RepositoriesSettings api={api} />
       <form onSubmit={submit(() => saveUrl.mutate(serviceUrl ?? data?.serviceUrl ?? ''))}>
@@ -99,8 +131,8 @@ export function SettingsScreen({ api }: ScreenProps) {
             placeholder="https://flows.example.com"
           />
           <button type="submit">Save</button>
-          <p className="muted">
-            In use now: {data?.activeServiceUrl}. A change takes effect at the next start.
+          <p className="muted" data-testid="service-in-use">
+            {data ? inUse(data) : 'In use now: …'}
           </p>
           <ErrorLine error={saveUrl.error} />
         </fieldset>
@@ -120,9 +152,12 @@ export function SettingsScreen({ api }: ScreenProps) {
           <button type="submit" disabled={token.trim().length < 8}>
             Sign in
           </button>
-          <button type="button" onClick={() => signOut.mutate()}>
-            Sign out
-          </button>
+          {/* The embedded service signs the agent in by itself: its tokens are not the user's to delete. */}
+          {data?.activeServiceFrom !== 'embedded' && (
+            <button type="button" onClick={() => signOut.mutate()}>
+              Sign out
+            </button>
+          )}
           <ErrorLine error={signIn.error ?? signOut.error} />
         </fieldset>
       </form>

@@ -21,7 +21,14 @@ import {
 } from '../../window/index.ts';
 import { defaultWindowMemoryPath, rendererDir } from '../../host/index.ts';
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
-import { folderGone, NOT_SENT_REASONS, plural, printable, warnedPath } from '../../protocol/index.ts';
+import {
+  folderGone,
+  NOT_SENT_REASONS,
+  namedFlows,
+  plural,
+  printable,
+  warnedPath,
+} from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
@@ -418,7 +425,7 @@ export function syncLine(
     return `${time()} ${name}: ${named} in ${report.ms} ms${rejected}`;
   }
   return (
-    `${time()} ${name}: ${plural(report.flows, 'flow')}, ` +
+    `${time()} ${name}: ${report.files.length > 0 ? namedFlows(report.files.map((file) => file.flowPath)) : plural(report.flows, 'flow')}, ` +
     `+${report.created} ~${report.updated} -${report.deleted} files in ${report.ms} ms${rejected}`
   );
 }
