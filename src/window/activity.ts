@@ -130,7 +130,9 @@ function followActivity(agent: Agent, log: ActivityLog): void {
     const key = (w: { flowPath: string; path: string; warning: string }) =>
       `${w.flowPath}\0${w.path}\0${w.warning}`;
     const known = notSent.get(root);
-    notSent.set(root, new Set(warnings.map(key)));
+    // Every file told so far stays told: a branch switch takes skipped files away and brings them back, and each
+    // was told again ("branch switches that repeat every skipped file"). Status and the window still list them all.
+    notSent.set(root, new Set([...(known ?? []), ...warnings.map(key)]));
     if (!known) return;
     const fresh = warnings.filter((warning) => !known.has(key(warning)));
     if (fresh.length > FILE_DETAIL_LIMIT) {

@@ -81,6 +81,22 @@ describe('Recent activity', () => {
     ]);
   });
 
+  it('tells a file not sent once, also when a branch switch takes it away and brings it back (issue 25)', async () => {
+    await api.addRepository({ path: repo.root });
+    // Away (another branch), then back with the main file changed: a round in between, and one after.
+    repo.remove('flows/hello/logo.png');
+    repo.write('flows/hello/main.yaml', 'on the other branch\n');
+    await eventually(async () =>
+      expect((await entries()).map(brief)[0]).toBe('updated flows/hello/main.yaml'),
+    );
+    repo.write('flows/hello/logo.png', Buffer.from([0x89, 0, 1]));
+    repo.write('flows/hello/main.yaml', 'back\n');
+    await eventually(async () =>
+      expect((await entries()).filter((entry) => entry.kind === 'updated')).toHaveLength(2),
+    );
+    expect((await entries()).filter((entry) => entry.kind === 'skipped')).toEqual([]);
+  });
+
   it('sums up a large round in one entry', async () => {
     await api.addRepository({ path: repo.root });
     for (let n = 0; n < 25; n++) repo.write(`flows/many/file-${n}.yaml`, `${n}\n`);
