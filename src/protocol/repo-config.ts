@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
 
-const nonEmpty = z.string().trim().min(1);
+/** The words a person reads under the field (zod's own were "Too small: expected string to have >=1 characters"). */
+const nonEmpty = z.string().trim().min(1, { message: 'Cannot be empty' });
 
 export const backgroundJobSchema = z.strictObject({
   command: nonEmpty,
@@ -26,13 +27,13 @@ export const repoConfigSchema = z.strictObject({
   backend_config: z.json().optional(),
   background_jobs: z
     .array(backgroundJobSchema)
-    .max(100)
+    .max(100, { message: 'At most 100 background jobs' })
     .refine((jobs) => new Set(jobs.map((job) => job.name)).size === jobs.length, {
       message: 'Background job names must be unique',
     })
     .optional(),
   assistant_config: z.strictObject({ model: z.string(), permission_mode: z.string() }).optional(),
-  copy_ignored_files: z.array(nonEmpty).max(1000).optional(),
+  copy_ignored_files: z.array(nonEmpty).max(1000, { message: 'At most 1,000 files to copy' }).optional(),
   editor: z.string().optional(),
   service_config: z.json().optional(),
   user: z.string().optional(),

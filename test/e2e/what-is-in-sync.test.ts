@@ -150,6 +150,13 @@ describe('no stale messages, a list of permission modes, counts in words (findin
     await expect.poll(() => page.getByText(/^New file: /).count(), SLOW).toBe(0);
     await page.getByLabel('Editor').fill('code');
     await expect.poll(() => page.getByRole('status').count(), SLOW).toBe(0);
+
+    // A job without a name or a command: said in words, not zod's (issue 25 item 6).
+    await page.getByRole('button', { name: 'Add a background job' }).click();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.locator('#job-0-name-error').textContent(), SLOW).toBe('Cannot be empty');
+    expect(await page.locator('#job-0-command-error').textContent()).toBe('Cannot be empty');
+    expect(await page.locator('body').textContent()).not.toMatch(/Too small|expected string/);
   });
 
   it('Tasks: "1 sub-task", and "Updated …" goes when the next change begins', async () => {
