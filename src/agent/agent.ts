@@ -540,7 +540,10 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.emit('status', watched, status);
     });
     engine.on('progress', (progress) => {
-      this.progress.set(identity.root, progress);
+      // Finished work shows no bar: a rescan's last step can come after the status it ends in (offline, during an
+      // outage), and its "Hashing files" bar then stayed for the whole outage.
+      if (progress.done >= progress.total) this.progress.delete(identity.root);
+      else this.progress.set(identity.root, progress);
       this.emit('progress', watched, progress);
     });
     engine.on('synced', (report) => {
