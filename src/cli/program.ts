@@ -140,6 +140,9 @@ export async function buildProgram(args: readonly string[]): Promise<Command> {
   const named = namedCommand(args);
   for (const entry of COMMANDS) {
     const command = entry.name === named ? await entry.load() : new Command(entry.name).usage(entry.usage);
+    // Descriptions are written in lines of ~110 columns, and commander wraps them to the terminal again: each break
+    // cut a wrapped line short ("help text wrapped twice"). A break before an indented line or a blank one stays.
+    command.description(command.description().replace(/(?<!\n)\n(?=\S)/g, ' '));
     // addCommand does not pass exitOverride and the output settings on: copy them so usage errors exit with 2.
     program.addCommand(command.summary(entry.summary).copyInheritedSettings(program));
   }

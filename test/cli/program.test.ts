@@ -39,4 +39,24 @@ describe("every command's --help", () => {
       expect(help, command).not.toMatch(/\(default: [^)]*\) \(default: /);
     }
   }, 120_000);
+
+  it('wraps each description once, to the terminal: no line cut short where the source broke it', async () => {
+    const { spawnSync } = await import('node:child_process');
+    // Not a terminal: commander wraps at 80 columns.
+    const help = spawnSync(process.execPath, [FLOWSYNC_BIN, 'start', '--help'], {
+      encoding: 'utf8',
+      env: userEnv(home),
+    }).stdout;
+    const description = help.split('\n\n')[1]!;
+    const lines = description.split('\n');
+    // Every line but a paragraph's last fills the width (it was "file), syncs every" then "flow folder (each …").
+    for (const line of lines.slice(0, -1)) expect(line.length, description).toBeGreaterThan(60);
+    expect(description).toContain('syncs every flow folder');
+    // A paragraph break stays one.
+    const doctor = spawnSync(process.execPath, [FLOWSYNC_BIN, 'doctor', '--help'], {
+      encoding: 'utf8',
+      env: userEnv(home),
+    }).stdout;
+    expect(doctor).toMatch(/lock\.\n\nExit code: 0 when/);
+  });
 });
