@@ -340,6 +340,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         notInCheckout: 0,
         paused: false,
         pausedSince: null,
+        nothingToSync: null,
       },
       paused: false,
       pausedSince: null,

@@ -121,6 +121,8 @@ export interface SyncStatus {
   paused: boolean;
   /** Since when it is paused (ISO time); null when not paused, or paused by an older flowsync that did not say. */
   pausedSince: string | null;
+  /** The line that says none of its flow folders is there (nothing to sync, and where to fix it); else null. */
+  nothingToSync: string | null;
 }
 
 /** A rescan that found what the watcher missed: "rescan found 3 files the watcher missed (periodic)". */
@@ -398,6 +400,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       notInCheckout: this.notInCheckout,
       paused: this.paused !== null,
       pausedSince: this.paused?.since ?? null,
+      nothingToSync: this.nothingToSync(),
     };
   }
 

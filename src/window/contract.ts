@@ -49,6 +49,8 @@ export const repositoryViewSchema = z.object({
    */
   paused: z.boolean(),
   pausedSince: z.string().nullable(),
+  /** None of its flow folders is there: the line that says so and where to fix it (the tray says it too); else null. */
+  nothingToSync: z.string().nullable(),
   counts: z.object({
     flows: z.number(),
     files: z.number(),

@@ -42,6 +42,9 @@ export function trayLine(status: AgentStatus): string {
     held > 0 ? `${plural(held, 'deletion')} held` : '',
   ].filter(Boolean);
   if (waiting.length > 0) return `flowsync: ${waiting.join(', ')}`;
+  // A repository with none of its flow folders is not "in sync": nothing of it is synced at all.
+  const empty = status.repositories.find((repo) => repo.nothingToSync !== null);
+  if (empty) return `flowsync: ${empty.owner}/${empty.name} has nothing to sync`;
   // Paused is never "in sync": what changed meanwhile waits for the resume.
   const paused = status.repositories.filter((repo) => repo.paused);
   if (paused.length > 0) {
@@ -69,6 +72,7 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     message: status?.message ?? described.reason,
     paused: described.paused,
     pausedSince: described.pausedSince,
+    nothingToSync: status?.nothingToSync ?? null,
     counts: described.counts,
     progress: described.progress,
     lastSyncAt: described.lastSyncAt,

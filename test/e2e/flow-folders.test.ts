@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
-import { seriousViolations } from '../support/pictures.ts';
+import { pictures, seriousViolations } from '../support/pictures.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { openWindow, type OpenWindow } from '../support/window.ts';
@@ -21,6 +21,7 @@ let svc: TestService;
 let repo: TestRepo;
 let win: OpenWindow;
 let page: Page;
+const shots = pictures('flow-folders');
 
 beforeAll(async () => {
   buildRenderer();
@@ -36,6 +37,7 @@ afterAll(async () => {
   await svc?.close();
   repo?.cleanup();
   await browser?.close();
+  shots.cleanup();
 });
 
 const card = () => page.getByRole('listitem', { name: 'local/repo' });
@@ -56,6 +58,7 @@ describe('Add folder and a folder without flows/', () => {
     await expect
       .poll(() => card().textContent(SHORT), SLOW)
       .toContain(`no flows/ folder in ${repo.root}: nothing to sync; set its flow folders in Settings`);
+    await shots.take(page, 'nothing-to-sync');
     expect(await seriousViolations(page)).toEqual([]);
   });
 

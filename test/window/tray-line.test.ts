@@ -12,6 +12,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     message: null,
     paused: false,
     pausedSince: null,
+    nothingToSync: null,
     counts: {
       flows: 1,
       files: 3,
@@ -53,6 +54,13 @@ describe('the tray line', () => {
     expect(trayLine(status(repository({}, { pending: 3 })))).toBe('flowsync: 3 files pending');
     expect(trayLine(status(repository({ phase: 'offline' }, { conflicts: 1 })))).toBe(
       'flowsync: acme/app offline',
+    );
+  });
+
+  it('says a repository with none of its flow folders has nothing to sync, not "in sync"', () => {
+    const nothing = 'no flows/ folder in ~/notes: nothing to sync; set its flow folders in Settings';
+    expect(trayLine(status(repository({ nothingToSync: nothing, name: 'notes' }), repository()))).toBe(
+      'flowsync: acme/notes has nothing to sync',
     );
   });
 
