@@ -178,8 +178,9 @@ interface AgentEvents {
 export class Agent extends EventEmitter<AgentEvents> {
   private readonly repositories = new Map<string, WatchedRepository>();
   /**
-   * Repositories of the config that are paused (`enabled: false`), or not synced because another checkout of the
-   * same repository is its source (`reason` says which), by root.
+   * Repositories of the config that have no engine: not synced because another checkout of the same repository is
+   * its source (`reason` says which), or paused while their folder is not there, by root. A paused repository whose
+   * folder is there has an engine (paused: it watches and counts, and sends nothing).
    */
   private readonly paused = new Map<
     string,
@@ -682,6 +683,14 @@ export class Agent extends EventEmitter<AgentEvents> {
       } else if (existsSync(repo.path)) {
         // Paused: its engine watches and counts what changes (pending), and sends nothing until resumed.
         await this.addOrList(repo);
+      } else {
+        // Paused and not there: listed as paused under the name it last synced as (it was in no list at all, and
+        // `resume --all` failed on it); resuming it looks for its folder.
+        this.markAbsent(repo, null);
+        const root = folderKey(repo.path);
+        const absent = this.absent.get(root)!;
+        this.absent.delete(root);
+        this.paused.set(root, { ...absent, flowRoots: [...absent.flowRoots] });
       }
     }
   }
@@ -919,7 +928,9 @@ export class Agent extends EventEmitter<AgentEvents> {
   async watchAll(): Promise<void> {
     this.watching = true;
     const checkConfigFiles = async () => {
-      for (const publisher of this.configFiles.values()) await publisher.check();
+      // Paused: its `.flowsync/repo-config.json` waits too (the publisher sends it at the first check after resume).
+      for (const [root, publisher] of this.configFiles)
+        if (!this.repositories.get(root)?.engine.status().paused) await publisher.check();
     };
     await checkConfigFiles();
     this.configTimer = setInterval(

@@ -39,7 +39,8 @@ export interface DesktopNotification {
  * per state entered. `before` null is the first status seen (a window opened, an app started): what already waits
  * then is on the screen and the tray, not news, so it notifies nothing. A repository new since `before` (added)
  * enters what it is in. Counts changing inside a state (2 conflicts, then 3) are the same state. A repository
- * whose engine is not running or is still looking (paused, stopped, scanning) tells nothing new.
+ * paused (its held deletions are not counted again until resumed), stopped or still looking (scanning) tells
+ * nothing new.
  */
 export function desktopNotifications(
   before: readonly RepositoryNeeds[] | null,
@@ -70,7 +71,8 @@ export function followNeeds(): (now: readonly RepositoryNeeds[]) => DesktopNotif
     const due = desktopNotifications(before, now);
     // A repository not synced (another checkout is its source: no engine, 0 held) or mid-scan (a rescan has not
     // counted them yet) keeps what it waited for before, or resuming one with 40 deletions held would say them again.
-    const was = new Map((before ?? []).map((repo) => [repo.root, repo]));
+    // The first status is what already waits, every repository of it (one paused then was taken for new later).
+    const was = new Map((before ?? now).map((repo) => [repo.root, repo]));
     before = now.flatMap((repo) => (known(repo) ? [repo] : (was.get(repo.root) ?? [])));
     return due;
   };

@@ -93,6 +93,8 @@ const MIN_HELD_DELETIONS = 10;
  * for the same reason (its watcher holds removals longer than other changes). Edits are not delayed.
  */
 export const DELETION_SETTLE_MS = 2000;
+/** However often the count changes, deletions wait at most this long from the first one seen. */
+const DELETION_SETTLE_MAX_MS = 10_000;
 
 /** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
 const SPEC_ONLY_RECHECK_MS = 60_000;
@@ -268,7 +270,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private heldDeletions = 0;
   private deletionsAllowed = 0;
   /** The deletions waiting at the last plan, and since when that count stood (see DELETION_SETTLE_MS). */
-  private deletionsSeen: { count: number; since: number } | null = null;
+  private deletionsSeen: { count: number; since: number; first: number } | null = null;
   /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
   private settlingMs = 0;
   /** Whether a state that knew nothing learned the service's files (once per engine). */
@@ -1082,8 +1084,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return 0;
     }
     const now = Date.now();
-    if (this.deletionsSeen?.count !== deletions) this.deletionsSeen = { count: deletions, since: now };
-    return Math.max(0, this.deletionsSeen.since + DELETION_SETTLE_MS - now);
+    const first = this.deletionsSeen?.first ?? now;
+    if (this.deletionsSeen?.count !== deletions) this.deletionsSeen = { count: deletions, since: now, first };
+    // A count that never stands still (a generator rewriting its folder) does not hold deletions back for ever.
+    const until = Math.min(this.deletionsSeen.since + DELETION_SETTLE_MS, first + DELETION_SETTLE_MAX_MS);
+    return Math.max(0, until - now);
   }
 
   /**
@@ -1237,6 +1242,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private async uploadRound(): Promise<{ report: SyncReport; outcome: RoundOutcome; error?: unknown }> {
     const report = emptyReport();
     const started = performance.now();
+    // Set again by this round's plan, if it plans: a round with nothing to plan must not wait on an earlier one's.
+    this.settlingMs = 0;
     if (this.reconciler.fullRescanDue) {
       this.reconciler.fullRescanDue = false;
       await this.reconciler.rescan().catch((error: unknown) => {
@@ -1277,10 +1284,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       // (Not out of `storage`: its message says what waits, until a write goes through.)
       if (pending.length > 0 && this.phase !== 'storage') this.setPhase('syncing', null);
       const options = pending.length > 0 || this.heldDeletions > 0 ? await this.planOptions() : {};
+      // Nothing pending: no deletion is waiting to settle either (they came back: a stash and its pop).
+      if (!('holdDeletions' in options)) this.deletionsSeen = null;
       const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows, options).plans;
       for (const plans of pagesOf(pending, plan)) {
         // Stopping: the pages not sent yet stay pending, for the next start; the one in flight is in `in_flight`.
-        if (this.stopped) return { report, outcome: { kind: 'settled' } };
+        // Stopping, or paused by its user meanwhile: the pages not sent yet stay pending.
+        if (this.stopped || this.paused) return { report, outcome: { kind: 'settled' } };
         sent.push(plansKey(plans));
         if (sent.length === 1 && this.phase !== 'syncing') this.setPhase('syncing', null);
         const tally = await uploadPlans(
@@ -1352,6 +1362,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** A call that changes nothing: does the service answer at all? */
   private async probe(): Promise<boolean> {
+    // Paused: the service is not asked; the round that follows sends nothing and settles `paused`.
+    if (this.paused) return true;
     try {
       await checkAccess(this.options.client);
       return true;

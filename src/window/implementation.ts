@@ -83,6 +83,22 @@ export function createAgentApi(agent: Agent): AgentApi {
     return watched;
   };
 
+  /**
+   * A repository for an action that sends to the service (conflicts settled as mine, deletions sent): refused while
+   * its user has it paused. A paused engine sends nothing, so the action did nothing and said "0 deleted", and a
+   * deletion it allowed went at the resume, days later, without asking again.
+   */
+  const sending = (root: string | undefined) => {
+    const watched = repository(root);
+    const { owner, name, root: folder } = watched.identity;
+    if (watched.engine.status().paused)
+      throw new AgentApiError(
+        'refused',
+        `${owner}/${name} is paused: resume it first (Resume, or \`flowsync resume ${folder}\`), then settle this.`,
+      );
+    return watched;
+  };
+
   /** A file of a repository (a path relative to its root) as its flow and path; refused outside the flows. */
   const located = (
     engine: { locate(file: string): { flowPath: string; path: string } | null },
@@ -167,7 +183,7 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     resolveConflicts: async ({ root, side, files }) => {
-      const { engine } = repository(root);
+      const { engine } = sending(root);
       return { resolved: await engine.resolve(files ?? null, side) };
     },
 
@@ -214,9 +230,9 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     settleDeletions: async ({ root, choice }) => {
-      const { engine } = repository(root);
-      if (choice === 'restore') return { deleted: 0, restored: await engine.restoreDeleted() };
-      return { deleted: await engine.sendHeldDeletions(), restored: 0 };
+      if (choice === 'restore')
+        return { deleted: 0, restored: await repository(root).engine.restoreDeleted() };
+      return { deleted: await sending(root).engine.sendHeldDeletions(), restored: 0 };
     },
 
     notInCheckout: async ({ root }) => {
@@ -236,7 +252,7 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     settleNotInCheckout: async ({ root, choice, files }) => {
-      const { engine } = repository(root);
+      const { engine } = choice === 'restore' ? repository(root) : sending(root);
       await listsItsFiles();
       if (choice === 'restore') return { deleted: 0, ...(await engine.restoreNotInCheckout(files)) };
       // The deletions go by the held-deletion guard's allowance, which would send the held ones along.

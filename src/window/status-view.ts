@@ -42,9 +42,6 @@ export function trayLine(status: AgentStatus): string {
     held > 0 ? `${plural(held, 'deletion')} held` : '',
   ].filter(Boolean);
   if (waiting.length > 0) return `flowsync: ${waiting.join(', ')}`;
-  // A repository with none of its flow folders is not "in sync": nothing of it is synced at all.
-  const empty = status.repositories.find((repo) => repo.nothingToSync !== null);
-  if (empty) return `flowsync: ${empty.owner}/${empty.name} has nothing to sync`;
   // Paused is never "in sync": what changed meanwhile waits for the resume.
   const paused = status.repositories.filter((repo) => repo.paused);
   if (paused.length > 0) {
@@ -54,7 +51,11 @@ export function trayLine(status: AgentStatus): string {
         : plural(paused.length, 'repository', 'repositories');
     return `flowsync: ${which} paused${pending > 0 ? `, ${plural(pending, 'file')} pending` : ''}`;
   }
-  return pending > 0 ? `flowsync: ${plural(pending, 'file')} pending` : 'flowsync: in sync';
+  if (pending > 0) return `flowsync: ${plural(pending, 'file')} pending`;
+  // A repository with none of its flow folders is not "in sync" (nothing of it is synced at all); a lasting state,
+  // so said last, not over what else waits.
+  const empty = status.repositories.find((repo) => repo.nothingToSync !== null);
+  return empty ? `flowsync: ${empty.owner}/${empty.name} has nothing to sync` : 'flowsync: in sync';
 }
 
 export function repositoryView(agent: Agent, root: string): RepositoryView {

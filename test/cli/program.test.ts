@@ -57,6 +57,6 @@ describe("every command's --help", () => {
       encoding: 'utf8',
       env: userEnv(home),
     }).stdout;
-    expect(doctor).toMatch(/lock\.\n\nExit code: 0 when/);
+    expect(doctor).toMatch(/takes its\s+lock\.\n\nExit code: 0 when/);
   });
 });

@@ -92,6 +92,17 @@ describe('desktop notifications', () => {
     expect(run(waiting, waiting)).toEqual([[], []]);
   });
 
+  it('nothing for what waited in a repository paused when the first status arrived, once it is resumed', () => {
+    const waiting = { conflicts: 3, heldDeletions: 40 };
+    expect(
+      run(
+        [repo(APP, { ...waiting, phase: 'paused' })],
+        [repo(APP, { ...waiting, phase: 'scanning' })],
+        [repo(APP, waiting)],
+      ),
+    ).toEqual([[], [], []]);
+  });
+
   it('one per repository and state: two repositories, two states at once', () => {
     const [, shown] = run(
       [repo(APP), repo(WEB)],

@@ -62,6 +62,10 @@ describe('the tray line', () => {
     expect(trayLine(status(repository({ nothingToSync: nothing, name: 'notes' }), repository()))).toBe(
       'flowsync: acme/notes has nothing to sync',
     );
+    // A lasting state: what else waits is said first.
+    expect(
+      trayLine(status(repository({ nothingToSync: nothing, name: 'notes' }), repository({}, { pending: 3 }))),
+    ).toBe('flowsync: 3 files pending');
   });
 
   it('says a paused repository is paused, with what waits for the resume: never "in sync"', () => {

@@ -259,6 +259,7 @@ function WaitingForYou(props: {
       tabIndex={-1}
     >
       <h4>Waiting for you</h4>
+      {repo.paused && <p className="muted">Paused: resume to settle these on the service.</p>}
       <ErrorLine error={conflicts.error ?? resolve.error ?? deletions.error ?? notHere.error} />
       {list.length > 0 && (
         <table className="conflicts">
@@ -304,13 +305,13 @@ function WaitingForYou(props: {
                       Compare
                     </button>
                     <button
-                      disabled={busy}
+                      disabled={busy || repo.paused}
                       onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
                     >
                       Keep mine
                     </button>
                     <button
-                      disabled={busy}
+                      disabled={busy || repo.paused}
                       onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
                     >
                       Take the service's
@@ -334,20 +335,23 @@ function WaitingForYou(props: {
           .filter(([, files]) => files.length > 1)
           .map(([flowPath, files]) => (
             <div className="row" key={flowPath}>
-              <button disabled={busy} onClick={() => resolve.mutate({ side: 'mine', files })}>
+              <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'mine', files })}>
                 Keep mine for the {files.length} in {flowPath}
               </button>
-              <button disabled={busy} onClick={() => resolve.mutate({ side: 'theirs', files })}>
+              <button
+                disabled={busy || repo.paused}
+                onClick={() => resolve.mutate({ side: 'theirs', files })}
+              >
                 Take the service's for the {files.length} in {flowPath}
               </button>
             </div>
           ))}
       {list.length > 1 && (
         <div className="row">
-          <button disabled={busy} onClick={() => resolve.mutate({ side: 'mine' })}>
+          <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'mine' })}>
             Keep mine for all {list.length}
           </button>
-          <button disabled={busy} onClick={() => resolve.mutate({ side: 'theirs' })}>
+          <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'theirs' })}>
             Take the service's for all {list.length}
           </button>
         </div>
@@ -359,7 +363,7 @@ function WaitingForYou(props: {
             asking (a branch switch, a removed folder). Nothing was deleted on the service.
           </p>
           <div className="row">
-            <button disabled={busy} onClick={() => deletions.mutate('delete')}>
+            <button disabled={busy || repo.paused} onClick={() => deletions.mutate('delete')}>
               Delete them on the service
             </button>
             <button disabled={busy} onClick={() => deletions.mutate('restore')}>
@@ -376,7 +380,7 @@ function WaitingForYou(props: {
             choose.
           </p>
           <div className="row">
-            <button disabled={busy} onClick={() => notHere.mutate('delete')}>
+            <button disabled={busy || repo.paused} onClick={() => notHere.mutate('delete')}>
               Delete them on the service
             </button>
             <button disabled={busy} onClick={() => notHere.mutate('restore')}>

@@ -18,8 +18,9 @@ export function doctorCommand(): Command {
         'writable), the config file (valid, private), the agent (running, answering), the OS keychain (there and ' +
         "unlocked), the service (it answers, takes your token, what it can do), the clock against the service's " +
         "(a minute apart at most), the inotify watches sync needs against the kernel's limit, and each repository " +
-        'of the config (its folder there, flows found, synced from this checkout). Changes nothing, and never ' +
-        'starts an agent or takes its lock.\n\n' +
+        'of the config (its folder there, flows found, synced from this checkout). Changes nothing (a probe ' +
+        'written to the keychain and one to the data folder are removed at once), and never starts an agent or ' +
+        'takes its lock.\n\n' +
         'Exit code: 0 when every check passed, 4 when some only warn (sync goes on, something needs you), 1 when ' +
         'one failed (sync does not happen, or your data is open to others, until it is fixed).',
     )

@@ -52,6 +52,12 @@ function pausing(command: 'pause' | 'resume'): Command {
       if (roots.length === 0)
         throw new UsageError('No repositories yet: `flowsync start <folder>` adds one.');
       const running = await findRunningAgent(bridgeAnswers);
+      // Still in its first sync (its window is not up): the file written here would be rewritten by the agent, which
+      // would go on sending meanwhile.
+      if (running && !running.bridge && running.command !== 'sync')
+        throw new UsageError(
+          `The agent (pid ${running.pid}) is starting: \`flowsync ${command}\` again once it says "Watching", or use its window.`,
+        );
       if (running?.bridge) {
         // The running agent owns the config while it runs: it pauses its engine and writes the file itself.
         const bridge = connectToBridge(running.bridge);

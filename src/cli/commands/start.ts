@@ -142,7 +142,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (agent.notice) out(agent.notice.line);
   // One line at a time: out() spells a newline inside a line out as \n.
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
-  await sayWhoYouAre(agent, out);
+  // Not waited for: a service that does not answer (a dead VPN) held the start 30 s before anything was synced.
+  void sayWhoYouAre(agent, out).catch(() => undefined);
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
   if (options.rename) {
@@ -310,7 +311,6 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
 /** How long stopping waits for work in flight: Ctrl-C ends within 2 s whatever the service does. */
 const STOP_MS = 1500;
 
-/** Whether `work` ends within `ms` (a failure of it is thrown, as before). */
 /**
  * Who the personal API key makes the user in the tracker, said once at start; a key that is nobody's (one in
  * FLOWSYNC_API_KEY that no one registered) is registered to the user of git's email first, when the agent is an
@@ -324,6 +324,7 @@ async function sayWhoYouAre(agent: Agent, out: (line: string) => void): Promise<
   if (line) out(`flowsync: ${line}`);
 }
 
+/** Whether `work` ends within `ms` (a failure of it is thrown, as before). */
 async function endsWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));

@@ -15,7 +15,8 @@ export function syncCommand(): Command {
       'Scans the folders, sends what differs from what the service has, and exits: 0 when everything went\n' +
         'through, 1 when the service refused a flow, 2 when a folder has none of its flow folders (nothing to sync),\n' +
         "3 when it could not be reached, 4 when a file is in conflict with the service's version or deletions are\n" +
-        'held (more than the repository deletes without asking: --yes sends them). For scripts and CI; the\n' +
+        'held (more than the repository deletes without asking: --yes sends them), or a folder is paused\n' +
+        '(`flowsync resume` resumes it). For scripts and CI; the\n' +
         'folders are not added to the ones `flowsync start` watches. While an agent runs it owns the state and\n' +
         'sends every change itself: sync refuses (exit 2) and says so.',
     )
