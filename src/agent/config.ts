@@ -100,15 +100,17 @@ export function loadConfig(path = configFilePath()): AgentConfig {
     );
   }
   // The one folder check's rule, for a folder added before it (an older flowsync's window took `/`): the whole
-  // disk or home would be scanned at every start. Refused with the entry named, as any wrong field is.
-  parsed.data.repositories.forEach((repository, index) => {
+  // disk or home would be scanned at every start. Left out with the entry named: refusing the file stopped the agent,
+  // the window and every command, so the window's Remove that the line led to could not be reached.
+  const repositories = parsed.data.repositories.filter((repository, index) => {
     const wide = tooWide(repository.path);
     if (wide !== null)
-      throw new ConfigError(
-        `${path} is not a valid flowsync config (repositories.${index}.path: ${wide}): remove that entry, or give the folder of one repository.`,
+      notice(
+        `${path}: repositories.${index}.path: ${wide}; it is left out (not synced), and dropped from the file at the next change of settings.`,
       );
+    return wide === null;
   });
-  return parsed.data;
+  return { ...parsed.data, repositories };
 }
 
 /**
