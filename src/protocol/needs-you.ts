@@ -78,8 +78,13 @@ export function followNeeds(): (now: readonly RepositoryNeeds[]) => DesktopNotif
   };
 }
 
-/** Whether a repository's status says what waits in it: not while paused, stopped or still looking. */
-const known = (repo: RepositoryNeeds) => !['paused', 'stopped', 'scanning'].includes(repo.phase);
+/**
+ * Whether a repository's status says what waits in it: not while paused, stopped or still looking, nor while the
+ * service is away or the state cannot be written (a flow root held shows as `missing` only when neither, and every
+ * outage said "its folder is gone" again). Signed out (`unauthorized`) is known: it is a need of its own.
+ */
+const known = (repo: RepositoryNeeds) =>
+  !['paused', 'stopped', 'scanning', 'offline', 'storage'].includes(repo.phase);
 
 const REPOSITORY_NEEDS = ['folder-gone', 'conflict', 'held-deletions'] as const;
 

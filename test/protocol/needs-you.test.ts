@@ -103,6 +103,15 @@ describe('desktop notifications', () => {
     ).toEqual([[], [], []]);
   });
 
+  it('a folder gone is said once, not again after each outage while it stays gone', () => {
+    const gone = { phase: 'missing' as const, message: `${APP}/flows is gone` };
+    expect(
+      run([repo(APP)], [repo(APP, gone)], [repo(APP, { phase: 'offline' })], [repo(APP, gone)]).map(
+        (shown) => shown.length,
+      ),
+    ).toEqual([0, 1, 0, 0]);
+  });
+
   it('one per repository and state: two repositories, two states at once', () => {
     const [, shown] = run(
       [repo(APP), repo(WEB)],
