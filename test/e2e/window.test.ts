@@ -149,7 +149,7 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     const release = await holdAnswers('status', 'events');
     await page.reload();
     const button = page.getByRole('button', { name: 'Add folder' });
-    // Failed once in the loop (1 run of 9 this stop) with no button at all: say what the page showed instead.
+    // Failed once in the loop (1 of 8 full runs this stop) with no button at all: say what the page showed instead.
     await button.waitFor().catch(async (error: Error) => {
       error.message += `\nThe page shows: ${await page.locator('body').innerText()}`;
       throw error;
