@@ -53,6 +53,7 @@ import {
   configuredRepository,
   folderKey,
   identifyRepository,
+  pauseOf,
   sameFolder,
   withPausedRepository,
   withRepository,
@@ -316,9 +317,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** Whether its user paused a repository, from its engine, else from the config (not synced, paused). */
   private pausedOf(root: string, status: SyncStatus | null): { paused: boolean; pausedSince: string | null } {
     if (status) return { paused: status.paused, pausedSince: status.pausedSince };
-    const configured = configuredRepository(this.config, root);
-    if (!configured || configured.enabled) return { paused: false, pausedSince: null };
-    return { paused: true, pausedSince: configured.pausedAt ?? null };
+    const pause = pauseOf(configuredRepository(this.config, root));
+    return { paused: pause !== null, pausedSince: pause?.since ?? null };
   }
 
   /** A repository whose folder is not there: `missing`, with what the state knew of it from its last sync. */
@@ -513,6 +513,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     if (renamed) this.renames.set(identity.root, renamed);
     else this.renames.delete(identity.root);
     await this.checkSource(identity, options.source === true);
+    const pause = pauseOf(configured);
     const engine = new SyncEngine({
       repo: {
         ...identity,
@@ -528,7 +529,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       serviceKey: this.serviceKey,
       rescanIntervalMs: rescanIntervalFromEnv(),
       // Paused by its user before: watched and counted from the start, nothing sent until resumed.
-      ...(configured?.enabled === false && { paused: { since: configured.pausedAt ?? null } }),
+      ...(pause && { paused: pause }),
       ...this.options.timings,
     });
     const watched = { identity, engine };

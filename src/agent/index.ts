@@ -16,6 +16,7 @@ export {
   configuredRepository,
   identifyRepository,
   parseRemoteUrl,
+  pauseOf,
   withPausedRepository,
   withRepository,
 } from './repositories.ts';

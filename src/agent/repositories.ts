@@ -79,6 +79,14 @@ export function withPausedRepository(
 }
 
 /**
+ * Whether its user paused a configured repository, and since when (null: paused by an older flowsync that did not
+ * say); null when it is not paused. The one reading of `enabled: false` and `pausedAt`.
+ */
+export function pauseOf(configured: RepositoryConfig | undefined): { since: string | null } | null {
+  return configured?.enabled === false ? { since: configured.pausedAt ?? null } : null;
+}
+
+/**
  * The config file's entry for this folder, however either is written (`./app`, `~/app`, `app/`, a link to it):
  * the one lookup of a configured repository by folder, so that its flow roots, owner and name are never missed.
  */

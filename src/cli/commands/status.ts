@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import {
   EMBEDDED_SERVICE,
   configuredRepository,
+  pauseOf,
   configuredServiceUrl,
   loadConfig,
   pendingRename,
@@ -152,9 +153,8 @@ function withPaused<T extends RepositoryStatus>(
   status: T,
   config: AgentConfig,
 ): T & { paused: boolean; pausedSince: string | null } {
-  const configured = configuredRepository(config, status.root);
-  const paused = configured?.enabled === false;
-  return { ...status, paused, pausedSince: paused ? (configured.pausedAt ?? null) : null };
+  const pause = pauseOf(configuredRepository(config, status.root));
+  return { ...status, paused: pause !== null, pausedSince: pause?.since ?? null };
 }
 
 /**

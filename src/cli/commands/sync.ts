@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { Agent, configuredRepository, loadConfig } from '../../agent/index.ts';
+import { Agent, configuredRepository, loadConfig, pauseOf } from '../../agent/index.ts';
 import { describeFileWarning, printable, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
@@ -53,8 +53,9 @@ export function syncCommand(): Command {
         for (const folder of folders) {
           const configured = configuredRepository(config, folder);
           // Paused by its user: a sync would send what the pause holds back. Said, and counted as waiting (exit 4).
-          if (configured?.enabled === false) {
-            const since = configured.pausedAt ? ` since ${localTime(configured.pausedAt)}` : '';
+          const pause = pauseOf(configured);
+          if (configured && pause) {
+            const since = pause.since ? ` since ${localTime(pause.since)}` : '';
             process.stdout.write(
               `${printable(`${configured.path}: paused${since}, nothing sent: \`flowsync resume ${configured.path}\` resumes it`)}\n`,
             );

@@ -3,6 +3,7 @@ import {
   checkRepositoryFolder,
   folderNotThere,
   identifyRepository,
+  pauseOf,
   sourceElsewhere,
   tilde,
   type AgentConfig,
@@ -66,11 +67,12 @@ async function repositoryCheck(
   const rootNames = roots.map((survey) => `${survey.root}/`).join(', ');
   const flows = roots.reduce((sum, survey) => sum + survey.flows, 0);
   // Paused: still watched (its changes are counted), so its folders count; nothing of it is sent until resumed.
-  if (!configured.enabled)
+  const pause = pauseOf(configured);
+  if (pause)
     return {
       check: warning(
         'repository',
-        `repository: ${name} is paused${configured.pausedAt ? ` since ${localTime(configured.pausedAt)}` : ''}: nothing of it is sent`,
+        `repository: ${name} is paused${pause.since ? ` since ${localTime(pause.since)}` : ''}: nothing of it is sent`,
         `\`flowsync resume ${shown}\` (or Resume in the window) when it should sync again`,
         folder,
       ),
