@@ -233,7 +233,11 @@ describe('conflicts in several flows', () => {
       .toBe(`${onService['flows/generated/step-2.yml']}# ada\n`);
     // The other flow's conflict still waits, as it was.
     expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/build.yml']).toBe(his('flows/ci/build.yml'));
-    await waiting.getByRole('button', { name: "Take the service's" }).click();
+    // The list is read again after the counts are pushed: it showed the three conflicts a moment longer (1 of 7
+    // full runs clicked then, and found five such buttons).
+    const takeTheirs = waiting.getByRole('button', { name: "Take the service's", exact: true });
+    await expect.poll(() => takeTheirs.count(), SLOW).toBe(1);
+    await takeTheirs.click();
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his('flows/ci/build.yml'));
   });
