@@ -16,7 +16,10 @@ import { tunable } from '../host/index.ts';
 const SERVICE_MAX_CONNECTIONS = 256;
 
 export interface ServiceOptions {
-  /** SQLite file; created with its folder when missing. */
+  /**
+   * The database: a SQLite file (created when missing, with its folder), or a Postgres URL (`postgres://…`) that
+   * several service processes may share.
+   */
   dbPath: string;
   /** Default 127.0.0.1: the service is for this machine unless told otherwise. */
   host?: string;
@@ -40,6 +43,9 @@ export interface ServiceOptions {
  */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
+/** How often a process on a shared (Postgres) database reads the access tokens again. */
+const TOKEN_RELOAD_MS = 10_000;
+
 export interface RunningService {
   /** Base URL, e.g. http://127.0.0.1:7420 (functions are under /api/run/). */
   url: string;
@@ -54,26 +60,47 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     { level: options.logLevel ?? 'info', base: { svc: 'flowsync' } },
     options.logDestination ?? summedStderr(),
   );
-  const db = openServiceDatabase(options.dbPath);
+  const db = await openServiceDatabase(options.dbPath, {
+    onIdleError: (error) => logger.warn({ err: error }, 'a database connection failed while idle'),
+  });
   const tokens = new AccessTokens(db);
-  const issuedTokens = options.newTokens ? tokens.reissue() : tokens.issueIfNone();
-  const apiKeys = new ApiKeys(db);
+  let issuedTokens: IssuedTokens | null;
+  try {
+    issuedTokens = options.newTokens ? await tokens.reissue() : await tokens.issueIfNone();
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
-  const history = new FileHistory(db);
-  const prune = () => {
+  const prune = async () => {
     try {
-      const removed = history.prune(retention);
+      const removed = await db.transaction((sql) => new FileHistory(sql).prune(retention));
       if (removed > 0) logger.info({ removed, retention }, 'history pruned');
     } catch (error) {
       // A full disk or a busy database: the next pass tries again; history only grows meanwhile.
       logger.warn({ err: error }, 'history could not be pruned');
     }
   };
-  prune();
-  const pruning = setInterval(prune, tunable('FLOWSYNC_HISTORY_PRUNE_MS', PRUNE_INTERVAL_MS));
+  await prune();
+  const pruning = setInterval(() => void prune(), tunable('FLOWSYNC_HISTORY_PRUNE_MS', PRUNE_INTERVAL_MS));
   pruning.unref();
+  // Tokens another process on the same database reissued are taken within this time (Postgres only: a SQLite
+  // file has one process).
+  const reloading =
+    db.dialect === 'postgres'
+      ? setInterval(() => void tokens.reload().catch(() => undefined), TOKEN_RELOAD_MS)
+      : undefined;
+  reloading?.unref();
+  const stopTimers = () => {
+    clearInterval(pruning);
+    clearInterval(reloading);
+  };
   const app = buildApp(
-    { tokens, apiKeys, implementations: createImplementations({ db, apiKeys, retention }) },
+    {
+      tokens,
+      findApiKey: (secret) => db.read((sql) => new ApiKeys(sql).findBySecret(secret)),
+      implementations: createImplementations({ db, retention }),
+    },
     {
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -83,15 +110,15 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   try {
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
   } catch (error) {
-    clearInterval(pruning);
-    db.close();
+    stopTimers();
+    await db.close();
     throw error;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   const host = options.host ?? '127.0.0.1';
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  logger.info({ url: `http://${urlHost}:${port}`, db: options.dbPath }, 'service listening');
+  logger.info({ url: `http://${urlHost}:${port}`, db: db.location }, 'service listening');
 
   let closed = false;
   return {
@@ -101,9 +128,9 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(pruning);
+      stopTimers();
       await app.close();
-      db.close();
+      await db.close();
       logger.flush();
     },
   };

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, RemoteError, type RemoteClient } from '../../src/client/index.ts';
 import { eventually } from '../support/repo.ts';
-import { MIGRATIONS } from '../../src/service/db/migrations.ts';
+import { SQLITE_MIGRATIONS } from '../../src/service/db/migrations.ts';
 import { readDatabase } from '../support/service.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 
@@ -390,7 +390,7 @@ describe('a database from before history', () => {
     const dbPath = join(dir, 'service.db');
     // A database as the last release left it: schema 1, one flow with two files.
     const old = new Database(dbPath);
-    old.exec(MIGRATIONS[0]!);
+    old.exec(SQLITE_MIGRATIONS[0]!);
     old.pragma('user_version = 1');
     old.prepare("INSERT INTO repos VALUES ('r1', 'acme', 'app', '2026-01-01T00:00:00.000Z')").run();
     old

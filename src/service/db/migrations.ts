@@ -1,8 +1,8 @@
 /**
- * The service's schema, one entry per version (PRAGMA user_version). Append only: a shipped migration is never
+ * The service's SQLite schema, one entry per version (PRAGMA user_version). Append only: a shipped migration is never
  * edited, so every database, however old, reaches the same schema.
  */
-export const MIGRATIONS: readonly string[] = [
+export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 1: everything the 20 functions store */ `
   CREATE TABLE access_tokens (
     kind TEXT NOT NULL CHECK (kind IN ('user', 'admin')),
@@ -202,5 +202,8 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at)
     SELECT fl.repo_id, fl.flow_path, f.path, f.hash, NULL, f.size, f.updated_at
     FROM flow_files f JOIN flows fl ON fl.id = f.flow_id ORDER BY fl.flow_path, f.path;
+  `,
+  /* 3: an identifier is looked up in any case: lower() in SQL both databases speak, and its index */ `
+  CREATE INDEX tracker_issues_by_lower_identifier ON tracker_issues (lower(identifier));
   `,
 ];

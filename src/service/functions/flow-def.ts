@@ -18,15 +18,18 @@ type FlowDefPath =
   | 'svc/flow_def/action/restore_version/run';
 
 export function flowDefFunctions({ db, retention }: ServiceStores): Implementations<FlowDefPath> {
-  const flows = new FlowStore(db);
   const writerOf = (ctx: CallContext): Writer => ({ name: ctx.writer, kind: ctx.caller });
   /** A repository by owner and name; refused when nothing was ever synced under them. */
-  const repoNamed = (owner: string, name: string) => {
-    const repoId = flows.repoByName(owner, name);
+  const repoNamed = async (flows: FlowStore, owner: string, name: string) => {
+    const repoId = await flows.repoByName(owner, name);
     if (repoId === null)
       throw new CallRefused(`No repository ${owner}/${name} on this service.`, { path: ['repo_name'] });
     return repoId;
   };
+  /** One call's writes, whole or not at all; its reads see one state. */
+  const writing = <T>(work: (flows: FlowStore) => Promise<T>) =>
+    db.transaction((sql) => work(new FlowStore(sql)));
+  const reading = <T>(work: (flows: FlowStore) => Promise<T>) => db.read((sql) => work(new FlowStore(sql)));
 
   return {
     'svc/flow_def/action/sync_batch/run': (args, ctx) => {
@@ -43,8 +46,8 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
         checkDeletes(flow.deletes ?? [], ['flows', index, 'deletes']);
       });
 
-      return db.transaction(() => {
-        const repoId = flows.ensureRepo(args.repo_owner, args.repo_name);
+      return writing(async (flows) => {
+        const repoId = await flows.ensureRepo(args.repo_owner, args.repo_name);
         const value = {
           files_created: 0,
           files_deleted: 0,
@@ -56,7 +59,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           conflicts: [] as Conflict[],
         };
         for (const flow of args.flows) {
-          const result = flows.syncFlow(repoId, flow.flow_path, flow.files, {
+          const result = await flows.syncFlow(repoId, flow.flow_path, flow.files, {
             deleteMissing: args.delete_missing ?? false,
             deletes: flow.deletes ?? [],
             keepFlowHash: false,
@@ -71,14 +74,14 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
         }
         value.skipped = value.files_created + value.files_updated + value.files_deleted === 0;
         return value;
-      })();
+      });
     },
 
     'svc/flow_def/private/sync_internal': (args, ctx) => {
       refuseUnsafePath(args.flow_path, ['flow_path']);
       checkFiles(args.files, ['files']);
-      return db.transaction(() => {
-        if (!flows.repoExists(args.repo_id)) {
+      return writing(async (flows) => {
+        if (!(await flows.repoExists(args.repo_id))) {
           throw new CallRefused(
             `No repository with id ${args.repo_id}: sync it once with sync_batch first.`,
             {
@@ -86,7 +89,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
             },
           );
         }
-        const result = flows.syncFlow(args.repo_id, args.flow_path, args.files, {
+        const result = await flows.syncFlow(args.repo_id, args.flow_path, args.files, {
           deleteMissing: args.delete_missing ?? false,
           keepFlowHash: args.skip_hash_update ?? false,
           writer: writerOf(ctx),
@@ -99,13 +102,13 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           files: result.written,
           conflicts: result.conflicts,
         };
-      })();
+      });
     },
 
-    'svc/flow_def/public/update_file': (args, ctx) => {
-      const record = db.transaction(() =>
+    'svc/flow_def/public/update_file': async (args, ctx) => {
+      const record = await writing((flows) =>
         flows.updateFileContent(args.fileId, args.content, args.base_hash, writerOf(ctx)),
-      )();
+      );
       if (!record) throw new CallRefused(`No file with id ${args.fileId}.`, { path: ['fileId'] });
       if ('conflict' in record) throw conflictRefusal(record.conflict as Conflict);
       return record;
@@ -118,63 +121,71 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       retention_bytes: retention.bytes,
     }),
 
-    'svc/flow_def/public/list_flows': (args) => {
-      const repoId = flows.repoByName(args.repo_owner, args.repo_name);
-      return { flows: repoId === null ? [] : flows.listFlows(repoId) };
-    },
+    'svc/flow_def/public/list_flows': (args) =>
+      reading(async (flows) => {
+        const repoId = await flows.repoByName(args.repo_owner, args.repo_name);
+        return { flows: repoId === null ? [] : await flows.listFlows(repoId) };
+      }),
 
-    'svc/flow_def/public/list_files': (args) => {
-      const repoId = flows.repoByName(args.repo_owner, args.repo_name);
-      if (repoId === null) return { files: [], next: null };
-      const limit = args.first ?? 1000;
-      const files = flows.listFiles(repoId, {
-        flowPath: args.flow_path ?? null,
-        withContent: args.with_content ?? false,
-        after: args.after === undefined ? null : cursorOf(args.after),
-        limit,
-      });
-      const last = files.at(-1);
-      return { files, next: files.length === limit && last ? cursorFor(last.flow_path, last.path) : null };
-    },
+    'svc/flow_def/public/list_files': (args) =>
+      reading(async (flows) => {
+        const repoId = await flows.repoByName(args.repo_owner, args.repo_name);
+        if (repoId === null) return { files: [], next: null };
+        const limit = args.first ?? 1000;
+        const files = await flows.listFiles(repoId, {
+          flowPath: args.flow_path ?? null,
+          withContent: args.with_content ?? false,
+          after: args.after === undefined ? null : cursorOf(args.after),
+          limit,
+        });
+        const last = files.at(-1);
+        return { files, next: files.length === limit && last ? cursorFor(last.flow_path, last.path) : null };
+      }),
 
-    'svc/flow_def/public/file_versions': (args) => {
-      const repoId = repoNamed(args.repo_owner, args.repo_name);
-      return {
-        flow_path: args.flow_path,
-        path: args.path,
-        versions: flows.history.versions(repoId, args.flow_path, args.path),
-      };
-    },
+    'svc/flow_def/public/file_versions': (args) =>
+      reading(async (flows) => {
+        const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
+        return {
+          flow_path: args.flow_path,
+          path: args.path,
+          versions: await flows.history.versions(repoId, args.flow_path, args.path),
+        };
+      }),
 
-    'svc/flow_def/public/version_content': (args) => {
-      const found = flows.history.version(args.version);
-      if (!found) throw noVersion(args.version);
-      return {
-        version: found.version,
-        flow_path: found.flow_path,
-        path: found.path,
-        hash: found.hash,
-        content: found.content,
-      };
-    },
+    'svc/flow_def/public/version_content': (args) =>
+      // A transaction: a current version's content is read from its file, which a write may change in between.
+      writing(async (flows) => {
+        const found = await flows.history.version(args.version);
+        if (!found) throw noVersion(args.version);
+        return {
+          version: found.version,
+          flow_path: found.flow_path,
+          path: found.path,
+          hash: found.hash,
+          content: found.content,
+        };
+      }),
 
     'svc/flow_def/action/restore_version/run': (args, ctx) =>
-      db.transaction(() => {
-        const found = flows.history.version(args.version);
+      writing(async (flows) => {
+        const found = await flows.history.version(args.version);
         if (!found) throw noVersion(args.version);
         const { repo_id: repoId, flow_path: flowPath, path } = found;
         const base = args.base_hash === undefined ? undefined : args.base_hash;
         const result =
           found.hash === null || found.content === null
-            ? flows.syncFlow(repoId, flowPath, [], {
+            ? await flows.syncFlow(repoId, flowPath, [], {
                 deleteMissing: false,
                 deletes: [
-                  { path, base_hash: base ?? flows.history.current(repoId, flowPath, path)?.hash ?? '' },
+                  {
+                    path,
+                    base_hash: base ?? (await flows.history.current(repoId, flowPath, path))?.hash ?? '',
+                  },
                 ],
                 keepFlowHash: false,
                 writer: writerOf(ctx),
               })
-            : flows.syncFlow(
+            : await flows.syncFlow(
                 repoId,
                 flowPath,
                 [
@@ -188,9 +199,9 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
                 { deleteMissing: false, keepFlowHash: false, writer: writerOf(ctx) },
               );
         if (result.conflicts.length > 0) throw conflictRefusal(result.conflicts[0]!);
-        const now = flows.history.current(repoId, flowPath, path);
+        const now = await flows.history.current(repoId, flowPath, path);
         return { flow_path: flowPath, path, version: now!.version, hash: now!.hash };
-      })(),
+      }),
   };
 }
 

@@ -3,9 +3,8 @@ import type { ServiceStores } from './stores.ts';
 import type { Implementations } from './types.ts';
 
 export function repoConfigFunctions({ db }: ServiceStores): Implementations<'svc/repo_config/public/update'> {
-  const configs = new RepoConfigStore(db);
   return {
     'svc/repo_config/public/update': ({ baggage: _baggage, owner, name, ...config }) =>
-      configs.replace(owner, name, config),
+      db.transaction((sql) => new RepoConfigStore(sql).replace(owner, name, config)),
   };
 }

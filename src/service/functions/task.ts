@@ -3,6 +3,7 @@ import { CallRefused } from '../errors.ts';
 import { Tasks, type TaskImport } from '../store/tasks.ts';
 import { TrackerIssues } from '../store/tracker-issues.ts';
 import { WorkflowStates } from '../store/workflow-states.ts';
+import type { Sql } from '../db/open.ts';
 import type { ServiceStores } from './stores.ts';
 import type { Implementations } from './types.ts';
 
@@ -10,12 +11,17 @@ type TaskPath =
   'svc/task/action/update/run' | 'svc/task/action/sync_task/run' | 'svc/task/private/get_by_task_key';
 
 export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> {
-  const tasks = new Tasks(db);
-  const issues = new TrackerIssues(db);
-  const workflowStates = new WorkflowStates(db);
+  /** The stores of one call, on its transaction. */
+  const storesOn = (sql: Sql) => ({
+    tasks: new Tasks(sql),
+    issues: new TrackerIssues(sql),
+    workflowStates: new WorkflowStates(sql),
+  });
+  type Stores = ReturnType<typeof storesOn>;
+  const writing = <T>(work: (stores: Stores) => Promise<T>) => db.transaction((sql) => work(storesOn(sql)));
 
-  function mustFind(taskKey: string): TaskRecord {
-    const task = tasks.find(taskKey);
+  async function mustFind(tasks: Tasks, taskKey: string): Promise<TaskRecord> {
+    const task = await tasks.find(taskKey);
     if (!task) {
       throw new CallRefused(`No task ${taskKey}: open it with sync_task first.`, { path: ['task_key'] });
     }
@@ -26,9 +32,13 @@ export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> 
    * The team's own spelling of a status when its workflow states are cached (matched by name or normalized
    * name, ignoring case); any status when the team has no cached states.
    */
-  function canonicalStatus(status: string, task: TaskRecord): string {
+  async function canonicalStatus(
+    workflowStates: WorkflowStates,
+    status: string,
+    task: TaskRecord,
+  ): Promise<string> {
     if (task.team_id === null) return status;
-    const { states } = workflowStates.get(task.team_id);
+    const { states } = await workflowStates.get(task.team_id);
     if (states.length === 0) return status;
     const wanted = status.toLowerCase();
     const state = states.find(
@@ -46,51 +56,56 @@ export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> 
 
   return {
     'svc/task/action/sync_task/run': ({ task_key, repo_remote_url, user_email }) =>
-      db.transaction(() => {
-        const root = issues.findByIdentifier(task_key);
+      writing(async ({ tasks, issues }) => {
+        const root = await issues.findByIdentifier(task_key);
         if (!root) {
           throw new CallRefused(
             `No tracker issue ${task_key} is known to the service; it arrives through the tracker's webhook.`,
             { path: ['task_key'] },
           );
         }
-        const descendants = issues.descendantsOf(root.id);
+        const descendants = await issues.descendantsOf(root.id);
         const identifiers = new Map([root, ...descendants].map((issue) => [issue.id, issue.identifier]));
         if (root.parent_id !== null) {
-          const parent = issues.findById(root.parent_id);
+          const parent = await issues.findById(root.parent_id);
           if (parent) identifiers.set(parent.id, parent.identifier);
         }
         for (const issue of [root, ...descendants]) {
-          tasks.save(toTaskImport(issue, identifiers, { repo_remote_url, user_email }));
+          await tasks.save(toTaskImport(issue, identifiers, { repo_remote_url, user_email }));
         }
-        return { task: mustFind(root.identifier), synced: descendants.map((issue) => issue.identifier) };
-      })(),
+        return {
+          task: await mustFind(tasks, root.identifier),
+          synced: descendants.map((issue) => issue.identifier),
+        };
+      }),
 
     'svc/task/action/update/run': (args) =>
-      db.transaction(() => {
-        const task = mustFind(args.task_key);
-        const targets = args.recursive ? tasks.subtree(task.task_key) : [task];
+      writing(async ({ tasks, issues, workflowStates }) => {
+        const task = await mustFind(tasks, args.task_key);
+        const targets = args.recursive ? await tasks.subtree(task.task_key) : [task];
         const priority = args.priority === undefined ? undefined : canonicalPriority(args.priority);
         for (const target of targets) {
-          const status = args.status === undefined ? undefined : canonicalStatus(args.status, target);
-          tasks.change(target.task_key, {
+          const status =
+            args.status === undefined ? undefined : await canonicalStatus(workflowStates, args.status, target);
+          await tasks.change(target.task_key, {
             status,
             priority,
             repo_remote_url: args.repo_remote_url,
             user_email: args.user_email,
           });
-          issues.setStateAndPriority(target.tracker_issue_id, status ?? null, priority ?? null);
+          await issues.setStateAndPriority(target.tracker_issue_id, status ?? null, priority ?? null);
         }
-        return { task: mustFind(task.task_key), updated: targets.map((target) => target.task_key) };
-      })(),
+        return { task: await mustFind(tasks, task.task_key), updated: targets.map((target) => target.task_key) };
+      }),
 
-    'svc/task/private/get_by_task_key': ({ task_key, team_external_id }) => {
-      const task = tasks.find(task_key);
-      if (!task || task.team_id !== team_external_id) {
-        throw new CallRefused(`No task ${task_key} in team ${team_external_id}.`, { path: ['task_key'] });
-      }
-      return task;
-    },
+    'svc/task/private/get_by_task_key': ({ task_key, team_external_id }) =>
+      db.read(async (sql) => {
+        const task = await new Tasks(sql).find(task_key);
+        if (!task || task.team_id !== team_external_id) {
+          throw new CallRefused(`No task ${task_key} in team ${team_external_id}.`, { path: ['task_key'] });
+        }
+        return task;
+      }),
   };
 }
 

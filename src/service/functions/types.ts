@@ -13,9 +13,13 @@ export interface CallContext {
 }
 
 /**
- * A function's behaviour: synchronous, because better-sqlite3 is, which makes every call one atomic step.
- * Throw `CallRefused` for a well-formed call the function will not do (HTTP 422).
+ * A function's behaviour. What it writes is one transaction of the database (`db.transaction`), so a call is one
+ * atomic step on SQLite and on Postgres alike. Throw `CallRefused` for a well-formed call the function will not do
+ * (HTTP 422).
  */
-export type Implementation<P extends FunctionPath> = (args: ParsedArgsOf<P>, ctx: CallContext) => ValueOf<P>;
+export type Implementation<P extends FunctionPath> = (
+  args: ParsedArgsOf<P>,
+  ctx: CallContext,
+) => ValueOf<P> | Promise<ValueOf<P>>;
 
 export type Implementations<P extends FunctionPath> = { [K in P]: Implementation<K> };

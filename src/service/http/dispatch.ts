@@ -9,7 +9,7 @@ import {
 } from '../../protocol/index.ts';
 import { CallRefused, UnknownApiKey } from '../errors.ts';
 import type { AccessTokens, Caller } from '../store/access-tokens.ts';
-import type { ApiKeys } from '../store/api-keys.ts';
+import type { RegisteredApiKey } from '../store/api-keys.ts';
 import type { Implementation, Implementations } from '../functions/types.ts';
 import { parseAuthorization } from './authorization.ts';
 import { describeLimit, exceededLimit } from './call-limits.ts';
@@ -17,7 +17,8 @@ import { sendError, sendValue, type ErrorStatus } from './envelope.ts';
 
 export interface Dispatcher {
   tokens: AccessTokens;
-  apiKeys: ApiKeys;
+  /** The registered personal API key whose secret this is, or null. */
+  findApiKey: (secret: string) => Promise<RegisteredApiKey | null>;
   implementations: Implementations<FunctionPath>;
 }
 
@@ -70,7 +71,7 @@ export function admitCall(
 }
 
 /** The rest of an admitted call, once its body is read: are the args right, then the function itself. */
-export function dispatchCall(
+export async function dispatchCall(
   deps: Dispatcher,
   { fn, caller }: AdmittedCall,
   request: FastifyRequest,
@@ -100,11 +101,11 @@ export function dispatchCall(
   reply.log = request.log;
   try {
     const presented = (args.data as { api_key?: { secret: string } }).api_key;
-    const apiKey = presented ? deps.apiKeys.findBySecret(presented.secret) : null;
+    const apiKey = presented ? await deps.findApiKey(presented.secret) : null;
     if (presented && apiKey === null) throw new UnknownApiKey();
     const implementation = deps.implementations[fn.path] as Implementation<FunctionSpec['path']>;
     const writer = writerOf(request.headers['x-flowsync-writer']);
-    const value = implementation(args.data as never, { traceId, caller, apiKey, writer });
+    const value = await implementation(args.data as never, { traceId, caller, apiKey, writer });
     return sendValue(reply, value);
   } catch (error) {
     if (error instanceof CallRefused) return sendError(reply, 422, error.message, error.data);

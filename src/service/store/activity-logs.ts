@@ -1,56 +1,58 @@
 import type { KeyActivityPayload } from '../../protocol/index.ts';
-import type { ServiceDatabase } from '../db/open.ts';
+import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 
 /** Append-only logs of key activity and slug events. They hold a key's hash and affixes, never the key. */
 export class ActivityLogs {
-  private readonly insertKeyActivity;
-  private readonly insertSlugEvent;
+  constructor(private readonly sql: Sql) {}
 
-  constructor(db: ServiceDatabase) {
-    this.insertKeyActivity = db.prepare(
-      `INSERT INTO key_activity_log
-         (api_key_tid, type, hash, name, prefix_4, suffix_4, user_id, ts, trace_id, logged_at)
-       VALUES (@api_key_tid, @type, @hash, @name, @prefix_4, @suffix_4, @user_id, @ts, @trace_id, @logged_at)`,
-    );
-    this.insertSlugEvent = db.prepare(
-      `INSERT INTO slug_log (slug, type, payload_slug, payload_type, ts, trace_id, logged_at)
-       VALUES (@slug, @type, @payload_slug, @payload_type, @ts, @trace_id, @logged_at)`,
-    );
-  }
-
-  appendKeyActivity(entry: {
+  async appendKeyActivity(entry: {
     api_key_tid: string;
     ts: number;
     trace_id: string;
     payload: KeyActivityPayload;
-  }): number {
-    const { lastInsertRowid } = this.insertKeyActivity.run({
-      ...entry.payload,
-      api_key_tid: entry.api_key_tid,
-      ts: entry.ts,
-      trace_id: entry.trace_id,
-      logged_at: nowIso(),
-    });
-    return Number(lastInsertRowid);
+  }): Promise<number> {
+    const row = await this.sql.get<{ id: number }>(
+      `INSERT INTO key_activity_log
+         (api_key_tid, type, hash, name, prefix_4, suffix_4, user_id, ts, trace_id, logged_at)
+       VALUES (@api_key_tid, @type, @hash, @name, @prefix_4, @suffix_4, @user_id, @ts, @trace_id, @logged_at)
+       RETURNING id`,
+      {
+        api_key_tid: entry.api_key_tid,
+        type: entry.payload.type,
+        hash: entry.payload.hash,
+        name: entry.payload.name,
+        prefix_4: entry.payload.prefix_4,
+        suffix_4: entry.payload.suffix_4,
+        user_id: entry.payload.user_id,
+        ts: entry.ts,
+        trace_id: entry.trace_id,
+        logged_at: nowIso(),
+      },
+    );
+    return row!.id;
   }
 
-  appendSlugEvent(entry: {
+  async appendSlugEvent(entry: {
     slug: string;
     type: string;
     payload: { slug: string; type: string };
     ts: number;
     trace_id: string;
-  }): number {
-    const { lastInsertRowid } = this.insertSlugEvent.run({
-      slug: entry.slug,
-      type: entry.type,
-      payload_slug: entry.payload.slug,
-      payload_type: entry.payload.type,
-      ts: entry.ts,
-      trace_id: entry.trace_id,
-      logged_at: nowIso(),
-    });
-    return Number(lastInsertRowid);
+  }): Promise<number> {
+    const row = await this.sql.get<{ id: number }>(
+      `INSERT INTO slug_log (slug, type, payload_slug, payload_type, ts, trace_id, logged_at)
+       VALUES (@slug, @type, @payload_slug, @payload_type, @ts, @trace_id, @logged_at) RETURNING id`,
+      {
+        slug: entry.slug,
+        type: entry.type,
+        payload_slug: entry.payload.slug,
+        payload_type: entry.payload.type,
+        ts: entry.ts,
+        trace_id: entry.trace_id,
+        logged_at: nowIso(),
+      },
+    );
+    return row!.id;
   }
 }

@@ -1,5 +1,5 @@
 import type { FileVersion } from '../../protocol/index.ts';
-import type { ServiceDatabase } from '../db/open.ts';
+import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import type { Caller } from './access-tokens.ts';
 
@@ -46,55 +46,15 @@ export interface StoredVersion {
  * transaction itself: the function that writes wraps the whole call in one, history included.
  */
 export class FileHistory {
-  private readonly statements;
+  constructor(private readonly sql: Sql) {}
 
-  constructor(db: ServiceDatabase) {
-    this.statements = {
-      current: db.prepare(
-        `SELECT version, hash, written_at, written_by FROM file_versions
-         WHERE repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NULL`,
-      ),
-      // The version replaced takes its content from the file row (where a current version's content lives).
-      replace: db.prepare(
-        `UPDATE file_versions SET replaced_at = @now,
-           content = coalesce(content, (SELECT f.content FROM flow_files f WHERE f.id = @fileId))
-         WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND replaced_at IS NULL`,
-      ),
-      currentContent: db
-        .prepare(
-          `SELECT f.content FROM flow_files f JOIN flows fl ON fl.id = f.flow_id
-         WHERE fl.repo_id = ? AND fl.flow_path = ? AND f.path = ?`,
-        )
-        .pluck(),
-      insert: db.prepare(
-        `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      versions: db.prepare(
-        `SELECT version, hash, size, written_at, written_by, writer_kind, replaced_at IS NULL AS current
-         FROM file_versions WHERE repo_id = ? AND flow_path = ? AND path = ? ORDER BY version DESC`,
-      ),
-      byVersion: db.prepare(
-        'SELECT version, repo_id, flow_path, path, hash, content FROM file_versions WHERE version = ?',
-      ),
-      pruneOld: db.prepare(
-        `DELETE FROM file_versions WHERE (replaced_at IS NOT NULL AND replaced_at < @cutoff)
-           OR (replaced_at IS NULL AND hash IS NULL AND written_at < @cutoff)`,
-      ),
-      keptBytes: db.prepare(
-        `SELECT repo_id, sum(size) AS bytes FROM file_versions WHERE replaced_at IS NOT NULL
-         GROUP BY repo_id HAVING bytes > ?`,
-      ),
-      oldestReplaced: db.prepare(
-        `SELECT version, size FROM file_versions WHERE repo_id = ? AND replaced_at IS NOT NULL
-         ORDER BY replaced_at, version LIMIT 500`,
-      ),
-      remove: db.prepare('DELETE FROM file_versions WHERE version = ?'),
-    };
-  }
-
-  current(repoId: string, flowPath: string, path: string): CurrentVersion | null {
-    return (this.statements.current.get(repoId, flowPath, path) as CurrentVersion | undefined) ?? null;
+  async current(repoId: string, flowPath: string, path: string): Promise<CurrentVersion | null> {
+    const found = await this.sql.get<CurrentVersion>(
+      `SELECT version, hash, written_at, written_by FROM file_versions
+       WHERE repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NULL`,
+      [repoId, flowPath, path],
+    );
+    return found ?? null;
   }
 
   /**
@@ -103,7 +63,7 @@ export class FileHistory {
    * while it is current (the file row has it), so a file's content is stored once: history roughly halved
    * ingest when it was stored twice (bench/service.ts). `written` null records a deletion.
    */
-  record(
+  async record(
     repoId: string,
     flowPath: string,
     path: string,
@@ -111,26 +71,25 @@ export class FileHistory {
     written: { hash: string; size: number } | null,
     writer: Writer,
     now = nowIso(),
-  ): number {
-    const s = this.statements;
-    s.replace.run({ now, fileId, repoId, flowPath, path });
-    const info = s.insert.run(
-      repoId,
-      flowPath,
-      path,
-      written?.hash ?? null,
-      null,
-      written?.size ?? 0,
-      now,
-      writer.name,
-      writer.kind,
+  ): Promise<number> {
+    // The version replaced takes its content from the file row (where a current version's content lives).
+    await this.sql.run(
+      `UPDATE file_versions SET replaced_at = @now,
+         content = coalesce(content, (SELECT f.content FROM flow_files f WHERE f.id = @fileId))
+       WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND replaced_at IS NULL`,
+      { now, fileId, repoId, flowPath, path },
     );
-    return Number(info.lastInsertRowid);
+    const inserted = await this.sql.get<{ version: number }>(
+      `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING version`,
+      [repoId, flowPath, path, written?.hash ?? null, null, written?.size ?? 0, now, writer.name, writer.kind],
+    );
+    return inserted!.version;
   }
 
   /** A file's versions, newest first, deletions included. */
-  versions(repoId: string, flowPath: string, path: string): FileVersion[] {
-    const rows = this.statements.versions.all(repoId, flowPath, path) as {
+  async versions(repoId: string, flowPath: string, path: string): Promise<FileVersion[]> {
+    const rows = await this.sql.all<{
       version: number;
       hash: string | null;
       size: number;
@@ -138,40 +97,59 @@ export class FileHistory {
       written_by: string | null;
       writer_kind: FileVersion['writer_kind'];
       current: number;
-    }[];
+    }>(
+      `SELECT version, hash, size, written_at, written_by, writer_kind,
+         CASE WHEN replaced_at IS NULL THEN 1 ELSE 0 END AS current
+       FROM file_versions WHERE repo_id = ? AND flow_path = ? AND path = ? ORDER BY version DESC`,
+      [repoId, flowPath, path],
+    );
     return rows.map((row) => ({ ...row, current: row.current === 1 }));
   }
 
-  version(version: number): StoredVersion | null {
-    const found = this.statements.byVersion.get(version) as StoredVersion | undefined;
+  async version(version: number): Promise<StoredVersion | null> {
+    const found = await this.sql.get<StoredVersion>(
+      'SELECT version, repo_id, flow_path, path, hash, content FROM file_versions WHERE version = ?',
+      [version],
+    );
     if (!found) return null;
     // A current version's content is the file's own.
-    if (found.content === null && found.hash !== null)
-      found.content = this.statements.currentContent.get(
-        found.repo_id,
-        found.flow_path,
-        found.path,
-      ) as string;
+    if (found.content === null && found.hash !== null) {
+      const file = await this.sql.get<{ content: string }>(
+        `SELECT f.content FROM flow_files f JOIN flows fl ON fl.id = f.flow_id
+         WHERE fl.repo_id = ? AND fl.flow_path = ? AND f.path = ?`,
+        [found.repo_id, found.flow_path, found.path],
+      );
+      found.content = file?.content ?? null;
+    }
     return found;
   }
 
   /** Removes what is past the retention; returns how many versions went. */
-  prune(retention: HistoryRetention, now = Date.now()): number {
-    const s = this.statements;
+  async prune(retention: HistoryRetention, now = Date.now()): Promise<number> {
     const cutoff = new Date(now - retention.days * 86_400_000).toISOString();
-    let removed = s.pruneOld.run({ cutoff }).changes;
-    for (const { repo_id, bytes } of s.keptBytes.all(retention.bytes) as {
-      repo_id: string;
-      bytes: number;
-    }[]) {
-      let over = bytes - retention.bytes;
-      while (over > 0) {
-        const oldest = s.oldestReplaced.all(repo_id) as { version: number; size: number }[];
+    let removed = await this.sql.run(
+      `DELETE FROM file_versions WHERE (replaced_at IS NOT NULL AND replaced_at < @cutoff)
+         OR (replaced_at IS NULL AND hash IS NULL AND written_at < @cutoff)`,
+      { cutoff },
+    );
+    const over = await this.sql.all<{ repo_id: string; bytes: number }>(
+      `SELECT repo_id, sum(size) AS bytes FROM file_versions WHERE replaced_at IS NOT NULL
+       GROUP BY repo_id HAVING sum(size) > ?`,
+      [retention.bytes],
+    );
+    for (const { repo_id, bytes } of over) {
+      let excess = bytes - retention.bytes;
+      while (excess > 0) {
+        const oldest = await this.sql.all<{ version: number; size: number }>(
+          `SELECT version, size FROM file_versions WHERE repo_id = ? AND replaced_at IS NOT NULL
+           ORDER BY replaced_at, version LIMIT 500`,
+          [repo_id],
+        );
         if (oldest.length === 0) break;
         for (const { version, size } of oldest) {
-          if (over <= 0) break;
-          s.remove.run(version);
-          over -= size;
+          if (excess <= 0) break;
+          await this.sql.run('DELETE FROM file_versions WHERE version = ?', [version]);
+          excess -= size;
           removed++;
         }
       }

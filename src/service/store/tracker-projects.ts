@@ -1,5 +1,5 @@
 import type { TrackerProject, WebhookProjectData } from '../../protocol/index.ts';
-import type { ServiceDatabase } from '../db/open.ts';
+import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { decodeCursor, toPage } from './cursor.ts';
 
@@ -18,54 +18,44 @@ const PROJECT_COLUMNS = 'seq, id, name, description, state, team_ids, created_at
 
 /** The tracker's projects, as the webhooks deliver them; listed in the order they arrived. */
 export class TrackerProjects {
-  private readonly statements;
+  constructor(private readonly sql: Sql) {}
 
-  constructor(db: ServiceDatabase) {
-    this.statements = {
-      upsert: db.prepare(
-        `INSERT INTO tracker_projects (id, name, description, state, team_ids, created_at, updated_at, data)
-         VALUES (@id, @name, @description, @state, @team_ids, @created_at, @updated_at, @data)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description,
-           state = excluded.state, team_ids = excluded.team_ids, updated_at = excluded.updated_at,
-           data = excluded.data`,
-      ),
-      remove: db.prepare('DELETE FROM tracker_projects WHERE id = ?'),
-      byId: db.prepare(`SELECT ${PROJECT_COLUMNS} FROM tracker_projects WHERE id = ?`),
-      list: db.prepare(
-        `SELECT ${PROJECT_COLUMNS} FROM tracker_projects WHERE (@after IS NULL OR seq > @after)
-         ORDER BY seq LIMIT @limit`,
-      ),
-    };
-  }
-
-  save(data: WebhookProjectData): void {
+  async save(data: WebhookProjectData): Promise<void> {
     const now = nowIso();
-    this.statements.upsert.run({
-      id: data.id,
-      name: data.name,
-      description: data.description ?? null,
-      state: data.state ?? null,
-      team_ids: JSON.stringify(data.teamIds ?? []),
-      created_at: data.createdAt ?? now,
-      updated_at: data.updatedAt ?? now,
-      data: JSON.stringify(data),
-    });
+    await this.sql.run(
+      `INSERT INTO tracker_projects (id, name, description, state, team_ids, created_at, updated_at, data)
+       VALUES (@id, @name, @description, @state, @team_ids, @created_at, @updated_at, @data)
+       ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description,
+         state = excluded.state, team_ids = excluded.team_ids, updated_at = excluded.updated_at,
+         data = excluded.data`,
+      {
+        id: data.id,
+        name: data.name,
+        description: data.description ?? null,
+        state: data.state ?? null,
+        team_ids: JSON.stringify(data.teamIds ?? []),
+        created_at: data.createdAt ?? now,
+        updated_at: data.updatedAt ?? now,
+        data: JSON.stringify(data),
+      },
+    );
   }
 
-  remove(id: string): void {
-    this.statements.remove.run(id);
+  async remove(id: string): Promise<void> {
+    await this.sql.run('DELETE FROM tracker_projects WHERE id = ?', [id]);
   }
 
-  findById(id: string): TrackerProject | null {
-    const row = this.statements.byId.get(id) as ProjectRow | undefined;
+  async findById(id: string): Promise<TrackerProject | null> {
+    const row = await this.sql.get<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM tracker_projects WHERE id = ?`, [id]);
     return row ? toProject(row) : null;
   }
 
-  list(first: number, after: string | undefined) {
-    const rows = this.statements.list.all({
-      after: after === undefined ? null : decodeCursor('projects', after),
-      limit: first + 1,
-    }) as ProjectRow[];
+  async list(first: number, after: string | undefined) {
+    const rows = await this.sql.all<ProjectRow>(
+      `SELECT ${PROJECT_COLUMNS} FROM tracker_projects WHERE (CAST(@after AS BIGINT) IS NULL OR seq > @after)
+       ORDER BY seq LIMIT @limit`,
+      { after: after === undefined ? null : decodeCursor('projects', after), limit: first + 1 },
+    );
     return toPage('projects', rows, first, toProject);
   }
 }

@@ -1,4 +1,4 @@
-import type { ServiceDatabase } from '../db/open.ts';
+import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 
 export interface WebhookEvent {
@@ -13,22 +13,23 @@ export interface WebhookEvent {
 
 /** Every webhook delivery as received, applied or not: the record to replay or debug from. */
 export class WebhookEvents {
-  private readonly insert;
+  constructor(private readonly sql: Sql) {}
 
-  constructor(db: ServiceDatabase) {
-    this.insert = db.prepare(
+  async append(event: WebhookEvent): Promise<number> {
+    const row = await this.sql.get<{ id: number }>(
       `INSERT INTO webhook_events (team, status, type, action, applied, payload, trace_id, received_at)
-       VALUES (@team, @status, @type, @action, @applied, @payload, @trace_id, @received_at)`,
+       VALUES (@team, @status, @type, @action, @applied, @payload, @trace_id, @received_at) RETURNING id`,
+      {
+        team: event.team,
+        status: event.status,
+        type: event.type,
+        action: event.action,
+        trace_id: event.trace_id,
+        applied: event.applied ? 1 : 0,
+        payload: JSON.stringify(event.payload) ?? 'null',
+        received_at: nowIso(),
+      },
     );
-  }
-
-  append(event: WebhookEvent): number {
-    const { lastInsertRowid } = this.insert.run({
-      ...event,
-      applied: event.applied ? 1 : 0,
-      payload: JSON.stringify(event.payload) ?? 'null',
-      received_at: nowIso(),
-    });
-    return Number(lastInsertRowid);
+    return row!.id;
   }
 }

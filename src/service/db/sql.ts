@@ -1,0 +1,74 @@
+/**
+ * The one interface the service's stores write to, with two implementations: SQLite (better-sqlite3, one process,
+ * the default) and Postgres (`pg`, any number of service processes on one database). The stores' SQL is written
+ * once, in the subset both speak, with `?` or `@name` parameters; what differs (the schema, full-text search) is
+ * chosen by `dialect` where it is used.
+ */
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** `?` parameters in order, or `@name` parameters by name. Booleans are sent as 1 or 0 (SQLite has no boolean). */
+export type Params = readonly unknown[] | Readonly<Record<string, unknown>>;
+
+/** Statements, inside a transaction or not. */
+export interface Sql {
+  readonly dialect: Dialect;
+  all<T>(text: string, params?: Params): Promise<T[]>;
+  get<T>(text: string, params?: Params): Promise<T | undefined>;
+  /** Returns how many rows the statement changed. */
+  run(text: string, params?: Params): Promise<number>;
+}
+
+export interface ServiceDatabase {
+  readonly dialect: Dialect;
+  /**
+   * One call's work, atomic: committed whole, or nothing when it throws. On Postgres it runs SERIALIZABLE and is
+   * run again (from the start) when another process's transaction made it fail to serialize, so `work` must not
+   * have effects outside the database before it returns.
+   */
+  transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Reads that need no transaction (one statement, or statements whose rows need not agree). */
+  read<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Where it is, for the log: a file path, or a Postgres URL without its password. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+/** A location that names a Postgres database rather than a SQLite file. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * The statement as Postgres takes it: `?` and `@name` become `$1`, `$2`, … (a name used twice is one parameter),
+ * with the values in that order. The stores' SQL has neither character inside a string literal.
+ */
+export function toNumbered(text: string, params: Params | undefined): { text: string; values: unknown[] } {
+  if (params === undefined) return { text, values: [] };
+  if (Array.isArray(params)) {
+    let n = 0;
+    return { text: text.replace(/\?/g, () => `$${++n}`), values: [...(params as unknown[])] };
+  }
+  const named = params as Readonly<Record<string, unknown>>;
+  const order = new Map<string, number>();
+  const numbered = text.replace(/@([A-Za-z_][A-Za-z0-9_]*)/g, (_match, name: string) => {
+    if (!(name in named)) throw new Error(`no value for @${name}`);
+    let index = order.get(name);
+    if (index === undefined) order.set(name, (index = order.size + 1));
+    return `$${index}`;
+  });
+  return { text: numbered, values: [...order.keys()].map((name) => named[name]) };
+}
+
+/** A Postgres URL as a log may show it: no password, no query (which may carry one). */
+export function redactedLocation(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  try {
+    const url = new URL(location);
+    if (url.password) url.password = '***';
+    url.search = '';
+    return url.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}

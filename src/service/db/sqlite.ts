@@ -1,0 +1,84 @@
+import Database from 'better-sqlite3';
+import { ensurePrivateFile } from '../../host/index.ts';
+import { SQLITE_MIGRATIONS } from './migrations.ts';
+import type { Params, ServiceDatabase, Sql } from './sql.ts';
+
+/**
+ * The service's SQLite file (created 0600 when missing) in WAL mode, its schema brought up to date. One process
+ * writes it: calls run one at a time, each whole before the next begins, as they did when every function was
+ * synchronous. A statement is prepared once and kept (64 of them).
+ */
+export function openSqlite(path: string): ServiceDatabase {
+  if (path !== ':memory:') ensurePrivateFile(path);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commits.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+
+  const prepared = new Map<string, Database.Statement>();
+  const statement = (text: string) => {
+    let found = prepared.get(text);
+    if (!found) prepared.set(text, (found = db.prepare(text)));
+    return found;
+  };
+  const bind = (params: Params | undefined): unknown[] =>
+    params === undefined ? [] : Array.isArray(params) ? params : [params];
+  const sql: Sql = {
+    dialect: 'sqlite',
+    all: async <T>(text: string, params?: Params) => statement(text).all(...bind(params)) as T[],
+    get: async <T>(text: string, params?: Params) => statement(text).get(...bind(params)) as T | undefined,
+    run: async (text, params) => statement(text).run(...bind(params)).changes,
+  };
+
+  // One call at a time: its statements may await, and another call's would otherwise run inside its transaction.
+  let queue: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = queue.then(work);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+
+  return {
+    dialect: 'sqlite',
+    location: path,
+    transaction: (work) =>
+      exclusive(async () => {
+        begin.run();
+        try {
+          const value = await work(sql);
+          commit.run();
+          return value;
+        } catch (error) {
+          if (db.inTransaction) rollback.run();
+          throw error;
+        }
+      }),
+    read: (work) => exclusive(() => work(sql)),
+    async close() {
+      await queue;
+      db.close();
+    },
+  };
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SQLITE_MIGRATIONS.length) {
+    throw new Error(
+      `The database was written by a newer flowsync (schema ${current}, this one knows ${SQLITE_MIGRATIONS.length}); upgrade flowsync.`,
+    );
+  }
+  const apply = db.transaction(() => {
+    for (let version = current; version < SQLITE_MIGRATIONS.length; version++) {
+      db.exec(SQLITE_MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }
+  });
+  apply();
+}
