@@ -26,6 +26,14 @@ const UNIT = [
   'test/window/window-sessions.test.ts',
 ];
 
+/**
+ * The service's conformance tests, run a second time against a real Postgres (a cluster the pass makes and
+ * removes): every function, limit, history and conflict rule behaves the same on both databases. Not here: what
+ * is SQLite's alone (its file damaged, its old schema migrated), and what never reaches the database.
+ */
+const ON_POSTGRES = ['test/service/*.test.ts'];
+const SQLITE_ONLY = ['test/service/sqlite-file.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -38,6 +46,16 @@ export default defineConfig({
     // `vitest run` (npm test) runs both; `vitest run --project unit` (npm run test:unit) the units alone.
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ON_POSTGRES,
+          exclude: [...configDefaults.exclude, ...UNIT, ...SQLITE_ONLY],
+          env: { FLOWSYNC_TEST_DB: 'postgres' },
+          globalSetup: ['test/support/postgres-setup.ts'],
+        },
+      },
       {
         extends: true,
         test: {

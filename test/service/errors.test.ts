@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INCIDENT_ID } from '../../src/host/index.ts';
 import { FUNCTIONS } from '../../src/protocol/index.ts';
@@ -169,9 +168,7 @@ describe('a bug in the service', () => {
       const path = 'svc/tracker/private/workflow_state_cache_get_by_team';
       expect((await damaged.call(path, { team_id: 'T' })).statusCode).toBe(200);
       // The database changed under the running service (another process, a bad restore): a table it reads is gone.
-      const db = new Database(damaged.dbPath);
-      db.exec('DROP TABLE workflow_states');
-      db.close();
+      damaged.exec('DROP TABLE workflow_states');
 
       const reply = await damaged.call(path, { team_id: 'T' });
       expectErrorEnvelope(reply, 500);

@@ -2,17 +2,15 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, RemoteError, type RemoteClient } from '../../src/client/index.ts';
 import { eventually } from '../support/repo.ts';
-import { SQLITE_MIGRATIONS } from '../../src/service/db/migrations.ts';
-import { readDatabase } from '../support/service.ts';
+import { testDatabase, type TestDatabase } from '../support/service.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 
 /**
  * Issue 23: a team's service. Two developers' clients on one real `flowsync serve` (real HTTP, a real SQLite
- * file), each naming itself as the history shows it to the other.
+ * file, or a Postgres database in the Postgres pass), each naming itself as the history shows it to the other.
  */
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const file = (path: string, content: string, base?: string | null) => ({
@@ -27,20 +25,21 @@ let serve: ServeProcess;
 let ada: RemoteClient;
 let bob: RemoteClient;
 let spec: RemoteClient;
-let read: ReturnType<typeof readDatabase>;
+let read: TestDatabase['read'];
+let database: TestDatabase | undefined;
 const opened: RemoteClient[] = [];
 
 async function start(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) {
   dir = mkdtempSync(join(tmpdir(), 'flowsync-history-'));
-  const dbPath = join(dir, 'service.db');
-  serve = await startServeProcess(dbPath, join(dir, 'serve.log'), extraArgs, undefined, env);
+  database = await testDatabase(dir);
+  serve = await startServeProcess(database.location, join(dir, 'serve.log'), extraArgs, undefined, env);
   const auth = { userToken: serve.tokens.user };
   ada = createClient({ baseUrl: serve.url, auth, writer: 'ada@laptop:~/code/app' });
   bob = createClient({ baseUrl: serve.url, auth, writer: 'bob@desk:~/src/app' });
   // A client of the spec alone: no writer name, no bases, full listings with delete_missing.
   spec = createClient({ baseUrl: serve.url, auth });
   opened.push(ada, bob, spec);
-  read = readDatabase(dbPath);
+  read = database.read;
 }
 
 afterEach(async () => {
@@ -50,6 +49,8 @@ afterEach(async () => {
     await Promise.all(opened.splice(0).map((client) => client.close()));
   } finally {
     await serve?.stop();
+    await database?.drop();
+    database = undefined;
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -355,11 +356,11 @@ describe('history retention', () => {
     expect(read('SELECT version FROM file_versions')).toHaveLength(4);
     // Forty days pass for what was replaced (the service keeps writing its file: a second connection sets the
     // times, as the clock would have).
-    const db = new Database(join(dir, 'service.db'));
     const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
-    db.prepare('UPDATE file_versions SET replaced_at = ? WHERE replaced_at IS NOT NULL').run(old);
-    db.prepare('UPDATE file_versions SET written_at = ? WHERE hash IS NULL').run(old);
-    db.close();
+    database!.exec(
+      `UPDATE file_versions SET replaced_at = '${old}' WHERE replaced_at IS NOT NULL;` +
+        `UPDATE file_versions SET written_at = '${old}' WHERE hash IS NULL`,
+    );
     await eventually(() =>
       expect(read<{ path: string; hash: string | null }>('SELECT path, hash FROM file_versions')).toEqual([
         { path: 'a.yml', hash: sha('a2\n') },
@@ -381,59 +382,5 @@ describe('history retention', () => {
       );
       expect(kept.map((v) => v.hash)).toEqual([sha(big(2)), sha(big(3)), sha(big(4))]);
     });
-  });
-});
-
-describe('a database from before history', () => {
-  it('gets every current file as its first version when the service starts on it', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'flowsync-history-'));
-    const dbPath = join(dir, 'service.db');
-    // A database as the last release left it: schema 1, one flow with two files.
-    const old = new Database(dbPath);
-    old.exec(SQLITE_MIGRATIONS[0]!);
-    old.pragma('user_version = 1');
-    old.prepare("INSERT INTO repos VALUES ('r1', 'acme', 'app', '2026-01-01T00:00:00.000Z')").run();
-    old
-      .prepare(
-        "INSERT INTO flows VALUES ('f1', 'r1', 'flows/ci', 'h', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
-      )
-      .run();
-    for (const [id, path, content] of [
-      ['a', 'a.yml', 'a\n'],
-      ['b', 'b.yml', 'b\n'],
-    ] as const)
-      old
-        .prepare('INSERT INTO flow_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(
-          id,
-          'f1',
-          path,
-          sha(content),
-          content,
-          2,
-          '2026-01-02T00:00:00.000Z',
-          '2026-01-02T00:00:00.000Z',
-        );
-    old.close();
-    serve = await startServeProcess(dbPath, join(dir, 'serve.log'));
-    read = readDatabase(dbPath);
-    expect(
-      read('SELECT flow_path, path, hash, written_at, replaced_at FROM file_versions ORDER BY path'),
-    ).toEqual([
-      {
-        flow_path: 'flows/ci',
-        path: 'a.yml',
-        hash: sha('a\n'),
-        written_at: '2026-01-02T00:00:00.000Z',
-        replaced_at: null,
-      },
-      {
-        flow_path: 'flows/ci',
-        path: 'b.yml',
-        hash: sha('b\n'),
-        written_at: '2026-01-02T00:00:00.000Z',
-        replaced_at: null,
-      },
-    ]);
   });
 });

@@ -5,12 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { request } from 'undici';
+import { inject } from 'vitest';
 import {
   createService,
   type IssuedTokens,
   type RunningService,
   type ServiceOptions,
 } from '../../src/service/index.ts';
+import { createDatabase, dropDatabase, execPostgres, readPostgres } from './postgres.ts';
 
 export interface CallReply {
   statusCode: number;
@@ -34,8 +36,10 @@ export interface TestService {
     path: string,
     init: { method?: string; body?: string | Buffer; headers?: Record<string, string> },
   ): Promise<CallReply>;
-  /** Read the service's SQLite file directly (read-only), to check what a call stored. */
+  /** Read the service's database directly (read-only), to check what a call stored. */
   read<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
+  /** Changes the database under the running service, as another program could (the fault tests). */
+  exec(sql: string): void;
   /** Stop the service, keeping its database (for restart tests). */
   stop(): Promise<void>;
   /** Start again on the same database; tokens stay those of the first start. */
@@ -60,10 +64,48 @@ export function baggage(): { trace_id: string; traffic_type: string } {
   return { trace_id: randomUUID(), traffic_type: 'external' };
 }
 
-/** A real service on 127.0.0.1 with a random port and a temporary SQLite file. */
+/**
+ * The database the service tests run on: a SQLite file, or, in the Postgres pass of the same tests
+ * (FLOWSYNC_TEST_DB=postgres, the `postgres` project of vitest.config.ts), a new database of the cluster that pass
+ * started. `location` is what `createService` and `flowsync serve --db` take.
+ */
+export interface TestDatabase {
+  location: string;
+  read: TestService['read'];
+  exec: TestService['exec'];
+  drop(): Promise<void>;
+}
+
+/** Whether this run is the Postgres pass of the service's conformance tests. */
+export const onPostgres = process.env.FLOWSYNC_TEST_DB === 'postgres';
+
+export async function testDatabase(dir: string): Promise<TestDatabase> {
+  if (!onPostgres) {
+    const location = join(dir, 'service.db');
+    const exec = (sql: string) => {
+      const db = new Database(location);
+      try {
+        db.exec(sql);
+      } finally {
+        db.close();
+      }
+    };
+    return { location, read: readDatabase(location), exec, drop: async () => undefined };
+  }
+  const location = await createDatabase(inject('postgresAdminUrl'));
+  return {
+    location,
+    read: readPostgres(location),
+    exec: (sql) => execPostgres(location, sql),
+    drop: () => dropDatabase(inject('postgresAdminUrl'), location),
+  };
+}
+
+/** A real service on 127.0.0.1 with a random port and a temporary database (see `testDatabase`). */
 export async function startTestService(options: Partial<ServiceOptions> = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-test-'));
-  const dbPath = join(dir, 'service.db');
+  const database = await testDatabase(dir);
+  const dbPath = database.location;
   const logs: string[] = [];
   const logDestination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -113,7 +155,8 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
       });
     },
     raw,
-    read: readDatabase(dbPath),
+    read: database.read,
+    exec: database.exec,
     async stop() {
       await service.close();
     },
@@ -123,6 +166,7 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
     },
     async close() {
       await service.close();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
