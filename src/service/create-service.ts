@@ -52,6 +52,8 @@ export interface RunningService {
   port: number;
   /** The tokens created on the first start of this database (or by `newTokens`), else null. Shown once. */
   issuedTokens: IssuedTokens | null;
+  /** The database, as it may be shown: a file path, or a Postgres URL without its password. */
+  database: string;
   close(): Promise<void>;
 }
 
@@ -99,6 +101,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     {
       tokens,
       findApiKey: (secret) => db.read((sql) => new ApiKeys(sql).findBySecret(secret)),
+      databaseAnswers: () => db.read((sql) => sql.get('SELECT 1 AS up')).then(() => true, () => false),
       implementations: createImplementations({ db, retention }),
     },
     {
@@ -125,6 +128,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     url: `http://${urlHost}:${port}`,
     port,
     issuedTokens,
+    database: db.location,
     async close() {
       if (closed) return;
       closed = true;

@@ -6,12 +6,20 @@ import { defaultServiceDbPath } from '../../host/index.ts';
 export function serveCommand(): Command {
   return new Command('serve')
     .description(
-      'Run the remote-function service over HTTP, backed by a SQLite file. On the first start of a database it\n' +
-        'creates a user token and an admin token and prints them once; only their SHA-256 is stored.',
+      'Run the remote-function service over HTTP, backed by a SQLite file (one process) or a Postgres database\n' +
+        '(any number of processes behind a load balancer). On the first start of a database it creates a user\n' +
+        'token and an admin token and prints them once; only their SHA-256 is stored.',
     )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, DEFAULT_SERVICE_PORT)
-    .option('--db <file>', 'SQLite database file', defaultServiceDbPath())
+    .addOption(
+      new Option(
+        '--db <file or url>',
+        'SQLite database file, or a Postgres URL (postgres://user:password@host/db) that several service processes share',
+      )
+        .env('FLOWSYNC_DB')
+        .default(defaultServiceDbPath()),
+    )
     .option(
       '--new-tokens',
       'replace the stored tokens with new ones and print them (the old ones stop working)',
@@ -39,6 +47,7 @@ export function serveCommand(): Command {
       '\nExamples:\n' +
         '  $ flowsync serve\n' +
         '  $ flowsync serve --port 8080 --db ./service.db\n' +
+        '  $ FLOWSYNC_DB=postgres://flowsync:secret@db.internal/flowsync flowsync serve --host 0.0.0.0\n' +
         '  $ curl -X POST http://127.0.0.1:7420/api/run/svc/tracker/private/workflow_state_cache_get_by_team \\\n' +
         '      -H "Authorization: Admin $ADMIN_TOKEN" -H "Content-Type: application/json" \\\n' +
         `      -d '{"args":{"baggage":{"trace_id":"t1","traffic_type":"external"},"team_id":"ENG"}}'`,
@@ -80,7 +89,8 @@ export function serveCommand(): Command {
         process.once('SIGTERM', () => void stop('SIGTERM'));
         const out = process.stdout;
         out.write(`flowsync service listening on ${service.url}\n`);
-        out.write(`database: ${options.db}\n`);
+        // Without the password a Postgres URL may carry.
+        out.write(`database: ${service.database}\n`);
         if (service.issuedTokens) {
           out.write(
             '\nNew tokens, shown this once (only their SHA-256 is stored; `flowsync serve --new-tokens` replaces them):\n' +

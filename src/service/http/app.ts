@@ -9,6 +9,9 @@ import { sendError } from './envelope.ts';
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 
+/** The health route (GET, no auth): `{"status":"up","database":"up"}`, or 503 with "down". */
+export const HEALTH_PATH = '/health';
+
 export interface AppOptions {
   logger: Logger;
   bodyLimit: number;
@@ -49,6 +52,13 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
       done();
     },
     handler: (request, reply) => dispatchCall(deps, admitted.get(request)!, request, reply),
+  });
+
+  // For a load balancer in front of several service processes: no token, no data, only whether this process and
+  // its database answer (503 while the database does not, so the balancer sends calls to another process).
+  app.get(HEALTH_PATH, async (_request, reply) => {
+    const database = await deps.databaseAnswers();
+    return reply.code(database ? 200 : 503).send({ status: database ? 'up' : 'down', database: database ? 'up' : 'down' });
   });
 
   // Refused on its head too: fastify reads the body of a request to an unknown path before its not-found handler.

@@ -19,6 +19,8 @@ export interface Dispatcher {
   tokens: AccessTokens;
   /** The registered personal API key whose secret this is, or null. */
   findApiKey: (secret: string) => Promise<RegisteredApiKey | null>;
+  /** Whether the database answers a query now (the health route). */
+  databaseAnswers: () => Promise<boolean>;
   implementations: Implementations<FunctionPath>;
 }
 

@@ -1,0 +1,223 @@
+import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, RemoteError } from '../../src/client/index.ts';
+import { sha256 } from '../support/flows.ts';
+import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import { runFlowsync } from '../support/cli.ts';
+import { readPostgres, startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
+import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { startRoundRobin, type RoundRobin } from '../support/round-robin.ts';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
+
+/**
+ * Issue 26: a team's service as two `flowsync serve` processes on one Postgres, behind a load balancer. Real
+ * processes throughout: the cluster, both service processes, the balancer, and two developers' agents, each
+ * with a HOME of its own.
+ */
+const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
+
+let cluster: PostgresCluster;
+let dir: string;
+const serves: ServeProcess[] = [];
+const agents: AgentProcess[] = [];
+const repos: TestRepo[] = [];
+let balancer: RoundRobin | undefined;
+
+beforeAll(async () => {
+  cluster = await startPostgresCluster();
+}, 60_000);
+afterAll(() => cluster?.stop());
+afterEach(async () => {
+  for (const agent of agents.splice(0)) {
+    agent.signal('SIGKILL');
+    await agent.exited;
+  }
+  await balancer?.close();
+  balancer = undefined;
+  for (const serve of serves.splice(0)) await serve.stop();
+  for (const repo of repos.splice(0)) repo.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A deterministic stream of numbers in [0, 1): the same edits every run, so a failure can be run again. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+describe('two service processes on one Postgres', () => {
+  it('starts both on one database, migrated once, the password never printed; each reports its health', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    const password = new URL(url).password;
+    // Both at once: the advisory lock makes one migrate while the other waits, and only one issues tokens.
+    const both = await Promise.all([
+      startServeProcess(url, join(dir, 'a.log')),
+      startServeProcess(url, join(dir, 'b.log')),
+    ]);
+    serves.push(...both);
+    const printed = both.map((serve) => serve.stdout());
+    expect(printed.filter((out) => out.includes('admin token:'))).toHaveLength(1);
+    for (const out of printed) {
+      expect(out).toContain('database: postgres://flowsync:***@127.0.0.1');
+      expect(out).not.toContain(password);
+    }
+    expect(readPostgres(url)('SELECT version FROM flowsync_schema')).toHaveLength(1);
+    for (const serve of both) {
+      const health = await fetch(`${serve.url}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'up', database: 'up' });
+    }
+  });
+
+  it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    const [a, b] = await Promise.all([
+      startServeProcess(url, join(dir, 'a.log')),
+      startServeProcess(url, join(dir, 'b.log')),
+    ]);
+    serves.push(a!, b!);
+    const tokens = a!.tokens.user ? a!.tokens : b!.tokens;
+    const ada = createClient({ baseUrl: a!.url, auth: { userToken: tokens.user }, writer: 'ada' });
+    const bob = createClient({ baseUrl: b!.url, auth: { userToken: tokens.user }, writer: 'bob' });
+    const write = (client: typeof ada, content: string, base: string | null) =>
+      client.flowDef.syncBatch({
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [
+          {
+            flow_path: 'flows/ci',
+            files: [{ path: 'x.yml', content, hash: sha256(content), base_hash: base }],
+          },
+        ],
+      });
+    await write(ada, 'start\n', null);
+    // Each writer reads what the service holds, then writes on that base; the other may have written in between.
+    let written = 0;
+    let refused = 0;
+    const race = async (client: typeof ada, name: string) => {
+      for (let round = 0; round < 40; round++) {
+        const [current] = (
+          await client.flowDef.listFiles({ repo_owner: 'acme', repo_name: 'app', with_content: true })
+        ).files;
+        try {
+          const reply = await write(client, `${name} ${round}\n`, current!.hash);
+          if ((reply.conflicts ?? []).length > 0) refused++;
+          else written++;
+        } catch (error) {
+          if (!(error instanceof RemoteError)) throw error;
+          refused++;
+        }
+      }
+    };
+    await Promise.all([race(ada, 'ada'), race(bob, 'bob')]);
+    await ada.close();
+    await bob.close();
+    // Every accepted write is one version, each replacing the one before: no write went over another unseen.
+    const versions = readPostgres(url)<{ hash: string; current: boolean }>(
+      'SELECT hash, replaced_at IS NULL AS current FROM file_versions ORDER BY version',
+    );
+    expect(versions).toHaveLength(1 + written);
+    expect(versions.filter((version) => version.current)).toHaveLength(1);
+    expect(written + refused).toBe(80);
+    expect(refused).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('1,000 edits from two agents spread over both processes, one killed with -9 mid-way and restarted: the service ends equal to the disks', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    const first = await startServeProcess(url, join(dir, 'a.log'));
+    const second = await startServeProcess(url, join(dir, 'b.log'));
+    serves.push(first, second);
+    const backends = [first.url, second.url];
+    balancer = await startRoundRobin(() => backends);
+    const service = { url: balancer.url, tokens: first.tokens };
+
+    const start: Record<string, string> = {};
+    for (const who of ['alice', 'bob'])
+      for (let i = 0; i < 20; i++) start[`flows/${who}/f${i}.yml`] = `${who} ${i}\n`;
+    const checkouts = { alice: makeRepo(start), bob: makeRepo(start) };
+    repos.push(checkouts.alice, checkouts.bob);
+    for (const [who, repo] of Object.entries(checkouts)) {
+      const env = { ...userEnv(join(repo.dir, who), service), ...NO_KEYCHAIN };
+      // Both are acme/app (no git remote here); the random deletions are not a mass deletion to hold.
+      writeAgentConfig(env, [{ path: repo.root, owner: 'acme', name: 'app', holdDeletions: false }]);
+      const agent = startAgentProcess(['start', repo.root], env);
+      agents.push(agent);
+      await agent.waitFor(/Watching 1 repository/, 60_000);
+    }
+
+    // Each developer edits the files of their own flow: created, changed, deleted, at random.
+    const next = random(26);
+    const names = {
+      alice: Object.keys(start).filter((p) => p.includes('/alice/')),
+      bob: Object.keys(start).filter((p) => p.includes('/bob/')),
+    };
+    let created = 0;
+    for (let edit = 0; edit < 1000; edit++) {
+      const who = edit % 2 === 0 ? 'alice' : 'bob';
+      const repo = checkouts[who];
+      const own = names[who];
+      const roll = next();
+      if (roll < 0.3 || own.length < 5) {
+        const path = `flows/${who}/new-${created++}.yml`;
+        repo.write(path, `${who} made ${edit}\n`);
+        own.push(path);
+      } else {
+        const index = Math.floor(next() * own.length);
+        if (roll < 0.8) repo.write(own[index]!, `${who} edit ${edit}\n`);
+        else {
+          unlinkSync(join(repo.root, own[index]!));
+          own.splice(index, 1);
+        }
+      }
+      if (edit === 500) first.signal('SIGKILL');
+      if (edit === 700) {
+        const again = await startServeProcess(url, join(dir, 'a-again.log'));
+        serves.push(again);
+        backends[0] = again.url;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+
+    const stored = () => serviceTree(readPostgres(url), 'acme', 'app');
+    const own = (tree: Record<string, string>, who: string) =>
+      Object.fromEntries(Object.entries(tree).filter(([path]) => path.startsWith(`flows/${who}/`)));
+    await eventually(
+      () => {
+        const onService = stored();
+        expect(own(onService, 'alice')).toEqual(own(diskTree(checkouts.alice.root), 'alice'));
+        expect(own(onService, 'bob')).toEqual(own(diskTree(checkouts.bob.root), 'bob'));
+      },
+      120_000,
+      500,
+    );
+    // Nothing pending, nothing in conflict, for either.
+    for (const [who, repo] of Object.entries(checkouts)) {
+      const env = { ...userEnv(join(repo.dir, who), service), ...NO_KEYCHAIN };
+      await eventually(
+        async () => {
+          const { stdout } = await runFlowsync(['status', '--json'], { env });
+          const [status] = JSON.parse(stdout) as { counts: { pending: number } }[];
+          expect(status!.counts.pending).toBe(0);
+        },
+        60_000,
+        1000,
+      );
+    }
+    // One current version per file, and no file twice.
+    const current = readPostgres(url)<{ n: number }>(
+      `SELECT count(*) AS n FROM file_versions WHERE replaced_at IS NULL AND hash IS NOT NULL
+       GROUP BY repo_id, flow_path, path HAVING count(*) > 1`,
+    );
+    expect(current).toEqual([]);
+    // Both processes answered calls: the edits were spread over them.
+    expect(balancer.answered.filter((n) => n > 0)).toHaveLength(2);
+  }, 240_000);
+});
