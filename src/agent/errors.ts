@@ -1,6 +1,7 @@
 import { RemoteError, failureKind, reasonOf, type FailureKind } from '../client/index.ts';
 import { folderOf, storageFaultLine, storageFaultOf } from '../host/index.ts';
 import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
+import { DatabaseProblem } from '../service/index.ts';
 import { VersionNotOfFile } from '../sync/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api-error.ts';
 import { ConfigError } from './config.ts';
@@ -81,6 +82,16 @@ const HANDLERS: Handler[] = [
           apiCode: 'refused',
           message: `The service does not know your personal API key yet: ${NOT_AN_OPERATOR}`,
           kind: 'unauthorized',
+        }
+      : null,
+  // `serve --db` names a database that cannot be had: the operator's to fix (or to start), said in one line.
+  (error) =>
+    error instanceof DatabaseProblem
+      ? {
+          outcome: error.kind === 'unreachable' ? 'transport' : 'usage',
+          apiCode: error.kind === 'unreachable' ? 'unavailable' : 'invalid_input',
+          message: error.message,
+          kind: null,
         }
       : null,
   (error) =>

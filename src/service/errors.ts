@@ -29,3 +29,18 @@ export class NestedTooDeep extends Error {
     this.name = 'NestedTooDeep';
   }
 }
+
+/**
+ * The service's database cannot be had (`serve --db`): Postgres unreachable, the user or the database refused, a
+ * URL that is not one. A person fixes it, so it is said in one line (never with the URL's password); `unreachable`
+ * may pass by itself, the others need a change.
+ */
+export class DatabaseProblem extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'unreachable' | 'refused',
+  ) {
+    super(message);
+    this.name = 'DatabaseProblem';
+  }
+}

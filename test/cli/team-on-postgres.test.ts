@@ -75,6 +75,46 @@ describe('two service processes on one Postgres', () => {
     }
   });
 
+  it('says in one line what to do about a database it cannot have, never with the password, and 503s when it goes', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = new URL(await cluster.createDatabase());
+    const serveOn = async (db: string) => {
+      const run = await runFlowsync(['serve', '--port', '0', '--db', db], { timeoutMs: 30_000 });
+      expect(run.stderr).not.toContain(url.password);
+      expect(run.stderr).not.toContain('incident');
+      return { code: run.code, line: run.stderr.trim() };
+    };
+    const wrong = new URL(url);
+    wrong.password = 'not-the-password';
+    expect(await serveOn(wrong.toString())).toEqual({
+      code: 2,
+      line: expect.stringMatching(
+        /^flowsync: Postgres at postgres:\/\/flowsync:\*\*\*@127\.0\.0\.1:\d+\/flowsync_\w+ refused the sign-in: check the user and password/,
+      ),
+    });
+    const missing = new URL(url);
+    missing.pathname = '/nothing_here';
+    expect(await serveOn(missing.toString())).toEqual({
+      code: 2,
+      line: expect.stringContaining('The database "nothing_here" does not exist at'),
+    });
+    const nobody = new URL(url);
+    nobody.port = '1';
+    expect(await serveOn(nobody.toString())).toEqual({
+      code: 3,
+      line: expect.stringContaining('Cannot reach Postgres at postgres://flowsync:***@127.0.0.1:1/'),
+    });
+
+    // Up, then its database gone: the load balancer is told to send calls elsewhere.
+    const serve = await startServeProcess(url.toString(), join(dir, 'serve.log'));
+    serves.push(serve);
+    expect((await fetch(`${serve.url}/health`)).status).toBe(200);
+    await cluster.dropDatabase(url.toString());
+    const down = await fetch(`${serve.url}/health`);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toEqual({ status: 'down', database: 'down' });
+  }, 120_000);
+
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
     const url = await cluster.createDatabase();

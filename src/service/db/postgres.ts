@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DatabaseProblem } from '../errors.ts';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
 import { redactedLocation, toNumbered, type Params, type ServiceDatabase, type Sql } from './sql.ts';
 
@@ -41,6 +42,15 @@ export interface PostgresOptions {
  * conflict) holds across processes without a lock of our own. Migrations run at start under an advisory lock.
  */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<ServiceDatabase> {
+  const location = redactedLocation(url);
+  try {
+    new URL(url);
+  } catch {
+    throw new DatabaseProblem(
+      'The database URL is not one: write it as postgres://user:password@host:5432/database (--db or FLOWSYNC_DB).',
+      'refused',
+    );
+  }
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
@@ -52,7 +62,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     await migrate(pool);
   } catch (error) {
     await pool.end();
-    throw error;
+    throw databaseProblem(error, location) ?? error;
   }
 
   const on = (client: pg.Pool | pg.PoolClient): Sql => ({
@@ -67,7 +77,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 
   return {
     dialect: 'postgres',
-    location: redactedLocation(url),
+    location,
     async transaction(work) {
       for (let attempt = 1; ; attempt++) {
         const client = await pool.connect();
@@ -78,7 +88,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
           return value;
         } catch (error) {
           await client.query('ROLLBACK').catch(() => undefined);
-          if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? '')) throw error;
+          if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? ''))
+            throw error;
         } finally {
           client.release();
         }
@@ -106,7 +117,8 @@ async function migrate(pool: pg.Pool): Promise<void> {
     for (let version = current; version < POSTGRES_MIGRATIONS.length; version++) {
       await client.query(POSTGRES_MIGRATIONS[version]!);
     }
-    if (row === undefined) await client.query('INSERT INTO flowsync_schema (version) VALUES ($1)', [POSTGRES_MIGRATIONS.length]);
+    if (row === undefined)
+      await client.query('INSERT INTO flowsync_schema (version) VALUES ($1)', [POSTGRES_MIGRATIONS.length]);
     else await client.query('UPDATE flowsync_schema SET version = $1', [POSTGRES_MIGRATIONS.length]);
     await client.query('COMMIT');
   } catch (error) {
@@ -114,5 +126,44 @@ async function migrate(pool: pg.Pool): Promise<void> {
     throw error;
   } finally {
     client.release();
+  }
+}
+
+/** What a person can do about a failure to open the database, in one line; null for anything else (a bug). */
+function databaseProblem(error: unknown, location: string): DatabaseProblem | null {
+  const { code, message } = error as { code?: string; message?: string };
+  const database = decodeURIComponent(new URL(location).pathname.slice(1)) || 'postgres';
+  switch (code) {
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case '57P03': // the server is starting or stopping
+      return new DatabaseProblem(
+        `Cannot reach Postgres at ${location} (${code}): is it running there, and are the host and port right?`,
+        'unreachable',
+      );
+    case '28P01':
+    case '28000':
+      return new DatabaseProblem(
+        `Postgres at ${location} refused the sign-in: check the user and password in the URL (--db or FLOWSYNC_DB).`,
+        'refused',
+      );
+    case '3D000':
+      return new DatabaseProblem(
+        `The database "${database}" does not exist at ${location}: create it (createdb ${database}), or name another in the URL.`,
+        'refused',
+      );
+    case '42501':
+      return new DatabaseProblem(
+        `The URL's user may not create the service's tables in "${database}" at ${location}: run the first start as the database's owner, or grant it CREATE.`,
+        'refused',
+      );
+    default:
+      // A server that asks for TLS the URL did not set up, and the like: Postgres's own words are the clue.
+      return code === undefined && message?.includes('SSL')
+        ? new DatabaseProblem(`Postgres at ${location}: ${message}`, 'refused')
+        : null;
   }
 }
