@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints their tables. `npm run bench` runs all; `npm run bench -- service` one
- * (service, client, sync, cli, peer).
+ * (service, service-db, client, sync, cli, peer).
  * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
  */
 import { printTable, type BenchRow } from './report.ts';
@@ -8,10 +8,12 @@ import { runCliBench } from './cli.ts';
 import { PEER_NAME, runPeerBench } from './peer.ts';
 import { runClientBench } from './client.ts';
 import { runServiceBench } from './service.ts';
+import { runServiceDbBench } from './service-db.ts';
 import { runSyncBench } from './sync.ts';
 
 const benches: Record<string, { title: string; run: () => Promise<BenchRow[]>; peer?: string }> = {
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
+  'service-db': { title: 'service on SQLite and Postgres (bench/service-db.ts)', run: runServiceDbBench },
   client: { title: 'client (bench/client.ts)', run: runClientBench },
   sync: { title: 'sync (bench/sync.ts)', run: runSyncBench },
   cli: { title: 'cli (bench/cli.ts)', run: runCliBench },

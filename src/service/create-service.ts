@@ -101,7 +101,13 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     {
       tokens,
       findApiKey: (secret) => db.read((sql) => new ApiKeys(sql).findBySecret(secret)),
-      databaseAnswers: () => db.read((sql) => sql.get('SELECT 1 AS up')).then(() => true, () => false),
+      databaseAnswers: () =>
+        db
+          .read((sql) => sql.get('SELECT 1 AS up'))
+          .then(
+            () => true,
+            () => false,
+          ),
       implementations: createImplementations({ db, retention }),
     },
     {

@@ -17,14 +17,20 @@ export interface Sql {
   get<T>(text: string, params?: Params): Promise<T | undefined>;
   /** Returns how many rows the statement changed. */
   run(text: string, params?: Params): Promise<number>;
+  /**
+   * Holds `key` until the transaction ends: another process's transaction that asks for it waits. How writers of
+   * one flow take turns on Postgres, so that each reads the hashes the last one wrote (the base-hash rule). SQLite
+   * has one writer at a time already: nothing to do.
+   */
+  lock(key: string): Promise<void>;
 }
 
 export interface ServiceDatabase {
   readonly dialect: Dialect;
   /**
-   * One call's work, atomic: committed whole, or nothing when it throws. On Postgres it runs SERIALIZABLE and is
-   * run again (from the start) when another process's transaction made it fail to serialize, so `work` must not
-   * have effects outside the database before it returns.
+   * One call's work, atomic: committed whole, or nothing when it throws. On Postgres it is run again (from the
+   * start) after a deadlock or a row another process inserted first, so `work` must not have effects outside the
+   * database before it returns.
    */
   transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
   /** Reads that need no transaction (one statement, or statements whose rows need not agree). */

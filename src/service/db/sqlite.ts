@@ -31,6 +31,7 @@ export function openSqlite(path: string): ServiceDatabase {
     all: async <T>(text: string, params?: Params) => statement(text).all(...bind(params)) as T[],
     get: async <T>(text: string, params?: Params) => statement(text).get(...bind(params)) as T | undefined,
     run: async (text, params) => statement(text).run(...bind(params)).changes,
+    lock: async () => undefined,
   };
 
   // One call at a time: its statements may await, and another call's would otherwise run inside its transaction.

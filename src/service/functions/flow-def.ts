@@ -48,6 +48,10 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
 
       return writing(async (flows) => {
         const repoId = await flows.ensureRepo(args.repo_owner, args.repo_name);
+        await flows.lockFlows(
+          repoId,
+          args.flows.map((flow) => flow.flow_path),
+        );
         const value = {
           files_created: 0,
           files_deleted: 0,
@@ -168,6 +172,10 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
 
     'svc/flow_def/action/restore_version/run': (args, ctx) =>
       writing(async (flows) => {
+        const asked = await flows.history.version(args.version);
+        if (!asked) throw noVersion(args.version);
+        // Read again once the flow is ours: a current version's content is its file's, which may have changed.
+        await flows.lockFlows(asked.repo_id, [asked.flow_path]);
         const found = await flows.history.version(args.version);
         if (!found) throw noVersion(args.version);
         const { repo_id: repoId, flow_path: flowPath, path } = found;

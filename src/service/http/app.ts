@@ -58,7 +58,9 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
   // its database answer (503 while the database does not, so the balancer sends calls to another process).
   app.get(HEALTH_PATH, async (_request, reply) => {
     const database = await deps.databaseAnswers();
-    return reply.code(database ? 200 : 503).send({ status: database ? 'up' : 'down', database: database ? 'up' : 'down' });
+    return reply
+      .code(database ? 200 : 503)
+      .send({ status: database ? 'up' : 'down', database: database ? 'up' : 'down' });
   });
 
   // Refused on its head too: fastify reads the body of a request to an unknown path before its not-found handler.

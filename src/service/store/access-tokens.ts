@@ -24,10 +24,15 @@ export class AccessTokens {
   /** Creates a user and an admin token when the database has none; returns them, or null when they exist. */
   async issueIfNone(): Promise<IssuedTokens | null> {
     const tokens = await this.db.transaction(async (sql) => {
+      // Two processes starting on a new database at once: one issues, the other then finds them.
+      await sql.lock('access tokens');
       const { n } = (await sql.get<{ n: number }>('SELECT count(*) AS n FROM access_tokens'))!;
       if (n > 0) return null;
       const issued = { user: newToken('fsu'), admin: newToken('fsa') };
-      for (const [kind, token] of [['user', issued.user], ['admin', issued.admin]] as const) {
+      for (const [kind, token] of [
+        ['user', issued.user],
+        ['admin', issued.admin],
+      ] as const) {
         await sql.run('INSERT INTO access_tokens (kind, sha256, created_at) VALUES (?, ?, ?)', [
           kind,
           sha256Hex(token),
@@ -42,7 +47,10 @@ export class AccessTokens {
 
   /** Replaces every token with a new pair (for an operator who lost them); the old ones stop working at once. */
   async reissue(): Promise<IssuedTokens> {
-    await this.db.transaction((sql) => sql.run('DELETE FROM access_tokens'));
+    await this.db.transaction(async (sql) => {
+      await sql.lock('access tokens');
+      await sql.run('DELETE FROM access_tokens');
+    });
     const tokens = await this.issueIfNone();
     if (!tokens) throw new Error('tokens were not reissued');
     return tokens;

@@ -1,6 +1,7 @@
 import type { FileVersion } from '../../protocol/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
+import { chunks, parameterList, valueRows } from '../db/rows.ts';
 import type { Caller } from './access-tokens.ts';
 
 /** Who writes: the writing client's name (`dev@laptop:~/code/app`, as it says) and its token's kind. */
@@ -58,33 +59,41 @@ export class FileHistory {
   }
 
   /**
-   * Records a write, before the file row changes: the version the file had is now replaced and takes its content
-   * from that row (`fileId`; null when there is none: a new file). The new version keeps no content of its own
-   * while it is current (the file row has it), so a file's content is stored once: history roughly halved
-   * ingest when it was stored twice (bench/service.ts). `written` null records a deletion.
+   * Records writes to files of one flow, before their file rows change: the version each file had is now replaced
+   * and takes its content from that row (a new file has none). A new version keeps no content of its own while it
+   * is current (the file row has it), so a file's content is stored once: history roughly halved ingest when it
+   * was stored twice (bench/service.ts). `written` null records a deletion (a tombstone).
    */
   async record(
-    repoId: string,
-    flowPath: string,
-    path: string,
-    fileId: string | null,
-    written: { hash: string; size: number } | null,
+    flow: { repoId: string; flowId: string; flowPath: string },
+    writes: readonly { path: string; written: { hash: string; size: number } | null }[],
     writer: Writer,
     now = nowIso(),
-  ): Promise<number> {
-    // The version replaced takes its content from the file row (where a current version's content lives).
-    await this.sql.run(
-      `UPDATE file_versions SET replaced_at = @now,
-         content = coalesce(content, (SELECT f.content FROM flow_files f WHERE f.id = @fileId))
-       WHERE repo_id = @repoId AND flow_path = @flowPath AND path = @path AND replaced_at IS NULL`,
-      { now, fileId, repoId, flowPath, path },
-    );
-    const inserted = await this.sql.get<{ version: number }>(
-      `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING version`,
-      [repoId, flowPath, path, written?.hash ?? null, null, written?.size ?? 0, now, writer.name, writer.kind],
-    );
-    return inserted!.version;
+  ): Promise<void> {
+    for (const part of chunks(writes)) {
+      await this.sql.run(
+        `UPDATE file_versions SET replaced_at = ?,
+           content = coalesce(content,
+             (SELECT f.content FROM flow_files f WHERE f.flow_id = ? AND f.path = file_versions.path))
+         WHERE repo_id = ? AND flow_path = ? AND replaced_at IS NULL AND path IN (${parameterList(part.length)})`,
+        [now, flow.flowId, flow.repoId, flow.flowPath, ...part.map((write) => write.path)],
+      );
+      await this.sql.run(
+        `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
+         VALUES ${valueRows(part.length, 9)}`,
+        part.flatMap(({ path, written }) => [
+          flow.repoId,
+          flow.flowPath,
+          path,
+          written?.hash ?? null,
+          null,
+          written?.size ?? 0,
+          now,
+          writer.name,
+          writer.kind,
+        ]),
+      );
+    }
   }
 
   /** A file's versions, newest first, deletions included. */

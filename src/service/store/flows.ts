@@ -3,6 +3,7 @@ import type { Conflict, FileEntry, FlowFileRecord, SyncedFile } from '../../prot
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { flowAggregateHash, sha256Hex } from '../hash.ts';
+import { chunks, parameterList, valueRows } from '../db/rows.ts';
 import { FileHistory, UNKNOWN_WRITER, type Writer } from './file-history.ts';
 
 export interface FlowSyncOptions {
@@ -43,6 +44,12 @@ interface StoredFile {
   hash: string;
 }
 
+/** A file a call creates or changes. */
+interface WrittenFile extends StoredFile {
+  content: string;
+  size: number;
+}
+
 /**
  * Flows and their files. Methods are not transactions themselves: the function that calls them wraps the whole
  * call in one, so a batch is stored whole or not at all.
@@ -80,6 +87,7 @@ export class FlowStore {
     options: FlowSyncOptions,
   ): Promise<FlowSyncResult> {
     const sql = this.sql;
+    await this.lockFlows(repoId, [flowPath]);
     const now = nowIso();
     const writer = options.writer ?? UNKNOWN_WRITER;
     let flow = await sql.get<{ id: string; hash: string }>(
@@ -108,40 +116,61 @@ export class FlowStore {
     }
 
     const sent = new Set<string>();
+    const created: WrittenFile[] = [];
+    const changed: WrittenFile[] = [];
     for (const file of files) {
       sent.add(file.path);
       const existing = stored.get(file.path);
       const size = Buffer.byteLength(file.content, 'utf8');
       if (!existing) {
         const id = randomUUID();
-        await this.history.record(repoId, flowPath, file.path, null, { hash: file.hash, size }, writer, now);
-        await sql.run(
-          `INSERT INTO flow_files (id, flow_id, path, hash, content, size, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          [id, flow.id, file.path, file.hash, file.content, size, now, now],
-        );
+        created.push({ id, path: file.path, hash: file.hash, content: file.content, size });
         stored.set(file.path, { id, path: file.path, hash: file.hash });
-        result.created++;
         result.written.push({ flow_path: flowPath, path: file.path, id, hash: file.hash });
       } else if (existing.hash !== file.hash) {
-        // History first: the version replaced takes its content from the file row before it changes.
-        await this.history.record(repoId, flowPath, file.path, existing.id, { hash: file.hash, size }, writer, now);
-        await this.writeContent(existing.id, file.hash, file.content, size, now);
+        changed.push({ id: existing.id, path: file.path, hash: file.hash, content: file.content, size });
         existing.hash = file.hash;
-        result.updated++;
         result.written.push({ flow_path: flowPath, path: file.path, id: existing.id, hash: file.hash });
       }
     }
     const doomed = new Set((options.deletes ?? []).map((deletion) => deletion.path));
     if (options.deleteMissing) for (const path of stored.keys()) if (!sent.has(path)) doomed.add(path);
+    const deleted: StoredFile[] = [];
     for (const path of doomed) {
       const file = stored.get(path);
       if (!file || sent.has(path)) continue;
-      await this.history.record(repoId, flowPath, path, file.id, null, writer, now);
-      await sql.run('DELETE FROM flow_files WHERE id = ?', [file.id]);
+      deleted.push(file);
       stored.delete(path);
-      result.deleted++;
     }
+
+    // History first: a version replaced takes its content from its file row, before the row changes.
+    await this.history.record(
+      { repoId, flowId: flow.id, flowPath },
+      [
+        ...created.map(({ path, hash, size }) => ({ path, written: { hash, size } })),
+        ...changed.map(({ path, hash, size }) => ({ path, written: { hash, size } })),
+        ...deleted.map(({ path }) => ({ path, written: null })),
+      ],
+      writer,
+      now,
+    );
+    for (const part of chunks(created)) {
+      await sql.run(
+        `INSERT INTO flow_files (id, flow_id, path, hash, content, size, created_at, updated_at)
+         VALUES ${valueRows(part.length, 8)}`,
+        part.flatMap((file) => [file.id, flow!.id, file.path, file.hash, file.content, file.size, now, now]),
+      );
+    }
+    for (const part of chunks(changed)) await this.writeContents(part, now);
+    for (const part of chunks(deleted)) {
+      await sql.run(
+        `DELETE FROM flow_files WHERE id IN (${parameterList(part.length)})`,
+        part.map((file) => file.id),
+      );
+    }
+    result.created = created.length;
+    result.updated = changed.length;
+    result.deleted = deleted.length;
 
     if (!options.keepFlowHash) {
       const hash = flowAggregateHash(stored.values());
@@ -150,18 +179,26 @@ export class FlowStore {
     return result;
   }
 
+  /**
+   * Makes other processes' writers of these flows wait until this transaction ends (see Sql.lock). Taken in one
+   * order (sorted), so that two batches of the same flows never wait for each other in a circle.
+   */
+  async lockFlows(repoId: string, flowPaths: readonly string[]): Promise<void> {
+    for (const flowPath of [...new Set(flowPaths)].sort()) await this.sql.lock(`flow ${repoId} ${flowPath}`);
+  }
+
   private filesOf(flowId: string): Promise<StoredFile[]> {
     return this.sql.all<StoredFile>('SELECT id, path, hash FROM flow_files WHERE flow_id = ?', [flowId]);
   }
 
-  private async writeContent(fileId: string, hash: string, content: string, size: number, now: string) {
-    await this.sql.run('UPDATE flow_files SET hash = ?, content = ?, size = ?, updated_at = ? WHERE id = ?', [
-      hash,
-      content,
-      size,
-      now,
-      fileId,
-    ]);
+  /** New contents for files that exist, in one statement (UPDATE … FROM VALUES, which both databases speak). */
+  private async writeContents(files: readonly WrittenFile[], now: string) {
+    await this.sql.run(
+      `UPDATE flow_files SET hash = v.column2, content = v.column3, size = CAST(v.column4 AS INTEGER),
+         updated_at = v.column5
+       FROM (VALUES ${valueRows(files.length, 5)}) AS v WHERE flow_files.id = v.column1`,
+      files.flatMap((file) => [file.id, file.hash, file.content, file.size, now]),
+    );
   }
 
   private async setFlowHash(flowId: string, hash: string, now: string) {
@@ -274,6 +311,10 @@ export class FlowStore {
     base: string | undefined,
     writer: Writer = UNKNOWN_WRITER,
   ): Promise<FlowFileRecord | { conflict: Conflict } | null> {
+    const found = await this.fileById(fileId);
+    if (!found) return null;
+    // Read again once the flow is ours: another process may have written the file meanwhile.
+    await this.lockFlows(found.repo_id, [found.flow_path]);
     const file = await this.fileById(fileId);
     if (!file) return null;
     const now = nowIso();
@@ -294,8 +335,9 @@ export class FlowStore {
     }
     if (hash !== file.hash) {
       const size = Buffer.byteLength(content, 'utf8');
-      await this.history.record(file.repo_id, file.flow_path, file.path, fileId, { hash, size }, writer, now);
-      await this.writeContent(fileId, hash, content, size, now);
+      const flow = { repoId: file.repo_id, flowId: file.flow_def_id, flowPath: file.flow_path };
+      await this.history.record(flow, [{ path: file.path, written: { hash, size } }], writer, now);
+      await this.writeContents([{ id: fileId, path: file.path, hash, content, size }], now);
     }
     const flowHash = flowAggregateHash(await this.filesOf(file.flow_def_id));
     await this.setFlowHash(file.flow_def_id, flowHash, now);

@@ -9,6 +9,8 @@ export class WorkflowStates {
   /** Not a transaction itself: the function that calls it wraps the call in one. */
   async replace(teamId: string, states: WorkflowState[]): Promise<WorkflowStateCacheValue> {
     const updatedAt = nowIso();
+    // Two replacements of one team at once would each delete, then both insert.
+    await this.sql.lock(`workflow states ${teamId}`);
     await this.sql.run(
       `INSERT INTO workflow_state_teams (team_id, updated_at) VALUES (?, ?)
        ON CONFLICT (team_id) DO UPDATE SET updated_at = excluded.updated_at`,

@@ -1,0 +1,171 @@
+/**
+ * The service on each database: one `flowsync serve` on SQLite (the default), one on Postgres, and two on one
+ * Postgres database with the calls spread over both, as behind a load balancer. Ingest is bench/service.ts's
+ * (sync_batch, 1 KiB files, two batches in flight per process), then small calls one after another.
+ * Run: npm run bench -- service-db   (needs Debian's postgresql: the bench makes a cluster and removes it)
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Pool } from 'undici';
+import { percentile, printTable, type BenchRow } from './report.ts';
+import { startPostgresCluster } from '../test/support/postgres.ts';
+import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
+
+const FLOWS_PER_BATCH = 10;
+const FILES_PER_FLOW = 100;
+const BATCHES = 30;
+const LATENCY_CALLS = 2000;
+
+interface Measured {
+  filesPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+function batchesOf(count: number) {
+  return Array.from({ length: count }, (_, b) =>
+    Array.from({ length: FLOWS_PER_BATCH }, (_, f) => ({
+      flow_path: `flows/b${b}-f${f}`,
+      files: Array.from({ length: FILES_PER_FLOW }, (_, i) => {
+        const content = randomBytes(384).toString('base64') + '\n'.repeat(512);
+        return { path: `steps/${i}.yaml`, content, hash: createHash('sha256').update(content).digest('hex') };
+      }),
+    })),
+  );
+}
+
+async function measure(
+  processes: ServeProcess[],
+  tokens: { user: string; admin: string },
+): Promise<Measured> {
+  const pools = processes.map(
+    (serve) => new Pool(serve.url, { connections: 4, pipelining: 1, keepAliveTimeout: 30_000 }),
+  );
+  let turn = 0;
+  const post = async (path: string, args: Record<string, unknown>, auth: string) => {
+    const pool = pools[turn++ % pools.length]!;
+    const { statusCode, body } = await pool.request({
+      path: `/api/run/${path}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: auth },
+      body: JSON.stringify({
+        args: { baggage: { trace_id: randomUUID(), traffic_type: 'external' }, ...args },
+      }),
+    });
+    const text = await body.text();
+    if (statusCode !== 200) throw new Error(`${path}: HTTP ${statusCode} ${text.slice(0, 200)}`);
+  };
+  try {
+    const user = `Bearer ${tokens.user}`;
+    const syncBatch = (flows: unknown) =>
+      post('svc/flow_def/action/sync_batch/run', { repo_owner: 'bench', repo_name: 'repo', flows }, user);
+    const batches = batchesOf(BATCHES + 2);
+    for (const warm of batches.splice(0, 2)) await syncBatch(warm);
+    const start = performance.now();
+    let next = 0;
+    // Two batches in flight for each process, as two agents' uploaders would send them.
+    await Promise.all(
+      Array.from({ length: 2 * processes.length }, async () => {
+        while (next < batches.length) await syncBatch(batches[next++]);
+      }),
+    );
+    const filesPerSecond =
+      (BATCHES * FLOWS_PER_BATCH * FILES_PER_FLOW) / ((performance.now() - start) / 1000);
+
+    const admin = `Admin ${tokens.admin}`;
+    await post(
+      'svc/tracker/private/workflow_state_cache_upsert',
+      { team_id: 'ENG', states: [{ id: 's1', name: 'Todo', normalized_name: 'todo' }] },
+      admin,
+    );
+    const samples: number[] = [];
+    for (let i = 0; i < LATENCY_CALLS + 200; i++) {
+      const callStart = performance.now();
+      await post('svc/tracker/private/workflow_state_cache_get_by_team', { team_id: 'ENG' }, admin);
+      if (i >= 200) samples.push(performance.now() - callStart);
+    }
+    samples.sort((a, b) => a - b);
+    return { filesPerSecond, p50: percentile(samples, 50), p99: percentile(samples, 99) };
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+}
+
+export async function runServiceDbBench(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-db-'));
+  const cluster = await startPostgresCluster();
+  const started: ServeProcess[] = [];
+  const serve = async (db: string, name: string) => {
+    const process = await startServeProcess(db, join(dir, `${name}.log`), ['--log-level', 'warn']);
+    started.push(process);
+    return process;
+  };
+  try {
+    const sqlite = await serve(join(dir, 'service.db'), 'sqlite');
+    const onSqlite = await measure([sqlite], sqlite.tokens);
+    await sqlite.stop();
+
+    const oneUrl = await cluster.createDatabase();
+    const pgOne = await serve(oneUrl, 'pg-one');
+    const onPostgres = await measure([pgOne], pgOne.tokens);
+    await pgOne.stop();
+
+    const twoUrl = await cluster.createDatabase();
+    const first = await serve(twoUrl, 'pg-a');
+    const second = await serve(twoUrl, 'pg-b');
+    const onTwo = await measure([first, second], first.tokens);
+
+    const ingest = (m: Measured) => `${Math.round(m.filesPerSecond).toLocaleString('en')} files/s`;
+    const ms = (value: number) => `${value.toFixed(3)} ms`;
+    const shape = `${BATCHES} batches of ${FLOWS_PER_BATCH} flows × ${FILES_PER_FLOW} files of 1 KiB`;
+    return [
+      {
+        metric: `sync_batch ingest, SQLite, 1 process (${shape}, 2 in flight)`,
+        value: ingest(onSqlite),
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'sync_batch ingest, Postgres, 1 process (2 in flight)',
+        value: ingest(onPostgres),
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'sync_batch ingest, Postgres, 2 processes on one database (2 in flight each)',
+        value: ingest(onTwo),
+        target: `≥ SQLite's 1 process (${ingest(onSqlite)})`,
+        met: onTwo.filesPerSecond >= onSqlite.filesPerSecond,
+      },
+      {
+        metric: `small call p50 / p99, SQLite (${LATENCY_CALLS} sequential)`,
+        value: `${ms(onSqlite.p50)} / ${ms(onSqlite.p99)}`,
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'small call p50 / p99, Postgres, 1 process',
+        value: `${ms(onPostgres.p50)} / ${ms(onPostgres.p99)}`,
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'small call p50 / p99, Postgres, 2 processes (alternating)',
+        value: `${ms(onTwo.p50)} / ${ms(onTwo.p99)}`,
+        target: '',
+        met: null,
+      },
+    ];
+  } finally {
+    for (const process of started) await process.stop();
+    cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  printTable('service on SQLite and Postgres (bench/service-db.ts)', await runServiceDbBench());
+}
