@@ -78,7 +78,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
           return value;
         } catch (error) {
           await client.query('ROLLBACK').catch(() => undefined);
-          if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? '')) throw error;
+          if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? ''))
+            throw error;
         } finally {
           client.release();
         }
@@ -106,7 +107,8 @@ async function migrate(pool: pg.Pool): Promise<void> {
     for (let version = current; version < POSTGRES_MIGRATIONS.length; version++) {
       await client.query(POSTGRES_MIGRATIONS[version]!);
     }
-    if (row === undefined) await client.query('INSERT INTO flowsync_schema (version) VALUES ($1)', [POSTGRES_MIGRATIONS.length]);
+    if (row === undefined)
+      await client.query('INSERT INTO flowsync_schema (version) VALUES ($1)', [POSTGRES_MIGRATIONS.length]);
     else await client.query('UPDATE flowsync_schema SET version = $1', [POSTGRES_MIGRATIONS.length]);
     await client.query('COMMIT');
   } catch (error) {

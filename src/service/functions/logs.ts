@@ -12,7 +12,8 @@ export function logFunctions({ db }: ServiceStores): Implementations<LogPath> {
         const id = await new ActivityLogs(sql).appendKeyActivity({ ...args, trace_id: ctx.traceId });
         // A key-created record is how a personal API key becomes known to the tracker actions (docs/architecture.md).
         const registered =
-          args.payload.type === 'key-created' && (await new ApiKeys(sql).register(args.api_key_tid, args.payload));
+          args.payload.type === 'key-created' &&
+          (await new ApiKeys(sql).register(args.api_key_tid, args.payload));
         return { id, registered };
       }),
 

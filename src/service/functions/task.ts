@@ -86,7 +86,9 @@ export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> 
         const priority = args.priority === undefined ? undefined : canonicalPriority(args.priority);
         for (const target of targets) {
           const status =
-            args.status === undefined ? undefined : await canonicalStatus(workflowStates, args.status, target);
+            args.status === undefined
+              ? undefined
+              : await canonicalStatus(workflowStates, args.status, target);
           await tasks.change(target.task_key, {
             status,
             priority,
@@ -95,7 +97,10 @@ export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> 
           });
           await issues.setStateAndPriority(target.tracker_issue_id, status ?? null, priority ?? null);
         }
-        return { task: await mustFind(tasks, task.task_key), updated: targets.map((target) => target.task_key) };
+        return {
+          task: await mustFind(tasks, task.task_key),
+          updated: targets.map((target) => target.task_key),
+        };
       }),
 
     'svc/task/private/get_by_task_key': ({ task_key, team_external_id }) =>

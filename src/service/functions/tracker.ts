@@ -44,7 +44,9 @@ export function trackerFunctions({ db }: ServiceStores): Implementations<Tracker
       }),
 
     'svc/tracker/action/projects/list/run': ({ pagination }) =>
-      db.read((sql) => new TrackerProjects(sql).list(pagination?.first ?? DEFAULT_PAGE_SIZE, pagination?.after)),
+      db.read((sql) =>
+        new TrackerProjects(sql).list(pagination?.first ?? DEFAULT_PAGE_SIZE, pagination?.after),
+      ),
 
     'svc/tracker/action/projects/get/run': ({ id }) =>
       db.read(async (sql) => {
@@ -53,7 +55,8 @@ export function trackerFunctions({ db }: ServiceStores): Implementations<Tracker
         return project;
       }),
 
-    'svc/tracker/action/users/viewer/run': (_args, ctx) => db.read((sql) => viewer(ctx, new TrackerUsers(sql))),
+    'svc/tracker/action/users/viewer/run': (_args, ctx) =>
+      db.read((sql) => viewer(ctx, new TrackerUsers(sql))),
 
     'svc/tracker/private/users_list': ({ email }) =>
       db.read(async (sql) => ({ users: await new TrackerUsers(sql).list(USERS_LIST_MAX, email) })),

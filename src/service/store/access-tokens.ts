@@ -27,7 +27,10 @@ export class AccessTokens {
       const { n } = (await sql.get<{ n: number }>('SELECT count(*) AS n FROM access_tokens'))!;
       if (n > 0) return null;
       const issued = { user: newToken('fsu'), admin: newToken('fsa') };
-      for (const [kind, token] of [['user', issued.user], ['admin', issued.admin]] as const) {
+      for (const [kind, token] of [
+        ['user', issued.user],
+        ['admin', issued.admin],
+      ] as const) {
         await sql.run('INSERT INTO access_tokens (kind, sha256, created_at) VALUES (?, ?, ?)', [
           kind,
           sha256Hex(token),

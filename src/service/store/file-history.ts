@@ -82,7 +82,17 @@ export class FileHistory {
     const inserted = await this.sql.get<{ version: number }>(
       `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING version`,
-      [repoId, flowPath, path, written?.hash ?? null, null, written?.size ?? 0, now, writer.name, writer.kind],
+      [
+        repoId,
+        flowPath,
+        path,
+        written?.hash ?? null,
+        null,
+        written?.size ?? 0,
+        now,
+        writer.name,
+        writer.kind,
+      ],
     );
     return inserted!.version;
   }

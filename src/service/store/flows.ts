@@ -125,7 +125,15 @@ export class FlowStore {
         result.written.push({ flow_path: flowPath, path: file.path, id, hash: file.hash });
       } else if (existing.hash !== file.hash) {
         // History first: the version replaced takes its content from the file row before it changes.
-        await this.history.record(repoId, flowPath, file.path, existing.id, { hash: file.hash, size }, writer, now);
+        await this.history.record(
+          repoId,
+          flowPath,
+          file.path,
+          existing.id,
+          { hash: file.hash, size },
+          writer,
+          now,
+        );
         await this.writeContent(existing.id, file.hash, file.content, size, now);
         existing.hash = file.hash;
         result.updated++;

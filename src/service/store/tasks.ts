@@ -45,7 +45,9 @@ export class Tasks {
   }
 
   async find(taskKey: string): Promise<TaskRecord | null> {
-    const found = await this.sql.get<TaskRecord>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE task_key = ?`, [taskKey]);
+    const found = await this.sql.get<TaskRecord>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE task_key = ?`, [
+      taskKey,
+    ]);
     return found ?? null;
   }
 

@@ -78,7 +78,10 @@ export class TrackerIssues {
     const now = nowIso();
     const priority = data.priority ?? null;
     // An identifier moves with its issue (an issue moved to another team gets a new one): free it first.
-    await this.sql.run('DELETE FROM tracker_issues WHERE identifier = ? AND id <> ?', [data.identifier, data.id]);
+    await this.sql.run('DELETE FROM tracker_issues WHERE identifier = ? AND id <> ?', [
+      data.identifier,
+      data.id,
+    ]);
     await this.sql.run(
       `INSERT INTO tracker_issues (id, identifier, title, description, priority, priority_label, state_name,
          team_id, project_id, parent_id, assignee_id, archived_at, created_at, updated_at, data)
@@ -116,7 +119,9 @@ export class TrackerIssues {
   }
 
   async findById(id: string): Promise<TrackerIssue | null> {
-    const row = await this.sql.get<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM tracker_issues WHERE id = ?`, [id]);
+    const row = await this.sql.get<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM tracker_issues WHERE id = ?`, [
+      id,
+    ]);
     return row ? this.toIssue(row) : null;
   }
 
@@ -189,7 +194,11 @@ export class TrackerIssues {
   }
 
   /** Mirrors a task's new status or priority onto its tracker issue, so search shows what the task says. */
-  async setStateAndPriority(id: string, stateName: string | null, priorityLabel: string | null): Promise<void> {
+  async setStateAndPriority(
+    id: string,
+    stateName: string | null,
+    priorityLabel: string | null,
+  ): Promise<void> {
     const priority =
       priorityLabel === null ? null : PRIORITY_LABELS.findIndex((label) => label === priorityLabel);
     await this.sql.run(

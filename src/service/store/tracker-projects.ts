@@ -46,7 +46,10 @@ export class TrackerProjects {
   }
 
   async findById(id: string): Promise<TrackerProject | null> {
-    const row = await this.sql.get<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM tracker_projects WHERE id = ?`, [id]);
+    const row = await this.sql.get<ProjectRow>(
+      `SELECT ${PROJECT_COLUMNS} FROM tracker_projects WHERE id = ?`,
+      [id],
+    );
     return row ? toProject(row) : null;
   }
 

@@ -32,7 +32,9 @@ export class TrackerUsers {
   }
 
   async findById(id: string): Promise<TrackerUser | null> {
-    const found = await this.sql.get<TrackerUser>('SELECT id, name, email FROM tracker_users WHERE id = ?', [id]);
+    const found = await this.sql.get<TrackerUser>('SELECT id, name, email FROM tracker_users WHERE id = ?', [
+      id,
+    ]);
     return found ?? null;
   }
 }
