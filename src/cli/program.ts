@@ -92,6 +92,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/serve.ts')).serveCommand(),
   },
   {
+    name: 'service',
+    usage: '<export|import> [options]',
+    summary: "move a service's data between SQLite and Postgres (export, import)",
+    load: async () => (await import('./commands/service.ts')).serviceCommand(),
+  },
+  {
     name: 'login',
     usage: '[options]',
     summary: 'check a token with the service and keep it in the OS keychain',
@@ -140,13 +146,20 @@ export async function buildProgram(args: readonly string[]): Promise<Command> {
   const named = namedCommand(args);
   for (const entry of COMMANDS) {
     const command = entry.name === named ? await entry.load() : new Command(entry.name).usage(entry.usage);
-    // Descriptions are written in lines of ~110 columns, and commander wraps them to the terminal again: each break
-    // cut a wrapped line short ("help text wrapped twice"). A break before an indented line or a blank one stays.
-    command.description(command.description().replace(/(?<!\n)\n(?=\S)/g, ' '));
-    // addCommand does not pass exitOverride and the output settings on: copy them so usage errors exit with 2.
-    program.addCommand(command.summary(entry.summary).copyInheritedSettings(program));
+    program.addCommand(settle(command.summary(entry.summary), program));
   }
   return program;
+}
+
+/** A command (and its own subcommands: `service export`) as the program wants it, under `parent`. */
+function settle(command: Command, parent: Command): Command {
+  // Descriptions are written in lines of ~110 columns, and commander wraps them to the terminal again: each break
+  // cut a wrapped line short ("help text wrapped twice"). A break before an indented line or a blank one stays.
+  command.description(command.description().replace(/(?<!\n)\n(?=\S)/g, ' '));
+  // addCommand does not pass exitOverride and the output settings on: copy them so usage errors exit with 2.
+  command.copyInheritedSettings(parent);
+  for (const sub of command.commands) settle(sub, command);
+  return command;
 }
 
 /** The command `flowsync <args>` runs (or `flowsync help <command>` explains): the first word not an option. */

@@ -8,12 +8,17 @@ import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writ
  */
 const CREATE_ONLY = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
+/** A new file at `path`, open for writing (its descriptor); EEXIST when anything is at that name. */
+export function openExclusive(path: string, mode = 0o666): number {
+  return openSync(path, CREATE_ONLY, mode);
+}
+
 /**
  * Writes a new file at `path` and flushes it to disk; EEXIST when anything is at that name. `mode` is the
  * usual one (0o666 less the umask) unless given.
  */
 export function createExclusive(path: string, data: string | Buffer, mode = 0o666): void {
-  const fd = openSync(path, CREATE_ONLY, mode);
+  const fd = openExclusive(path, mode);
   let written = false;
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;

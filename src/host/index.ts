@@ -11,7 +11,13 @@ export {
   rendererDir,
   tilde,
 } from './paths.ts';
-export { ensurePrivateFile, ensurePrivateFolder, looseModes, type LooseMode } from './private-files.ts';
+export {
+  ensurePrivateFile,
+  ensurePrivateFolder,
+  looseModes,
+  openPrivateExclusive,
+  type LooseMode,
+} from './private-files.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 export { tunable } from './tunable.ts';
 export {

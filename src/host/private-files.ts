@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { openExclusive } from './exclusive-files.ts';
 
 // What flowsync keeps names every synced flow, its files' content and the tracker's tasks: this user's only.
 const PRIVATE_FOLDER = 0o700;
@@ -36,6 +37,14 @@ export function ensurePrivateFile(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
   closeSync(openSync(path, 'a', PRIVATE_FILE));
   for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file, PRIVATE_FILE);
+}
+
+/**
+ * A new private file (0600) where nothing is, not even a link (EEXIST otherwise), open for writing: its descriptor,
+ * for a file written in parts (`flowsync service export`, which holds token digests and every flow's content).
+ */
+export function openPrivateExclusive(path: string): number {
+  return openExclusive(path, PRIVATE_FILE);
 }
 
 /** A file or folder of flowsync's own whose mode lets other users in, and the mode it should have. */

@@ -105,6 +105,22 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       }
     },
     read: (work) => work(direct),
+    async snapshot(work) {
+      const client = await pool.connect();
+      try {
+        // REPEATABLE READ READ ONLY: one snapshot for every statement, and nothing to retry (a read-only
+        // transaction never fails to serialize at this level).
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const value = await work(on(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
     close: () => pool.end(),
   };
 }

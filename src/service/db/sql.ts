@@ -35,6 +35,12 @@ export interface ServiceDatabase {
   transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
   /** Reads that need no transaction (one statement, or statements whose rows need not agree). */
   read<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Reads whose rows must agree (`flowsync service export`): one read-only transaction, so every statement sees the
+   * database as it was when the first one ran, whatever other processes commit meanwhile. It takes no write lock:
+   * a `flowsync serve` on the same SQLite file (WAL) or Postgres database goes on writing.
+   */
+  snapshot<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
   /** Where it is, for the log: a file path, or a Postgres URL without its password. */
   readonly location: string;
   close(): Promise<void>;

@@ -42,6 +42,8 @@ export function openSqlite(path: string): ServiceDatabase {
     return result;
   };
   const begin = db.prepare('BEGIN IMMEDIATE');
+  // Deferred: the read lock (and the WAL snapshot) is taken by the first SELECT, and no write lock ever.
+  const beginRead = db.prepare('BEGIN DEFERRED');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
 
@@ -61,6 +63,15 @@ export function openSqlite(path: string): ServiceDatabase {
         }
       }),
     read: (work) => exclusive(() => work(sql)),
+    snapshot: (work) =>
+      exclusive(async () => {
+        beginRead.run();
+        try {
+          return await work(sql);
+        } finally {
+          if (db.inTransaction) commit.run();
+        }
+      }),
     async close() {
       await queue;
       db.close();

@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs';
+import { isPostgresUrl, openServiceDatabase, redactedLocation, type ServiceDatabase } from '../db/open.ts';
+import { TransferRefused } from './format.ts';
+
+/**
+ * The database an export reads or an import writes, opened (and its schema brought up to date) as the service
+ * opens it. What keeps it from opening is the user's to fix (Postgres not running there, a wrong password, no such
+ * database, a file that is not a database): said in a line that names the database without its password.
+ */
+export async function openTransferDatabase(
+  location: string,
+  purpose: 'export' | 'import',
+): Promise<ServiceDatabase> {
+  const postgres = isPostgresUrl(location);
+  // openServiceDatabase creates a missing SQLite file: an export of a mistyped path would make one and export
+  // nothing. An import may create it (a new, empty database is what it wants).
+  if (purpose === 'export' && !postgres && !existsSync(location)) {
+    throw new TransferRefused(
+      `There is no service database at ${location}: give --db the file \`flowsync serve\` uses, or a postgres:// URL.`,
+    );
+  }
+  try {
+    return await openServiceDatabase(location);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (!(error instanceof Error) || (!postgres && typeof code !== 'string')) throw error;
+    throw new TransferRefused(
+      `Could not open ${redactedLocation(location)}: ${withoutPassword(error.message, location)}.`,
+    );
+  }
+}
+
+/** `text` with the password of a Postgres URL spelled out nowhere (as typed, or percent-decoded). */
+export function withoutPassword(text: string, location: string): string {
+  if (!isPostgresUrl(location)) return text;
+  let password = '';
+  try {
+    password = new URL(location).password;
+  } catch {
+    return text;
+  }
+  if (password === '') return text;
+  let decoded = password;
+  try {
+    decoded = decodeURIComponent(password);
+  } catch {
+    // Not valid percent-encoding: only the typed form can appear.
+  }
+  return [password, decoded].reduce((said, secret) => said.split(secret).join('***'), text);
+}
