@@ -6,7 +6,12 @@ import { createClient, RemoteError } from '../../src/client/index.ts';
 import { sha256 } from '../support/flows.ts';
 import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { readPostgres, startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
+import {
+  execPostgres,
+  readPostgres,
+  startPostgresCluster,
+  type PostgresCluster,
+} from '../support/postgres.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startRoundRobin, type RoundRobin } from '../support/round-robin.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -114,6 +119,44 @@ describe('two service processes on one Postgres', () => {
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({ status: 'down', database: 'down' });
   }, 120_000);
+
+  it("lists flows and files in SQLite's order (bytes) on a database whose own order is a person's (ICU en-US)", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = new URL(await cluster.createDatabase());
+    const name = `${url.pathname.slice(1)}_icu`;
+    execPostgres(
+      url.toString(),
+      `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`,
+    );
+    url.pathname = `/${name}`;
+    expect(readPostgres(url.toString())("SELECT 'flows/ci' < 'flows/Zeta' AS human")).toEqual([
+      { human: true },
+    ]);
+    const serve = await startServeProcess(url.toString(), join(dir, 'serve.log'));
+    serves.push(serve);
+    const client = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user } });
+    const file = (path: string) => ({ path, content: `${path}\n`, hash: sha256(`${path}\n`) });
+    await client.flowDef.syncBatch({
+      repo_owner: 'acme',
+      repo_name: 'app',
+      flows: [
+        { flow_path: 'flows/ci', files: [file('b.yml'), file('B.yml')] },
+        { flow_path: 'flows/Zeta', files: [file('a.yml')] },
+      ],
+    });
+    const listed = (await client.flowDef.listFlows({ repo_owner: 'acme', repo_name: 'app' })).flows;
+    expect(listed.map((flow) => flow.flow_path)).toEqual(['flows/Zeta', 'flows/ci']);
+    // One file a page: the cursor walks the same order, every file once.
+    const paged: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await client.flowDef.listFiles({ repo_owner: 'acme', repo_name: 'app', first: 1, after });
+      paged.push(...page.files.map((f) => `${f.flow_path}/${f.path}`));
+      after = page.next ?? undefined;
+    } while (after);
+    expect(paged).toEqual(['flows/Zeta/a.yml', 'flows/ci/B.yml', 'flows/ci/b.yml']);
+    await client.close();
+  });
 
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));

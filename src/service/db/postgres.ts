@@ -16,10 +16,11 @@ const MIGRATION_LOCK = 0x666c6f77;
 const MAX_ATTEMPTS = 10;
 
 /**
- * Errors that mean "run it again": serialization_failure, deadlock_detected, and unique_violation (a row two
- * transactions inserted at once, such as a tracker issue delivered to two processes).
+ * Errors that mean "run it again": serialization_failure and deadlock_detected. Not unique_violation: what two
+ * processes could insert at once is under a lock or an ON CONFLICT, so a duplicate key is a bug to see at once (a
+ * retry would also hide an identity sequence left behind an import, each attempt using up a number).
  */
-const RETRY_CODES = new Set(['40001', '40P01', '23505']);
+const RETRY_CODES = new Set(['40001', '40P01']);
 
 /** bigint (count, sum, identity) and numeric (sum of a bigint) as numbers: every one the service keeps fits. */
 const types = {
@@ -134,8 +135,9 @@ async function migrate(pool: pg.Pool): Promise<void> {
     const row = (await client.query<{ version: number }>('SELECT version FROM flowsync_schema')).rows[0];
     const current = row?.version ?? 0;
     if (current > POSTGRES_MIGRATIONS.length) {
-      throw new Error(
-        `The database was written by a newer flowsync (schema ${current}, this one knows ${POSTGRES_MIGRATIONS.length}); upgrade flowsync.`,
+      throw new DatabaseProblem(
+        `The database was written by a newer flowsync (schema ${current}, this one knows ${POSTGRES_MIGRATIONS.length}): upgrade flowsync.`,
+        'refused',
       );
     }
     for (let version = current; version < POSTGRES_MIGRATIONS.length; version++) {

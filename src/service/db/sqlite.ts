@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { ensurePrivateFile } from '../../host/index.ts';
+import { DatabaseProblem } from '../errors.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import type { Params, ServiceDatabase, Sql } from './sql.ts';
 
@@ -82,8 +83,9 @@ export function openSqlite(path: string): ServiceDatabase {
 function migrate(db: Database.Database): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > SQLITE_MIGRATIONS.length) {
-    throw new Error(
-      `The database was written by a newer flowsync (schema ${current}, this one knows ${SQLITE_MIGRATIONS.length}); upgrade flowsync.`,
+    throw new DatabaseProblem(
+      `The database was written by a newer flowsync (schema ${current}, this one knows ${SQLITE_MIGRATIONS.length}): upgrade flowsync.`,
+      'refused',
     );
   }
   const apply = db.transaction(() => {
