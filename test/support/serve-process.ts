@@ -37,7 +37,12 @@ export function startServeProcess(
   if (!stdout) throw new Error('flowsync serve was spawned without a stdout pipe');
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`flowsync serve did not start: ${out}`)), 20_000);
+    // One that does not start in time is stopped, or it would outlive the test (and load the runs after it).
+    const timer = setTimeout(() => {
+      child.removeAllListeners('exit');
+      child.kill('SIGKILL');
+      reject(new Error(`flowsync serve did not start within 20 s: ${out}`));
+    }, 20_000);
     child.once('exit', (code) => reject(new Error(`flowsync serve exited with ${code}: ${out}`)));
     stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString('utf8');
