@@ -158,6 +158,68 @@ describe('two service processes on one Postgres', () => {
     await client.close();
   });
 
+  it('answers a webhook stored by one process, and each next page, from the other', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    const [a, b] = await Promise.all([
+      startServeProcess(url, join(dir, 'a.log')),
+      startServeProcess(url, join(dir, 'b.log')),
+    ]);
+    serves.push(a!, b!);
+    const tokens = a!.tokens.admin ? a!.tokens : b!.tokens;
+    const call = async (serve: ServeProcess, path: string, args: Record<string, unknown>) => {
+      const response = await fetch(`${serve.url}/api/run/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Admin ${tokens.admin}` },
+        body: JSON.stringify({ args: { baggage: { trace_id: 't', traffic_type: 'external' }, ...args } }),
+      });
+      const body = (await response.json()) as { status: string; value: never; errorMessage?: string };
+      expect(body.status, body.errorMessage).toBe('success');
+      return body.value;
+    };
+    const secret = 'lin_api_team_on_postgres_0042';
+    await call(a!, 'svc/swarm_api_key/private/add_activity', {
+      api_key_tid: 'tid-1',
+      ts: 1,
+      payload: {
+        type: 'key-created',
+        hash: sha256(secret),
+        name: 'k',
+        prefix_4: 'lin_',
+        suffix_4: '0042',
+        user_id: 'user-1',
+      },
+    });
+    for (let n = 1; n <= 5; n++) {
+      await call(n % 2 ? a! : b!, 'wh/tracker/private/store_webhook', {
+        team: 'team-eng',
+        status: 'received',
+        payload: {
+          action: 'create',
+          type: 'Issue',
+          data: { id: `issue-${n}`, identifier: `ENG-${n}`, title: `Fix login ${n}`, teamId: 'team-eng' },
+        },
+      });
+    }
+    // Two a page, each page from the other process: the cursor is the database's, not a process's.
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const value = (await call(page % 2 ? a! : b!, 'svc/tracker/action/issues/search/run', {
+        query: 'login',
+        api_key: { secret, type: 'personal-api-key' },
+        pagination: { first: 2, ...(after && { after }) },
+      })) as {
+        nodes: { identifier: string }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+      };
+      seen.push(...value.nodes.map((node) => node.identifier));
+      if (!value.pageInfo.hasNextPage) break;
+      after = value.pageInfo.endCursor!;
+    }
+    expect(seen).toEqual(['ENG-5', 'ENG-4', 'ENG-3', 'ENG-2', 'ENG-1']);
+  });
+
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
     const url = await cluster.createDatabase();
