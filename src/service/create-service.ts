@@ -43,7 +43,7 @@ export interface ServiceOptions {
  */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
-/** How often a process on a shared (Postgres) database reads the access tokens again. */
+/** How often a process on a shared (Postgres) database reads the access tokens again ($FLOWSYNC_TOKEN_RELOAD_MS). */
 const TOKEN_RELOAD_MS = 10_000;
 
 export interface RunningService {
@@ -90,7 +90,10 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   // file has one process).
   const reloading =
     db.dialect === 'postgres'
-      ? setInterval(() => void tokens.reload().catch(() => undefined), TOKEN_RELOAD_MS)
+      ? setInterval(
+          () => void tokens.reload().catch(() => undefined),
+          tunable('FLOWSYNC_TOKEN_RELOAD_MS', TOKEN_RELOAD_MS),
+        )
       : undefined;
   reloading?.unref();
   const stopTimers = () => {

@@ -80,6 +80,31 @@ describe('two service processes on one Postgres', () => {
     }
   });
 
+  it('takes tokens another process reissued: the old ones refused, the new ones taken', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    const quick = { FLOWSYNC_TOKEN_RELOAD_MS: '200' };
+    const first = await startServeProcess(url, join(dir, 'a.log'), [], undefined, quick);
+    const other = await startServeProcess(url, join(dir, 'b.log'), [], undefined, quick);
+    serves.push(first, other);
+    const capabilities = async (token: string) =>
+      (
+        await fetch(`${other.url}/api/run/svc/flow_def/public/capabilities`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ args: { baggage: { trace_id: 't', traffic_type: 'external' } } }),
+        })
+      ).status;
+    expect(await capabilities(first.tokens.user)).toBe(200);
+    await first.stop();
+    const reissued = await startServeProcess(url, join(dir, 'a2.log'), ['--new-tokens'], undefined, quick);
+    serves.push(reissued);
+    await eventually(async () => {
+      expect(await capabilities(first.tokens.user)).toBe(401);
+      expect(await capabilities(reissued.tokens.user)).toBe(200);
+    }, 10_000);
+  });
+
   it('says in one line what to do about a database it cannot have, never with the password, and 503s when it goes', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
     const url = new URL(await cluster.createDatabase());
