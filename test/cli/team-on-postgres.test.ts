@@ -55,7 +55,8 @@ function random(seed: number): () => number {
   };
 }
 
-describe('two service processes on one Postgres', () => {
+// Several `flowsync serve` starts a test: 55 s for one on a loaded two-core machine, against vitest's 60 s.
+describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
   it('starts both on one database, migrated once, the password never printed; each reports its health', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
     const url = await cluster.createDatabase();

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isPostgresUrl, openServiceDatabase, redactedLocation, type ServiceDatabase } from '../db/open.ts';
+import { DatabaseProblem } from '../errors.ts';
 import { TransferRefused } from './format.ts';
 
 /**
@@ -22,6 +23,8 @@ export async function openTransferDatabase(
   try {
     return await openServiceDatabase(location);
   } catch (error) {
+    // Said in one line already (unreachable, sign-in refused, no such database), as `serve` says it.
+    if (error instanceof DatabaseProblem) throw error;
     const code = (error as { code?: unknown } | null)?.code;
     if (!(error instanceof Error) || (!postgres && typeof code !== 'string')) throw error;
     throw new TransferRefused(
