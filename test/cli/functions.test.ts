@@ -50,6 +50,7 @@ describe('flowsync usage', () => {
       'doctor',
       'ui',
       'serve',
+      'service',
       'login',
       'logout',
       'call',
