@@ -36,9 +36,19 @@ export function openSqlite(path: string): ServiceDatabase {
   };
 
   // One call at a time: its statements may await, and another call's would otherwise run inside its transaction.
+  // A call that finds none running or waiting starts at once (most do: a statement never waits for I/O here);
+  // the others queue behind the last one. Counted from the moment a call asks, so none overtakes a queued one.
+  let asked = 0;
   let queue: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
-    const result = queue.then(work);
+    const start = async () => {
+      try {
+        return await work();
+      } finally {
+        asked--;
+      }
+    };
+    const result = asked++ === 0 ? start() : queue.then(start);
     queue = result.catch(() => undefined);
     return result;
   };
