@@ -5,11 +5,12 @@
  * Run: npm run bench -- service-db   (needs Debian's postgresql: the bench makes a cluster and removes it)
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
+import { cpuSeconds } from './proc.ts';
 import { percentile, printTable, type BenchRow } from './report.ts';
 import { startPostgresCluster } from '../test/support/postgres.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
@@ -21,8 +22,25 @@ const LATENCY_CALLS = 2000;
 
 interface Measured {
   filesPerSecond: number;
+  /** CPU time per 1,000 files ingested: the service processes', and the Postgres server's. */
+  serviceCpuMs: number;
+  databaseCpuMs: number;
   p50: number;
   p99: number;
+}
+
+/** Every process of the Postgres server (the bench's cluster is the only one running). */
+function postgresPids(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 function batchesOf(count: number) {
@@ -64,6 +82,10 @@ async function measure(
       post('svc/flow_def/action/sync_batch/run', { repo_owner: 'bench', repo_name: 'repo', flows }, user);
     const batches = batchesOf(BATCHES + 2);
     for (const warm of batches.splice(0, 2)) await syncBatch(warm);
+    const servicePids = processes.map((serve) => serve.pid);
+    const serviceCpuBefore = cpuSeconds(servicePids);
+    // Per process: the pools open connections (a server process each) as the calls come, during the measure too.
+    const databaseCpuBefore = new Map(postgresPids().map((pid) => [pid, cpuSeconds([pid])]));
     const start = performance.now();
     let next = 0;
     // Two batches in flight for each process, as two agents' uploaders would send them.
@@ -72,8 +94,14 @@ async function measure(
         while (next < batches.length) await syncBatch(batches[next++]);
       }),
     );
-    const filesPerSecond =
-      (BATCHES * FLOWS_PER_BATCH * FILES_PER_FLOW) / ((performance.now() - start) / 1000);
+    const files = BATCHES * FLOWS_PER_BATCH * FILES_PER_FLOW;
+    const filesPerSecond = files / ((performance.now() - start) / 1000);
+    const serviceCpuMs = ((cpuSeconds(servicePids) - serviceCpuBefore) * 1_000_000) / files;
+    const databaseCpu = postgresPids().reduce(
+      (sum, pid) => sum + cpuSeconds([pid]) - (databaseCpuBefore.get(pid) ?? 0),
+      0,
+    );
+    const databaseCpuMs = (databaseCpu * 1_000_000) / files;
 
     const admin = `Admin ${tokens.admin}`;
     await post(
@@ -88,7 +116,13 @@ async function measure(
       if (i >= 200) samples.push(performance.now() - callStart);
     }
     samples.sort((a, b) => a - b);
-    return { filesPerSecond, p50: percentile(samples, 50), p99: percentile(samples, 99) };
+    return {
+      filesPerSecond,
+      serviceCpuMs,
+      databaseCpuMs,
+      p50: percentile(samples, 50),
+      p99: percentile(samples, 99),
+    };
   } finally {
     await Promise.all(pools.map((pool) => pool.close()));
   }
@@ -120,6 +154,8 @@ export async function runServiceDbBench(): Promise<BenchRow[]> {
 
     const ingest = (m: Measured) => `${Math.round(m.filesPerSecond).toLocaleString('en')} files/s`;
     const ms = (value: number) => `${value.toFixed(3)} ms`;
+    const cpu = (m: Measured) =>
+      `${Math.round(m.serviceCpuMs)} ms service + ${Math.round(m.databaseCpuMs)} ms Postgres = ${Math.round(m.serviceCpuMs + m.databaseCpuMs)} ms`;
     const shape = `${BATCHES} batches of ${FLOWS_PER_BATCH} flows × ${FILES_PER_FLOW} files of 1 KiB`;
     return [
       {
@@ -139,6 +175,24 @@ export async function runServiceDbBench(): Promise<BenchRow[]> {
         value: ingest(onTwo),
         target: `≥ SQLite's 1 process (${ingest(onSqlite)})`,
         met: onTwo.filesPerSecond >= onSqlite.filesPerSecond,
+      },
+      {
+        metric: 'CPU per 1,000 files ingested, SQLite',
+        value: `${Math.round(onSqlite.serviceCpuMs)} ms`,
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'CPU per 1,000 files ingested, Postgres, 1 process',
+        value: cpu(onPostgres),
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'CPU per 1,000 files ingested, Postgres, 2 processes',
+        value: cpu(onTwo),
+        target: '',
+        met: null,
       },
       {
         metric: `small call p50 / p99, SQLite (${LATENCY_CALLS} sequential)`,
