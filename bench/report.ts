@@ -16,6 +16,25 @@ export function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.max(0, index)]!;
 }
 
+/**
+ * The small-call latency the service benches report: `calls` sent one after another, after `warmup` more that are
+ * not counted (connections opened, code compiled), as p50 and p99 in milliseconds.
+ */
+export async function sequentialLatency(
+  call: () => Promise<unknown>,
+  calls: number,
+  warmup: number,
+): Promise<{ p50: number; p99: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < calls + warmup; i++) {
+    const start = performance.now();
+    await call();
+    if (i >= warmup) samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
 export function machine(): string {
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
   const load = os.loadavg()[0]!.toFixed(2); // above the core count, timings are suspect: rerun

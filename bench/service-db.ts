@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { cpuSeconds } from './proc.ts';
-import { percentile, printTable, type BenchRow } from './report.ts';
+import { printTable, sequentialLatency, type BenchRow } from './report.ts';
 import { startPostgresCluster } from '../test/support/postgres.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
 
@@ -109,19 +109,17 @@ async function measure(
       { team_id: 'ENG', states: [{ id: 's1', name: 'Todo', normalized_name: 'todo' }] },
       admin,
     );
-    const samples: number[] = [];
-    for (let i = 0; i < LATENCY_CALLS + 200; i++) {
-      const callStart = performance.now();
-      await post('svc/tracker/private/workflow_state_cache_get_by_team', { team_id: 'ENG' }, admin);
-      if (i >= 200) samples.push(performance.now() - callStart);
-    }
-    samples.sort((a, b) => a - b);
+    const { p50, p99 } = await sequentialLatency(
+      () => post('svc/tracker/private/workflow_state_cache_get_by_team', { team_id: 'ENG' }, admin),
+      LATENCY_CALLS,
+      200,
+    );
     return {
       filesPerSecond,
       serviceCpuMs,
       databaseCpuMs,
-      p50: percentile(samples, 50),
-      p99: percentile(samples, 99),
+      p50,
+      p99,
     };
   } finally {
     await Promise.all(pools.map((pool) => pool.close()));

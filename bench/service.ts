@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
-import { percentile, printTable, type BenchRow } from './report.ts';
+import { printTable, sequentialLatency, type BenchRow } from './report.ts';
 import { startServeProcess } from '../test/support/serve-process.ts';
 
 const FLOWS_PER_BATCH = 10;
@@ -111,15 +111,11 @@ export async function runServiceBench(): Promise<BenchRow[]> {
       { team_id: 'ENG', states: [{ id: 's1', name: 'Todo', normalized_name: 'todo' }] },
       admin,
     );
-    const samples: number[] = [];
-    for (let i = 0; i < LATENCY_CALLS + 300; i++) {
-      const start = performance.now();
-      await post('svc/tracker/private/workflow_state_cache_get_by_team', { team_id: 'ENG' }, admin);
-      if (i >= 300) samples.push(performance.now() - start);
-    }
-    samples.sort((a, b) => a - b);
-    const p50 = percentile(samples, 50);
-    const p99 = percentile(samples, 99);
+    const { p50, p99 } = await sequentialLatency(
+      () => post('svc/tracker/private/workflow_state_cache_get_by_team', { team_id: 'ENG' }, admin),
+      LATENCY_CALLS,
+      300,
+    );
 
     return [
       {

@@ -56,17 +56,27 @@ function random(seed: number): () => number {
 }
 
 // Several `flowsync serve` starts a test: 55 s for one on a loaded two-core machine, against vitest's 60 s.
+/**
+ * Two `flowsync serve` processes started at once on one new database: one of them migrates and issues the tokens
+ * (printed by that one only), the other waits for it.
+ */
+async function twoProcesses() {
+  dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+  const url = await cluster.createDatabase();
+  const pair = await Promise.all([
+    startServeProcess(url, join(dir, 'a.log')),
+    startServeProcess(url, join(dir, 'b.log')),
+  ]);
+  serves.push(...pair);
+  const tokens = pair.find((serve) => serve.tokens.admin !== '')!.tokens;
+  return { url, a: pair[0]!, b: pair[1]!, both: pair, tokens };
+}
+
 describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
   it('starts both on one database, migrated once, the password never printed; each reports its health', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
-    const url = await cluster.createDatabase();
-    const password = new URL(url).password;
     // Both at once: the advisory lock makes one migrate while the other waits, and only one issues tokens.
-    const both = await Promise.all([
-      startServeProcess(url, join(dir, 'a.log')),
-      startServeProcess(url, join(dir, 'b.log')),
-    ]);
-    serves.push(...both);
+    const { url, both } = await twoProcesses();
+    const password = new URL(url).password;
     const printed = both.map((serve) => serve.stdout());
     expect(printed.filter((out) => out.includes('admin token:'))).toHaveLength(1);
     for (const out of printed) {
@@ -185,14 +195,7 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
   });
 
   it('answers a webhook stored by one process, and each next page, from the other', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
-    const url = await cluster.createDatabase();
-    const [a, b] = await Promise.all([
-      startServeProcess(url, join(dir, 'a.log')),
-      startServeProcess(url, join(dir, 'b.log')),
-    ]);
-    serves.push(a!, b!);
-    const tokens = a!.tokens.admin ? a!.tokens : b!.tokens;
+    const { a, b, tokens } = await twoProcesses();
     const call = async (serve: ServeProcess, path: string, args: Record<string, unknown>) => {
       const response = await fetch(`${serve.url}/api/run/${path}`, {
         method: 'POST',
@@ -204,7 +207,7 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
       return body.value;
     };
     const secret = 'lin_api_team_on_postgres_0042';
-    await call(a!, 'svc/swarm_api_key/private/add_activity', {
+    await call(a, 'svc/swarm_api_key/private/add_activity', {
       api_key_tid: 'tid-1',
       ts: 1,
       payload: {
@@ -217,7 +220,7 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
       },
     });
     for (let n = 1; n <= 5; n++) {
-      await call(n % 2 ? a! : b!, 'wh/tracker/private/store_webhook', {
+      await call(n % 2 ? a : b, 'wh/tracker/private/store_webhook', {
         team: 'team-eng',
         status: 'received',
         payload: {
@@ -231,7 +234,7 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const seen: string[] = [];
     let after: string | undefined;
     for (let page = 0; page < 5; page++) {
-      const value = (await call(page % 2 ? a! : b!, 'svc/tracker/action/issues/search/run', {
+      const value = (await call(page % 2 ? a : b, 'svc/tracker/action/issues/search/run', {
         query: 'login',
         api_key: { secret, type: 'personal-api-key' },
         pagination: { first: 2, ...(after && { after }) },
@@ -247,16 +250,9 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
   });
 
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
-    const url = await cluster.createDatabase();
-    const [a, b] = await Promise.all([
-      startServeProcess(url, join(dir, 'a.log')),
-      startServeProcess(url, join(dir, 'b.log')),
-    ]);
-    serves.push(a!, b!);
-    const tokens = a!.tokens.user ? a!.tokens : b!.tokens;
-    const ada = createClient({ baseUrl: a!.url, auth: { userToken: tokens.user }, writer: 'ada' });
-    const bob = createClient({ baseUrl: b!.url, auth: { userToken: tokens.user }, writer: 'bob' });
+    const { url, a, b, tokens } = await twoProcesses();
+    const ada = createClient({ baseUrl: a.url, auth: { userToken: tokens.user }, writer: 'ada' });
+    const bob = createClient({ baseUrl: b.url, auth: { userToken: tokens.user }, writer: 'bob' });
     const write = (client: typeof ada, content: string, base: string | null) =>
       client.flowDef.syncBatch({
         repo_owner: 'acme',
