@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { DatabaseProblem } from '../errors.ts';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
-import { chunks } from './rows.ts';
 import { redactedLocation, toNumbered, type Params, type ServiceDatabase, type Sql } from './sql.ts';
 
 /**
@@ -78,13 +77,6 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     get: async <T>(text: string, params?: Params) =>
       (await client.query(toNumbered(text, params))).rows[0] as T | undefined,
     run: async (text, params) => (await client.query(toNumbered(text, params))).rowCount ?? 0,
-    runForRows: async (rows, text, params) => {
-      let changes = 0;
-      for (const chunk of chunks(rows)) {
-        changes += (await client.query(toNumbered(text(chunk.length), params(chunk)))).rowCount ?? 0;
-      }
-      return changes;
-    },
     // The key's 64-bit hash: two keys that share one only wait for each other.
     lock: async (key) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);

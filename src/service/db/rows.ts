@@ -1,8 +1,8 @@
 /**
- * Many rows in few statements, for Postgres (Sql.runForRows). A batch of 1,000 files written one statement at a
- * time is 3,000 round trips (about 900 files/s on the loaded two cores); in statements of many rows it is a few
- * dozen. Chunks are of 128, 64, … 1 rows, so that a statement's text is one of eight per kind whatever the count,
- * and its parameters stay far below the database's limit.
+ * Many rows in few statements. A batch of 1,000 files written one statement at a time is 3,000 round trips to
+ * Postgres (about 900 files/s on the loaded two cores); in statements of many rows it is a few dozen. Chunks are
+ * of 128, 64, … 1 rows, so that a statement's text (and SQLite's prepared statement for it) is one of eight per
+ * kind, whatever the count, and its parameters stay far below either database's limit.
  */
 export function* chunks<T>(rows: readonly T[]): Generator<T[]> {
   let at = 0;

@@ -18,17 +18,6 @@ export interface Sql {
   /** Returns how many rows the statement changed. */
   run(text: string, params?: Params): Promise<number>;
   /**
-   * One statement for many rows, the way each database does it fastest (db/rows.ts): `statement(n)` is its text
-   * for n rows and `params` their parameters, in order. Postgres gets chunks of up to 128 rows (a round trip
-   * each); SQLite the one-row statement for each row, in one synchronous loop (measured for 40,000 rows: 128 rows a
-   * statement 8% slower than one; a row per awaited call 30% slower). Returns how many rows changed.
-   */
-  runForRows<T>(
-    rows: readonly T[],
-    statement: (count: number) => string,
-    params: (chunk: readonly T[]) => unknown[],
-  ): Promise<number>;
-  /**
    * Holds `key` until the transaction ends: another process's transaction that asks for it waits. How writers of
    * one flow take turns on Postgres, so that each reads the hashes the last one wrote (the base-hash rule). SQLite
    * has one writer at a time already: nothing to do.

@@ -32,13 +32,6 @@ export function openSqlite(path: string): ServiceDatabase {
     all: async <T>(text: string, params?: Params) => statement(text).all(...bind(params)) as T[],
     get: async <T>(text: string, params?: Params) => statement(text).get(...bind(params)) as T | undefined,
     run: async (text, params) => statement(text).run(...bind(params)).changes,
-    runForRows: async (rows, text, params) => {
-      if (rows.length === 0) return 0;
-      const one = statement(text(1));
-      let changes = 0;
-      for (const row of rows) changes += one.run(...params([row])).changes;
-      return changes;
-    },
     lock: async () => undefined,
   };
 

@@ -1,7 +1,7 @@
 import type { FileVersion } from '../../protocol/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
-import { parameterList, valueRows } from '../db/rows.ts';
+import { chunks, parameterList, valueRows } from '../db/rows.ts';
 import type { Caller } from './access-tokens.ts';
 
 /** Who writes: the writing client's name (`dev@laptop:~/code/app`, as it says) and its token's kind. */
@@ -70,21 +70,17 @@ export class FileHistory {
     writer: Writer,
     now = nowIso(),
   ): Promise<void> {
-    await this.sql.runForRows(
-      writes,
-      (count) =>
+    for (const part of chunks(writes)) {
+      await this.sql.run(
         `UPDATE file_versions SET replaced_at = ?,
            content = coalesce(content,
              (SELECT f.content FROM flow_files f WHERE f.flow_id = ? AND f.path = file_versions.path))
-         WHERE repo_id = ? AND flow_path = ? AND replaced_at IS NULL AND path IN (${parameterList(count)})`,
-      (part) => [now, flow.flowId, flow.repoId, flow.flowPath, ...part.map((write) => write.path)],
-    );
-    await this.sql.runForRows(
-      writes,
-      (count) =>
+         WHERE repo_id = ? AND flow_path = ? AND replaced_at IS NULL AND path IN (${parameterList(part.length)})`,
+        [now, flow.flowId, flow.repoId, flow.flowPath, ...part.map((write) => write.path)],
+      );
+      await this.sql.run(
         `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
-         VALUES ${valueRows(count, 9)}`,
-      (part) =>
+         VALUES ${valueRows(part.length, 9)}`,
         part.flatMap(({ path, written }) => [
           flow.repoId,
           flow.flowPath,
@@ -96,7 +92,8 @@ export class FileHistory {
           writer.name,
           writer.kind,
         ]),
-    );
+      );
+    }
   }
 
   /** A file's versions, newest first, deletions included. */

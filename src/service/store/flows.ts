@@ -3,7 +3,7 @@ import type { Conflict, FileEntry, FlowFileRecord, SyncedFile } from '../../prot
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { flowAggregateHash, sha256Hex } from '../hash.ts';
-import { parameterList, valueRows } from '../db/rows.ts';
+import { chunks, parameterList, valueRows } from '../db/rows.ts';
 import { FileHistory, UNKNOWN_WRITER, type Writer } from './file-history.ts';
 
 export interface FlowSyncOptions {
@@ -154,20 +154,20 @@ export class FlowStore {
       writer,
       now,
     );
-    await sql.runForRows(
-      created,
-      (count) =>
+    for (const part of chunks(created)) {
+      await sql.run(
         `INSERT INTO flow_files (id, flow_id, path, hash, content, size, created_at, updated_at)
-         VALUES ${valueRows(count, 8)}`,
-      (part) =>
+         VALUES ${valueRows(part.length, 8)}`,
         part.flatMap((file) => [file.id, flow!.id, file.path, file.hash, file.content, file.size, now, now]),
-    );
-    await this.writeContents(changed, now);
-    await sql.runForRows(
-      deleted,
-      (count) => `DELETE FROM flow_files WHERE id IN (${parameterList(count)})`,
-      (part) => part.map((file) => file.id),
-    );
+      );
+    }
+    for (const part of chunks(changed)) await this.writeContents(part, now);
+    for (const part of chunks(deleted)) {
+      await sql.run(
+        `DELETE FROM flow_files WHERE id IN (${parameterList(part.length)})`,
+        part.map((file) => file.id),
+      );
+    }
     result.created = created.length;
     result.updated = changed.length;
     result.deleted = deleted.length;
@@ -191,15 +191,13 @@ export class FlowStore {
     return this.sql.all<StoredFile>('SELECT id, path, hash FROM flow_files WHERE flow_id = ?', [flowId]);
   }
 
-  /** New contents for files that exist (UPDATE … FROM VALUES, which both databases speak, for many rows at once). */
+  /** New contents for files that exist, in one statement (UPDATE … FROM VALUES, which both databases speak). */
   private async writeContents(files: readonly WrittenFile[], now: string) {
-    await this.sql.runForRows(
-      files,
-      (count) =>
-        `UPDATE flow_files SET hash = v.column2, content = v.column3, size = CAST(v.column4 AS INTEGER),
-           updated_at = v.column5
-         FROM (VALUES ${valueRows(count, 5)}) AS v WHERE flow_files.id = v.column1`,
-      (part) => part.flatMap((file) => [file.id, file.hash, file.content, file.size, now]),
+    await this.sql.run(
+      `UPDATE flow_files SET hash = v.column2, content = v.column3, size = CAST(v.column4 AS INTEGER),
+         updated_at = v.column5
+       FROM (VALUES ${valueRows(files.length, 5)}) AS v WHERE flow_files.id = v.column1`,
+      files.flatMap((file) => [file.id, file.hash, file.content, file.size, now]),
     );
   }
 
