@@ -18,9 +18,9 @@ for i in $(seq 1 "$runs"); do
   counts=$(sed 's/\x1b\[[0-9;]*m//g' "$out/run-$i.log" | grep -E '^ +Tests ' | tail -1 | tr -s ' ')
   echo "run $i: exit $rc, $(($(date +%s) - start)) s, load $(cut -d' ' -f1-3 /proc/loadavg),${counts:- no closing line}" |
     tee -a "$out/summary.txt"
-  # A run that leaves an agent, a browser or a keychain daemon behind loads the next one: say so. (`node .*flowsync`:
-  # an output folder named flowsync-… must not make this script find itself.)
-  if leftovers=$(pgrep -fa 'gnome-keyring-daemon|chromium|node .*flowsync'); then
+  # A run that leaves an agent, a browser, a keychain daemon or a Postgres cluster behind loads the next one: say
+  # so. (`node .*flowsync`: an output folder named flowsync-… must not make this script find itself.)
+  if leftovers=$(pgrep -fa 'gnome-keyring-daemon|chromium|node .*flowsync|postgres -D .*flowsync-pg-'); then
     echo "run $i left running: $leftovers" | tee -a "$out/summary.txt"
   fi
 done
