@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, RemoteError } from '../../src/client/index.ts';
 import { sha256 } from '../support/flows.ts';
@@ -247,6 +248,36 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
       after = value.pageInfo.endCursor!;
     }
     expect(seen).toEqual(['ENG-5', 'ENG-4', 'ENG-3', 'ENG-2', 'ENG-1']);
+  });
+
+  it('answers a call that waits for a flow another process holds longer than the idle time-out', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    // Idle connections closed after 1 s: a call that waits 3 s for the flow's lock sends nothing meanwhile.
+    const serve = await startServeProcess(url, join(dir, 'serve.log'), [], undefined, {
+      FLOWSYNC_IDLE_TIMEOUT_MS: '1000',
+    });
+    serves.push(serve);
+    const client = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user } });
+    const write = (content: string) =>
+      client.flowDef.syncBatch({
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [{ flow_path: 'flows/ci', files: [{ path: 'x.yml', content, hash: sha256(content) }] }],
+      });
+    const { repo_id: repoId } = await write('one\n');
+    // Another process's transaction writing flows/ci, for 3 s (the lock a writer of that flow takes).
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flow ${repoId} flows/ci`]);
+    const released = new Promise((resolve) => setTimeout(resolve, 3000)).then(() => holder.query('COMMIT'));
+    const reply = await write('two\n');
+    await released;
+    await holder.end();
+    await client.close();
+    expect(reply.files_updated).toBe(1);
+    expect(serviceTree(readPostgres(url), 'acme', 'app')).toEqual({ 'flows/ci/x.yml': 'two\n' });
   });
 
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {

@@ -51,7 +51,19 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
       if (call) admitted.set(request, call);
       done();
     },
-    handler: (request, reply) => dispatchCall(deps, admitted.get(request)!, request, reply),
+    // A call being worked on sends nothing until it answers, and on Postgres it may wait (for a flow another
+    // process writes): the connection's idle time-out is for a caller that went quiet, so it is off meanwhile.
+    // With it on, a call that waited past it had its connection closed, the client sent it again, and the first
+    // went on to commit all the same (test/cli/team-on-postgres.test.ts). The body is in by now (requestMs).
+    handler: async (request, reply) => {
+      const socket = request.raw.socket;
+      socket.setTimeout(0);
+      try {
+        return await dispatchCall(deps, admitted.get(request)!, request, reply);
+      } finally {
+        socket.setTimeout(options.limits.idleMs);
+      }
+    },
   });
 
   // For a load balancer in front of several service processes: no token, no data, only whether this process and
