@@ -280,6 +280,34 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     expect(serviceTree(readPostgres(url), 'acme', 'app')).toEqual({ 'flows/ci/x.yml': 'two\n' });
   });
 
+  it('answers again by itself after its database restarted mid-call, without a restart of its own', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
+    const url = await cluster.createDatabase();
+    const serve = await startServeProcess(url, join(dir, 'serve.log'));
+    serves.push(serve);
+    const client = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user } });
+    const write = (content: string) =>
+      client.flowDef.syncBatch({
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [{ flow_path: 'flows/ci', files: [{ path: 'x.yml', content, hash: sha256(content) }] }],
+      });
+    const { repo_id: repoId } = await write('one\n');
+    // Calls waiting on the flow, in transactions, when the server goes down: their connections cannot roll back.
+    const holder = new pg.Client({ connectionString: url });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flow ${repoId} flows/ci`]);
+    const waiting = Array.from({ length: 6 }, (_, n) => write(`waiting ${n}\n`).catch(() => 'failed'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    cluster.restart();
+    await Promise.all(waiting);
+    // Every later call is answered: no connection the restart broke is handed to one of them.
+    for (let n = 0; n < 20; n++) expect((await write(`after ${n}\n`)).files_updated).toBe(1);
+    await client.close();
+  });
+
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {
     const { url, a, b, tokens } = await twoProcesses();
     const ada = createClient({ baseUrl: a.url, auth: { userToken: tokens.user }, writer: 'ada' });

@@ -17,6 +17,8 @@ export interface PostgresCluster {
   /** A new, empty database; returns its URL. */
   createDatabase(): Promise<string>;
   dropDatabase(url: string): Promise<void>;
+  /** Stops the server at once (as a crash would) and starts it again on the same port and data. */
+  restart(): void;
   /** Stops the cluster at once and removes its folder. */
   stop(): void;
 }
@@ -79,21 +81,27 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     '--no-locale',
     '--no-sync',
   ]);
-  run('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'server.log'),
-    '-w',
-    '-o',
-    // fsync off: a test cluster needs no durability against the machine crashing, and it makes each commit cheap.
-    `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c max_connections=200`,
-    'start',
-  ]);
   const url = (database: string) =>
     `postgres://flowsync:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-o',
+      // fsync off: a test cluster needs no durability against the machine crashing, and it makes each commit cheap.
+      `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c max_connections=200`,
+      'start',
+    ]);
+  start();
   return {
     url,
+    restart: () => {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+      start();
+    },
     createDatabase: () => createDatabase(url('postgres')),
     dropDatabase: (databaseUrl) => dropDatabase(url('postgres'), databaseUrl),
     stop: () => {

@@ -39,7 +39,7 @@ export interface PostgresOptions {
 
 /**
  * A Postgres database shared by any number of service processes. Every call that writes is one transaction (READ
- * COMMITTED), retried after a deadlock or a duplicate row. What reads and then writes takes a lock first
+ * COMMITTED), retried after a deadlock. What reads and then writes takes a lock first
  * (`sql.lock`: a transaction-scoped advisory lock): the writers of one flow take turns, so the base-hash rule (a
  * write on a stale base is a conflict) holds across processes, while writers of different flows never wait for
  * each other. SERIALIZABLE did the same without locks, but its page-level predicate locks made batches on
@@ -89,25 +89,31 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     location,
     async transaction(work) {
       for (let attempt = 1; ; attempt++) {
-        const client = await pool.connect();
+        const { client, release } = await checkOut(pool);
+        // A connection that cannot even roll back (the server restarted, the network dropped) is not given back
+        // to the pool, where the next call would meet the same error: it is closed.
+        let broken = false;
         try {
           await client.query('BEGIN');
           const value = await work(on(client));
           await client.query('COMMIT');
           return value;
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          broken = await client.query('ROLLBACK').then(
+            () => false,
+            () => true,
+          );
           if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? ''))
             throw error;
         } finally {
-          client.release();
+          release(broken);
         }
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
       }
     },
     read: (work) => work(direct),
     async snapshot(work) {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
       try {
         // REPEATABLE READ READ ONLY: one snapshot for every statement, and nothing to retry (a read-only
         // transaction never fails to serialize at this level).
@@ -119,15 +125,39 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        release(false);
       }
     },
     close: () => pool.end(),
   };
 }
 
-async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * A connection of the pool for a transaction. The pool listens for a connection's errors only while it is idle;
+ * one that the server drops while checked out (a restart, a network cut) emitted an 'error' nobody heard, and that
+ * ended the service process: a Postgres restart with calls in flight stopped every process at once. Here it is
+ * heard, the call in flight fails (and is answered so), and the connection is closed on release, not reused.
+ */
+async function checkOut(
+  pool: pg.Pool,
+): Promise<{ client: pg.PoolClient; release: (broken: boolean) => void }> {
   const client = await pool.connect();
+  let dropped = false;
+  const onError = () => {
+    dropped = true;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release: (broken) => {
+      client.removeListener('error', onError);
+      client.release(broken || dropped);
+    },
+  };
+}
+
+async function migrate(pool: pg.Pool): Promise<void> {
+  const { client, release } = await checkOut(pool);
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -151,7 +181,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    release(false);
   }
 }
 
