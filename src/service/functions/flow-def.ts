@@ -93,6 +93,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
             },
           );
         }
+        await flows.lockFlows(args.repo_id, [args.flow_path]);
         const result = await flows.syncFlow(args.repo_id, args.flow_path, args.files, {
           deleteMissing: args.delete_missing ?? false,
           keepFlowHash: args.skip_hash_update ?? false,

@@ -78,7 +78,8 @@ export class FlowStore {
    * Brings one flow to the given files: created by new path, updated by changed hash, untouched otherwise;
    * `deletes` and `deleteMissing` delete. Every write keeps the version it replaces. A file sent with a base
    * (`base_hash`, or a deletion's) is written only when the service's hash is that base or the content is already
-   * equal; otherwise it is a conflict, and nothing of the flow is written.
+   * equal; otherwise it is a conflict, and nothing of the flow is written. The caller holds the flow's lock
+   * (lockFlows): a batch takes all of its flows' at once, in order.
    */
   async syncFlow(
     repoId: string,
@@ -87,7 +88,6 @@ export class FlowStore {
     options: FlowSyncOptions,
   ): Promise<FlowSyncResult> {
     const sql = this.sql;
-    await this.lockFlows(repoId, [flowPath]);
     const now = nowIso();
     const writer = options.writer ?? UNKNOWN_WRITER;
     let flow = await sql.get<{ id: string; hash: string }>(
