@@ -84,50 +84,48 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   });
   const direct = on(pool);
 
+  /**
+   * One transaction on one connection: `begin`, the work, COMMIT; on a throw, ROLLBACK and the error again. A
+   * connection that cannot even roll back (the server restarted, the network dropped) is not given back to the
+   * pool, where the next call would meet the same error: it is closed.
+   */
+  const inTransaction = async <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
+    const { client, release } = await checkOut(pool);
+    let broken = false;
+    try {
+      await client.query(begin);
+      const value = await work(on(client));
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      broken = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      throw error;
+    } finally {
+      release(broken);
+    }
+  };
+
   return {
     dialect: 'postgres',
     location,
     async transaction(work) {
       for (let attempt = 1; ; attempt++) {
-        const { client, release } = await checkOut(pool);
-        // A connection that cannot even roll back (the server restarted, the network dropped) is not given back
-        // to the pool, where the next call would meet the same error: it is closed.
-        let broken = false;
         try {
-          await client.query('BEGIN');
-          const value = await work(on(client));
-          await client.query('COMMIT');
-          return value;
+          return await inTransaction('BEGIN', work);
         } catch (error) {
-          broken = await client.query('ROLLBACK').then(
-            () => false,
-            () => true,
-          );
           if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? ''))
             throw error;
-        } finally {
-          release(broken);
         }
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
       }
     },
     read: (work) => work(direct),
-    async snapshot(work) {
-      const { client, release } = await checkOut(pool);
-      try {
-        // REPEATABLE READ READ ONLY: one snapshot for every statement, and nothing to retry (a read-only
-        // transaction never fails to serialize at this level).
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        const value = await work(on(client));
-        await client.query('COMMIT');
-        return value;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        release(false);
-      }
-    },
+    // REPEATABLE READ READ ONLY: one snapshot for every statement, and nothing to retry (a read-only transaction
+    // never fails to serialize at this level).
+    snapshot: (work) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work),
     close: () => pool.end(),
   };
 }
