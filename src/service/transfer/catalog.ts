@@ -10,6 +10,8 @@
  * flowsync_schema, sqlite_sequence). test/cli/service-transfer.test.ts checks that every other column of both
  * schemas is listed here, so a migration that adds one cannot be forgotten.
  */
+import type { Sql } from '../db/open.ts';
+
 export interface TransferTable {
   name: string;
   columns: readonly string[];
@@ -162,3 +164,8 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     identity: 'version',
   },
 ];
+
+/** How many rows a table of the catalog holds (an export's header, an import's checks). */
+export async function countRows(sql: Sql, table: string): Promise<number> {
+  return (await sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
+}

@@ -7,7 +7,7 @@ import {
   temporaryNameFor,
 } from '../../host/index.ts';
 import type { Sql } from '../db/open.ts';
-import { TRANSFER_TABLES, type TransferTable } from './catalog.ts';
+import { countRows, TRANSFER_TABLES, type TransferTable } from './catalog.ts';
 import { openTransferDatabase } from './database.ts';
 import { headerLine, rowLine, TransferRefused, type Value } from './format.ts';
 import { ProgressCounter, type OnProgress, type TransferSummary } from './progress.ts';
@@ -84,10 +84,6 @@ export async function exportService(options: ExportOptions): Promise<TransferSum
   } finally {
     await db.close();
   }
-}
-
-async function countRows(sql: Sql, table: string): Promise<number> {
-  return (await sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
 }
 
 /**

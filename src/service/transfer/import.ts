@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { plural } from '../../protocol/index.ts';
 import type { ServiceDatabase, Sql } from '../db/open.ts';
-import { TRANSFER_TABLES, type TransferTable } from './catalog.ts';
+import { valueRows } from '../db/rows.ts';
+import { countRows, TRANSFER_TABLES, type TransferTable } from './catalog.ts';
 import { openTransferDatabase } from './database.ts';
 import { parseHeader, parseRow, TransferRefused, type ExportHeader, type Value } from './format.ts';
 import { ProgressCounter, type OnProgress, type TransferSummary } from './progress.ts';
@@ -37,7 +38,7 @@ export async function importService(options: ImportOptions): Promise<TransferSum
     const total = Object.values(header.tables).reduce((sum, { rows }) => sum + rows, 0);
     await db.transaction(async (sql) => {
       await refuseUnlessEmpty(sql, db);
-      // In the transaction, from the start of the file: Postgres runs it again when it fails to serialize.
+      // In the transaction, from the start of the file: Postgres runs it again after a deadlock.
       const progress = new ProgressCounter(total, options.onProgress);
       await insertRows(sql, input, header, progress);
       if (sql.dialect === 'postgres') await moveSequences(sql);
@@ -181,8 +182,7 @@ async function insertRows(sql: Sql, file: string, header: ExportHeader, progress
 }
 
 async function insertBatch(sql: Sql, { table, rows, from, to }: Batch, file: string): Promise<void> {
-  const placeholders = `(${table.columns.map(() => '?').join(', ')})`;
-  const text = `INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES ${rows.map(() => placeholders).join(', ')}`;
+  const text = `INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES ${valueRows(rows.length, table.columns.length)}`;
   try {
     await sql.run(text, rows.flat());
   } catch (error) {
@@ -224,8 +224,4 @@ async function checkCounts(sql: Sql, header: ExportHeader): Promise<void> {
       );
     }
   }
-}
-
-async function countRows(sql: Sql, table: string): Promise<number> {
-  return (await sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
 }
