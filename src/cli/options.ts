@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { defaultServiceDbPath } from '../host/index.ts';
 
 /** A port option: commander reports a bad one as a usage error (exit 2) naming the option. */
 export function parsePort(value: string): number {
@@ -18,4 +19,12 @@ export function parseWholeNumber(min: number): (value: string) => number {
     }
     return number;
   };
+}
+
+/**
+ * The service's database, as `serve` and `service export|import` take it: a SQLite file or a Postgres URL, from
+ * FLOWSYNC_DB when set, else the default file. One option, so the commands never disagree on which database is meant.
+ */
+export function databaseOption(description: string): Option {
+  return new Option('--db <file or url>', description).env('FLOWSYNC_DB').default(defaultServiceDbPath());
 }

@@ -1,7 +1,6 @@
 import { Command, Option } from 'commander';
-import { parsePort, parseWholeNumber } from '../options.ts';
+import { databaseOption, parsePort, parseWholeNumber } from '../options.ts';
 import { DEFAULT_SERVICE_PORT } from '../../agent/index.ts';
-import { defaultServiceDbPath } from '../../host/index.ts';
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -13,12 +12,9 @@ export function serveCommand(): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, DEFAULT_SERVICE_PORT)
     .addOption(
-      new Option(
-        '--db <file or url>',
+      databaseOption(
         'SQLite database file, or a Postgres URL (postgres://user:password@host/db) that several service processes share',
-      )
-        .env('FLOWSYNC_DB')
-        .default(defaultServiceDbPath()),
+      ),
     )
     .option(
       '--new-tokens',

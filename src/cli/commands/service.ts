@@ -1,15 +1,11 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { plural } from '../../protocol/index.ts';
-import { defaultServiceDbPath } from '../../host/index.ts';
+import { databaseOption } from '../options.ts';
 import { ProgressDisplay } from '../progress.ts';
 import { UsageError } from '../usage-error.ts';
 import type { TransferProgress } from '../../service/index.ts';
 
 const DB_HELP = "the service's database: a SQLite file (as `flowsync serve`'s) or a postgres:// URL";
-
-/** As `flowsync serve`'s: FLOWSYNC_DB when set, else the default SQLite file. */
-const databaseOption = () =>
-  new Option('--db <file-or-url>', DB_HELP).env('FLOWSYNC_DB').default(defaultServiceDbPath());
 
 export function serviceCommand(): Command {
   return new Command('service')
@@ -38,7 +34,7 @@ function exportCommand(): Command {
         'the file holds the database as it was at one moment. Two exports of the same data are the same bytes,\n' +
         'whichever database they come from (but for the header line, which names it).',
     )
-    .addOption(databaseOption())
+    .addOption(databaseOption(DB_HELP))
     .requiredOption('--out <file>', 'the file to write')
     .option('--force', 'replace the file if it exists')
     .addHelpText('after', '\nExample:\n  $ flowsync service export --out service.jsonl')
@@ -60,7 +56,7 @@ function importCommand(): Command {
         'Postgres database (createdb); its tables are created as `flowsync serve` creates them. Stop the\n' +
         "service first: rows it wrote meanwhile would make the database not empty, or not the export's.",
     )
-    .addOption(databaseOption())
+    .addOption(databaseOption(DB_HELP))
     .requiredOption('--in <file>', 'the export to read')
     .addHelpText(
       'after',
