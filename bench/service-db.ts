@@ -4,7 +4,6 @@
  * (sync_batch, 1 KiB files, two batches in flight per process), then small calls one after another.
  * Run: npm run bench -- service-db   (needs Debian's postgresql: the bench makes a cluster and removes it)
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,11 +11,10 @@ import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { cpuSeconds } from './proc.ts';
 import { printTable, sequentialLatency, type BenchRow } from './report.ts';
+import { FILES_PER_FLOW, FLOWS_PER_BATCH, fileBatches, functionCaller } from './service-calls.ts';
 import { startPostgresCluster } from '../test/support/postgres.ts';
 import { startServeProcess, type ServeProcess } from '../test/support/serve-process.ts';
 
-const FLOWS_PER_BATCH = 10;
-const FILES_PER_FLOW = 100;
 const BATCHES = 30;
 const LATENCY_CALLS = 2000;
 
@@ -43,18 +41,6 @@ function postgresPids(): number[] {
     .map(Number);
 }
 
-function batchesOf(count: number) {
-  return Array.from({ length: count }, (_, b) =>
-    Array.from({ length: FLOWS_PER_BATCH }, (_, f) => ({
-      flow_path: `flows/b${b}-f${f}`,
-      files: Array.from({ length: FILES_PER_FLOW }, (_, i) => {
-        const content = randomBytes(384).toString('base64') + '\n'.repeat(512);
-        return { path: `steps/${i}.yaml`, content, hash: createHash('sha256').update(content).digest('hex') };
-      }),
-    })),
-  );
-}
-
 async function measure(
   processes: ServeProcess[],
   tokens: { user: string; admin: string },
@@ -62,25 +48,12 @@ async function measure(
   const pools = processes.map(
     (serve) => new Pool(serve.url, { connections: 4, pipelining: 1, keepAliveTimeout: 30_000 }),
   );
-  let turn = 0;
-  const post = async (path: string, args: Record<string, unknown>, auth: string) => {
-    const pool = pools[turn++ % pools.length]!;
-    const { statusCode, body } = await pool.request({
-      path: `/api/run/${path}`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: auth },
-      body: JSON.stringify({
-        args: { baggage: { trace_id: randomUUID(), traffic_type: 'external' }, ...args },
-      }),
-    });
-    const text = await body.text();
-    if (statusCode !== 200) throw new Error(`${path}: HTTP ${statusCode} ${text.slice(0, 200)}`);
-  };
+  const post = functionCaller(pools);
   try {
     const user = `Bearer ${tokens.user}`;
     const syncBatch = (flows: unknown) =>
       post('svc/flow_def/action/sync_batch/run', { repo_owner: 'bench', repo_name: 'repo', flows }, user);
-    const batches = batchesOf(BATCHES + 2);
+    const batches = fileBatches(BATCHES + 2);
     for (const warm of batches.splice(0, 2)) await syncBatch(warm);
     const servicePids = processes.map((serve) => serve.pid);
     const serviceCpuBefore = cpuSeconds(servicePids);

@@ -2,17 +2,16 @@
  * Service throughput and latency over loopback with keep-alive, against the real embedded service.
  * Run: npm run bench -- service   (or node --import ./scripts/register-tsx.mjs bench/service.ts)
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { printTable, sequentialLatency, type BenchRow } from './report.ts';
+import { FILES_PER_FLOW, FLOWS_PER_BATCH, fileBatches, functionCaller } from './service-calls.ts';
 import { startServeProcess } from '../test/support/serve-process.ts';
 
-const FLOWS_PER_BATCH = 10;
-const FILES_PER_FLOW = 100; // 1,000 files of 1 KiB a batch, ~1.1 MiB of JSON: within the agent's 4 MiB chunks
 const BATCHES = 30;
 const LATENCY_CALLS = 3000;
 
@@ -23,35 +22,11 @@ export async function runServiceBench(): Promise<BenchRow[]> {
   const service = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
   const tokens = service.tokens;
   const pool = new Pool(service.url, { connections: 4, pipelining: 1, keepAliveTimeout: 30_000 });
-  const post = async (path: string, args: Record<string, unknown>, auth: string) => {
-    const { statusCode, body } = await pool.request({
-      path: `/api/run/${path}`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: auth },
-      body: JSON.stringify({
-        args: { baggage: { trace_id: randomUUID(), traffic_type: 'external' }, ...args },
-      }),
-    });
-    const text = await body.text();
-    if (statusCode !== 200) throw new Error(`${path}: HTTP ${statusCode} ${text.slice(0, 200)}`);
-    return text;
-  };
+  const post = functionCaller([pool]);
 
   try {
     // Bodies are built before the clock starts: hashing 1 KiB files is the agent's work, not the service's.
-    const batches = Array.from({ length: BATCHES + 2 }, (_, b) =>
-      Array.from({ length: FLOWS_PER_BATCH }, (_, f) => ({
-        flow_path: `flows/b${b}-f${f}`,
-        files: Array.from({ length: FILES_PER_FLOW }, (_, i) => {
-          const content = randomBytes(384).toString('base64') + '\n'.repeat(512);
-          return {
-            path: `steps/${i}.yaml`,
-            content,
-            hash: createHash('sha256').update(content).digest('hex'),
-          };
-        }),
-      })),
-    );
+    const batches = fileBatches(BATCHES + 2);
     const user = `Bearer ${tokens.user}`;
     const syncBatch = (flows: unknown) =>
       post('svc/flow_def/action/sync_batch/run', { repo_owner: 'bench', repo_name: 'repo', flows }, user);
