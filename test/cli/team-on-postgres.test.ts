@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, RemoteError } from '../../src/client/index.ts';
+import { createClient, RemoteError, type RemoteClient } from '../../src/client/index.ts';
 import { sha256 } from '../support/flows.ts';
 import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
@@ -57,6 +57,31 @@ function random(seed: number): () => number {
 }
 
 // Several `flowsync serve` starts a test: 55 s for one on a loaded two-core machine, against vitest's 60 s.
+/** Writes flows/ci/x.yml of acme/app, on `base` when given, as an agent sends it. */
+const writeX = (client: RemoteClient, content: string, base?: string | null) =>
+  client.flowDef.syncBatch({
+    repo_owner: 'acme',
+    repo_name: 'app',
+    flows: [
+      {
+        flow_path: 'flows/ci',
+        files: [
+          { path: 'x.yml', content, hash: sha256(content), ...(base !== undefined && { base_hash: base }) },
+        ],
+      },
+    ],
+  });
+
+/** Another process's transaction writing flows/ci: it holds the lock a writer of that flow takes until COMMIT. */
+async function holdFlow(url: string, repoId: string): Promise<pg.Client> {
+  const holder = new pg.Client({ connectionString: url });
+  holder.on('error', () => undefined); // a test may restart the server under it
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flow ${repoId} flows/ci`]);
+  return holder;
+}
+
 /**
  * Two `flowsync serve` processes started at once on one new database: one of them migrates and issues the tokens
  * (printed by that one only), the other waits for it.
@@ -259,18 +284,10 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     });
     serves.push(serve);
     const client = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user } });
-    const write = (content: string) =>
-      client.flowDef.syncBatch({
-        repo_owner: 'acme',
-        repo_name: 'app',
-        flows: [{ flow_path: 'flows/ci', files: [{ path: 'x.yml', content, hash: sha256(content) }] }],
-      });
+    const write = (content: string) => writeX(client, content);
     const { repo_id: repoId } = await write('one\n');
-    // Another process's transaction writing flows/ci, for 3 s (the lock a writer of that flow takes).
-    const holder = new pg.Client({ connectionString: url });
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flow ${repoId} flows/ci`]);
+    // Another process's transaction writing flows/ci, for 3 s.
+    const holder = await holdFlow(url, repoId!);
     const released = new Promise((resolve) => setTimeout(resolve, 3000)).then(() => holder.query('COMMIT'));
     const reply = await write('two\n');
     await released;
@@ -286,19 +303,10 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const serve = await startServeProcess(url, join(dir, 'serve.log'));
     serves.push(serve);
     const client = createClient({ baseUrl: serve.url, auth: { userToken: serve.tokens.user } });
-    const write = (content: string) =>
-      client.flowDef.syncBatch({
-        repo_owner: 'acme',
-        repo_name: 'app',
-        flows: [{ flow_path: 'flows/ci', files: [{ path: 'x.yml', content, hash: sha256(content) }] }],
-      });
+    const write = (content: string) => writeX(client, content);
     const { repo_id: repoId } = await write('one\n');
     // Calls waiting on the flow, in transactions, when the server goes down: their connections cannot roll back.
-    const holder = new pg.Client({ connectionString: url });
-    holder.on('error', () => undefined);
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flow ${repoId} flows/ci`]);
+    await holdFlow(url, repoId!);
     const waiting = Array.from({ length: 6 }, (_, n) => write(`waiting ${n}\n`).catch(() => 'failed'));
     await new Promise((resolve) => setTimeout(resolve, 500));
     cluster.restart();
@@ -312,17 +320,8 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const { url, a, b, tokens } = await twoProcesses();
     const ada = createClient({ baseUrl: a.url, auth: { userToken: tokens.user }, writer: 'ada' });
     const bob = createClient({ baseUrl: b.url, auth: { userToken: tokens.user }, writer: 'bob' });
-    const write = (client: typeof ada, content: string, base: string | null) =>
-      client.flowDef.syncBatch({
-        repo_owner: 'acme',
-        repo_name: 'app',
-        flows: [
-          {
-            flow_path: 'flows/ci',
-            files: [{ path: 'x.yml', content, hash: sha256(content), base_hash: base }],
-          },
-        ],
-      });
+    const write = (client: RemoteClient, content: string, base: string | null) =>
+      writeX(client, content, base);
     await write(ada, 'start\n', null);
     // Each writer reads what the service holds, then writes on that base; the other may have written in between.
     let written = 0;
