@@ -77,7 +77,7 @@ export interface TestDatabase {
 }
 
 /** Whether this run is the Postgres pass of the service's conformance tests. */
-export const onPostgres = process.env.FLOWSYNC_TEST_DB === 'postgres';
+const onPostgres = process.env.FLOWSYNC_TEST_DB === 'postgres';
 
 export async function testDatabase(dir: string): Promise<TestDatabase> {
   if (!onPostgres) {
