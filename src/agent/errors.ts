@@ -88,8 +88,8 @@ const HANDLERS: Handler[] = [
   (error) =>
     error instanceof DatabaseProblem
       ? {
-          outcome: error.kind === 'unreachable' ? 'transport' : 'usage',
-          apiCode: error.kind === 'unreachable' ? 'unavailable' : 'invalid_input',
+          outcome: error.kind === 'refused' ? 'usage' : 'transport',
+          apiCode: error.kind === 'refused' ? 'invalid_input' : 'unavailable',
           message: error.message,
           kind: null,
         }

@@ -39,6 +39,7 @@ export const ERROR_REASONS = {
   413: 'body_too_large',
   422: 'refused',
   500: 'internal',
+  503: 'unavailable',
 } as const;
 export type ErrorReason = (typeof ERROR_REASONS)[keyof typeof ERROR_REASONS];
 

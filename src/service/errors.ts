@@ -31,14 +31,16 @@ export class NestedTooDeep extends Error {
 }
 
 /**
- * The service's database cannot be had (`serve --db`): Postgres unreachable, the user or the database refused, a
- * URL that is not one. A person fixes it, so it is said in one line (never with the URL's password); `unreachable`
- * may pass by itself, the others need a change.
+ * The service's database cannot be had: at start (`serve --db`: Postgres unreachable, the user or the database
+ * refused, a URL that is not one), or for a call (Postgres went away, the SQLite file's disk is full). A person
+ * fixes it, so it is said in one line (never with the URL's password). `unreachable` may pass by itself, `storage`
+ * (the disk under the database refuses writes) once someone frees space or mends the disk; `refused` needs a
+ * change. A call that meets one is answered 503: send it again later.
  */
 export class DatabaseProblem extends Error {
   constructor(
     message: string,
-    readonly kind: 'unreachable' | 'refused',
+    readonly kind: 'unreachable' | 'refused' | 'storage',
   ) {
     super(message);
     this.name = 'DatabaseProblem';

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -180,6 +180,32 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const down = await fetch(`${serve.url}/health`);
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({ status: 'down', database: 'down' });
+    // A call meanwhile: 503 (send it again later, or to another process), not an incident of the service's own.
+    const call = await fetch(`${serve.url}/api/run/svc/flow_def/public/list_flows`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${serve.tokens.user}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        args: {
+          baggage: { trace_id: 'db-gone', traffic_type: 'external' },
+          repo_owner: 'acme',
+          repo_name: 'app',
+        },
+      }),
+    });
+    expect(call.status).toBe(503);
+    expect(call.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await call.json()).toEqual({
+      status: 'error',
+      errorMessage: expect.stringContaining("The service's database cannot take this call now"),
+      errorData: { reason: 'unavailable' },
+    });
+    // The log is written a moment after the answer.
+    const logged = () => readFileSync(join(dir, 'serve.log'), 'utf8');
+    await expect
+      .poll(logged)
+      .toMatch(/The database \\"flowsync_\w+\\" does not exist at postgres:\/\/flowsync:\*\*\*@/);
+    expect(logged()).not.toContain('incident');
+    expect(logged()).not.toContain(url.password);
   }, 120_000);
 
   it("lists flows and files in SQLite's order (bytes) on a database whose own order is a person's (ICU en-US)", async () => {
@@ -314,6 +340,10 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     // Every later call is answered: no connection the restart broke is handed to one of them.
     for (let n = 0; n < 20; n++) expect((await write(`after ${n}\n`)).files_updated).toBe(1);
     await client.close();
+    // The calls the restart cut were answered 503 (sent again by the client), not as incidents: a restart is no bug.
+    const logged = () => readFileSync(join(dir, 'serve.log'), 'utf8');
+    await expect.poll(logged).toContain('the database cannot take calls: answered 503');
+    expect(logged()).not.toContain('incident');
   });
 
   it('keeps the base-hash rule across processes: racing writers on one file, each through another process, lose nothing', async () => {

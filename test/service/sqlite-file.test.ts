@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,15 +9,22 @@ import { SQLITE_MIGRATIONS } from '../../src/service/db/migrations.ts';
 import { readDatabase } from '../support/service.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 
-/** What is SQLite's alone, out of the Postgres pass (vitest.config.ts): a SQLite file of an older schema. */
+/**
+ * What is SQLite's alone, out of the Postgres pass (vitest.config.ts): a SQLite file of an older schema, and one
+ * whose disk fills up under the running service.
+ */
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 let dir: string;
 let serve: ServeProcess | undefined;
 let read: ReturnType<typeof readDatabase>;
+let mounted: string | undefined;
 
 afterEach(async () => {
   await serve?.stop();
+  serve = undefined;
+  if (mounted) execFileSync('umount', [mounted]);
+  mounted = undefined;
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -70,6 +78,79 @@ describe('a database from before history', () => {
         written_at: '2026-01-02T00:00:00.000Z',
         replaced_at: null,
       },
+    ]);
+  });
+});
+
+describe('a database whose disk is full', () => {
+  /** One sync_batch of one file, sent once (no client: it would send a 503 again), as the service answers it. */
+  const writeFile = async (url: string, token: string, path: string, content: string) => {
+    const response = await fetch(`${url}/api/run/svc/flow_def/action/sync_batch/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        args: {
+          baggage: { trace_id: 'disk-full', traffic_type: 'external' },
+          repo_owner: 'acme',
+          repo_name: 'app',
+          flows: [{ flow_path: 'flows/ci', files: [{ path, content, hash: sha(content) }] }],
+        },
+      }),
+    });
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as { errorMessage?: string; errorData?: { reason?: string } },
+    };
+  };
+
+  it('answers 503 (send it again later) and says why in its log, never an incident; takes writes once there is room', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-full-'));
+    const disk = join(dir, 'disk');
+    mkdirSync(disk);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', disk]);
+    mounted = disk;
+    const log = join(dir, 'serve.log');
+    serve = await startServeProcess(join(disk, 'service.db'), log);
+    const { url } = serve;
+    const token = serve.tokens.user;
+    expect((await writeFile(url, token, 'before.yml', 'before\n')).status).toBe(200);
+
+    // Everything but the last few blocks taken by another program's file.
+    const filler = join(disk, 'filler');
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    for (let i = 0; ; i++) {
+      try {
+        writeFileSync(join(disk, `filler-${i}`), chunk);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        break;
+      }
+    }
+    // 512 KiB of content does not fit in what is left: SQLite's write fails with SQLITE_FULL.
+    const big = randomBytes(384 * 1024).toString('base64');
+    const full = await writeFile(url, token, 'big.yml', big);
+    expect(full).toEqual({
+      status: 503,
+      retryAfter: expect.stringMatching(/^\d+$/),
+      body: expect.objectContaining({
+        errorMessage: expect.stringContaining("The service's database cannot take this call now"),
+        errorData: { reason: 'unavailable' },
+      }),
+    });
+    // The log is written a moment after the answer.
+    await expect
+      .poll(() => readFileSync(log, 'utf8'))
+      .toContain(`${disk} is full: free some space on its disk.`);
+    expect(readFileSync(log, 'utf8')).not.toContain('incident');
+
+    // Room again: the same call is taken, and nothing written before was lost.
+    execFileSync('sh', ['-c', `rm -f ${filler}-*`]);
+    expect((await writeFile(url, token, 'big.yml', big)).status).toBe(200);
+    read = readDatabase(join(disk, 'service.db'));
+    expect(read('SELECT path FROM flow_files ORDER BY path')).toEqual([
+      { path: 'before.yml' },
+      { path: 'big.yml' },
     ]);
   });
 });

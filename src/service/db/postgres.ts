@@ -67,8 +67,16 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     await migrate(pool);
   } catch (error) {
     await pool.end();
-    throw databaseProblem(error, location) ?? error;
+    throw databaseProblem(error, location, true) ?? error;
   }
+  /** A call's error as it is: a database that went away mid-call is a DatabaseProblem (answered 503). */
+  const said = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw databaseProblem(error, location, false) ?? error;
+    }
+  };
 
   const on = (client: pg.Pool | pg.PoolClient): Sql => ({
     dialect: 'postgres',
@@ -111,21 +119,22 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   return {
     dialect: 'postgres',
     location,
-    async transaction(work) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await inTransaction('BEGIN', work);
-        } catch (error) {
-          if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? ''))
-            throw error;
+    transaction: (work) =>
+      said(async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await inTransaction('BEGIN', work);
+          } catch (error) {
+            if (attempt >= MAX_ATTEMPTS || !RETRY_CODES.has((error as { code?: string }).code ?? ''))
+              throw error;
+          }
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
         }
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
-      }
-    },
-    read: (work) => work(direct),
+      }),
+    read: (work) => said(() => work(direct)),
     // REPEATABLE READ READ ONLY: one snapshot for every statement, and nothing to retry (a read-only transaction
     // never fails to serialize at this level).
-    snapshot: (work) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work),
+    snapshot: (work) => said(() => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work)),
     close: () => pool.end(),
   };
 }
@@ -183,10 +192,32 @@ async function migrate(pool: pg.Pool): Promise<void> {
   }
 }
 
-/** What a person can do about a failure to open the database, in one line; null for anything else (a bug). */
-function databaseProblem(error: unknown, location: string): DatabaseProblem | null {
-  const { code, message } = error as { code?: string; message?: string };
+/**
+ * pg's own errors for a connection that went away under a query: they carry no code, only these words.
+ * (node_modules/pg/lib/client.js and pg-pool, 8.x.)
+ */
+const CONNECTION_LOST = [
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'timeout exceeded when trying to connect',
+];
+
+/**
+ * What a person can do about a database that cannot be had, in one line; null for anything else (a bug, or a
+ * refusal of the service's own, which is never one of these). `opening`: at start, where Postgres's own words about
+ * TLS are the clue; later, a server that went away mid-call (restarted, stopped, its connections ended) is said too.
+ */
+function databaseProblem(error: unknown, location: string, opening: boolean): DatabaseProblem | null {
+  if (!(error instanceof Error) || error instanceof DatabaseProblem) return null;
+  const { code, message } = error as Error & { code?: string };
   const database = decodeURIComponent(new URL(location).pathname.slice(1)) || 'postgres';
+  const gone = () =>
+    new DatabaseProblem(
+      `Postgres at ${location} ended the connection (${code ?? message}): is it being restarted or stopped?`,
+      'unreachable',
+    );
+  if (code === undefined && CONNECTION_LOST.some((words) => message.startsWith(words))) return gone();
   switch (code) {
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
@@ -197,6 +228,24 @@ function databaseProblem(error: unknown, location: string): DatabaseProblem | nu
       return new DatabaseProblem(
         `Cannot reach Postgres at ${location} (${code}): is it running there, and are the host and port right?`,
         'unreachable',
+      );
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case '57P01': // admin_shutdown: the server stops, or an administrator ended the connection
+    case '57P02': // crash_shutdown
+    case '08000':
+    case '08003':
+    case '08006':
+      return gone();
+    case '53300':
+      return new DatabaseProblem(
+        `Postgres at ${location} has no connection left (53300): raise its max_connections, or run fewer service processes (each holds up to 10).`,
+        'unreachable',
+      );
+    case '53100':
+      return new DatabaseProblem(
+        `Postgres at ${location} cannot write: its disk is full (53100). Free some space on the database's disk.`,
+        'storage',
       );
     case '28P01':
     case '28000':
@@ -216,7 +265,7 @@ function databaseProblem(error: unknown, location: string): DatabaseProblem | nu
       );
     default:
       // A server that asks for TLS the URL did not set up, and the like: Postgres's own words are the clue.
-      return code === undefined && message?.includes('SSL')
+      return opening && code === undefined && message.includes('SSL')
         ? new DatabaseProblem(`Postgres at ${location}: ${message}`, 'refused')
         : null;
   }

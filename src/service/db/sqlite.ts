@@ -1,5 +1,6 @@
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { ensurePrivateFile } from '../../host/index.ts';
+import { ensurePrivateFile, storageFaultLine, storageFaultOf } from '../../host/index.ts';
 import { DatabaseProblem } from '../errors.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import type { Params, ServiceDatabase, Sql } from './sql.ts';
@@ -38,12 +39,17 @@ export function openSqlite(path: string): ServiceDatabase {
   // One call at a time: its statements may await, and another call's would otherwise run inside its transaction.
   // A call that finds none running or waiting starts at once (most do: a statement never waits for I/O here);
   // the others queue behind the last one. Counted from the moment a call asks, so none overtakes a queued one.
+  // A write the file's disk refused (full, read-only, failing) is a DatabaseProblem: answered 503, said in the log
+  // in one line, and gone once the disk takes writes again (the transaction was rolled back whole).
   let asked = 0;
   let queue: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     const start = async () => {
       try {
         return await work();
+      } catch (error) {
+        const fault = storageFaultOf(error);
+        throw fault === null ? error : new DatabaseProblem(storageFaultLine(fault, dirname(path)), 'storage');
       } finally {
         asked--;
       }

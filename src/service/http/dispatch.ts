@@ -7,7 +7,7 @@ import {
   type FunctionPath,
   type FunctionSpec,
 } from '../../protocol/index.ts';
-import { CallRefused, UnknownApiKey } from '../errors.ts';
+import { CallRefused, DatabaseProblem, UnknownApiKey } from '../errors.ts';
 import type { AccessTokens, Caller } from '../store/access-tokens.ts';
 import type { RegisteredApiKey } from '../store/api-keys.ts';
 import type { Implementation, Implementations } from '../functions/types.ts';
@@ -113,10 +113,28 @@ export async function dispatchCall(
     if (error instanceof CallRefused) return sendError(reply, 422, error.message, error.data);
     if (error instanceof UnknownApiKey)
       return sendError(reply, 401, error.message, { reason: 'unknown_api_key' });
+    if (error instanceof DatabaseProblem) {
+      // Not the service's bug but its database's state (restarted, gone, its disk full): the operator reads why in
+      // the log, the caller sends the call again later (to this process or, behind a balancer, another). The
+      // caller is told nothing about where the database is.
+      request.log.warn({ problem: error.message }, 'the database cannot take calls: answered 503');
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+      return sendError(
+        reply,
+        503,
+        "The service's database cannot take this call now (its operator finds why in the service's log): send it again in a moment.",
+      );
+    }
     // A bug: the app's error handler answers it, as every other 500, with an incident id in the log.
     throw error;
   }
 }
+
+/**
+ * Seconds a caller waits before sending a call the database could not take: a Postgres restart takes a few, and
+ * flowsync's client waits what Retry-After says instead of its own back-off.
+ */
+const DATABASE_RETRY_AFTER_S = 5;
 
 /**
  * The writing client's name from its header, for the history: percent-decoded (a header is Latin-1 on the wire, so
