@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type RemoteClient } from '../../src/client/index.ts';
 import { createService, type RunningService } from '../../src/service/index.ts';
@@ -419,6 +420,44 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
     const after = join(dir, 'after-refusal.jsonl');
     expect((await flowsync('service', 'export', '--db', postgresUrl, '--out', after)).code).toBe(0);
     expect(readFileSync(after, 'utf8')).toBe(readFileSync(out, 'utf8'));
+  });
+
+  it('exports only a database of the schema it knows, and writes nothing to one it does not (a serve may run on it)', async () => {
+    // A SQLite file as the first release left it (schema 1): an older `flowsync serve` may be running on it, and a
+    // migration under it would break it.
+    const oldFile = join(dir, 'old.db');
+    const old = new Database(oldFile);
+    old.exec('CREATE TABLE repos (id TEXT PRIMARY KEY, owner TEXT, name TEXT, created_at TEXT)');
+    old.pragma('user_version = 1');
+    old.close();
+    // A Postgres database that holds no service (a mistyped name, another program's): it gets no tables.
+    const other = await cluster.createDatabase();
+    execPostgres(other, 'CREATE TABLE theirs (id INTEGER)');
+    const tablesOf = () =>
+      readPostgres(other)<{ tablename: string }>(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",
+      );
+    const out = join(dir, 'old.jsonl');
+    const fromFile = await flowsync('service', 'export', '--db', oldFile, '--out', out);
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toMatch(
+      /^flowsync: \S+old\.db is at schema 1 and this flowsync reads \d+: run this flowsync's `serve` on it once \(it brings the schema up to date\), then try again\.\n$/,
+    );
+    const fromOther = await flowsync('service', 'export', '--db', other, '--out', out);
+    expect(fromOther.code).toBe(2);
+    expect(fromOther.stderr).toMatch(
+      /^flowsync: postgres:\/\/flowsync:\*\*\*@[^ ]+ holds no flowsync service: give --db the database `flowsync serve` uses\.\n$/,
+    );
+    expect(existsSync(out)).toBe(false);
+    expect(readDatabase(oldFile)('PRAGMA user_version')).toEqual([{ user_version: 1 }]);
+    expect(readDatabase(oldFile)("SELECT name FROM sqlite_master WHERE name = 'file_versions'")).toEqual([]);
+    expect(tablesOf()).toEqual([{ tablename: 'theirs' }]);
+    // An import does not bring it up to date either (to refuse it for its rows after): it takes a new database.
+    const imported = await flowsync('service', 'import', '--db', oldFile, '--in', join(dir, 'sqlite.jsonl'));
+    expect(imported.code).toBe(2);
+    expect(imported.stderr).toContain('is at schema 1');
+    expect(readDatabase(oldFile)('PRAGMA user_version')).toEqual([{ user_version: 1 }]);
+    await cluster.dropDatabase(other);
   });
 
   it('refuses a file cut short, a garbage file and a newer format, in one line, writing nothing', async () => {

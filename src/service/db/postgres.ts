@@ -1,7 +1,15 @@
 import pg from 'pg';
 import { DatabaseProblem } from '../errors.ts';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
-import { redactedLocation, toNumbered, type Params, type ServiceDatabase, type Sql } from './sql.ts';
+import {
+  redactedLocation,
+  shouldMigrate,
+  toNumbered,
+  type Params,
+  type SchemaUpdate,
+  type ServiceDatabase,
+  type Sql,
+} from './sql.ts';
 
 /**
  * The advisory lock that makes migrations run once when several service processes start at once: the others
@@ -35,6 +43,8 @@ export interface PostgresOptions {
   maxConnections?: number;
   /** Told about a connection that failed while idle (the pool drops it and opens another when needed). */
   onIdleError?: (error: Error) => void;
+  /** How far its schema may be brought (default: migrated). */
+  update?: SchemaUpdate;
 }
 
 /**
@@ -64,7 +74,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   });
   pool.on('error', (error) => options.onIdleError?.(error));
   try {
-    await migrate(pool);
+    await migrate(pool, options.update ?? 'migrate', location);
   } catch (error) {
     await pool.end();
     throw databaseProblem(error, location, true) ?? error;
@@ -163,20 +173,24 @@ async function checkOut(
   };
 }
 
-async function migrate(pool: pg.Pool): Promise<void> {
+async function migrate(pool: pg.Pool, update: SchemaUpdate, location: string): Promise<void> {
   const { client, release } = await checkOut(pool);
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS flowsync_schema (version INTEGER NOT NULL)');
-    const row = (await client.query<{ version: number }>('SELECT version FROM flowsync_schema')).rows[0];
+    // Read before anything is created: an export or import that may not migrate writes nothing.
+    const known = (
+      await client.query<{ found: string | null }>("SELECT to_regclass('flowsync_schema') AS found")
+    ).rows[0]!.found;
+    const row = known
+      ? (await client.query<{ version: number }>('SELECT version FROM flowsync_schema')).rows[0]
+      : undefined;
     const current = row?.version ?? 0;
-    if (current > POSTGRES_MIGRATIONS.length) {
-      throw new DatabaseProblem(
-        `The database was written by a newer flowsync (schema ${current}, this one knows ${POSTGRES_MIGRATIONS.length}): upgrade flowsync.`,
-        'refused',
-      );
+    if (!shouldMigrate(current, POSTGRES_MIGRATIONS.length, update, location)) {
+      await client.query('COMMIT');
+      return;
     }
+    await client.query('CREATE TABLE IF NOT EXISTS flowsync_schema (version INTEGER NOT NULL)');
     for (let version = current; version < POSTGRES_MIGRATIONS.length; version++) {
       await client.query(POSTGRES_MIGRATIONS[version]!);
     }

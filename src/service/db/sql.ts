@@ -5,6 +5,8 @@
  * chosen by `dialect` where it is used.
  */
 
+import { DatabaseProblem } from '../errors.ts';
+
 export type Dialect = 'sqlite' | 'postgres';
 
 /** `?` parameters in order, or `@name` parameters by name. Booleans are sent as 1 or 0 (SQLite has no boolean). */
@@ -83,4 +85,41 @@ export function redactedLocation(location: string): string {
   } catch {
     return 'postgres://…';
   }
+}
+
+/**
+ * How far opening a database may bring its schema: `migrate` (`flowsync serve`: any older schema); `create` (an
+ * import: the schema of a new, empty database, never an older one, which some older `serve` may be running on);
+ * `none` (an export: it reads the schema this flowsync knows, and writes nothing).
+ */
+export type SchemaUpdate = 'migrate' | 'create' | 'none';
+
+/**
+ * Whether to run the migrations from schema `current` (0: none yet) to `latest`; a schema that may not be brought
+ * there is refused in one line.
+ */
+export function shouldMigrate(
+  current: number,
+  latest: number,
+  update: SchemaUpdate,
+  location: string,
+): boolean {
+  if (current > latest) {
+    throw new DatabaseProblem(
+      `The database was written by a newer flowsync (schema ${current}, this one knows ${latest}): upgrade flowsync.`,
+      'refused',
+    );
+  }
+  if (current === latest) return false;
+  if (update === 'migrate' || (update === 'create' && current === 0)) return true;
+  if (current === 0) {
+    throw new DatabaseProblem(
+      `${location} holds no flowsync service: give --db the database \`flowsync serve\` uses.`,
+      'refused',
+    );
+  }
+  throw new DatabaseProblem(
+    `${location} is at schema ${current} and this flowsync reads ${latest}: run this flowsync's \`serve\` on it once (it brings the schema up to date), then try again.`,
+    'refused',
+  );
 }

@@ -3,14 +3,15 @@ import Database from 'better-sqlite3';
 import { ensurePrivateFile, storageFaultLine, storageFaultOf } from '../../host/index.ts';
 import { DatabaseProblem } from '../errors.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
-import type { Params, ServiceDatabase, Sql } from './sql.ts';
+import { shouldMigrate, type Params, type SchemaUpdate, type ServiceDatabase, type Sql } from './sql.ts';
 
 /**
- * The service's SQLite file (created 0600 when missing) in WAL mode, its schema brought up to date. One process
+ * The service's SQLite file (created 0600 when missing) in WAL mode, its schema brought up to date (as far as
+ * `update` allows). One process
  * writes it: calls run one at a time, each whole before the next begins, as they did when every function was
  * synchronous. A statement is prepared once and kept (64 of them).
  */
-export function openSqlite(path: string): ServiceDatabase {
+export function openSqlite(path: string, update: SchemaUpdate = 'migrate'): ServiceDatabase {
   if (path !== ':memory:') ensurePrivateFile(path);
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -18,7 +19,12 @@ export function openSqlite(path: string): ServiceDatabase {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
+  try {
+    migrate(db, path, update);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 
   const prepared = new Map<string, Database.Statement>();
   const statement = (text: string) => {
@@ -96,14 +102,9 @@ export function openSqlite(path: string): ServiceDatabase {
   };
 }
 
-function migrate(db: Database.Database): void {
+function migrate(db: Database.Database, path: string, update: SchemaUpdate): void {
   const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > SQLITE_MIGRATIONS.length) {
-    throw new DatabaseProblem(
-      `The database was written by a newer flowsync (schema ${current}, this one knows ${SQLITE_MIGRATIONS.length}): upgrade flowsync.`,
-      'refused',
-    );
-  }
+  if (!shouldMigrate(current, SQLITE_MIGRATIONS.length, update, path)) return;
   const apply = db.transaction(() => {
     for (let version = current; version < SQLITE_MIGRATIONS.length; version++) {
       db.exec(SQLITE_MIGRATIONS[version]!);

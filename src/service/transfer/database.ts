@@ -4,8 +4,8 @@ import { DatabaseProblem } from '../errors.ts';
 import { TransferRefused } from './format.ts';
 
 /**
- * The database an export reads or an import writes, opened (and its schema brought up to date) as the service
- * opens it. What keeps it from opening is the user's to fix (Postgres not running there, a wrong password, no such
+ * The database an export reads or an import writes, opened as the service opens it, but of this flowsync's schema
+ * only: an older one is refused, not migrated (an import creates the schema of a new database). What keeps it from opening is the user's to fix (Postgres not running there, a wrong password, no such
  * database, a file that is not a database): said in a line that names the database without its password.
  */
 export async function openTransferDatabase(
@@ -21,7 +21,8 @@ export async function openTransferDatabase(
     );
   }
   try {
-    return await openServiceDatabase(location);
+    // Never migrated here: an older `flowsync serve` may be running on it. An import may create a new one's schema.
+    return await openServiceDatabase(location, { update: purpose === 'import' ? 'create' : 'none' });
   } catch (error) {
     // Said in one line already (unreachable, sign-in refused, no such database), as `serve` says it.
     if (error instanceof DatabaseProblem) throw error;
