@@ -3,7 +3,7 @@ import { isPostgresUrl, type ServiceDatabase } from './sql.ts';
 import { openSqlite } from './sqlite.ts';
 
 export type { Dialect, Params, SchemaUpdate, ServiceDatabase, Sql } from './sql.ts';
-export { isPostgresUrl, redactedLocation } from './sql.ts';
+export { isPostgresUrl, redactedLocation, withoutPassword } from './sql.ts';
 
 /**
  * The service's database: a Postgres URL (`postgres://user@host/db`) opens that database, shared with other

@@ -123,3 +123,25 @@ export function shouldMigrate(
     'refused',
   );
 }
+
+/**
+ * `text` (a message that may quote the URL) with the password of a Postgres URL spelled out nowhere, as typed or
+ * percent-decoded: what redactedLocation does for the URL itself.
+ */
+export function withoutPassword(text: string, location: string): string {
+  if (!isPostgresUrl(location)) return text;
+  let password = '';
+  try {
+    password = new URL(location).password;
+  } catch {
+    return text;
+  }
+  if (password === '') return text;
+  let decoded = password;
+  try {
+    decoded = decodeURIComponent(password);
+  } catch {
+    // Not valid percent-encoding: only the typed form can appear.
+  }
+  return [password, decoded].reduce((said, secret) => said.split(secret).join('***'), text);
+}

@@ -1,5 +1,11 @@
 import { existsSync } from 'node:fs';
-import { isPostgresUrl, openServiceDatabase, redactedLocation, type ServiceDatabase } from '../db/open.ts';
+import {
+  isPostgresUrl,
+  openServiceDatabase,
+  redactedLocation,
+  withoutPassword,
+  type ServiceDatabase,
+} from '../db/open.ts';
 import { DatabaseProblem } from '../errors.ts';
 import { TransferRefused } from './format.ts';
 
@@ -32,23 +38,4 @@ export async function openTransferDatabase(
       `Could not open ${redactedLocation(location)}: ${withoutPassword(error.message, location)}.`,
     );
   }
-}
-
-/** `text` with the password of a Postgres URL spelled out nowhere (as typed, or percent-decoded). */
-export function withoutPassword(text: string, location: string): string {
-  if (!isPostgresUrl(location)) return text;
-  let password = '';
-  try {
-    password = new URL(location).password;
-  } catch {
-    return text;
-  }
-  if (password === '') return text;
-  let decoded = password;
-  try {
-    decoded = decodeURIComponent(password);
-  } catch {
-    // Not valid percent-encoding: only the typed form can appear.
-  }
-  return [password, decoded].reduce((said, secret) => said.split(secret).join('***'), text);
 }
