@@ -53,7 +53,7 @@ export default defineConfig({
           include: ON_POSTGRES,
           exclude: [...configDefaults.exclude, ...UNIT, ...SQLITE_ONLY],
           env: { FLOWSYNC_TEST_DB: 'postgres' },
-          globalSetup: ['test/support/postgres-setup.ts'],
+          globalSetup: ['test/support/build-setup.ts', 'test/support/postgres-setup.ts'],
         },
       },
       {
@@ -62,6 +62,8 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...UNIT],
+          // `flowsync` runs as a process from its build, made here once (test/support/cli.ts says why).
+          globalSetup: ['test/support/build-setup.ts'],
         },
       },
     ],

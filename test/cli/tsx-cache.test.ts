@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOWSYNC_BIN, REGISTER_TSX } from '../support/cli.ts';
+import { CHECKOUT_BIN, REGISTER_TSX } from '../support/cli.ts';
 import { createUnixUser, type UnixUser } from '../support/unix-user.ts';
 
 /**
@@ -78,7 +78,7 @@ afterAll(async () => {
 // Each way a checkout runs the sources: `flowsync`/`npm start` (bin/flowsync.js), and `npm run bench`, electron/main.mjs
 // and the tests' own children (`node --import scripts/register-tsx.mjs`), here with main.ts as the program.
 const RUNS = [
-  { name: 'bin/flowsync.js', args: [FLOWSYNC_BIN, '--help'] },
+  { name: 'bin/flowsync.js', args: [CHECKOUT_BIN, '--help'] },
   {
     name: 'node --import scripts/register-tsx.mjs',
     args: ['--import', REGISTER_TSX, fileURLToPath(MAIN), '--help'],

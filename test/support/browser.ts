@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
+import { newestSource, withLock } from './build.ts';
 
 /** Debian's Chromium (installed by .ci/run); playwright never downloads a browser here. */
 export const CHROMIUM = process.env.FLOWSYNC_CHROMIUM ?? '/usr/bin/chromium';
@@ -31,7 +31,7 @@ const LOCK = `${ROOT}/renderer/.build-lock`;
 export function buildRenderer(): void {
   withLock(LOCK, () => {
     const built = statSync(STAMP, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (built > newestSource()) return;
+    if (built > newestSource(['renderer', 'src'])) return;
     execFileSync(
       process.execPath,
       [`${ROOT}/node_modules/vite/bin/vite.js`, 'build', 'renderer', '--logLevel', 'warn'],
@@ -43,41 +43,4 @@ export function buildRenderer(): void {
     );
     writeFileSync(STAMP, '');
   });
-}
-
-function newestSource(): number {
-  let newest = 0;
-  const walk = (folder: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'dist' && entry.name !== 'node_modules') walk(path);
-      } else newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  };
-  for (const folder of ['renderer', 'src']) walk(join(ROOT, folder));
-  return Math.max(newest, statSync(join(ROOT, 'package-lock.json')).mtimeMs);
-}
-
-/** Runs `work` while holding a lock folder; waits (up to two minutes: a build on a loaded machine) for it. */
-function withLock(lock: string, work: () => void): void {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // A lock left by a killed run is older than any build takes.
-      if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 120_000)
-        rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error(`${lock} is still held after two minutes`);
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-    }
-  }
-  try {
-    work();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
 }

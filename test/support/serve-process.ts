@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { FLOWSYNC_BIN } from './cli.ts';
 
 export interface ServeProcess {
   url: string;
@@ -16,17 +16,15 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-const BIN = fileURLToPath(new URL('../../bin/flowsync.js', import.meta.url));
-
 /**
  * Starts `flowsync serve` on a free port with a fresh database and reads its address and tokens from stdout.
- * `bin` is the checkout's by default; test/package runs the installed one. `env` is added to the test's own.
+ * `bin` is the build by default (support/cli.ts); test/package runs the installed one. `env` is added to the test's own.
  */
 export function startServeProcess(
   dbPath: string,
   logPath: string,
   extraArgs: string[] = [],
-  bin = BIN,
+  bin = FLOWSYNC_BIN,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--db', dbPath, ...extraArgs], {
