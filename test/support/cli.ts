@@ -55,6 +55,11 @@ export function runFlowsync(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A command that refuses its arguments exits without reading its input, from the build within 0.1 s, and may
+    // be gone before this write reaches the pipe: EPIPE is then no failure of the command's (closed-pipe.test.ts).
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(options.stdin ?? '');
   });
 }
