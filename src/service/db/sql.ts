@@ -55,23 +55,46 @@ export function isPostgresUrl(location: string): boolean {
 
 /**
  * The statement as Postgres takes it: `?` and `@name` become `$1`, `$2`, … (a name used twice is one parameter),
- * with the values in that order. The stores' SQL has neither character inside a string literal.
+ * with the values in that order. The stores' SQL has neither character inside a string literal. A text's numbering
+ * is worked out once and kept (the stores' texts are a few hundred, the same strings each time: db/rows.ts).
  */
 export function toNumbered(text: string, params: Params | undefined): { text: string; values: unknown[] } {
   if (params === undefined) return { text, values: [] };
-  if (Array.isArray(params)) {
-    let n = 0;
-    return { text: text.replace(/\?/g, () => `$${++n}`), values: [...(params as unknown[])] };
+  const positional = Array.isArray(params);
+  let numbered = NUMBERED.get(text);
+  if (numbered === undefined || (numbered.names === null) !== positional) {
+    numbered = positional ? numberMarks(text) : numberNames(text);
+    if (NUMBERED.size >= MAX_NUMBERED) NUMBERED.clear();
+    NUMBERED.set(text, numbered);
   }
+  if (positional) return { text: numbered.text, values: [...(params as unknown[])] };
   const named = params as Readonly<Record<string, unknown>>;
+  return {
+    text: numbered.text,
+    values: numbered.names!.map((name) => {
+      if (!(name in named)) throw new Error(`no value for @${name}`);
+      return named[name];
+    }),
+  };
+}
+
+/** Texts whose numbering is kept; past this many (never, with the stores' SQL) the cache starts again. */
+const MAX_NUMBERED = 2_000;
+const NUMBERED = new Map<string, { text: string; names: string[] | null }>();
+
+function numberMarks(text: string) {
+  let n = 0;
+  return { text: text.replace(/\?/g, () => `$${++n}`), names: null };
+}
+
+function numberNames(text: string) {
   const order = new Map<string, number>();
   const numbered = text.replace(/@([A-Za-z_][A-Za-z0-9_]*)/g, (_match, name: string) => {
-    if (!(name in named)) throw new Error(`no value for @${name}`);
     let index = order.get(name);
     if (index === undefined) order.set(name, (index = order.size + 1));
     return `$${index}`;
   });
-  return { text: numbered, values: [...order.keys()].map((name) => named[name]) };
+  return { text: numbered, names: [...order.keys()] };
 }
 
 /** A Postgres URL as a log may show it: no password, no query (which may carry one). */

@@ -1,7 +1,7 @@
 import type { FileVersion } from '../../protocol/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
-import { chunks, parameterList, valueRows } from '../db/rows.ts';
+import { chunks, parameterList, textPerCount, valueRows } from '../db/rows.ts';
 import type { Caller } from './access-tokens.ts';
 
 /** Who writes: the writing client's name (`dev@laptop:~/code/app`, as it says) and its token's kind. */
@@ -39,6 +39,19 @@ export interface StoredVersion {
   content: string | null;
 }
 
+const REPLACE_VERSIONS = textPerCount(
+  (count) => `UPDATE file_versions SET replaced_at = ?,
+     content = coalesce(content,
+       (SELECT f.content FROM flow_files f WHERE f.flow_id = ? AND f.path = file_versions.path))
+   WHERE repo_id = ? AND flow_path = ? AND replaced_at IS NULL AND path IN (${parameterList(count)})`,
+);
+
+const ADD_VERSIONS = textPerCount(
+  (count) => `INSERT INTO file_versions
+     (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
+   VALUES ${valueRows(count, 9)}`,
+);
+
 /**
  * Every version of every flow file, the current one included, in one append-only table: a write marks the
  * version it replaces (`replaced_at`, and its content, taken from the file row) and adds its own, whose content
@@ -71,28 +84,15 @@ export class FileHistory {
     now = nowIso(),
   ): Promise<void> {
     for (const part of chunks(writes)) {
-      await this.sql.run(
-        `UPDATE file_versions SET replaced_at = ?,
-           content = coalesce(content,
-             (SELECT f.content FROM flow_files f WHERE f.flow_id = ? AND f.path = file_versions.path))
-         WHERE repo_id = ? AND flow_path = ? AND replaced_at IS NULL AND path IN (${parameterList(part.length)})`,
-        [now, flow.flowId, flow.repoId, flow.flowPath, ...part.map((write) => write.path)],
-      );
-      await this.sql.run(
-        `INSERT INTO file_versions (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
-         VALUES ${valueRows(part.length, 9)}`,
-        part.flatMap(({ path, written }) => [
-          flow.repoId,
-          flow.flowPath,
-          path,
-          written?.hash ?? null,
-          null,
-          written?.size ?? 0,
-          now,
-          writer.name,
-          writer.kind,
-        ]),
-      );
+      const replaced: unknown[] = [now, flow.flowId, flow.repoId, flow.flowPath];
+      const added: unknown[] = [];
+      for (const { path, written } of part) {
+        replaced.push(path);
+        added.push(flow.repoId, flow.flowPath, path, written?.hash ?? null, null, written?.size ?? 0, now);
+        added.push(writer.name, writer.kind);
+      }
+      await this.sql.run(REPLACE_VERSIONS(part.length), replaced);
+      await this.sql.run(ADD_VERSIONS(part.length), added);
     }
   }
 

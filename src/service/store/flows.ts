@@ -3,7 +3,7 @@ import type { Conflict, FileEntry, FlowFileRecord, SyncedFile } from '../../prot
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { flowAggregateHash, sha256Hex } from '../hash.ts';
-import { chunks, parameterList, valueRows } from '../db/rows.ts';
+import { chunks, parameterList, textPerCount, valueRows } from '../db/rows.ts';
 import { FileHistory, UNKNOWN_WRITER, type Writer } from './file-history.ts';
 
 export interface FlowSyncOptions {
@@ -49,6 +49,18 @@ interface WrittenFile extends StoredFile {
   content: string;
   size: number;
 }
+
+// Statements of many rows (db/rows.ts), their text made once per count.
+const ADD_FILES = textPerCount(
+  (count) => `INSERT INTO flow_files (id, flow_id, path, hash, content, size, created_at, updated_at)
+   VALUES ${valueRows(count, 8)}`,
+);
+const WRITE_CONTENTS = textPerCount(
+  (count) => `UPDATE flow_files SET hash = v.column2, content = v.column3, size = CAST(v.column4 AS INTEGER),
+     updated_at = v.column5
+   FROM (VALUES ${valueRows(count, 5)}) AS v WHERE flow_files.id = v.column1`,
+);
+const DELETE_FILES = textPerCount((count) => `DELETE FROM flow_files WHERE id IN (${parameterList(count)})`);
 
 /**
  * Flows and their files. Methods are not transactions themselves: the function that calls them wraps the whole
@@ -155,16 +167,15 @@ export class FlowStore {
       now,
     );
     for (const part of chunks(created)) {
-      await sql.run(
-        `INSERT INTO flow_files (id, flow_id, path, hash, content, size, created_at, updated_at)
-         VALUES ${valueRows(part.length, 8)}`,
-        part.flatMap((file) => [file.id, flow!.id, file.path, file.hash, file.content, file.size, now, now]),
-      );
+      const values: unknown[] = [];
+      for (const file of part)
+        values.push(file.id, flow.id, file.path, file.hash, file.content, file.size, now, now);
+      await sql.run(ADD_FILES(part.length), values);
     }
     for (const part of chunks(changed)) await this.writeContents(part, now);
     for (const part of chunks(deleted)) {
       await sql.run(
-        `DELETE FROM flow_files WHERE id IN (${parameterList(part.length)})`,
+        DELETE_FILES(part.length),
         part.map((file) => file.id),
       );
     }
@@ -193,12 +204,9 @@ export class FlowStore {
 
   /** New contents for files that exist, in one statement (UPDATE … FROM VALUES, which both databases speak). */
   private async writeContents(files: readonly WrittenFile[], now: string) {
-    await this.sql.run(
-      `UPDATE flow_files SET hash = v.column2, content = v.column3, size = CAST(v.column4 AS INTEGER),
-         updated_at = v.column5
-       FROM (VALUES ${valueRows(files.length, 5)}) AS v WHERE flow_files.id = v.column1`,
-      files.flatMap((file) => [file.id, file.hash, file.content, file.size, now]),
-    );
+    const values: unknown[] = [];
+    for (const file of files) values.push(file.id, file.hash, file.content, file.size, now);
+    await this.sql.run(WRITE_CONTENTS(files.length), values);
   }
 
   private async setFlowHash(flowId: string, hash: string, now: string) {
