@@ -1172,8 +1172,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private inBackground(work: Promise<void>): void {
     work.catch(async (error: unknown) => {
       if (!this.stateRefused(error)) return this.setPhase(this.phase, messageOf(error));
+      const fault = this.storageFault;
       await this.countUnrecorded();
-      if (!this.stopped) this.setPhase('storage', null);
+      if (this.stopped) return;
+      // A round that ended while the count ran set its own phase, which forgets the fault: this failure still says
+      // it. Without this the terminal said only "the data folder cannot be written" (1 of 5 suite-loop runs).
+      this.storageFault ??= fault;
+      this.setPhase('storage', null);
     });
   }
 
