@@ -16,6 +16,7 @@ import {
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startRoundRobin, type RoundRobin } from '../support/round-robin.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
+import { callFunction } from '../support/service.ts';
 
 /**
  * Issue 26: a team's service as two `flowsync serve` processes on one Postgres, behind a load balancer. Real
@@ -125,13 +126,7 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const other = await startServeProcess(url, join(dir, 'b.log'), [], undefined, quick);
     serves.push(first, other);
     const capabilities = async (token: string) =>
-      (
-        await fetch(`${other.url}/api/run/svc/flow_def/public/capabilities`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-          body: JSON.stringify({ args: { baggage: { trace_id: 't', traffic_type: 'external' } } }),
-        })
-      ).status;
+      (await callFunction(other.url, `Bearer ${token}`, 'svc/flow_def/public/capabilities', {})).statusCode;
     expect(await capabilities(first.tokens.user)).toBe(200);
     await first.stop();
     const reissued = await startServeProcess(url, join(dir, 'a2.log'), ['--new-tokens'], undefined, quick);
@@ -181,20 +176,18 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({ status: 'down', database: 'down' });
     // A call meanwhile: 503 (send it again later, or to another process), not an incident of the service's own.
-    const call = await fetch(`${serve.url}/api/run/svc/flow_def/public/list_flows`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${serve.tokens.user}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        args: {
-          baggage: { trace_id: 'db-gone', traffic_type: 'external' },
-          repo_owner: 'acme',
-          repo_name: 'app',
-        },
-      }),
-    });
-    expect(call.status).toBe(503);
-    expect(call.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(await call.json()).toEqual({
+    const call = await callFunction(
+      serve.url,
+      `Bearer ${serve.tokens.user}`,
+      'svc/flow_def/public/list_flows',
+      {
+        repo_owner: 'acme',
+        repo_name: 'app',
+      },
+    );
+    expect(call.statusCode).toBe(503);
+    expect(call.headers['retry-after']).toMatch(/^\d+$/);
+    expect(call.body).toEqual({
       status: 'error',
       errorMessage: expect.stringContaining("The service's database cannot take this call now"),
       errorData: { reason: 'unavailable' },
@@ -249,14 +242,9 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
   it('answers a webhook stored by one process, and each next page, from the other', async () => {
     const { a, b, tokens } = await twoProcesses();
     const call = async (serve: ServeProcess, path: string, args: Record<string, unknown>) => {
-      const response = await fetch(`${serve.url}/api/run/${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Admin ${tokens.admin}` },
-        body: JSON.stringify({ args: { baggage: { trace_id: 't', traffic_type: 'external' }, ...args } }),
-      });
-      const body = (await response.json()) as { status: string; value: never; errorMessage?: string };
+      const { body } = await callFunction(serve.url, `Admin ${tokens.admin}`, path, args);
       expect(body.status, body.errorMessage).toBe('success');
-      return body.value;
+      return body.value as never;
     };
     const secret = 'lin_api_team_on_postgres_0042';
     await call(a, 'svc/swarm_api_key/private/add_activity', {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SQLITE_MIGRATIONS } from '../../src/service/db/migrations.ts';
-import { readDatabase } from '../support/service.ts';
+import { callFunction, readDatabase } from '../support/service.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 
 /**
@@ -83,26 +83,13 @@ describe('a database from before history', () => {
 });
 
 describe('a database whose disk is full', () => {
-  /** One sync_batch of one file, sent once (no client: it would send a 503 again), as the service answers it. */
-  const writeFile = async (url: string, token: string, path: string, content: string) => {
-    const response = await fetch(`${url}/api/run/svc/flow_def/action/sync_batch/run`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        args: {
-          baggage: { trace_id: 'disk-full', traffic_type: 'external' },
-          repo_owner: 'acme',
-          repo_name: 'app',
-          flows: [{ flow_path: 'flows/ci', files: [{ path, content, hash: sha(content) }] }],
-        },
-      }),
+  /** One sync_batch of one file, sent once, as the service answers it. */
+  const writeFile = (url: string, token: string, path: string, content: string) =>
+    callFunction(url, `Bearer ${token}`, 'svc/flow_def/action/sync_batch/run', {
+      repo_owner: 'acme',
+      repo_name: 'app',
+      flows: [{ flow_path: 'flows/ci', files: [{ path, content, hash: sha(content) }] }],
     });
-    return {
-      status: response.status,
-      retryAfter: response.headers.get('retry-after'),
-      body: (await response.json()) as { errorMessage?: string; errorData?: { reason?: string } },
-    };
-  };
 
   it('answers 503 (send it again later) and says why in its log, never an incident; takes writes once there is room', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-full-'));
@@ -114,7 +101,7 @@ describe('a database whose disk is full', () => {
     serve = await startServeProcess(join(disk, 'service.db'), log);
     const { url } = serve;
     const token = serve.tokens.user;
-    expect((await writeFile(url, token, 'before.yml', 'before\n')).status).toBe(200);
+    expect((await writeFile(url, token, 'before.yml', 'before\n')).statusCode).toBe(200);
 
     // Everything but the last few blocks taken by another program's file.
     const filler = join(disk, 'filler');
@@ -130,14 +117,14 @@ describe('a database whose disk is full', () => {
     // 512 KiB of content does not fit in what is left: SQLite's write fails with SQLITE_FULL.
     const big = randomBytes(384 * 1024).toString('base64');
     const full = await writeFile(url, token, 'big.yml', big);
-    expect(full).toEqual({
-      status: 503,
-      retryAfter: expect.stringMatching(/^\d+$/),
-      body: expect.objectContaining({
+    expect(full.statusCode).toBe(503);
+    expect(full.headers['retry-after']).toMatch(/^\d+$/);
+    expect(full.body).toEqual(
+      expect.objectContaining({
         errorMessage: expect.stringContaining("The service's database cannot take this call now"),
         errorData: { reason: 'unavailable' },
       }),
-    });
+    );
     // The log is written a moment after the answer.
     await expect
       .poll(() => readFileSync(log, 'utf8'))
@@ -146,7 +133,7 @@ describe('a database whose disk is full', () => {
 
     // Room again: the same call is taken, and nothing written before was lost.
     execFileSync('sh', ['-c', `rm -f ${filler}-*`]);
-    expect((await writeFile(url, token, 'big.yml', big)).status).toBe(200);
+    expect((await writeFile(url, token, 'big.yml', big)).statusCode).toBe(200);
     read = readDatabase(join(disk, 'service.db'));
     expect(read('SELECT path FROM flow_files ORDER BY path')).toEqual([
       { path: 'before.yml' },

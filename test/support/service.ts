@@ -60,6 +60,46 @@ export function readDatabase(dbPath: string) {
   };
 }
 
+/**
+ * One function call over HTTP, sent once (flowsync's client would send a 503 again), as the service at `baseUrl`
+ * answers it: an in-process service's (TestService.call) or a `flowsync serve` process's. Baggage is added unless
+ * `args.baggage` is given; `authorization` is the header's value (`Bearer …`, `Admin …`), or null for none.
+ */
+export function callFunction(
+  baseUrl: string,
+  authorization: string | null,
+  path: string,
+  args: Record<string, unknown>,
+): Promise<CallReply> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (authorization !== null) headers.authorization = authorization;
+  return rawCall(baseUrl, `/api/run/${path}`, {
+    body: JSON.stringify({ args: { baggage: baggage(), ...args } }),
+    headers,
+  });
+}
+
+/** A request to the service at `baseUrl` as given (TestService.raw), its reply's body parsed as an envelope. */
+async function rawCall(
+  baseUrl: string,
+  path: string,
+  init: { method?: string; body?: string | Buffer; headers?: Record<string, string> },
+): Promise<CallReply> {
+  const response = await request(`${baseUrl}${path}`, {
+    method: (init.method ?? 'POST') as 'POST',
+    body: init.body,
+    headers: init.headers,
+  });
+  const text = await response.body.text();
+  let body: CallReply['body'];
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`reply to ${path} is not JSON (HTTP ${response.statusCode}): ${text.slice(0, 200)}`);
+  }
+  return { statusCode: response.statusCode, headers: response.headers, body };
+}
+
 export function baggage(): { trace_id: string; traffic_type: string } {
   return { trace_id: randomUUID(), traffic_type: 'external' };
 }
@@ -118,21 +158,7 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
   const tokens = service.issuedTokens;
   if (!tokens) throw new Error('a fresh database must issue tokens');
 
-  const raw: TestService['raw'] = async (path, init) => {
-    const response = await request(`${service.url}${path}`, {
-      method: (init.method ?? 'POST') as 'POST',
-      body: init.body,
-      headers: init.headers,
-    });
-    const text = await response.body.text();
-    let body: CallReply['body'];
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new Error(`reply to ${path} is not JSON (HTTP ${response.statusCode}): ${text.slice(0, 200)}`);
-    }
-    return { statusCode: response.statusCode, headers: response.headers, body };
-  };
+  const raw: TestService['raw'] = (path, init) => rawCall(service.url, path, init);
 
   const handle: TestService = {
     get url() {
@@ -146,13 +172,9 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
     },
     logs,
     call(path, args, as = 'admin') {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (as === 'admin') headers.authorization = `Admin ${tokens.admin}`;
-      if (as === 'user') headers.authorization = `Bearer ${tokens.user}`;
-      return raw(`/api/run/${path}`, {
-        body: JSON.stringify({ args: { baggage: baggage(), ...args } }),
-        headers,
-      });
+      const authorization =
+        as === 'admin' ? `Admin ${tokens.admin}` : as === 'user' ? `Bearer ${tokens.user}` : null;
+      return callFunction(service.url, authorization, path, args);
     },
     raw,
     read: database.read,
