@@ -479,7 +479,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (watchFirst && !this.options.state.hasFiles(this.repoId)) await this.presence.watchPresentRoots();
     // A state that cannot be written now is a state of the engine, not a failed start: the round retries.
     await this.local(() => this.reconciler.rescan(), false).catch((error: unknown) => {
-      if (!this.stateRefused(error)) throw error;
+      if (this.stateRefused(error) === null) throw error;
     });
     await this.sync();
     await this.checkQuietly();
@@ -1171,13 +1171,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private inBackground(work: Promise<void>): void {
     work.catch(async (error: unknown) => {
-      if (!this.stateRefused(error)) return this.setPhase(this.phase, messageOf(error));
-      const fault = this.storageFault;
+      const fault = this.stateRefused(error);
+      if (fault === null) return this.setPhase(this.phase, messageOf(error));
       await this.countUnrecorded();
       if (this.stopped) return;
-      // A round that ended while the count ran set its own phase, which forgets the fault: this failure still says
-      // it. Without this the terminal said only "the data folder cannot be written" (1 of 5 suite-loop runs).
-      this.storageFault ??= fault;
+      // A round that ended while the count ran set its own phase, which forgets the fault: it is set again with the
+      // phase. Without this the terminal said only "the data folder cannot be written" (1 of 5 suite-loop runs).
+      this.storageFault = fault;
       this.setPhase('storage', null);
     });
   }
@@ -1199,34 +1199,37 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Whether the state refused a write (SQLITE_FULL, SQLITE_READONLY…, or a file of the data folder: ENOSPC,
    * EROFS…). Then nothing it should have recorded can be trusted to be there: a full rescan is due before the next
    * round sends anything (SQLite rolled the transaction back, so what was not recorded is still pending or
-   * unknown; an acknowledgement not recorded is sent again, and the service answers "unchanged").
+   * unknown; an acknowledgement not recorded is sent again, and the service answers "unchanged"). Returns the
+   * fault, null when it is not one: callers say it from this value, since a phase set while they await clears
+   * `storageFault`.
    */
-  private stateRefused(error: unknown): boolean {
+  private stateRefused(error: unknown): StorageFault | null {
     const fault = storageFaultOf(error);
-    if (fault === null) return false;
+    if (fault === null) return null;
     const code = String((error as { code?: unknown }).code);
     const path = (error as { path?: unknown }).path;
     const inDataFolder =
       code.startsWith('SQLITE_') ||
       (typeof path === 'string' && path.startsWith(`${this.options.state.folder}/`));
-    if (!inDataFolder) return false; // a repository's file that could not be read is not the state's fault
+    if (!inDataFolder) return null; // a repository's file that could not be read is not the state's fault
     // SQLite says only "disk I/O error" when the folder turned read-only under it: the folder says which.
     this.storageFault = fault === 'failing' ? (folderFault(this.options.state.folder) ?? fault) : fault;
     this.reconciler.fullRescanDue = true;
-    return true;
+    return this.storageFault;
   }
 
   /** A round that threw: the state could not be written (wait, keep the work), or a failure of the service. */
   private async failedRound(error: unknown): Promise<RoundOutcome> {
-    if (!this.stateRefused(error)) return failureOutcome(error, messageOf(error));
+    const fault = this.stateRefused(error);
+    return fault === null ? failureOutcome(error, messageOf(error)) : this.storageOutcome(fault);
+  }
+
+  /** A round's end when the state refused a write: wait (the work stays), counting what waits. */
+  private async storageOutcome(fault: StorageFault): Promise<RoundOutcome> {
     await this.countUnrecorded();
     const { state } = this.options;
     const waiting = state.counts(this.repoId).pending + this.unrecorded;
-    return {
-      kind: 'refused',
-      phase: 'storage',
-      message: storageMessage(this.storageFault!, state.folder, waiting),
-    };
+    return { kind: 'refused', phase: 'storage', message: storageMessage(fault, state.folder, waiting) };
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -1323,7 +1326,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return { report, outcome: { kind: stalled ? 'stalled' : 'progress' } };
     } catch (error) {
       // An acknowledgement the state could not record leaves its files pending: sent again once it can.
-      if (this.stateRefused(error)) return { report, outcome: await this.failedRound(error), error };
+      const fault = this.stateRefused(error);
+      if (fault !== null) return { report, outcome: await this.storageOutcome(fault), error };
       const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
       return { report, outcome: failureOutcome(error, message), error };
