@@ -7,9 +7,9 @@ import { shouldMigrate, type Params, type SchemaUpdate, type ServiceDatabase, ty
 
 /**
  * The service's SQLite file (created 0600 when missing) in WAL mode, its schema brought up to date (as far as
- * `update` allows). One process
- * writes it: calls run one at a time, each whole before the next begins, as they did when every function was
- * synchronous. A statement is prepared once and kept (64 of them).
+ * `update` allows). One process writes it: calls run one at a time, each whole before the next begins, as they did
+ * when every function was synchronous. A statement is prepared once and kept: the stores' texts are a few hundred,
+ * the same strings each time (db/rows.ts).
  */
 export function openSqlite(path: string, update: SchemaUpdate = 'migrate'): ServiceDatabase {
   if (path !== ':memory:') ensurePrivateFile(path);

@@ -11,8 +11,9 @@ import { TransferRefused } from './format.ts';
 
 /**
  * The database an export reads or an import writes, opened as the service opens it, but of this flowsync's schema
- * only: an older one is refused, not migrated (an import creates the schema of a new database). What keeps it from opening is the user's to fix (Postgres not running there, a wrong password, no such
- * database, a file that is not a database): said in a line that names the database without its password.
+ * only: an older one is refused, not migrated (an import creates the schema of a new database). What keeps it from
+ * opening is the user's to fix (Postgres not running there, a wrong password, no such database, a file that is not
+ * a database): said in a line that names the database without its password.
  */
 export async function openTransferDatabase(
   location: string,
