@@ -23,15 +23,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { FLOWSYNC_BIN } from '../test/support/cli.ts';
 import { userEnv } from '../test/support/agent-process.ts';
 import { startServeProcess } from '../test/support/serve-process.ts';
 import { cpuSeconds, loadAverage, offMachineSockets, peakRssMb, processTree, rssMb } from './proc.ts';
 import { percentile, type BenchRow } from './report.ts';
 import { initialSync, writeTree } from './sync.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DIST_BIN = join(ROOT, 'dist/bin/flowsync.js');
 const FLOWS = Number(process.env.FLOWSYNC_BENCH_PEER_FLOWS ?? 1000);
 const FILES = FLOWS * 100;
 const IDLE_S = Number(process.env.FLOWSYNC_BENCH_PEER_IDLE_S ?? 60);
@@ -218,11 +216,11 @@ async function measureSyncthing(dir: string, tree: string): Promise<Measured> {
 
 async function measureFlowsync(dir: string, tree: string): Promise<Measured> {
   const dbPath = join(dir, 'service.db');
-  const service = await startServeProcess(dbPath, join(dir, 'service.log'), [], DIST_BIN);
+  const service = await startServeProcess(dbPath, join(dir, 'service.log'));
   const env = { ...process.env, ...userEnv(join(dir, 'home'), service) };
   const startAgent = async () => {
     const start = performance.now();
-    const child = spawn(process.execPath, [DIST_BIN, 'start', tree], {
+    const child = spawn(process.execPath, [FLOWSYNC_BIN, 'start', tree], {
       env,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -372,8 +370,6 @@ export async function runPeerBench(): Promise<BenchRow[]> {
     console.error(
       'syncthing is not on PATH: only flowsync is measured. Install it with `apt-get install syncthing`.',
     );
-  // The build is what users run: rebuilt so that the numbers are this checkout's.
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { stdio: 'inherit' });
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-peer-'));
   try {
     const tree = join(dir, 'tree');
@@ -385,7 +381,7 @@ export async function runPeerBench(): Promise<BenchRow[]> {
     // The 10,000-file / 100 MB initial sync ÷ sha256sum, bench/sync.ts's part (the engine in this process).
     let ratio: BenchRow | null = null;
     if (process.env.FLOWSYNC_BENCH_PEER_RATIO !== '0') {
-      const service = await startServeProcess(join(dir, 'ratio.db'), join(dir, 'ratio.log'), [], DIST_BIN);
+      const service = await startServeProcess(join(dir, 'ratio.db'), join(dir, 'ratio.log'));
       try {
         const initial = await initialSync(dir, service);
         const row = initial.find((r) => r.metric === 'initial sync ÷ sha256sum')!;

@@ -3,6 +3,7 @@
  * (service, service-db, client, sync, cli, peer).
  * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
  */
+import { buildCommand } from '../test/support/build.ts';
 import { printTable, type BenchRow } from './report.ts';
 import { runCliBench } from './cli.ts';
 import { PEER_NAME, runPeerBench } from './peer.ts';
@@ -26,6 +27,9 @@ if (unknown.length > 0) {
   console.error(`Unknown bench: ${unknown.join(', ')}. Known: ${Object.keys(benches).join(', ')}`);
   process.exit(2);
 }
+// The benches run `flowsync` as the package does, from its build (dist/): built here when a source is newer, as
+// the tests do. Without it a fresh checkout's bench stopped at "flowsync serve exited with 1".
+buildCommand();
 for (const name of wanted.length > 0 ? wanted : Object.keys(benches)) {
   const bench = benches[name]!;
   printTable(bench.title, await bench.run(), bench.peer);
