@@ -250,7 +250,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private phase: SyncPhase = 'idle';
   private message: string | null = null;
   /** The phase a round left, to return to after a scan while a retry is waited for. */
-  private resting: { phase: SyncPhase; message: string | null } = { phase: 'idle', message: null };
+  private resting: { phase: SyncPhase; message: string | null; fault?: StorageFault } = {
+    phase: 'idle',
+    message: null,
+  };
   /** Since an outage began: the files sent after it, for the recovered event. */
   private outage: { files: number } | null = null;
   /**
@@ -259,7 +262,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private unrecorded = 0;
   private counting = false;
-  /** What the last failed state write said of the data folder, while it is the reason nothing moves. */
+  /**
+   * What the last failed state write said of the data folder, while it is the reason nothing moves: set with the
+   * 'storage' phase (setPhase), kept through a scan, cleared by any other phase.
+   */
   private storageFault: StorageFault | null = null;
   private presenceTimer: NodeJS.Timeout | null = null;
   private presenceQueued = false;
@@ -1174,11 +1180,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       const fault = this.stateRefused(error);
       if (fault === null) return this.setPhase(this.phase, messageOf(error));
       await this.countUnrecorded();
-      if (this.stopped) return;
-      // A round that ended while the count ran set its own phase, which forgets the fault: it is set again with the
-      // phase. Without this the terminal said only "the data folder cannot be written" (1 of 5 suite-loop runs).
-      this.storageFault = fault;
-      this.setPhase('storage', null);
+      if (!this.stopped) this.setPhase('storage', null, fault);
     });
   }
 
@@ -1200,8 +1202,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * EROFS…). Then nothing it should have recorded can be trusted to be there: a full rescan is due before the next
    * round sends anything (SQLite rolled the transaction back, so what was not recorded is still pending or
    * unknown; an acknowledgement not recorded is sent again, and the service answers "unchanged"). Returns the
-   * fault, null when it is not one: callers say it from this value, since a phase set while they await clears
-   * `storageFault`.
+   * fault, null when it is not one; the caller sets it with the 'storage' phase.
    */
   private stateRefused(error: unknown): StorageFault | null {
     const fault = storageFaultOf(error);
@@ -1212,10 +1213,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       code.startsWith('SQLITE_') ||
       (typeof path === 'string' && path.startsWith(`${this.options.state.folder}/`));
     if (!inDataFolder) return null; // a repository's file that could not be read is not the state's fault
-    // SQLite says only "disk I/O error" when the folder turned read-only under it: the folder says which.
-    this.storageFault = fault === 'failing' ? (folderFault(this.options.state.folder) ?? fault) : fault;
     this.reconciler.fullRescanDue = true;
-    return this.storageFault;
+    // SQLite says only "disk I/O error" when the folder turned read-only under it: the folder says which.
+    return fault === 'failing' ? (folderFault(this.options.state.folder) ?? fault) : fault;
   }
 
   /** A round that threw: the state could not be written (wait, keep the work), or a failure of the service. */
@@ -1229,7 +1229,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     await this.countUnrecorded();
     const { state } = this.options;
     const waiting = state.counts(this.repoId).pending + this.unrecorded;
-    return { kind: 'refused', phase: 'storage', message: storageMessage(fault, state.folder, waiting) };
+    return {
+      kind: 'refused',
+      phase: 'storage',
+      message: storageMessage(fault, state.folder, waiting),
+      fault,
+    };
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -1239,7 +1244,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         await task();
         // A scan while a retry is waited for: back to what the last round said, until the retry.
         if (this.phase === 'scanning' && this.scheduler.retryAt !== null)
-          this.setPhase(this.resting.phase, this.resting.message);
+          this.setPhase(this.resting.phase, this.resting.message, this.resting.fault);
       });
     } finally {
       // Also after a failure (a .gitignore that could not be read): the round rescans, or backs off and does.
@@ -1350,8 +1355,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** After a round: the phase it leaves, and "back in sync" at the end of an outage. */
   private settled(outcome: RoundOutcome): void {
     if (outcome.kind === 'unreachable' || outcome.kind === 'refused') {
-      this.resting = { phase: outcome.phase, message: outcome.message };
-      this.setPhase(outcome.phase, outcome.message);
+      const fault = outcome.phase === 'storage' ? outcome.fault : undefined;
+      this.resting = { phase: outcome.phase, message: outcome.message, fault };
+      this.setPhase(outcome.phase, outcome.message, fault);
       return;
     }
     if (this.phase === 'missing') return;
@@ -1381,10 +1387,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     }
   }
 
-  private setPhase(phase: SyncPhase, message: string | null): void {
+  /** `fault`: why the state cannot be written, with the 'storage' phase (a scan keeps the one before). */
+  private setPhase(phase: SyncPhase, message: string | null, fault?: StorageFault): void {
     if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing' || phase === 'storage')
       this.outage ??= { files: 0 };
-    if (phase !== 'storage' && phase !== 'scanning') this.storageFault = null;
+    if (fault !== undefined) this.storageFault = fault;
+    else if (phase !== 'storage' && phase !== 'scanning') this.storageFault = null;
     this.phase = phase;
     this.message = message;
     this.emit('status', this.status());

@@ -1,4 +1,5 @@
 import { backoffDelay } from '../client/index.ts';
+import type { StorageFault } from '../host/index.ts';
 
 /** How a round of uploads ended, which decides when the next one runs. */
 export type RoundOutcome =
@@ -17,11 +18,10 @@ export type RoundOutcome =
   | { kind: 'recheck'; afterMs?: number }
   /** No answer (connection refused, reset, timed out): probe cheaply every few seconds until there is one. */
   | { kind: 'unreachable'; phase: 'offline'; message: string }
-  /**
-   * An answer that says "not now" (5xx, 429) or "not you" (401, 403), or a local failure (the state could not be
-   * written: 'storage'): back off.
-   */
-  | { kind: 'refused'; phase: 'offline' | 'unauthorized' | 'storage'; message: string };
+  /** An answer that says "not now" (5xx, 429) or "not you" (401, 403): back off. */
+  | { kind: 'refused'; phase: 'offline' | 'unauthorized'; message: string }
+  /** The state could not be written (`fault` says why: full, read-only…): back off, the work stays. */
+  | { kind: 'refused'; phase: 'storage'; message: string; fault: StorageFault };
 
 export interface SchedulerTimings {
   /** Back-off after an answer that says "not now": doubled per failure from this, at most `retryMaxMs`. */
