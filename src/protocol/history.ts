@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
+import { servicePathSchema } from './paths.ts';
 
 /*
  * flowsync's own service goes beyond the spec's 20 functions for a team (each is optional for a client, and a
@@ -30,7 +31,7 @@ export const listFlowsArgsSchema = z.strictObject(repoArgs);
 export const listFlowsValueSchema = z.looseObject({
   flows: z.array(
     z.looseObject({
-      flow_path: z.string(),
+      flow_path: servicePathSchema,
       /** The flow's aggregate hash: a client compares a whole repository in one call. */
       hash: z.string(),
       files: count,
@@ -52,8 +53,8 @@ export const listFilesArgsSchema = z.strictObject({
   first: z.int().min(1).max(LIST_FILES_PAGE_MAX).optional(),
 });
 export const listedFileSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   id: z.string(),
   hash: z.string(),
   size: count,
@@ -85,8 +86,8 @@ export const fileVersionSchema = z.looseObject({
 });
 export type FileVersion = z.infer<typeof fileVersionSchema>;
 export const fileVersionsValueSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   /** Newest first. */
   versions: z.array(fileVersionSchema),
 });
@@ -97,8 +98,8 @@ export const versionContentArgsSchema = z.strictObject({
 });
 export const versionContentValueSchema = z.looseObject({
   version: z.int().positive(),
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   hash: z.string().nullable(),
   /** null for a deletion. */
   content: z.string().nullable(),
@@ -111,8 +112,8 @@ export const restoreVersionArgsSchema = z.strictObject({
   base_hash: z.string().nullable().optional(),
 });
 export const restoreVersionValueSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   /** The new current version's number, and its hash (null when the restored version was a deletion). */
   version: z.int().positive(),
   hash: z.string().nullable(),

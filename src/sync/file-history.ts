@@ -1,7 +1,9 @@
 import { createTwoFilesPatch } from 'diff';
 import type { RemoteClient } from '../client/index.ts';
-import type { FileVersion } from '../protocol/index.ts';
+import { MAX_FILE_BYTES, type FileVersion } from '../protocol/index.ts';
 import { readContained } from './contained-fs.mjs';
+import { NotWritten } from './contained-write.ts';
+import { contentNotWritable, refusedAnswer } from './service-answers.ts';
 
 /**
  * What the window shows of a file's text, at most: a flow file may be 6 MiB, and a diff of two such is seconds of
@@ -32,13 +34,19 @@ export async function fileVersions(
   flowPath: string,
   path: string,
 ): Promise<FileVersion[]> {
-  const { versions } = await client.flowDef.fileVersions({
+  const answer = await client.flowDef.fileVersions({
     repo_owner: repo.owner,
     repo_name: repo.name,
     flow_path: flowPath,
     path,
   });
-  return versions;
+  if (answer.flow_path !== flowPath || answer.path !== path)
+    throw refusedAnswer(
+      'svc/flow_def/public/file_versions',
+      `${answer.flow_path}/${answer.path}`,
+      `is not ${flowPath}/${path}, whose history was asked for`,
+    );
+  return answer.versions;
 }
 
 /**
@@ -53,10 +61,25 @@ export async function versionText(
   path: string,
   version: number,
 ): Promise<{ content: string | null }> {
+  const file = `${flowPath}/${path}`;
   const versions = await fileVersions(client, repo, flowPath, path);
-  if (!versions.some((v) => v.version === version))
-    throw new VersionNotOfFile(version, `${flowPath}/${path}`);
+  const found = versions.find((v) => v.version === version);
+  if (!found) throw new VersionNotOfFile(version, file);
+  // Not even read when the history says it is larger than a file may be: a 100 MB version took the agent to 519 MB.
+  if (found.size > MAX_FILE_BYTES)
+    throw new NotWritten(
+      file,
+      `version ${version} is ${kib(found.size)}, over the ${MAX_FILE_BYTES / 1024 / 1024} MiB a file may be`,
+    );
   const kept = await client.flowDef.versionContent({ version });
+  if (kept.flow_path !== flowPath || kept.path !== path)
+    throw refusedAnswer(
+      'svc/flow_def/public/version_content',
+      `${kept.flow_path}/${kept.path}`,
+      `is not ${file}, whose version ${version} was asked for`,
+    );
+  const why = kept.content === null ? null : contentNotWritable(kept.content);
+  if (why !== null) throw new NotWritten(file, why);
   return { content: kept.content };
 }
 

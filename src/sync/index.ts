@@ -30,6 +30,6 @@ export {
 } from './state-file.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';
-export { writeContained, type NotContained } from './contained-write.ts';
+export { NotWritten, writeContained, type NotContained } from './contained-write.ts';
 export { SHARE_OF_USER_WATCHES, watchLimit, watchLimitFor, type WatchLimit } from './watch-budget.ts';
 export { surveyFlowRoots, type FlowRootSurvey } from './watch-needs.ts';

@@ -9,7 +9,9 @@ import {
   type RemoteClient,
 } from '../client/index.ts';
 import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
+import type { FlowLayout } from './flow-layout.ts';
 import type { FlowRetries } from './flow-retries.ts';
+import { checkServiceFile, refusedAnswer } from './service-answers.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import { conflictFromService, recordConflicts } from './conflicts.ts';
@@ -34,6 +36,8 @@ export interface UploadContext {
   client: RemoteClient;
   hasher: Hasher;
   target: UploadTarget;
+  /** This checkout's flows: a conflict the service names must be one of their files (service-answers.ts). */
+  layout: FlowLayout;
   state: SyncState;
   repoId: number;
   /** Where a flow that fails alone (a 5xx for it while others go through) waits out its own back-off. */
@@ -443,6 +447,13 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     const ids = new Map((value.files ?? []).map((file) => [`${file.flow_path}\0${file.path}`, file.id]));
     // A flow with a conflict was left as it was, whole: nothing of it is acknowledged, its conflicts wait for
     // their user, and its other files go again next round without them.
+    checkConflictsSent(
+      context,
+      'svc/flow_def/action/sync_batch/run',
+      value.conflicts ?? [],
+      sent,
+      batch.full,
+    );
     const conflicted = new Set((value.conflicts ?? []).map((conflict) => conflict.flow_path));
     if (conflicted.size > 0) {
       tally.conflicts.push(...recordConflicts(context, (value.conflicts ?? []).map(conflictFromService)));
@@ -488,6 +499,33 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
         plans.map((plan) => batch.plans.indexOf(plan)),
       );
     throw error;
+  }
+}
+
+/**
+ * A conflict is taken only for a file the call sent (a file or a deletion of a flow sent; with a full listing, any
+ * file of a flow sent): a service that names another, or a path outside this checkout's flows, gets its whole
+ * answer refused, so its "service's version" is never written to disk by "take theirs".
+ */
+function checkConflictsSent(
+  context: UploadContext,
+  fn: string,
+  conflicts: readonly { flow_path: string; path: string }[],
+  sent: readonly { entry: { flow_path: string; files: { path: string }[]; deletes?: { path: string }[] } }[],
+  full: boolean,
+): void {
+  if (conflicts.length === 0) return;
+  const flows = new Map(sent.map(({ entry }) => [entry.flow_path, entry]));
+  for (const conflict of conflicts) {
+    checkServiceFile(context.layout, fn, conflict.flow_path, conflict.path);
+    const entry = flows.get(conflict.flow_path);
+    const named =
+      entry !== undefined &&
+      (full ||
+        entry.files.some((file) => file.path === conflict.path) ||
+        (entry.deletes ?? []).some((file) => file.path === conflict.path));
+    if (!named)
+      throw refusedAnswer(fn, `${conflict.flow_path}/${conflict.path}`, 'is not a file the call sent');
   }
 }
 
@@ -537,6 +575,12 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   } catch (error) {
     const conflict = conflictOf(error);
     if (conflict !== null) {
+      if (conflict.flow_path !== plan.flowPath || conflict.path !== file.path)
+        throw refusedAnswer(
+          'svc/flow_def/public/update_file',
+          `${conflict.flow_path}/${conflict.path}`,
+          `is not ${plan.flowPath}/${file.path}, the file sent`,
+        );
       tally.conflicts.push(...recordConflicts(context, [conflictFromService(conflict)]));
       state.settle(repoId, [plan.flowPath]);
       return;
