@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { sha256 } from '../support/flows.ts';
@@ -272,5 +272,31 @@ describe('conflicts that cannot all be written', () => {
       expect(readFileSync(join(repo.root, `flows/f${i}/x.yml`), 'utf8')).toBe(`x: theirs ${i}\n`);
     }
     expect(readFileSync(join(outside, 'x.yml'), 'utf8')).toBe('x: mine 3\n');
+  });
+});
+
+describe('a listing that never ends', () => {
+  it('is given up at a bound: the agent stays under 300 MB, says so, and its window appears', async () => {
+    // Every page offers another, of 5,000 new files: what a broken or hostile service can do for ever.
+    let pages = 0;
+    proxy.rewrite = (path, answer) => {
+      if (!path.endsWith('/list_files')) return answer;
+      pages++;
+      const files = Array.from({ length: 5000 }, (_, i) =>
+        listed({ flow_path: `flows/f${pages}`, path: `file-${i}.yml` }, false),
+      );
+      return JSON.stringify({ status: 'success', value: { files, next: `page-${pages}` } });
+    };
+    const agent = startAgentProcess(['start', repo.root], env);
+    try {
+      await agent.waitFor(/Window: /, 120_000);
+      await agent.waitFor(/listing of files goes on past 250,000 files/, 60_000);
+      const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))![1]);
+      expect(peakKiB / 1024).toBeLessThan(300);
+      expect(agent.output()).not.toMatch(/incident/);
+    } finally {
+      agent.signal('SIGKILL');
+      await agent.exited;
+    }
   });
 });
