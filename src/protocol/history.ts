@@ -68,10 +68,16 @@ export const listFilesValueSchema = z.looseObject({
   next: z.string().nullable(),
 });
 
+/** At most this many versions per page of `file_versions` (and the page's size when `first` is not given). */
+export const FILE_VERSIONS_PAGE_MAX = 1000;
+
 export const fileVersionsArgsSchema = z.strictObject({
   ...repoArgs,
   flow_path: z.string(),
   path: z.string(),
+  /** The `next` of the page before. */
+  after: z.string().optional(),
+  first: z.int().min(1).max(FILE_VERSIONS_PAGE_MAX).optional(),
 });
 export const fileVersionSchema = z.looseObject({
   /** The version's number, unique in the service; restore and read it by this. */
@@ -90,6 +96,8 @@ export const fileVersionsValueSchema = z.looseObject({
   path: servicePathSchema,
   /** Newest first. */
   versions: z.array(fileVersionSchema),
+  /** The cursor of the next (older) page; null or absent on the last (a service that does not page sends all). */
+  next: z.string().nullable().optional(),
 });
 
 export const versionContentArgsSchema = z.strictObject({

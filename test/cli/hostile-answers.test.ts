@@ -232,6 +232,21 @@ describe('a service that names paths outside the repository', () => {
     expect(large.code).not.toBe(0);
     expect(large.stderr).toMatch(/over the 1 MiB a file may be/);
     expect(readFileSync(join(repo.root, 'flows/a/x.yml'), 'utf8')).toBe('x: 2\n');
+
+    // A history that always offers another page, the same one again (a cursor past its newest version): read
+    // once, and the command ends.
+    let historyPages = 0;
+    proxy.rewrite = (path, answer) => {
+      if (!path.endsWith('/file_versions')) return answer;
+      historyPages++;
+      const reply = JSON.parse(answer) as { value: { versions: { version: number }[]; next?: string } };
+      reply.value.next = String(Math.max(...reply.value.versions.map((v) => v.version)) + 1);
+      return JSON.stringify(reply);
+    };
+    const history = await runFlowsync(['history', join(repo.root, 'flows/a/x.yml')], { env });
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.stdout).toContain(`${first}`);
+    expect(historyPages).toBeLessThanOrEqual(2);
     expectHomeUntouched(before);
   });
 });
