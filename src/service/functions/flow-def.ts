@@ -1,4 +1,9 @@
-import { FILE_VERSIONS_PAGE_MAX, unsafePathReason, type Conflict, type FileEntry } from '../../protocol/index.ts';
+import {
+  FILE_VERSIONS_PAGE_MAX,
+  unsafePathReason,
+  type Conflict,
+  type FileEntry,
+} from '../../protocol/index.ts';
 import { CallRefused } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
 import { FlowStore } from '../store/flows.ts';
