@@ -19,6 +19,7 @@ const UNIT = [
   'test/sync/failure-outcome.test.ts',
   'test/sync/gone-under.test.ts',
   'test/sync/layout.test.ts',
+  'test/sync/safety.test.ts',
   'test/sync/scheduler.test.ts',
   'test/sync/state-file.test.ts',
   'test/sync/uploader.test.ts',

@@ -45,6 +45,7 @@ import {
   type ListedServiceFile,
 } from './service-copy.ts';
 import { checkServiceFile } from './service-answers.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionsSeen } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { FileConflict, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
@@ -68,35 +69,6 @@ export interface RepositorySpec {
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
 }
-
-/**
- * A round that would delete more than `files` files, or more than `share` of the repository's synced files (from
- * MIN_HELD_DELETIONS on), sends its deletions only once its user says so: a branch switch or a stray `rm -r`
- * must not empty the service for the whole team.
- */
-export interface DeletionGuard {
-  files: number;
-  share: number;
-}
-
-/**
- * 100 files or a quarter of the repository. A branch switch measured this round deleted 159 files of 499 (32 %),
- * a checkout of an old commit 331: both held. A refactor that deletes a few dozen files of a large repository, or a
- * flow of 20 files removed from 300, goes through: holding every deletion would teach users to say yes blindly.
- */
-export const DEFAULT_DELETION_GUARD: DeletionGuard = { files: 100, share: 0.25 };
-
-/** Below this many deletions the share does not hold anything: deleting 3 files of a repository of 5 is an edit. */
-const MIN_HELD_DELETIONS = 10;
-
-/**
- * While watching, deletions go once their count stood still this long: an `rm -r` of 40 files was seen in two
- * parts under load (3, then 37), the round between sent the 3 and only the 37 were held. Syncthing delays deletions
- * for the same reason (its watcher holds removals longer than other changes). Edits are not delayed.
- */
-export const DELETION_SETTLE_MS = 2000;
-/** However often the count changes, deletions wait at most this long from the first one seen. */
-const DELETION_SETTLE_MAX_MS = 10_000;
 
 /** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
 const SPEC_ONLY_RECHECK_MS = 60_000;
@@ -278,7 +250,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private heldDeletions = 0;
   private deletionsAllowed = 0;
   /** The deletions waiting at the last plan, and since when that count stood (see DELETION_SETTLE_MS). */
-  private deletionsSeen: { count: number; since: number; first: number } | null = null;
+  private deletionsSeen: DeletionsSeen | null = null;
   /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
   private settlingMs = 0;
   /** Whether a state that knew nothing learned the service's files (once per engine). */
@@ -1105,15 +1077,18 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private async planOptions(): Promise<{ bases: boolean; holdDeletions: boolean }> {
     const { state } = this.options;
-    const deletions = state.deletionCount(this.repoId);
-    const guard = this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard;
-    const over =
-      guard !== null &&
-      (deletions > guard.files ||
-        (deletions >= MIN_HELD_DELETIONS && deletions > guard.share * state.acknowledgedCount(this.repoId)));
-    const holdDeletions = over && deletions > this.deletionsAllowed;
-    const held = holdDeletions ? deletions : 0;
-    this.settlingMs = holdDeletions ? 0 : this.settling(deletions);
+    const decided = deletionVerdict({
+      waiting: state.deletionCount(this.repoId),
+      acknowledged: state.acknowledgedCount(this.repoId),
+      allowed: this.deletionsAllowed,
+      guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
+      watching: this.presenceTimer !== null,
+      seen: this.deletionsSeen,
+      now: Date.now(),
+    });
+    this.deletionsSeen = decided.seen;
+    const held = decided.verdict === 'hold' ? decided.held : 0;
+    this.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
     if (held !== this.heldDeletions) {
       this.heldDeletions = held;
       this.setPhase(this.phase, this.message);
@@ -1123,24 +1098,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       await this.learnService();
       await this.settleUncertain();
     }
-    return { bases, holdDeletions: holdDeletions || this.settlingMs > 0 };
-  }
-
-  /**
-   * How long deletions still wait for their count to stand still, while watching (a rescan, `flowsync sync` and
-   * the first round see the disk whole: nothing to wait for); 0 when they may go.
-   */
-  private settling(deletions: number): number {
-    if (deletions === 0 || this.presenceTimer === null || this.deletionsAllowed > 0) {
-      this.deletionsSeen = null;
-      return 0;
-    }
-    const now = Date.now();
-    const first = this.deletionsSeen?.first ?? now;
-    if (this.deletionsSeen?.count !== deletions) this.deletionsSeen = { count: deletions, since: now, first };
-    // A count that never stands still (a generator rewriting its folder) does not hold deletions back for ever.
-    const until = Math.min(this.deletionsSeen.since + DELETION_SETTLE_MS, first + DELETION_SETTLE_MAX_MS);
-    return Math.max(0, until - now);
+    return { bases, holdDeletions: decided.verdict !== 'send' };
   }
 
   /**
