@@ -21,6 +21,7 @@ const UNIT = [
   'test/sync/layout.test.ts',
   'test/sync/scheduler.test.ts',
   'test/sync/state-file.test.ts',
+  'test/sync/three-way.test.ts',
   'test/sync/uploader.test.ts',
   'test/window/window-policy.test.ts',
   'test/window/window-sessions.test.ts',
