@@ -15,6 +15,7 @@ const UNIT = [
   'test/cli/commands.test.ts',
   'test/cli/doctor-verdicts.test.ts',
   'test/service/log-file.test.ts',
+  'test/service/transfer-rows.test.ts',
   'test/sync/chunking.test.ts',
   'test/sync/failure-outcome.test.ts',
   'test/sync/gone-under.test.ts',
