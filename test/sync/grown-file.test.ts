@@ -33,7 +33,7 @@ function versionsOf(svc: EngineOnService['svc'], flowPath: string, path: string)
 }
 
 describe('a file grown over 1 MiB on disk', () => {
-  it('stays on the service as it was, is no held deletion, and says why it is not sent, after a restart too', async () => {
+  it('stays on the service as it was, is no held deletion, and says why it is not sent, after a restart and in a rebuilt state too', async () => {
     setup = await engineOnService({ 'flows/a/main.yaml': 'a: 1\n', 'flows/a/data.yaml': 'small: 1\n' });
     const { repo, svc } = setup;
     const first = setup.engine();
@@ -69,9 +69,23 @@ describe('a file grown over 1 MiB on disk', () => {
     expectKept(second);
     expect(second.state.conflicts(second.engine.repoId)).toEqual([]);
 
+    // A state rebuilt from nothing (damaged, moved aside) learns the service first: the file is not a deletion
+    // there either, nor a file "not in this checkout".
+    await second.close();
+    const rebuilt = setup.engine({ statePath: join(repo.dir, 'rebuilt-state.db') });
+    await rebuilt.engine.start();
+    await rebuilt.engine.syncAndCheck();
+    expect(stored()).toEqual({ 'flows/a/main.yaml': 'a: 2\n', 'flows/a/data.yaml': 'small: 1\n' });
+    expect(versionsOf(svc, 'flows/a', 'data.yaml').every((version) => version.hash !== null)).toBe(true);
+    expect(rebuilt.engine.status()).toMatchObject({ heldDeletions: 0, counts: { pending: 0, warnings: 1 } });
+    expect(await rebuilt.engine.filesNotInCheckout()).toEqual([]);
+
     // Made small again, it is sent as any edit, on the version the service kept.
     repo.write('flows/a/data.yaml', 'small: 2\n');
     await eventually(() => expect(stored()['flows/a/data.yaml']).toBe('small: 2\n'));
+    await eventually(() =>
+      expect(rebuilt.engine.status()).toMatchObject({ counts: { pending: 0, warnings: 0 } }),
+    );
   });
 
   it('on a service of the spec alone (full listings), the flow is not listed without it', async () => {
