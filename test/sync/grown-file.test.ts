@@ -2,9 +2,10 @@ import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeFileWarning } from '../../src/protocol/index.ts';
-import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { engineOnService, testEngine, type EngineHarness, type EngineOnService } from '../support/engine.ts';
 import { startSpecOnlyFront, type FaultProxy } from '../support/fault-proxy.ts';
-import { eventually, serviceTree } from '../support/repo.ts';
+import { sha256 } from '../support/flows.ts';
+import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 
 /**
  * Issue 36: a file that grows over 1 MiB on disk is not sent (a warning), and the agent took it for gone: it sent a
@@ -15,8 +16,12 @@ import { eventually, serviceTree } from '../support/repo.ts';
 const TWO_MIB = 'x'.repeat(2 * 1024 * 1024);
 let setup: EngineOnService | null = null;
 let front: FaultProxy | null = null;
+let teammate: { harness: EngineHarness; repo: TestRepo } | null = null;
 
 afterEach(async () => {
+  await teammate?.harness.close();
+  teammate?.repo.cleanup();
+  teammate = null;
   await setup?.close();
   setup = null;
   await front?.close();
@@ -104,6 +109,36 @@ describe('a file grown over 1 MiB on disk', () => {
     expect(stored()['flows/a/data.yaml']).toBe('small: 1\n');
     expect(state.deletionCount(engine.repoId)).toBe(0);
     expect(engine.status()).toMatchObject({ heldDeletions: 0, counts: { pending: 0, warnings: 1 } });
+  });
+
+  it('edited on the service meanwhile, it is a conflict of a change here, not of a deletion', async () => {
+    const files = { 'flows/a/main.yaml': 'a: 1\n', 'flows/a/data.yaml': 'small: 1\n' };
+    setup = await engineOnService(files);
+    const { repo, svc } = setup;
+    const { engine, state } = setup.engine();
+    await engine.initialSync();
+    teammate = { repo: makeRepo(files), harness: null! };
+    teammate.harness = testEngine({
+      root: teammate.repo.root,
+      statePath: join(teammate.repo.dir, 'state.db'),
+      url: svc.url,
+      userToken: svc.tokens.user,
+      writer: 'bob@laptop:~/app',
+    });
+    await teammate.harness.engine.initialSync();
+
+    repo.write('flows/a/data.yaml', TWO_MIB);
+    await engine.syncOnce();
+    teammate.repo.write('flows/a/data.yaml', 'small: bob\n');
+    await teammate.harness.engine.syncOnce();
+    expect(await engine.checkService()).toBe(1);
+
+    // `flowsync conflicts` and the window say "you changed it" for a sent hash that is not null (null: "you deleted
+    // it"), and not the base ("unchanged here").
+    expect(state.conflicts(engine.repoId)).toMatchObject([
+      { flowPath: 'flows/a', path: 'data.yaml', sentHash: '', serviceHash: sha256('small: bob\n') },
+    ]);
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/a/data.yaml']).toBe('small: bob\n');
   });
 
   it('150 files grown over 1 MiB are not held deletions', async () => {
