@@ -911,7 +911,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       files.push({
         path: file.path,
         hash: file.ackedHash,
-        localHash: file.warning === null ? file.localHash : null,
+        // A file on disk but not sent (over 1 MiB, binary…) is not deleted here (three-way.ts): changed, as said.
+        localHash: file.localHash,
       });
       expected.set(file.flowPath, files);
     }

@@ -16,6 +16,7 @@ import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import { conflictFromService, recordConflicts } from './conflicts.ts';
 import type { FileConflict, FileRecord, FlowAck, SyncState } from './state.ts';
+import { isKeptAsOnService } from './three-way.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
 export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
@@ -660,8 +661,13 @@ async function readEntries(
   });
   state.recordReads(repoId, records);
   // A full listing drops on the service whatever it does not list: a flow with a file that could not be read
-  // just now (EMFILE, EACCES…) is not sent this round, and its next plan keeps that file as the service has it.
-  const held = new Set(wanted.filter((_, index) => isUnreadable(reads[index])).map(({ plan }) => plan));
+  // just now (EMFILE, EACCES…), or that the service has and that is no longer sendable (grown over 1 MiB since it
+  // was planned), is not sent this round, and its next plan keeps that file as the service has it.
+  const held = new Set(
+    wanted
+      .filter(({ file }, index) => isUnreadable(reads[index]) || keptAsOnService(file, reads[index]))
+      .map(({ plan }) => plan),
+  );
   return batch.plans
     .filter((plan) => !(batch.full && held.has(plan)))
     .map((plan) => ({ plan, entry: entryOf(plan, entries.get(plan)!) }));
@@ -716,6 +722,14 @@ export function refusalOf(error: unknown): { message: string; flowIndex: number 
 function flowIndexOf(path: unknown): number | null {
   if (!Array.isArray(path) || path[0] !== 'flows' || typeof path[1] !== 'number') return null;
   return path[1];
+}
+
+function keptAsOnService(file: FileRecord, read: HashResult | undefined): boolean {
+  return (
+    read !== undefined &&
+    !read.missing &&
+    isKeptAsOnService({ ...file, localHash: read.hash, warning: read.warning })
+  );
 }
 
 function isUnreadable(read: HashResult | undefined): boolean {
