@@ -1,4 +1,6 @@
+import { failureKind } from '../client/index.ts';
 import { describeStorageFault, storageFaultRemedy, type StorageFault } from '../host/index.ts';
+import type { FileConflict } from './state.ts';
 import type { RoundOutcome } from './scheduler.ts';
 
 /*
@@ -147,4 +149,48 @@ export function storageMessage(fault: StorageFault, folder: string, waiting: num
     `${describeStorageFault(fault, folder)}: ${waiting} ${waiting === 1 ? 'change' : 'changes'} waiting; ` +
     `${storageFaultRemedy(fault)}, and syncing goes on by itself`
   );
+}
+
+/** "2 files in conflict with the service's version: `flowsync conflicts` shows them" */
+export function conflictLine(count: number): string {
+  return (
+    `${count} ${count === 1 ? 'file is' : 'files are'} in conflict with the service's version (changed there since ` +
+    'this checkout last synced it): `flowsync conflicts` shows them, `flowsync resolve` settles them'
+  );
+}
+
+/** "159 deletions held: …" */
+export function heldLine(count: number): string {
+  return (
+    `${count} ${count === 1 ? 'deletion' : 'deletions'} held, more than this repository deletes without asking: ` +
+    '`flowsync sync --yes` deletes them on the service, `flowsync resolve --held --theirs` puts them back on disk'
+  );
+}
+
+/** "changed on the service by bob@laptop:~/app at 2026-…" */
+export function conflictMessage(conflict: FileConflict): string {
+  const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
+  const at = conflict.writtenAt ? ` at ${conflict.writtenAt}` : '';
+  const what = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
+  return `${what}${by}${at} since this checkout last synced it`;
+}
+
+/**
+ * No answer: probe until there is one. An answer that is not a success: back off. What the answer means is the
+ * client's one reading of it (`failureKind`), not a second reading of status codes here.
+ */
+export function failureOutcome(error: unknown, message: string): RoundOutcome {
+  const kind = failureKind(error);
+  if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
+  return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'offline', message };
+}
+
+/**
+ * Whether a probe that failed still got an answer, by the same reading as a round's (`failureKind`). The probe
+ * asked "not a TransportError" instead, so a 408 (a gateway whose upstream did not answer in time, 'unreachable'
+ * to the client) counted as an answer: every probe then started a full round of uploads, which met the 408 again,
+ * every 2-4 s for as long as it lasted, where the probe alone was meant to knock.
+ */
+export function probeAnswered(error: unknown): boolean {
+  return failureKind(error) !== 'unreachable';
 }

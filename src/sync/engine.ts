@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { checkAccess, failureKind, type RemoteClient } from '../client/index.ts';
+import { checkAccess, type RemoteClient } from '../client/index.ts';
 import { folderFault, storageFaultOf, type StorageFault } from '../host/index.ts';
 import { folderGone } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
@@ -14,7 +14,7 @@ import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
 import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionsSeen } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
-import type { FileConflict, RepoCounts, SyncState } from './state.ts';
+import type { RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
@@ -23,6 +23,11 @@ import {
   afterRound,
   backToResting,
   composeStatus,
+  conflictLine,
+  conflictMessage,
+  failureOutcome,
+  heldLine,
+  probeAnswered,
   countsUnrecorded,
   initialFacts,
   storageMessage,
@@ -926,48 +931,4 @@ function emptyReport(): SyncReport {
     requests: 0,
     ms: 0,
   };
-}
-
-/** "2 files in conflict with the service's version: `flowsync conflicts` shows them" */
-function conflictLine(count: number): string {
-  return (
-    `${count} ${count === 1 ? 'file is' : 'files are'} in conflict with the service's version (changed there since ` +
-    'this checkout last synced it): `flowsync conflicts` shows them, `flowsync resolve` settles them'
-  );
-}
-
-/** "159 deletions held: …" */
-function heldLine(count: number): string {
-  return (
-    `${count} ${count === 1 ? 'deletion' : 'deletions'} held, more than this repository deletes without asking: ` +
-    '`flowsync sync --yes` deletes them on the service, `flowsync resolve --held --theirs` puts them back on disk'
-  );
-}
-
-/** "changed on the service by bob@laptop:~/app at 2026-…" */
-function conflictMessage(conflict: FileConflict): string {
-  const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
-  const at = conflict.writtenAt ? ` at ${conflict.writtenAt}` : '';
-  const what = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
-  return `${what}${by}${at} since this checkout last synced it`;
-}
-
-/**
- * No answer: probe until there is one. An answer that is not a success: back off. What the answer means is the
- * client's one reading of it (`failureKind`), not a second reading of status codes here.
- */
-export function failureOutcome(error: unknown, message: string): RoundOutcome {
-  const kind = failureKind(error);
-  if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
-  return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'offline', message };
-}
-
-/**
- * Whether a probe that failed still got an answer, by the same reading as a round's (`failureKind`). The probe
- * asked "not a TransportError" instead, so a 408 (a gateway whose upstream did not answer in time, 'unreachable'
- * to the client) counted as an answer: every probe then started a full round of uploads, which met the 408 again,
- * every 2-4 s for as long as it lasted, where the probe alone was meant to knock.
- */
-export function probeAnswered(error: unknown): boolean {
-  return failureKind(error) !== 'unreachable';
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProtocolError, RemoteError, TransportError, failureKind } from '../../src/client/index.ts';
-import { failureOutcome, probeAnswered } from '../../src/sync/engine.ts';
+import { failureOutcome, probeAnswered } from '../../src/sync/engine-status.ts';
 
 const PATH = 'svc/crypto/public/decrypt_aes_gcm';
 const answer = (status: number) => new RemoteError(PATH, status, 'no', {}, 'trace-1');
