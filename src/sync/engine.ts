@@ -12,7 +12,7 @@ import { planUploads, plansKey, type FlowPlan } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
-import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionsSeen } from './safety.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionState } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
@@ -201,18 +201,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Files the state could not record (the data folder full or read-only), counted by a scan that writes nothing;
    * the rescan that is due from the failure on records them once it can.
    */
-  private unrecorded = 0;
-  private counting = false;
+  private unrecorded = { files: 0, counting: false };
   private presenceTimer: NodeJS.Timeout | null = null;
   private presenceQueued = false;
   private stopped = false;
-  /** Deletions held at the last round (0: none); `allowDeletions` lets the next round send up to this many. */
-  private heldDeletions = 0;
-  private deletionsAllowed = 0;
-  /** The deletions waiting at the last plan, and since when that count stood (see DELETION_SETTLE_MS). */
-  private deletionsSeen: DeletionsSeen | null = null;
-  /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
-  private settlingMs = 0;
+  /** Deletions held, allowed by their user, seen settling (safety.ts decides what each means). */
+  private deletions: DeletionState = { held: 0, allowed: 0, seen: null, settlingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
 
@@ -309,7 +303,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       rules,
       scheduler: this.scheduler,
       refresh: () => this.refresh(),
-      clearHeld: () => (this.heldDeletions = 0),
+      clearHeld: () => (this.deletions.held = 0),
       allowDeletions: () => this.allowDeletions(),
       sync: () => this.sync(),
     });
@@ -326,7 +320,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   status(): SyncStatus {
     const { state } = this.options;
     const repoId = this.repoId;
-    const unrecorded = countsUnrecorded(this.facts) ? this.unrecorded : 0;
+    const unrecorded = countsUnrecorded(this.facts) ? this.unrecorded.files : 0;
     const counts = () => {
       const counts = state.counts(repoId);
       return { ...counts, pending: counts.pending + unrecorded };
@@ -345,7 +339,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       message: shown.message,
       retryAt: this.scheduler.retryAt,
       missed: this.missed,
-      heldDeletions: this.heldDeletions,
+      heldDeletions: this.deletions.held,
       notInCheckout: this.service.notInCheckout,
       paused: this.paused !== null,
       pausedSince: this.paused?.since ?? null,
@@ -391,7 +385,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     return [
       ...(nothing !== null ? [nothing] : []),
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
-      ...(this.heldDeletions > 0 ? [heldLine(this.heldDeletions)] : []),
+      ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
       ...(this.service.notInCheckout > 0
         ? [
             `${this.service.notInCheckout} ${this.service.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.service.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted): \`flowsync resolve --not-in-checkout\` lists them`,
@@ -578,8 +572,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         message: conflictMessage(conflict),
         ...none,
       });
-    if (this.heldDeletions > 0)
-      planned.push({ flowPath: '', action: 'held', message: heldLine(this.heldDeletions), ...none });
+    if (this.deletions.held > 0)
+      planned.push({ flowPath: '', action: 'held', message: heldLine(this.deletions.held), ...none });
     return planned.sort((a, b) => a.flowPath.localeCompare(b.flowPath));
   }
 
@@ -602,7 +596,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * sends them, up to as many as are held now (more than that is a new question).
    */
   allowDeletions(): void {
-    this.deletionsAllowed = Math.max(this.heldDeletions, this.options.state.deletionCount(this.repoId));
+    this.deletions.allowed = Math.max(this.deletions.held, this.options.state.deletionCount(this.repoId));
   }
 
   /**
@@ -632,17 +626,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const decided = deletionVerdict({
       waiting: state.deletionCount(this.repoId),
       acknowledged: state.acknowledgedCount(this.repoId),
-      allowed: this.deletionsAllowed,
+      allowed: this.deletions.allowed,
       guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
       watching: this.presenceTimer !== null,
-      seen: this.deletionsSeen,
+      seen: this.deletions.seen,
       now: Date.now(),
     });
-    this.deletionsSeen = decided.seen;
+    this.deletions.seen = decided.seen;
     const held = decided.verdict === 'hold' ? decided.held : 0;
-    this.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
-    if (held !== this.heldDeletions) {
-      this.heldDeletions = held;
+    this.deletions.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
+    if (held !== this.deletions.held) {
+      this.deletions.held = held;
       this.refresh();
     }
     const bases = await this.service.takesBases();
@@ -679,14 +673,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** Counts what the state could not record, one count at a time (a burst of bursts needs only the last). */
   private async countUnrecorded(): Promise<void> {
-    if (this.counting) return;
-    this.counting = true;
+    if (this.unrecorded.counting) return;
+    this.unrecorded.counting = true;
     try {
-      this.unrecorded = await this.reconciler.countUnrecorded();
+      this.unrecorded.files = await this.reconciler.countUnrecorded();
     } catch {
       // The count is what was known before: the scan that failed is retried with the round.
     } finally {
-      this.counting = false;
+      this.unrecorded.counting = false;
     }
   }
 
@@ -721,7 +715,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private async storageOutcome(fault: StorageFault): Promise<RoundOutcome> {
     await this.countUnrecorded();
     const { state } = this.options;
-    const waiting = state.counts(this.repoId).pending + this.unrecorded;
+    const waiting = state.counts(this.repoId).pending + this.unrecorded.files;
     return {
       kind: 'refused',
       phase: 'storage',
@@ -749,14 +743,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const report = emptyReport();
     const started = performance.now();
     // Set again by this round's plan, if it plans: a round with nothing to plan must not wait on an earlier one's.
-    this.settlingMs = 0;
+    this.deletions.settlingMs = 0;
     if (this.reconciler.fullRescanDue) {
       this.reconciler.fullRescanDue = false;
       await this.reconciler.rescan().catch((error: unknown) => {
         this.reconciler.fullRescanDue = true; // still due: the failed round backs off and tries again
         throw error;
       });
-      this.unrecorded = 0; // recorded now, every file of it
+      this.unrecorded.files = 0; // recorded now, every file of it
     }
     // Paused: what the scans recorded stays pending, counted, until its user resumes.
     if (this.paused) return { report, outcome: { kind: 'settled' } };
@@ -789,9 +783,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       // Asking the service how to plan (bases, what a lost answer stored) is the round's first call: syncing.
       // (Not out of `storage`: its message says what waits, until a write goes through.)
       if (pending.length > 0 && this.facts.phase !== 'storage') this.setPhase('syncing', null);
-      const options = pending.length > 0 || this.heldDeletions > 0 ? await this.planOptions() : {};
+      const options = pending.length > 0 || this.deletions.held > 0 ? await this.planOptions() : {};
       // Nothing pending: no deletion is waiting to settle either (they came back: a stash and its pop).
-      if (!('holdDeletions' in options)) this.deletionsSeen = null;
+      if (!('holdDeletions' in options)) this.deletions.seen = null;
       const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows, options).plans;
       for (const plans of pagesOf(pending, plan)) {
         // Stopping: the pages not sent yet stay pending, for the next start; the one in flight is in `in_flight`.
@@ -818,7 +812,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       }
       const done = this.restingOutcome(unreadable);
       // Deletions allowed go once: a later round that would delete as many again asks again.
-      if (!('holdDeletions' in options) || !options.holdDeletions) this.deletionsAllowed = 0;
+      if (!('holdDeletions' in options) || !options.holdDeletions) this.deletions.allowed = 0;
       if (sent.length === 0) return { report, outcome: done };
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
@@ -846,7 +840,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private restingOutcome(unreadable: boolean): RoundOutcome {
     const retryInMs = this.retries.nextDueInMs();
-    const settleInMs = this.settlingMs > 0 ? this.settlingMs : null;
+    const settleInMs = this.deletions.settlingMs > 0 ? this.deletions.settlingMs : null;
     const dueInMs =
       retryInMs === null ? settleInMs : settleInMs === null ? retryInMs : Math.min(retryInMs, settleInMs);
     if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };

@@ -40,6 +40,18 @@ export interface DeletionsSeen {
   first: number;
 }
 
+/** What the engine keeps of deletions between rounds. */
+export interface DeletionState {
+  /** Deletions held at the last plan (0: none). */
+  held: number;
+  /** How many its user allowed to go in the next round (`allowDeletions`); 0: none. */
+  allowed: number;
+  /** What the last plan saw settling (see DELETION_SETTLE_MS). */
+  seen: DeletionsSeen | null;
+  /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
+  settlingMs: number;
+}
+
 export interface DeletionFacts {
   /** Deletions waiting now (files acknowledged by the service and gone from disk). */
   waiting: number;
