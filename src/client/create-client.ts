@@ -106,7 +106,7 @@ export function createClient(options: ClientOptions): RemoteClient {
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
     // Every call carries a secret: none goes to a loopback port that another local user took first.
-    connect: ownListenerConnector(base, baseUrl),
+    connect: ownListenerConnector(baseUrl),
   });
 
   async function reply<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions: CallOptions = {}) {

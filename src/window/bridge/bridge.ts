@@ -74,6 +74,8 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+const ANOTHER_USERS = "This window is another user's: open your own with `flowsync ui --open`.";
+
 /**
  * Connections the bridge holds at once: 19,995 idle ones from any local process took every descriptor the agent had.
  * A window uses its event stream and a few calls (Chromium opens at most 6 to one address), but a client's closed
@@ -138,7 +140,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     ...serverOptions(limits),
   });
   app.server.maxConnections = limits.maxConnections;
-  // Whether a connection is another local user's, asked once per connection (a WeakMap by socket).
+  // Whether a connection is another local user's (or of a user the kernel does not name), asked once per
+  // connection (a WeakMap by socket).
   const strangers = new WeakMap<Socket, boolean>();
   const fromStranger = (socket: Socket) => {
     let stranger = strangers.get(socket);
@@ -246,6 +249,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // A window trades the launch token of its address for a session, once (see window-sessions.ts).
   const startSession = async (request: FastifyRequest, reply: FastifyReply) => {
     const launch = (request.body as { launch?: unknown } | null)?.launch;
+    // A launch token is in the browser's argv while it starts (`flowsync ui --open`), where every user reads it in
+    // /proc: traded only with this user's processes, a copy read there is worth nothing to another user. It stays
+    // alive then, so the user's own page still opens. Asked only for a valid token: a table read per connection
+    // is what let idle connections stall the bridge (see `api` below).
+    if (typeof launch === 'string' && sessions.isLaunch(launch) && fromStranger(request.raw.socket)) {
+      return refuse(reply, 403, ANOTHER_USERS);
+    }
     const session = typeof launch === 'string' ? sessions.exchange(launch) : null;
     if (session === null) {
       return refuse(
@@ -258,10 +268,11 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
 
   // A page that lost its agent asks this before it sends its session again (window-sessions.ts, prove).
-  const hello = async (request: FastifyRequest) => {
+  const hello = async (request: FastifyRequest, reply: FastifyReply) => {
     const { id, challenge } = (request.body ?? {}) as { id?: unknown; challenge?: unknown };
     const valid = (text: unknown): text is string => typeof text === 'string' && /^[\w-]{16,128}$/.test(text);
     const proof = valid(id) && valid(challenge) ? sessions.prove(id, challenge, port) : null;
+    if (proof !== null && fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
     return replyValue({ agent: 'flowsync', proof });
   };
 
@@ -284,12 +295,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         return refuse(reply, 403, 'Only the agent itself may do this.');
       }
       // A valid credential from another local user (a session their page read, served on this port while the agent
-      // was stopped; README, Security model) opens nothing. Asked only of a request with a valid credential: read
-      // for every connection, the kernel's socket table let 4,000 idle connections from any process stall the
-      // bridge (test/agent/connection-limits.test.ts), and a table read is 20-50 ms at a load of 20.
-      if (fromStranger(request.raw.socket)) {
-        return refuse(reply, 403, "This window is another user's: open your own with `flowsync ui --open`.");
-      }
+      // was stopped; README, Security model) opens nothing, nor one from a peer whose user the kernel does not name
+      // (a client that half-closed or closed its end after sending). Asked only of a request with a valid
+      // credential: read for every connection, the kernel's socket table let 4,000 idle connections from any
+      // process stall the bridge (test/agent/connection-limits.test.ts), and a table read is 20-50 ms at a load
+      // of 20.
+      if (fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
     });
     routes.post('/:method', callMethod);
     routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);

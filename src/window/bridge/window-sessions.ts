@@ -62,6 +62,11 @@ export class WindowSessions {
     return launch;
   }
 
+  /** Whether this is a launch token not used yet (it stays so). */
+  isLaunch(launch: string): boolean {
+    return this.launches.has(digest(launch));
+  }
+
   /** The session credential for a launch token not used yet; null for any other (the launch token dies here). */
   exchange(launch: string): string | null {
     if (!this.launches.delete(digest(launch))) return null;
