@@ -246,25 +246,34 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   };
 
-  // A window trades the launch token of its address for a session, once (see window-sessions.ts).
+  // A page gets its session here (see window-sessions.ts), with one of: the launch token of its address (once), its
+  // tab's credential of this run (a reload), or the session it holds (back after the agent's restart: a new tab
+  // credential). Each answer has a new tab credential, or the one presented.
   const startSession = async (request: FastifyRequest, reply: FastifyReply) => {
-    const launch = (request.body as { launch?: unknown } | null)?.launch;
-    // A launch token is in the browser's argv while it starts (`flowsync ui --open`), where every user reads it in
-    // /proc: traded only with this user's processes, a copy read there is worth nothing to another user. It stays
-    // alive then, so the user's own page still opens. Asked only for a valid token: a table read per connection
-    // is what let idle connections stall the bridge (see `api` below).
-    if (typeof launch === 'string' && sessions.isLaunch(launch) && fromStranger(request.raw.socket)) {
-      return refuse(reply, 403, ANOTHER_USERS);
-    }
-    const session = typeof launch === 'string' ? sessions.exchange(launch) : null;
-    if (session === null) {
+    const body = (request.body ?? {}) as { launch?: unknown; tab?: unknown; session?: unknown };
+    const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    const [launch, tab, held] = [text(body.launch), text(body.tab), text(body.session)];
+    const valid =
+      (launch !== '' && sessions.isLaunch(launch)) ||
+      (tab !== '' && sessions.isTab(tab)) ||
+      (held !== '' && sessions.identify(held) === 'session');
+    if (!valid) {
       return refuse(
         reply,
         401,
-        'This window address was already used (or is from an earlier run): `flowsync ui --open` opens a new one.',
+        launch !== ''
+          ? 'This window address was already used (or is from an earlier run): `flowsync ui --open` opens a new one.'
+          : "This window's session has ended: `flowsync ui --open` opens a new window.",
       );
     }
-    return replyValue({ session });
+    // A launch token is in the browser's argv while it starts (`flowsync ui --open`), where every user reads it in
+    // /proc: traded only with this user's processes, a copy read there is worth nothing to another user. It stays
+    // alive then, so the user's own page still opens. Asked only for a valid credential: a table read per
+    // connection is what let idle connections stall the bridge (see `api` below).
+    if (fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
+    if (launch !== '') return replyValue({ session: sessions.exchange(launch)!, tab: sessions.newTab() });
+    if (tab !== '') return replyValue({ session: sessions.reopen(tab)!, tab });
+    return replyValue({ session: held, tab: sessions.newTab() });
   };
 
   // A page that lost its agent asks this before it sends its session again (window-sessions.ts, prove).
