@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { runFlowsync } from '../support/cli.ts';
 import { eventually } from '../support/repo.ts';
 import { readDatabase } from '../support/service.ts';
 import { createUnixUser, type UnixUser } from '../support/unix-user.ts';
@@ -65,7 +66,7 @@ function refused(port: number): Promise<boolean> {
 }
 
 describe("another user holding every slot of the embedded service's port", () => {
-  it('leaves the agent in sync with its own service', async () => {
+  it('leaves the agent in sync with its own service, and flowsync call reaching it', async () => {
     const repo = join(dir, 'repo');
     mkdirSync(join(repo, 'flows/hello'), { recursive: true });
     writeFileSync(join(repo, 'flows/hello/main.yaml'), 'hello\n');
@@ -93,6 +94,18 @@ describe("another user holding every slot of the embedded service's port", () =>
     mkdirSync(join(repo, 'flows/later'));
     writeFileSync(join(repo, 'flows/later/flow.yaml'), 'later\n');
     await eventually(() => expect(stored()).toEqual(['flow.yaml', 'main.yaml']), 30_000, 200);
+    // `flowsync call` reaches the running agent's service the same way.
+    const call = await runFlowsync(
+      [
+        'call',
+        'svc/flow_def/action/sync_batch/run',
+        '--args',
+        '{"repo_owner":"acme","repo_name":"app","flows":[]}',
+      ],
+      { env },
+    );
+    expect(call.stderr).toBe('');
+    expect(call.code).toBe(0);
     expect(said).toMatch(/held [1-9]/);
     expect(agent.output()).not.toMatch(/incident|offline/i);
   }, 120_000);
