@@ -1,3 +1,7 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { loopbackPeerUid, readSocketTables } from '../../client/index.ts';
 import { tunable } from '../../host/index.ts';
 
 /** What an HTTP server of flowsync's (the service, the window's bridge) allows one connection and all of them. */
@@ -48,4 +52,48 @@ export function serverOptions(limits: ConnectionLimits) {
       connectionsCheckingInterval: Math.max(100, Math.ceil(limits.headersMs / 10)),
     },
   };
+}
+
+/**
+ * How often, at most, a server at its cap reads the kernel's socket table to find strangers' connections: a read is
+ * 20-50 ms on a loaded machine, and a flood of the user's own connections (4,000 in
+ * test/agent/connection-limits.test.ts) must not make one each. In between, the newest connection is the one closed.
+ */
+const SORT_OUT_EVERY_MS = 250;
+
+/**
+ * Caps a server's connections so that other users cannot starve this one's (Linux): at the cap, every connection
+ * whose peer is not this user's (another user's, root excepted, or one whose owner the kernel's table does not
+ * show) is closed at once, before any of the user's; only when there is none is the newest closed, as node's
+ * `maxConnections` would. All of them at once, so that a flood costs one table read each time it fills the slots
+ * again, not one per connection. Elsewhere (no table to ask) it is node's plain cap.
+ */
+export function capConnections(server: Server, maxConnections: number): void {
+  if (process.platform !== 'linux') {
+    server.maxConnections = maxConnections;
+    return;
+  }
+  // A bound on descriptors even between two sortings: twice the cap.
+  server.maxConnections = maxConnections * 2;
+  const open = new Set<Socket>();
+  let sortedAt = -Infinity;
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+    if (open.size <= maxConnections) return;
+    const drop = (held: Socket) => {
+      open.delete(held);
+      held.destroy();
+    };
+    if (performance.now() - sortedAt < SORT_OUT_EVERY_MS) return drop(socket);
+    sortedAt = performance.now();
+    const tables = readSocketTables();
+    const me = process.getuid!();
+    const strangers = [...open].filter((held) => {
+      const uid = loopbackPeerUid(held, tables);
+      return uid === null || (uid !== me && uid !== 0);
+    });
+    if (strangers.length === 0) return drop(socket);
+    strangers.forEach(drop);
+  });
 }

@@ -15,7 +15,7 @@ import { toAgentApiError } from '../implementation.ts';
 import { fromAnotherUser } from '../../client/index.ts';
 import { agentLog } from '../../host/index.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
-import { connectionLimits, serverOptions } from '../../service/index.ts';
+import { capConnections, connectionLimits, serverOptions } from '../../service/index.ts';
 import { readWindowMemory, writeWindowMemory, type WindowMemory } from './window-memory.ts';
 import { WindowSessions } from './window-sessions.ts';
 
@@ -139,7 +139,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     forceCloseConnections: true,
     ...serverOptions(limits),
   });
-  app.server.maxConnections = limits.maxConnections;
+  capConnections(app.server, limits.maxConnections);
   // Whether a connection is another local user's (or of a user the kernel does not name), asked once per
   // connection (a WeakMap by socket).
   const strangers = new WeakMap<Socket, boolean>();
