@@ -58,7 +58,10 @@ export type ListenerOwner = { kind: 'own' } | { kind: 'stranger'; uid: number } 
  * another machine, and where the OS does not say (macOS, Windows: there the promise rests on never sending the
  * embedded tokens to a fixed port).
  */
-export function listenerOwner(ends: ConnectionEnds, tables = readSocketTables()): ListenerOwner {
+export function listenerOwner(
+  ends: ConnectionEnds,
+  tables = readSocketTables(ends.remotePort),
+): ListenerOwner {
   if (process.platform !== 'linux') return { kind: 'own' };
   const remote = parseAddress(ends.remoteAddress);
   const local = parseAddress(ends.localAddress);
@@ -107,19 +110,34 @@ export function listenerOwner(ends: ConnectionEnds, tables = readSocketTables())
  * SO_PEERCRED; the kernel's table is the one place that names a loopback peer's user. About 20-50 ms on a loaded
  * machine: once per connection.
  */
-export function loopbackPeerUid(ends: ConnectionEnds, tables = readSocketTables()): number | null {
+export function loopbackPeerUid(
+  ends: ConnectionEnds,
+  tables: SocketEntry[] | PeerIndex = readSocketTables(ends.localPort),
+): number | null {
   const remote = parseAddress(ends.remoteAddress);
   const local = parseAddress(ends.localAddress);
   if (!remote || !local || !ends.remotePort || !ends.localPort) return null;
-  const peer = tables.find(
-    (entry) =>
-      entry.state !== LISTEN &&
-      entry.localPort === ends.remotePort &&
-      entry.remotePort === ends.localPort &&
-      entry.local === remote &&
-      entry.remote === local,
+  const peer = (tables instanceof PeerIndex ? tables : new PeerIndex(tables)).find(
+    remote,
+    ends.remotePort,
+    local,
+    ends.localPort,
   );
   return peer && peer.inode !== 0 ? peer.uid : null;
+}
+
+/** The sockets of a table by both ends, for many look-ups in one read (a server sorting out its connections). */
+export class PeerIndex {
+  private readonly byEnds = new Map<string, SocketEntry>();
+  constructor(tables: SocketEntry[]) {
+    for (const entry of tables) {
+      if (entry.state === LISTEN) continue;
+      this.byEnds.set(`${entry.local} ${entry.localPort} ${entry.remote} ${entry.remotePort}`, entry);
+    }
+  }
+  find(local: string, localPort: number, remote: string, remotePort: number): SocketEntry | undefined {
+    return this.byEnds.get(`${local} ${localPort} ${remote} ${remotePort}`);
+  }
 }
 
 /**
@@ -148,9 +166,14 @@ export interface SocketEntry {
   inode: number;
 }
 
-/** Both of the kernel's TCP tables; a missing one (no IPv6 on this machine) is empty. */
-export function readSocketTables(): SocketEntry[] {
+/**
+ * Both of the kernel's TCP tables; a missing one (no IPv6 on this machine) is empty. With `port`, only the sockets
+ * with that port at either end: a busy machine has tens of thousands (23,000 lines took 250 ms to read and parse
+ * whole), and a line is skipped on a substring before it is split.
+ */
+export function readSocketTables(port?: number): SocketEntry[] {
   if (process.platform !== 'linux') return [];
+  const mark = port === undefined ? null : `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
   const entries: SocketEntry[] = [];
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text: string;
@@ -160,6 +183,7 @@ export function readSocketTables(): SocketEntry[] {
       continue;
     }
     for (const line of text.split('\n').slice(1)) {
+      if (mark !== null && !line.includes(mark)) continue;
       // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode …
       const fields = line.trim().split(/\s+/);
       if (fields.length < 10) continue;
