@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -232,5 +233,36 @@ describe('a launch address read in /proc', () => {
       body: JSON.stringify({ launch: new URL(url).hash.slice(7) }),
     });
     expect(response.status).toBe(200);
+  });
+});
+
+describe('a request with no valid credential', () => {
+  it('is answered with its connection closed, so it keeps no slot for a next try', async () => {
+    const agent = new HttpAgent({ keepAlive: true });
+    try {
+      const answer = await new Promise<{ status: number; connection: string | undefined }>(
+        (resolve, reject) => {
+          const request = httpRequest(
+            {
+              host: '127.0.0.1',
+              port: bridge.port,
+              method: 'POST',
+              path: '/api/status',
+              agent,
+              headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-session-0001' },
+            },
+            (response) => {
+              response.resume();
+              resolve({ status: response.statusCode ?? 0, connection: response.headers.connection });
+            },
+          );
+          request.on('error', reject);
+          request.end('{}');
+        },
+      );
+      expect(answer).toEqual({ status: 401, connection: 'close' });
+    } finally {
+      agent.destroy();
+    }
   });
 });

@@ -140,6 +140,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     ...serverOptions(limits),
   });
   capConnections(app.server, limits.maxConnections);
+  // A connection has a short time (keep-alive's, 5 s) until it shows a valid credential, then the usual 30 s: one
+  // that only waits holds a slot that briefly (a window's event stream, a heartbeat every 15 s, needs the 30 s).
+  app.server.on('connection', (socket: Socket) => socket.setTimeout(limits.keepAliveMs));
+  const credentialShown = (socket: Socket) => socket.setTimeout(limits.idleMs);
   // Whether a connection is another local user's (or of a user the kernel does not name), asked once per
   // connection (a WeakMap by socket).
   const strangers = new WeakMap<Socket, boolean>();
@@ -152,8 +156,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
 
+  // A refused request's connection is closed with its answer: it keeps no slot for a next try.
   const refuse = (reply: FastifyReply, status: number, message: string) =>
-    reply.code(status).send(replyError({ code: 'refused', message }));
+    reply
+      .code(status)
+      .header('connection', 'close')
+      .send(replyError({ code: 'refused', message }));
 
   // The depth is checked before the body is parsed: the contract's schemas recurse once a level, and 20,000
   // levels in a z.json() field overflowed the stack (500).
@@ -271,6 +279,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     // alive then, so the user's own page still opens. Asked only for a valid credential: a table read per
     // connection is what let idle connections stall the bridge (see `api` below).
     if (fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
+    credentialShown(request.raw.socket);
     if (launch !== '') return replyValue({ session: sessions.exchange(launch)!, tab: sessions.newTab() });
     if (tab !== '') return replyValue({ session: sessions.reopen(tab)!, tab });
     return replyValue({ session: held, tab: sessions.newTab() });
@@ -310,6 +319,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       // process stall the bridge (test/agent/connection-limits.test.ts), and a table read is 20-50 ms at a load
       // of 20.
       if (fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
+      credentialShown(request.raw.socket);
     });
     routes.post('/:method', callMethod);
     routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);
