@@ -51,8 +51,8 @@ function typedApi(call: (method: string, input: unknown) => Promise<Reply>): Age
  * What the page keeps for a reload: its tab credential, in this tab's sessionStorage (no other tab reads it), valid
  * while the agent runs. The session itself stays in the page's memory: while the agent is stopped another program
  * may serve a page on this address, which reads whatever this origin stored, and keeps running in the browser
- * after the agent is back. A bookmark or a new tab, and a reload after the agent restarted, need
- * `flowsync ui --open`; a window left open comes back by itself.
+ * after the agent is back. A window left open comes back by itself, with a new tab credential; a bookmark, a new
+ * tab, and a tab reloaded while the agent was stopped need `flowsync ui --open`.
  */
 const TAB_KEY = 'flowsync.tab';
 /** Where flowsync kept the session before (every page of this origin reads it); the agent no longer knows it. */

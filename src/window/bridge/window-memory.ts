@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { ensurePrivateFolder, replaceFile } from '../../host/index.ts';
 
 /**
- * What the window keeps across the agent's runs, so that an open tab reconnects and a bookmark keeps working after
- * a restart: the port its address was on, and the sessions it gave, each as the SHA-256 of the credential (never
+ * What the window keeps across the agent's runs, so that an open tab reconnects after a restart: the port its
+ * address was on, and the sessions it gave, each as the SHA-256 of the credential (never
  * the credential) with an expiry. One file, 0600 in the 0700 data folder (`window.json`), read at start and
  * replaced whole at each change.
  */

@@ -11,8 +11,8 @@ export type Credential = 'agent' | 'session' | null;
 const WAITING_LAUNCHES = 16;
 
 /**
- * How long a window's session lasts: a bookmark opened within a month of the window's first opening still works,
- * across any number of restarts. After that `flowsync ui --open` opens a new one.
+ * How long a window's session lasts: a window left open comes back after the agent's restarts for a month after it
+ * was opened. After that `flowsync ui --open` opens a new one.
  */
 export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 
