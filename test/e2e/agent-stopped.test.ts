@@ -260,8 +260,9 @@ round();
 const server = require('node:http').createServer((request, response) => {
   if (request.url !== '/') return response.writeHead(404).end();
   response.writeHead(200, { 'content-type': 'text/html' }).end(page);
-  // Served: the port is left for the agent to take back.
-  setTimeout(() => server.close(() => process.exit(0)), 500);
+  // Served: the port is left for the agent to take back (an exit, not close(), which would wait for the page's
+  // kept-alive connection).
+  setTimeout(() => process.exit(0), 500);
 });
 server.listen(port, '127.0.0.1', () => console.log('listening'));
 `;

@@ -118,7 +118,7 @@ async function asAttacker(script: string, args: string[]): Promise<string> {
   return out;
 }
 
-/** Whether the bridge still holds its end of the connection from this port (open, or waiting for its close). */
+/** Whether the bridge still holds its end of the connection from this port open (ESTABLISHED or CLOSE_WAIT). */
 function bridgeHolds(from: number): boolean {
   const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
   return ['/proc/net/tcp', '/proc/net/tcp6'].some((table) =>
@@ -129,7 +129,7 @@ function bridgeHolds(from: number): boolean {
         return (
           fields[1]?.endsWith(`:${hex(bridge.port)}`) &&
           fields[2]?.endsWith(`:${hex(from)}`) &&
-          !['06', '07'].includes(fields[3]!)
+          ['01', '08'].includes(fields[3]!)
         );
       }),
   );
