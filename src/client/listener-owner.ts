@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
 import { buildConnector } from 'undici';
@@ -62,7 +62,7 @@ export function listenerOwner(
   ends: ConnectionEnds,
   tables = readSocketTables(ends.remotePort),
 ): ListenerOwner {
-  if (process.platform !== 'linux') return { kind: 'own' };
+  if (!socketOwnersKnown()) return { kind: 'own' };
   const remote = parseAddress(ends.remoteAddress);
   const local = parseAddress(ends.localAddress);
   if (!remote || !local || !ends.remotePort || !ends.localPort) return { kind: 'unknown' };
@@ -147,12 +147,20 @@ export class PeerIndex {
  * where the OS does not say (macOS, Windows).
  */
 export function fromAnotherUser(ends: ConnectionEnds): boolean {
-  if (process.platform !== 'linux') return false;
+  if (!socketOwnersKnown()) return false;
   const uid = loopbackPeerUid(ends);
   return uid === null || (uid !== process.getuid!() && uid !== 0);
 }
 
 const LISTEN = '0A';
+
+/**
+ * Whether the kernel names sockets' owners here: Linux, with its TCP table readable. A sandbox without
+ * /proc/net/tcp is like macOS and Windows (no user could remove it to make a peer pass for unknown).
+ */
+export function socketOwnersKnown(): boolean {
+  return process.platform === 'linux' && existsSync('/proc/net/tcp');
+}
 
 /** One line of /proc/net/tcp or tcp6, its addresses as canonical text (a v4-mapped address as plain v4). */
 export interface SocketEntry {

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { loopbackPeerUid, PeerIndex, readSocketTables } from '../../client/index.ts';
+import { loopbackPeerUid, PeerIndex, readSocketTables, socketOwnersKnown } from '../../client/index.ts';
 import { tunable } from '../../host/index.ts';
 
 /** What an HTTP server of flowsync's (the service, the window's bridge) allows one connection and all of them. */
@@ -72,7 +72,7 @@ const SORT_OUT_MIN_MS = 20;
  * again, not one per connection. Elsewhere (no table to ask) it is node's plain cap.
  */
 export function capConnections(server: Server, maxConnections: number): void {
-  if (process.platform !== 'linux') {
+  if (!socketOwnersKnown()) {
     server.maxConnections = maxConnections;
     return;
   }
