@@ -48,12 +48,15 @@ function typedApi(call: (method: string, input: unknown) => Promise<Reply>): Age
 }
 
 /**
- * Where the page keeps its session: the storage of this address (its origin, 127.0.0.1 and the port; no other
- * server's page on this machine reads it, as any would a cookie, which ignores the port), so another tab or a
- * bookmark of the address opens the window too, also after the agent restarted: the agent keeps the session's
- * digest, and its port, in its data folder.
+ * What the page keeps for a reload: its tab credential, in this tab's sessionStorage (no other tab reads it), valid
+ * while the agent runs. The session itself stays in the page's memory: while the agent is stopped another program
+ * may serve a page on this address, which reads whatever this origin stored, and keeps running in the browser
+ * after the agent is back. A window left open comes back by itself, with a new tab credential; a bookmark, a new
+ * tab, and a tab reloaded while the agent was stopped need `flowsync ui --open`.
  */
-const SESSION_KEY = 'flowsync.session';
+const TAB_KEY = 'flowsync.tab';
+/** Where flowsync kept the session before (every page of this origin reads it); the agent no longer knows it. */
+const OLD_SESSION_KEY = 'flowsync.session';
 
 /** Why this page has no session; the window shows it in place of the app. */
 export class NoSession extends Error {}
@@ -63,38 +66,49 @@ const OPEN_A_NEW_ONE = '`flowsync ui --open` opens a new window.';
 /**
  * The session of this page. Opened from a launch address (`#token=…`, single-use, after `#` so no request line or
  * Referer carries it), the page takes the token out of the address bar and this history entry at once, before
- * anything else runs, then trades it for a session credential. Opened without one (a reload, another tab, a
- * bookmark), it uses the session this address kept, once the agent has shown it knows it (askAgent).
+ * anything else runs, then trades it for a session credential. Opened without one (a reload), it trades its tab's
+ * credential: after the agent restarted, whatever answers now refuses it.
  */
 export async function windowSession(): Promise<string> {
+  localStorage.removeItem(OLD_SESSION_KEY);
   const launch = new URLSearchParams(window.location.hash.slice(1)).get('token');
   if (launch === null) {
-    const kept = localStorage.getItem(SESSION_KEY);
-    if (!kept) {
+    const tab = sessionStorage.getItem(TAB_KEY);
+    if (!tab) {
       throw new NoSession(
         'This address has no token: run `flowsync ui --open` to open the window (or open the address it prints).',
       );
     }
-    const answer = await askAgent(kept);
-    if (answer === 'ours') return kept;
-    if (answer === 'ended') localStorage.removeItem(SESSION_KEY);
+    const reply = await trade({ tab });
+    if (reply.ok) return reply.value.session;
+    sessionStorage.removeItem(TAB_KEY);
     throw new NoSession(
-      answer === 'ended'
-        ? `This window's session has ended (a month after it was opened, or the agent's address moved): ${OPEN_A_NEW_ONE}`
-        : `What answers at this address is not your flowsync agent: ${OPEN_A_NEW_ONE}`,
+      `This window's session has ended (the agent restarted or moved since this tab opened it): ${OPEN_A_NEW_ONE}`,
     );
   }
   history.replaceState(history.state, '', window.location.pathname + window.location.search);
+  const reply = await trade({ launch });
+  if (!reply.ok) throw new NoSession(reply.error.message);
+  return reply.value.session;
+}
+
+/**
+ * `/api/session`: a session and a tab credential for what the page presents. The tab credential is kept for a
+ * reload; sent only to this address, where it is worth something only while the agent that gave it runs there.
+ */
+async function trade(
+  presented: { launch: string } | { tab: string } | { session: string },
+): Promise<{ ok: true; value: { session: string } } | { ok: false; error: AgentApiErrorBody }> {
   const response = await fetch('/api/session', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ launch }),
+    body: JSON.stringify(presented),
   });
   const reply = await readReply(response);
-  if (!reply.ok) throw new NoSession(reply.error.message);
-  const { session } = reply.value as { session: string };
-  localStorage.setItem(SESSION_KEY, session);
-  return session;
+  if (!reply.ok) return reply;
+  const { session, tab } = reply.value as { session: string; tab: string };
+  sessionStorage.setItem(TAB_KEY, tab);
+  return { ok: true, value: { session } };
 }
 
 const hex = (bytes: ArrayBuffer) =>
@@ -188,6 +202,8 @@ function loopbackBridge(session: string): WindowBridge {
     retry = setTimeout(
       async () => {
         const answer = await askAgent(session).catch(() => 'gone' as const);
+        // A new tab credential for a reload: the tab's old one ended with the agent's last run.
+        if (answer === 'ours') await trade({ session }).catch(() => undefined);
         retry = undefined;
         if (answer === 'ours') open();
         else if (answer === 'ended') become('ended');

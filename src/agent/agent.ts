@@ -451,6 +451,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     let auth: ClientAuth;
     let secretsUrl: string;
     let embedded: RunningService | null = null;
+    let socketPath: string | null = null;
     let notice: TokensNotice | null = null;
     if (configuredUrl) {
       url = normalizeServiceUrl(configuredUrl);
@@ -471,12 +472,15 @@ export class Agent extends EventEmitter<AgentEvents> {
       });
       ({ url, auth, notice, secretsUrl } = started);
       embedded = started.service;
+      socketPath = started.socketPath;
     }
-    // The engine backs off on its own: the client retries only briefly before reporting a failure.
+    // The engine backs off on its own: the client retries only briefly before reporting a failure. The embedded
+    // service through its private socket: another user holding every slot of its port cuts the agent off from nothing.
     const client = createClient({
       baseUrl: url,
       auth,
       retry: { attempts: 2, baseDelayMs: 100, maxDelayMs: 500 },
+      ...(socketPath && { socketPath }),
     });
     const statePath = options.statePath ?? defaultStatePath();
     // The state's folder is flowsync's data folder, also with a remote service: 0700 (0755 before issue 8).

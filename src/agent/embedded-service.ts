@@ -10,6 +10,11 @@ export interface EmbeddedService {
   /** Where its tokens are filed in the keychain: `embedded:<database>`, a name no address reads back. */
   secretsUrl: string;
   auth: ClientAuth;
+  /**
+   * The Unix socket the agent reaches it through (service.sock in the 0700 data folder), which no other user can
+   * open or fill; null where there is none (the TCP port then). The port is for `flowsync call` and curl.
+   */
+  socketPath: string | null;
   /** Where the tokens are, when that changed; else null. */
   notice: TokensNotice | null;
 }
@@ -43,6 +48,7 @@ export async function startEmbeddedService(options: {
       logLevel: 'info' as const,
       logDestination,
       newTokens,
+      socketPath: join(dirname(options.dbPath), 'service.sock'),
     };
     try {
       return await createService({ ...config, port: options.port });
@@ -62,13 +68,14 @@ export async function startEmbeddedService(options: {
     const legacy = options.port === 0 ? [] : [`http://127.0.0.1:${options.port}`];
     for (const filedUnder of [secretsUrl, EMBEDDED_SECRETS, ...legacy]) {
       const stored = await readTokens(options.secrets, filedUnder);
-      if (!stored || !(await works(service.url, stored))) continue;
+      if (!stored || !(await works(service, stored))) continue;
       if (filedUnder !== secretsUrl) await takeOver(options.secrets, filedUnder, secretsUrl, stored);
       return {
         service,
         url: service.url,
         secretsUrl,
         auth: bothTokens(stored),
+        socketPath: service.socketPath,
         notice: null,
       };
     }
@@ -82,6 +89,7 @@ export async function startEmbeddedService(options: {
     url: service.url,
     secretsUrl,
     auth: bothTokens(tokens),
+    socketPath: service.socketPath,
     notice: kept
       ? {
           line: `The embedded service's tokens are in the OS keychain (flowsync / ${secretsUrl}#access-token, #admin-token).`,
@@ -132,8 +140,13 @@ async function keepTokens(secrets: SecretStore, url: string, tokens: IssuedToken
   }
 }
 
-async function works(url: string, tokens: IssuedTokens): Promise<boolean> {
-  const client = createClient({ baseUrl: url, auth: { userToken: tokens.user }, retry: { attempts: 1 } });
+async function works(service: RunningService, tokens: IssuedTokens): Promise<boolean> {
+  const client = createClient({
+    baseUrl: service.url,
+    auth: { userToken: tokens.user },
+    retry: { attempts: 1 },
+    ...(service.socketPath && { socketPath: service.socketPath }),
+  });
   try {
     await checkAccess(client);
     return true;

@@ -1,4 +1,6 @@
 import { Option } from 'commander';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { DEFAULT_SERVICE_URL, configuredServiceUrl, loadConfig } from '../agent/index.ts';
 import { defaultServiceDbPath, findRunningAgent } from '../host/index.ts';
 import { embeddedSecrets, normalizeServiceUrl } from '../secrets/index.ts';
@@ -17,6 +19,11 @@ export interface ServiceTarget {
   url: string;
   /** The URL itself, or `embedded:<database>` for the embedded service, whose tokens no address reads back. */
   secrets: string;
+  /**
+   * The embedded service's Unix socket in the data folder (0700), when it has one: calls go through it, so another
+   * user holding every slot of its port does not cut this user off.
+   */
+  socketPath?: string;
 }
 
 /**
@@ -33,6 +40,11 @@ export async function resolveService(flag: string | undefined): Promise<ServiceT
   }
   const running = await findRunningAgent(bridgeAnswers);
   // The lock and the database are in one data folder: the running agent's embedded service is this database's.
-  if (running?.service) return { url: running.service, secrets: embeddedSecrets(defaultServiceDbPath()) };
+  if (running?.service) {
+    const dbPath = defaultServiceDbPath();
+    const socketPath = join(dirname(dbPath), 'service.sock');
+    const socket = statSync(socketPath, { throwIfNoEntry: false })?.isSocket() ?? false;
+    return { url: running.service, secrets: embeddedSecrets(dbPath), ...(socket && { socketPath }) };
+  }
   return { url: DEFAULT_SERVICE_URL, secrets: DEFAULT_SERVICE_URL };
 }

@@ -50,6 +50,11 @@ export interface ClientOptions {
    * `x-flowsync-writer` with every call (a service of the spec ignores it). A call's own `writer` wins.
    */
   writer?: string;
+  /**
+   * Connect through this Unix socket instead of the URL's port (the embedded service's, in the user's 0700 data
+   * folder): nobody else can open it, so nobody can hold its connection slots. The URL still names the service.
+   */
+  socketPath?: string;
 }
 
 /** An answer from the service: the HTTP code and the envelope, success or not. */
@@ -106,7 +111,7 @@ export function createClient(options: ClientOptions): RemoteClient {
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
     // Every call carries a secret: none goes to a loopback port that another local user took first.
-    connect: ownListenerConnector(base, baseUrl),
+    connect: ownListenerConnector(baseUrl, options.socketPath),
   });
 
   async function reply<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions: CallOptions = {}) {

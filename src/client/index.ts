@@ -12,6 +12,12 @@ export {
   TransportError,
 } from './errors.ts';
 export { checkAccess } from './check-access.ts';
-export { fromAnotherUser } from './listener-owner.ts';
+export {
+  fromAnotherUser,
+  loopbackPeerUid,
+  PeerIndex,
+  readSocketTables,
+  socketOwnersKnown,
+} from './listener-owner.ts';
 export { SPEC_ONLY, askCapabilities, serviceCapabilities } from './capabilities.ts';
 export { conflictOf, failureKind, isRetryable, reasonOf, type FailureKind } from './failure.ts';

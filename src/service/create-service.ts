@@ -1,8 +1,10 @@
+import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
 import { summingLog } from '../host/index.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
-import { connectionLimits, type ConnectionLimits } from './http/connection-limits.ts';
+import { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { createImplementations } from './functions/index.ts';
@@ -35,6 +37,11 @@ export interface ServiceOptions {
   logDestination?: DestinationStream;
   /** How long and how much of the flows' history is kept (default 30 days, 256 MiB per repository). */
   retention?: Partial<HistoryRetention>;
+  /**
+   * Also serve on this Unix socket (the embedded service: in the agent's 0700 data folder), a channel no other user
+   * can open, so no one can fill its connection slots: on the TCP port, any local process can hold all 256.
+   */
+  socketPath?: string;
 }
 
 /**
@@ -54,6 +61,8 @@ export interface RunningService {
   issuedTokens: IssuedTokens | null;
   /** The database, as it may be shown: a file path, or a Postgres URL without its password. */
   database: string;
+  /** The Unix socket it also serves on (ServiceOptions.socketPath), when it could; else null. */
+  socketPath: string | null;
   close(): Promise<void>;
 }
 
@@ -100,6 +109,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     clearInterval(pruning);
     clearInterval(reloading);
   };
+  const limits = options.limits ?? connectionLimits(SERVICE_MAX_CONNECTIONS);
   const app = buildApp(
     {
       tokens,
@@ -116,7 +126,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     {
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-      limits: options.limits ?? connectionLimits(SERVICE_MAX_CONNECTIONS),
+      limits,
     },
   );
   try {
@@ -126,6 +136,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     await db.close();
     throw error;
   }
+  const privateServer = options.socketPath ? await servePrivately(app, options.socketPath, limits) : null;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   const host = options.host ?? '127.0.0.1';
@@ -138,15 +149,51 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     port,
     issuedTokens,
     database: db.location,
+    socketPath: privateServer ? options.socketPath! : null,
     async close() {
       if (closed) return;
       closed = true;
       stopTimers();
+      if (privateServer) {
+        privateServer.closeAllConnections();
+        await new Promise((done) => privateServer.close(done));
+        rmSync(options.socketPath!, { force: true });
+      }
       await app.close();
       await db.close();
       logger.flush();
     },
   };
+}
+
+/**
+ * The same routes on a Unix socket, with the same limits. A socket file left by a run that crashed is replaced: its
+ * folder is the user's own (0700), so nobody else can have put it there. Null where there is no such socket
+ * (Windows), or its path is too long for one (108 bytes on Linux): the TCP port still serves.
+ */
+async function servePrivately(
+  app: ReturnType<typeof buildApp>,
+  socketPath: string,
+  limits: ConnectionLimits,
+): Promise<Server | null> {
+  if (process.platform === 'win32' || Buffer.byteLength(socketPath) > 100) return null;
+  const { http, ...timeouts } = serverOptions(limits);
+  const server = createServer(
+    { ...http, requestTimeout: timeouts.requestTimeout, keepAliveTimeout: timeouts.keepAliveTimeout },
+    (request, response) => app.routing(request, response),
+  );
+  server.timeout = timeouts.connectionTimeout;
+  server.maxConnections = limits.maxConnections;
+  rmSync(socketPath, { force: true });
+  try {
+    await new Promise<void>((listening, failed) => {
+      server.once('error', failed);
+      server.listen(socketPath, listening);
+    });
+  } catch {
+    return null;
+  }
+  return server;
 }
 
 /** Standard error, where `flowsync serve` logs unless told a file: a flood of one line is summed up there too. */

@@ -2,7 +2,12 @@
 // May import: protocol, host, client.
 export { createService, type RunningService, type ServiceOptions } from './create-service.ts';
 export type { IssuedTokens } from './store/access-tokens.ts';
-export { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
+export {
+  capConnections,
+  connectionLimits,
+  serverOptions,
+  type ConnectionLimits,
+} from './http/connection-limits.ts';
 export { DatabaseProblem } from './errors.ts';
 export {
   exportService,

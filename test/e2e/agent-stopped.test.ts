@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createUnixUser, type UnixUser } from '../support/unix-user.ts';
 import {
   agentOnService,
   writeAgentConfig,
@@ -12,7 +13,7 @@ import {
 } from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { pictures, seriousViolations } from '../support/pictures.ts';
-import { initGit, launchAddress, VIEWPORT } from '../support/window.ts';
+import { initGit, launchAddress, VIEWPORT, watchSession } from '../support/window.ts';
 
 /**
  * The window when its agent stops and comes back (issue 25): a real `flowsync ui` killed with a real signal and
@@ -27,6 +28,7 @@ let agent: AgentProcess;
 let origin: string;
 let context: BrowserContext;
 let page: Page;
+let heldSession: () => string;
 
 beforeAll(async () => {
   buildRenderer();
@@ -46,6 +48,7 @@ beforeEach(async () => {
   origin = new URL(address).origin;
   context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'light' });
   page = await context.newPage();
+  heldSession = watchSession(page);
   await page.goto(address);
   await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow · 1 file · 0 pending');
 }, 60_000);
@@ -118,16 +121,22 @@ describe('the window whose agent stops', () => {
     });
   }
 
-  it('keeps its address: after a restart a new tab opens the window with the kept session, a wrong or ended one does not', async () => {
-    const session = (await page.evaluate("localStorage.getItem('flowsync.session')")) as string;
+  it('keeps its address: after a restart the open tab reloads, a new tab, a wrong or ended session, or an old tab credential do not', async () => {
+    const session = heldSession();
     expect(session).toMatch(/^[\w-]{20,}$/);
+    // The session is in the page's memory only; its tab keeps a credential of this run for a reload.
+    expect(await page.evaluate('JSON.stringify(localStorage)')).toBe('{}');
+    const oldTab = (await page.evaluate("sessionStorage.getItem('flowsync.tab')")) as string;
+    expect(oldTab).toMatch(/^[\w-]{20,}$/);
+    await page.reload();
+    await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow');
     await stopAgent('SIGKILL');
-    // The agent keeps the session's digest, never the session, in a file only its user can read.
+    // The agent keeps the session's digest, never the session, in a file only its user can read; no tab credential.
     expect(statSync(windowFile()).mode & 0o777).toBe(0o600);
     expect(statSync(user.dataDir).mode & 0o777).toBe(0o700);
     const kept = readFileSync(windowFile(), 'utf8');
     expect(kept).not.toContain(session);
-    expect(kept).toContain(createHash('sha256').update(session).digest('hex'));
+    expect(kept).not.toContain(createHash('sha256').update(oldTab).digest('hex'));
     // A session that ended (sessions last a month) as the agent would have kept it.
     const ended = 'an-ended-session-of-this-window-0001';
     const memory = JSON.parse(kept) as { sessions: { digest: string; expires: number }[] };
@@ -138,16 +147,28 @@ describe('the window whose agent stops', () => {
     writeFileSync(windowFile(), JSON.stringify(memory), { mode: 0o600 });
     expect(await startAgain()).toBe(origin);
 
-    // A new tab of the same browser, on the address without any token, as a bookmark opens it.
+    // The open tab comes back by itself, and then a reload of it opens the window again.
+    await expect.poll(() => alerts(page), { timeout: 10_000 }).not.toContain(STOPPED);
+    await expect
+      .poll(() => page.evaluate("sessionStorage.getItem('flowsync.tab')"), { timeout: 10_000 })
+      .not.toBe(oldTab);
+    await page.reload();
+    await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow');
+    expect(await alerts(page)).toBe('');
+
+    // A new tab of the same browser, on the address without any token, as a bookmark opens it: ui --open is needed.
     const bookmark = await context.newPage();
     await bookmark.goto(`${origin}/`);
-    await expect.poll(() => counts(bookmark), { timeout: 20_000 }).toContain('1 flow');
-    expect(await alerts(bookmark)).toBe('');
+    await expect.poll(() => alerts(bookmark), { timeout: 10_000 }).toContain('flowsync ui --open');
     await bookmark.close();
 
-    for (const presented of ['not-a-session-of-this-agent-0042', ended]) {
+    // A tab that kept the last run's credential (reloaded while the agent was gone), and made-up ones.
+    for (const presented of [oldTab, 'not-a-tab-of-this-agent-0042', ended]) {
       const other = await browser.newContext();
-      await other.addInitScript(`localStorage.setItem('flowsync.session', ${JSON.stringify(presented)})`);
+      await other.addInitScript(
+        `if (!sessionStorage.getItem('flowsync.seeded')) { sessionStorage.setItem('flowsync.seeded', '1'); ` +
+          `sessionStorage.setItem('flowsync.tab', ${JSON.stringify(presented)}); }`,
+      );
       const stranger = await other.newPage();
       await stranger.goto(`${origin}/`);
       await expect.poll(() => alerts(stranger), { timeout: 10_000 }).toContain('session has ended');
@@ -173,7 +194,8 @@ describe('the window whose agent stops', () => {
   });
 
   it('sends its session to nothing else that takes the port meanwhile; the agent moves, says so, and ends the old sessions', async () => {
-    const session = (await page.evaluate("localStorage.getItem('flowsync.session')")) as string;
+    const session = heldSession();
+    expect(session).toMatch(/^[\w-]{20,}$/);
     await stopAgent('SIGKILL');
     // Another program takes the window's port while the agent is gone, and keeps what the window sends it.
     const seen: string[] = [];
@@ -201,6 +223,91 @@ describe('the window whose agent stops', () => {
     } finally {
       await new Promise((resolve) => squatter.close(resolve));
     }
+  });
+});
+
+/**
+ * Another user's program on the window's port while the agent is stopped: it serves a page that takes whatever this
+ * origin stored and keeps trying it, from the user's own browser, once the agent is back; then it leaves the port.
+ */
+const SQUATTER = `
+const [port, root] = [Number(process.argv[1]), process.argv[2]];
+const page = \`<!doctype html><title>not flowsync</title><script>
+const ROOT = \${JSON.stringify(root)};
+const found = [];
+for (const store of [localStorage, sessionStorage])
+  for (let i = 0; i < store.length; i++) found.push(store.getItem(store.key(i)));
+window.found = found;
+window.attempts = [];
+const post = async (path, headers, body) => {
+  try {
+    const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body) });
+    attempts.push(path + ' ' + response.status + ' ' + (await response.text()).slice(0, 300));
+  } catch { attempts.push(path + ' unreachable'); }
+};
+const round = async () => {
+  for (const secret of found) {
+    await post('/api/pauseRepository', { authorization: 'Bearer ' + secret }, { root: ROOT });
+    await post('/api/session', {}, { tab: secret });
+    await post('/api/session', {}, { session: secret });
+    await post('/api/session', {}, { launch: secret });
+  }
+  setTimeout(round, 200);
+};
+round();
+</script>\`;
+const server = require('node:http').createServer((request, response) => {
+  if (request.url !== '/') return response.writeHead(404).end();
+  response.writeHead(200, { 'content-type': 'text/html' }).end(page);
+  // Served: the port is left for the agent to take back (an exit, not close(), which would wait for the page's
+  // kept-alive connection).
+  setTimeout(() => process.exit(0), 500);
+});
+server.listen(port, '127.0.0.1', () => console.log('listening'));
+`;
+
+describe("another user's page on the window's port while the agent is stopped", () => {
+  let attacker: UnixUser | undefined;
+  afterEach(async () => {
+    await attacker?.remove();
+    attacker = undefined;
+  });
+
+  it('gets no session and no action once the agent is back, though the open tab reloaded into it', async () => {
+    attacker = createUnixUser();
+    await stopAgent('SIGKILL');
+    const squatter = attacker.start(process.execPath, ['-e', SQUATTER, new URL(origin).port, user.repo.root]);
+    let said = '';
+    squatter.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    squatter.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    await expect.poll(() => said, { timeout: 20_000 }).toContain('listening');
+    // The user reloads the tab that says the agent stopped: it loads the other user's page.
+    await page.reload();
+    expect(await page.title()).toBe('not flowsync');
+    const found = (await page.evaluate('window.found')) as string[];
+    expect(found.length).toBeGreaterThan(0);
+    await new Promise((exited) =>
+      squatter.exitCode !== null ? exited(null) : squatter.once('exit', exited),
+    );
+
+    expect(await startAgain()).toBe(origin);
+    const attempts = async () => (await page.evaluate('window.attempts')) as string[];
+    // The agent answers the page's tries (each credential, each route) several times over.
+    await expect
+      .poll(
+        async () =>
+          (await attempts()).filter((line) => /^\/api\/pauseRepository (401|403|200)/.test(line)).length,
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBeGreaterThanOrEqual(3);
+    const answered = (await attempts()).filter((line) => !/ (404|unreachable)/.test(line));
+    expect(answered.filter((line) => / 200 /.test(line))).toEqual([]);
+    // Nothing done: the repository is not paused (a pause is kept in the config file).
+    const config = readFileSync(join(user.env.XDG_CONFIG_HOME!, 'flowsync', 'config.json'), 'utf8');
+    expect(config).not.toContain('pausedAt');
   });
 });
 

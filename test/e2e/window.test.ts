@@ -7,7 +7,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import type { TestRepo } from '../support/repo.ts';
 import type { TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
-import { addRepository as addRepositoryOn, initGit, launchAddress } from '../support/window.ts';
+import { addRepository as addRepositoryOn, initGit, launchAddress, watchSession } from '../support/window.ts';
 
 let browser: Browser;
 let user: AgentOnService;
@@ -16,6 +16,7 @@ let repo: TestRepo;
 let agent: AgentProcess;
 let address: string;
 let page: Page;
+let heldSession: () => string;
 
 beforeAll(async () => {
   buildRenderer();
@@ -33,6 +34,7 @@ beforeEach(async () => {
   agent = user.run(['ui'], { FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin });
   address = await launchAddress(agent, user.env);
   page = await browser.newPage();
+  heldSession = watchSession(page);
   await page.goto(address);
 });
 afterEach(async () => {
@@ -252,7 +254,8 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     expect(status).toBe(401);
 
     // The credential the open window holds: its session (the launch token of its address is spent).
-    const token = String(await page.evaluate("localStorage.getItem('flowsync.session')"));
+    await expect.poll(heldSession).not.toBe('');
+    const token = heldSession();
     await bare.goto('data:text/html,<title>elsewhere</title>');
     const fromElsewhere = await bare.evaluate(
       async ([url, secret]) => {

@@ -118,3 +118,19 @@ export async function addRepository(page: Page, root: string, counts: string): P
     throw new Error(`${String(error)}\nThe folder field holds "${typed}"; the screen shows:\n${screen}`);
   }
 }
+
+/**
+ * The session a page holds, which it keeps in its memory only (renderer/src/api.ts): read from its requests, which
+ * carry it (the event stream, opened first, in its query). Call before the page opens the window.
+ */
+export function watchSession(page: Page): () => string {
+  let session = '';
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    const header = /^Bearer (\S+)$/.exec(request.headers().authorization ?? '')?.[1];
+    if (url.pathname === '/api/events' && url.searchParams.get('token'))
+      session = url.searchParams.get('token')!;
+    else if (header) session = header;
+  });
+  return () => session;
+}

@@ -43,7 +43,7 @@ export function callCommand(): Command {
       const spec = findFunction(path);
       if (!spec) throw new UsageError(`No function at ${path}: \`flowsync functions\` lists the 20.`);
       const args = await readArgs(stdin, options);
-      const { url, secrets } = await resolveService(options.url);
+      const { url, secrets, socketPath } = await resolveService(options.url);
       const store = createSecretStore();
       if (path.startsWith('svc/tracker/action/') && args.api_key === undefined) {
         const secret = await store.get(secrets, 'api-key');
@@ -57,6 +57,7 @@ export function callCommand(): Command {
       const client = createClient({
         baseUrl: url,
         auth: options.admin ? adminOnly(store, url, secrets) : secretStoreAuth(store, secrets),
+        ...(socketPath && { socketPath }),
       });
       try {
         const { statusCode, envelope } = await client.reply(spec.path as FunctionPath, args as never);

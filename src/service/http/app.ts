@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { newIncidentId } from '../../host/index.ts';
 import { API_PREFIX, MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
 import { NestedTooDeep } from '../errors.ts';
-import { serverOptions, type ConnectionLimits } from './connection-limits.ts';
+import { capConnections, serverOptions, type ConnectionLimits } from './connection-limits.ts';
 import { admitCall, dispatchCall, type AdmittedCall, type Dispatcher } from './dispatch.ts';
 import { sendError } from './envelope.ts';
 
@@ -29,7 +29,7 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
     genReqId: () => '',
     ...serverOptions(options.limits),
   });
-  app.server.maxConnections = options.limits.maxConnections;
+  capConnections(app.server, options.limits.maxConnections);
 
   // Any content type is read as JSON: a caller that forgot the header gets the same answer as one that sent it.
   // The depth is checked first, without recursion: what reads the body after it (zod) recurses once a level.

@@ -15,7 +15,7 @@ import { toAgentApiError } from '../implementation.ts';
 import { fromAnotherUser } from '../../client/index.ts';
 import { agentLog } from '../../host/index.ts';
 import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
-import { connectionLimits, serverOptions } from '../../service/index.ts';
+import { capConnections, connectionLimits, serverOptions } from '../../service/index.ts';
 import { readWindowMemory, writeWindowMemory, type WindowMemory } from './window-memory.ts';
 import { WindowSessions } from './window-sessions.ts';
 
@@ -73,6 +73,8 @@ const CONTENT_TYPES: Record<string, string> = {
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+const ANOTHER_USERS = "This window is another user's: open your own with `flowsync ui --open`.";
 
 /**
  * Connections the bridge holds at once: 19,995 idle ones from any local process took every descriptor the agent had.
@@ -137,8 +139,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     forceCloseConnections: true,
     ...serverOptions(limits),
   });
-  app.server.maxConnections = limits.maxConnections;
-  // Whether a connection is another local user's, asked once per connection (a WeakMap by socket).
+  capConnections(app.server, limits.maxConnections);
+  // A connection has a short time (keep-alive's, 5 s) until it shows a valid credential, then the usual 30 s: one
+  // that only waits holds a slot that briefly (a window's event stream, a heartbeat every 15 s, needs the 30 s).
+  app.server.on('connection', (socket: Socket) => socket.setTimeout(limits.keepAliveMs));
+  const credentialShown = (socket: Socket) => socket.setTimeout(limits.idleMs);
+  // Whether a connection is another local user's (or of a user the kernel does not name), asked once per
+  // connection (a WeakMap by socket).
   const strangers = new WeakMap<Socket, boolean>();
   const fromStranger = (socket: Socket) => {
     let stranger = strangers.get(socket);
@@ -149,8 +156,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   let port = 0;
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
 
+  // A refused request's connection is closed with its answer: it keeps no slot for a next try.
   const refuse = (reply: FastifyReply, status: number, message: string) =>
-    reply.code(status).send(replyError({ code: 'refused', message }));
+    reply
+      .code(status)
+      .header('connection', 'close')
+      .send(replyError({ code: 'refused', message }));
 
   // The depth is checked before the body is parsed: the contract's schemas recurse once a level, and 20,000
   // levels in a z.json() field overflowed the stack (500).
@@ -243,25 +254,43 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   };
 
-  // A window trades the launch token of its address for a session, once (see window-sessions.ts).
+  // A page gets its session here (see window-sessions.ts), with one of: the launch token of its address (once), its
+  // tab's credential of this run (a reload), or the session it holds (back after the agent's restart: a new tab
+  // credential). Each answer has a new tab credential, or the one presented.
   const startSession = async (request: FastifyRequest, reply: FastifyReply) => {
-    const launch = (request.body as { launch?: unknown } | null)?.launch;
-    const session = typeof launch === 'string' ? sessions.exchange(launch) : null;
-    if (session === null) {
+    const body = (request.body ?? {}) as { launch?: unknown; tab?: unknown; session?: unknown };
+    const text = (value: unknown) => (typeof value === 'string' ? value : '');
+    const [launch, tab, held] = [text(body.launch), text(body.tab), text(body.session)];
+    const valid =
+      (launch !== '' && sessions.isLaunch(launch)) ||
+      (tab !== '' && sessions.isTab(tab)) ||
+      (held !== '' && sessions.identify(held) === 'session');
+    if (!valid) {
       return refuse(
         reply,
         401,
-        'This window address was already used (or is from an earlier run): `flowsync ui --open` opens a new one.',
+        launch !== ''
+          ? 'This window address was already used (or is from an earlier run): `flowsync ui --open` opens a new one.'
+          : "This window's session has ended: `flowsync ui --open` opens a new window.",
       );
     }
-    return replyValue({ session });
+    // A launch token is in the browser's argv while it starts (`flowsync ui --open`), where every user reads it in
+    // /proc: traded only with this user's processes, a copy read there is worth nothing to another user. It stays
+    // alive then, so the user's own page still opens. Asked only for a valid credential: a table read per
+    // connection is what let idle connections stall the bridge (see `api` below).
+    if (fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
+    credentialShown(request.raw.socket);
+    if (launch !== '') return replyValue({ session: sessions.exchange(launch)!, tab: sessions.newTab() });
+    if (tab !== '') return replyValue({ session: sessions.reopen(tab)!, tab });
+    return replyValue({ session: held, tab: sessions.newTab() });
   };
 
   // A page that lost its agent asks this before it sends its session again (window-sessions.ts, prove).
-  const hello = async (request: FastifyRequest) => {
+  const hello = async (request: FastifyRequest, reply: FastifyReply) => {
     const { id, challenge } = (request.body ?? {}) as { id?: unknown; challenge?: unknown };
     const valid = (text: unknown): text is string => typeof text === 'string' && /^[\w-]{16,128}$/.test(text);
     const proof = valid(id) && valid(challenge) ? sessions.prove(id, challenge, port) : null;
+    if (proof !== null && fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
     return replyValue({ agent: 'flowsync', proof });
   };
 
@@ -284,12 +313,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         return refuse(reply, 403, 'Only the agent itself may do this.');
       }
       // A valid credential from another local user (a session their page read, served on this port while the agent
-      // was stopped; README, Security model) opens nothing. Asked only of a request with a valid credential: read
-      // for every connection, the kernel's socket table let 4,000 idle connections from any process stall the
-      // bridge (test/agent/connection-limits.test.ts), and a table read is 20-50 ms at a load of 20.
-      if (fromStranger(request.raw.socket)) {
-        return refuse(reply, 403, "This window is another user's: open your own with `flowsync ui --open`.");
-      }
+      // was stopped; README, Security model) opens nothing, nor one from a peer whose user the kernel does not name
+      // (a client that half-closed or closed its end after sending). Asked only of a request with a valid
+      // credential: read for every connection, the kernel's socket table let 4,000 idle connections from any
+      // process stall the bridge (test/agent/connection-limits.test.ts), and a table read is 20-50 ms at a load
+      // of 20.
+      if (fromStranger(request.raw.socket)) return refuse(reply, 403, ANOTHER_USERS);
+      credentialShown(request.raw.socket);
     });
     routes.post('/:method', callMethod);
     routes.get('/events', { config: { tokenInQuery: true } }, streamEvents);

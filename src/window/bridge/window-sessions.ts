@@ -11,8 +11,8 @@ export type Credential = 'agent' | 'session' | null;
 const WAITING_LAUNCHES = 16;
 
 /**
- * How long a window's session lasts: a bookmark opened within a month of the window's first opening still works,
- * across any number of restarts. After that `flowsync ui --open` opens a new one.
+ * How long a window's session lasts: a window left open comes back after the agent's restarts for a month after it
+ * was opened. After that `flowsync ui --open` opens a new one.
  */
 export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -33,7 +33,10 @@ export interface SessionStore {
  * own processes and is never printed. A window is opened with a launch token after `#` in its address: the page
  * trades it once for a session credential and takes it out of the address bar, so the copy the browser keeps in
  * its history, and one left on a terminal, is worth nothing. A session lasts SESSION_LIFETIME_MS, across restarts
- * when there is a store (the agent's data folder): the page keeps the credential, the store only its digest.
+ * when there is a store (the agent's data folder): the store keeps only its digest, and the page keeps it in its
+ * memory only, never in storage that a page of the same address reads (another user's program may serve one there
+ * while the agent is stopped, and the browser would keep it open, or reload the window's tab into it). What a tab
+ * keeps for a reload is a tab credential (newTab), which ends with the run.
  *
  * Only SHA-256 digests are kept, and looked up by digest: a map's lookup then compares digests, never the secret,
  * so its timing tells nothing about a valid one.
@@ -44,6 +47,8 @@ export class WindowSessions {
   private readonly launches = new Set<string>();
   /** Session digest → when it ends. */
   private readonly sessions = new Map<string, number>();
+  /** Digests of this run's tab credentials, oldest first (never stored: they end with the run). */
+  private readonly tabs = new Set<string>();
 
   constructor(
     private readonly store?: SessionStore,
@@ -62,9 +67,41 @@ export class WindowSessions {
     return launch;
   }
 
+  /** Whether this is a launch token not used yet (it stays so). */
+  isLaunch(launch: string): boolean {
+    return this.launches.has(digest(launch));
+  }
+
   /** The session credential for a launch token not used yet; null for any other (the launch token dies here). */
   exchange(launch: string): string | null {
     if (!this.launches.delete(digest(launch))) return null;
+    const session = newSecret();
+    this.sessions.set(digest(session), this.now() + SESSION_LIFETIME_MS);
+    this.save();
+    return session;
+  }
+
+  /**
+   * A tab credential for a page that holds a session (after a launch, a reload, or its agent's restart): what the
+   * page keeps in its tab's sessionStorage, so that a reload of that tab opens the window again without a launch
+   * address. It is valid in this run only: a copy read by whatever page the tab loaded while the agent was gone
+   * (another user's, from the window's port) is worth nothing once the agent is back.
+   */
+  newTab(): string {
+    const tab = newSecret();
+    this.tabs.add(digest(tab));
+    if (this.tabs.size > KEPT_SESSIONS) this.tabs.delete(this.tabs.values().next().value!);
+    return tab;
+  }
+
+  /** Whether this is one of this run's tab credentials. */
+  isTab(tab: string): boolean {
+    return this.tabs.has(digest(tab));
+  }
+
+  /** A new session for a page whose tab presents this run's tab credential (a reload); null for any other. */
+  reopen(tab: string): string | null {
+    if (!this.isTab(tab)) return null;
     const session = newSecret();
     this.sessions.set(digest(session), this.now() + SESSION_LIFETIME_MS);
     this.save();
@@ -99,6 +136,7 @@ export class WindowSessions {
   /** Ends every session (the window's address moved: each was kept by a page of the old one). */
   endAll(): void {
     this.sessions.clear();
+    this.tabs.clear();
     this.save();
   }
 
