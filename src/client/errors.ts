@@ -1,6 +1,25 @@
 import type { WireIssue } from '../protocol/index.ts';
 
-/** The service answered with an error envelope: it received the call and refused it. */
+/** How a service's failure answer came: what failureKind reads besides the HTTP code. */
+export interface AnswerForm {
+  /**
+   * `envelope`: an error envelope, the answer of the function (or of flowsync's service, which sends only those);
+   * `system`: a `{code, message}` body, or none, the answer of the platform around the functions (its token check,
+   * its body limit, its overload and time-out layers: platform-wire.md, "Two reply shapes").
+   */
+  form: 'envelope' | 'system';
+  /** The platform's word for a system error (`TooManyConcurrentRequests`, `BadJsonBody`, `InvalidAdminKey`). */
+  code?: string;
+  /**
+   * The envelope says only "[Request ID: …] Server Error" (the platform's production answer to any plain error):
+   * the service did not say what went wrong, so it is no refusal of the content.
+   */
+  redacted?: boolean;
+  /** The platform's request id, from `[Request ID: …]` (it sends no header with it). */
+  requestId?: string;
+}
+
+/** The service answered, and not with a success: an error envelope, or a system error of its platform. */
 export class RemoteError extends Error {
   override readonly name = 'RemoteError';
   constructor(
@@ -9,8 +28,10 @@ export class RemoteError extends Error {
     readonly errorMessage: string,
     readonly errorData: Record<string, unknown>,
     readonly traceId: string,
+    readonly answer: AnswerForm = { form: 'envelope' },
   ) {
-    super(`${path} refused (HTTP ${statusCode}): ${errorMessage} [trace ${traceId}]`);
+    const request = answer.requestId ? ` [Request ID: ${answer.requestId}]` : '';
+    super(`${path} refused (HTTP ${statusCode}): ${errorMessage}${request} [trace ${traceId}]`);
   }
 
   /** `errorData.reason`, e.g. `invalid_request`, `forbidden`, `unknown_api_key`. */
@@ -34,7 +55,7 @@ export class TransportError extends Error {
   }
 }
 
-/** The answer is not what a flowsync service sends: not JSON, not an envelope, or a value of the wrong shape. */
+/** The answer cannot be read by the spec: not JSON, neither an envelope nor a system error, or a value of the wrong shape. */
 export class ProtocolError extends Error {
   override readonly name = 'ProtocolError';
   constructor(

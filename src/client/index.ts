@@ -14,4 +14,4 @@ export {
 export { checkAccess } from './check-access.ts';
 export { fromAnotherUser } from './listener-owner.ts';
 export { SPEC_ONLY, askCapabilities, serviceCapabilities } from './capabilities.ts';
-export { conflictOf, failureKind, isRetryable, reasonOf, type FailureKind } from './failure.ts';
+export { conflictOf, failureKind, isRetryable, reasonOf, statusNote, type FailureKind } from './failure.ts';

@@ -97,3 +97,45 @@ function keyAt(text: string, level: Level): string {
     return raw;
   }
 }
+
+/**
+ * What one call may carry to any service of the spec (decided, issue 37): the limits of the platform the spec's API
+ * comes from (platform-wire.md section 2: a body of 16 MiB, any array of 8,192 elements, any object of 1,024
+ * fields). Over them it refuses the whole call (400 `BadJsonBody`, or "Invalid arguments" in a 200 envelope), so the
+ * client checks every call against them before a byte is sent, and the agent cuts its calls under them.
+ */
+export const SPEC_CALL_LIMITS = {
+  bodyBytes: 16 * 1024 * 1024,
+  arrayElements: 8_192,
+  objectFields: 1_024,
+} as const;
+
+/**
+ * Where a value goes over SPEC_CALL_LIMITS' arrays or objects: the path to it and what is too many, or null. One
+ * walk with an explicit stack (args are checked by their schema first, so they are JSON data).
+ */
+export function overSpecLimits(value: unknown): { path: (string | number)[]; message: string } | null {
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  const count = (n: number) => n.toLocaleString('en-US');
+  while (stack.length > 0) {
+    const { value: item, path } = stack.pop()!;
+    if (Array.isArray(item)) {
+      if (item.length > SPEC_CALL_LIMITS.arrayElements)
+        return {
+          path,
+          message: `${count(item.length)} elements, over the ${count(SPEC_CALL_LIMITS.arrayElements)} a service of the spec takes in one array`,
+        };
+      item.forEach((inner, index) => stack.push({ value: inner, path: [...path, index] }));
+    } else if (typeof item === 'object' && item !== null) {
+      const keys = Object.keys(item);
+      if (keys.length > SPEC_CALL_LIMITS.objectFields)
+        return {
+          path,
+          message: `${count(keys.length)} fields, over the ${count(SPEC_CALL_LIMITS.objectFields)} a service of the spec takes in one object`,
+        };
+      for (const key of keys)
+        stack.push({ value: (item as Record<string, unknown>)[key], path: [...path, key] });
+    }
+  }
+  return null;
+}

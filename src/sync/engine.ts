@@ -1150,8 +1150,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const { bases } = await askCapabilities(client);
     if (!bases && state.serviceTakesBases(this.repoId))
       throw new ProtocolError(
-        'The service answered that it does not know `capabilities`, which it answered before (a gateway in the ' +
-          'way, or an older service?): nothing is sent without bases to a service that took them; retrying.',
+        'The service answered that it does not know `capabilities`, which it answered before (another service at ' +
+          'this address, or one in front of it?): nothing is sent without bases to a service that took them; retrying.',
         'svc/flow_def/public/capabilities',
         404,
       );
