@@ -33,7 +33,7 @@ export async function askCapabilities(client: RemoteClient, timeoutMs = 5000): P
  * its function, our 404, a 2xx whose value is not a capabilities value. A gateway's page (non-2xx, not JSON) is not.
  */
 function isAnswerAboutTheFunction(error: unknown): boolean {
-  if (error instanceof ProtocolError) return error.statusCode >= 200 && error.statusCode < 300;
+  if (error instanceof ProtocolError) return error.otherValue;
   const kind = failureKind(error);
   if (kind === 'refused') return true;
   return (

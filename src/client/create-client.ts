@@ -26,6 +26,7 @@ import {
   TransportError,
   type AnswerForm,
 } from './errors.ts';
+import { failureKind } from './failure.ts';
 import { groupedMethods, type CallArgs, type CallOptions, type GroupedMethods } from './methods.ts';
 import {
   backoffDelay,
@@ -291,10 +292,12 @@ export function createClient(options: ClientOptions): RemoteClient {
         ? `${baseUrl} stopped waiting for the function (HTTP 408, no body); the call may still be running there`
         : `HTTP ${statusCode} with no body; is ${baseUrl} the service's address?`);
     const said = code && message ? `${shortened(words)} (${code})` : shortened(words);
-    return new RemoteError(path, statusCode, said, code ? { code } : {}, traceId, {
-      form: 'system',
-      ...(code !== undefined && { code }),
-    });
+    const answer: AnswerForm = { form: 'system', ...(code !== undefined && { code }) };
+    const error = new RemoteError(path, statusCode, said, code ? { code } : {}, traceId, answer);
+    // The platform's words for a token it refused say what is wrong, not what to do.
+    if (failureKind(error) !== 'unauthorized') return error;
+    const signIn = `${said}; sign in again: \`flowsync login\``;
+    return new RemoteError(path, statusCode, signIn, code ? { code } : {}, traceId, answer);
   }
 
   async function call<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions?: CallOptions) {
@@ -317,6 +320,7 @@ export function createClient(options: ClientOptions): RemoteClient {
         `The value ${baseUrl} returned for ${path} has the wrong shape: ${describeIssues(toWireIssues(value.error.issues), 'value')}`,
         path,
         statusCode,
+        true,
       );
     }
     return value.data as ValueOf<P>;

@@ -30,14 +30,24 @@ export class RemoteError extends Error {
     readonly traceId: string,
     readonly answer: AnswerForm = { form: 'envelope' },
   ) {
-    const request = answer.requestId ? ` [Request ID: ${answer.requestId}]` : '';
-    super(`${path} refused (HTTP ${statusCode}): ${errorMessage}${request} [trace ${traceId}]`);
+    super(`${remoteSummary(path, statusCode, errorMessage, answer)} [trace ${traceId}]`);
   }
 
   /** `errorData.reason`, e.g. `invalid_request`, `forbidden`, `unknown_api_key`. */
   get reason(): string | undefined {
     return typeof this.errorData.reason === 'string' ? this.errorData.reason : undefined;
   }
+}
+
+/** The line that says what the service answered: a refusal in its words, or the failure it reported. */
+function remoteSummary(path: string, statusCode: number, errorMessage: string, answer: AnswerForm): string {
+  const request = answer.requestId ? ` [Request ID: ${answer.requestId}]` : '';
+  if (answer.redacted)
+    return `${path} failed on the service ("Server Error", with no more said; HTTP ${statusCode})${request}`;
+  if (answer.form === 'system') return `${path}: the service answered HTTP ${statusCode}: ${errorMessage}`;
+  // A function's answer with 200 (or 560, the platform's "function failed") says nothing more by its code.
+  const code = statusCode < 300 || statusCode === 560 ? '' : ` (HTTP ${statusCode})`;
+  return `${path} refused${code}: ${errorMessage}${request}`;
 }
 
 /** The call did not get an answer: the service is down, unreachable, or too slow. */
@@ -62,6 +72,8 @@ export class ProtocolError extends Error {
     message: string,
     readonly path: string,
     readonly statusCode: number,
+    /** A success envelope whose value has another shape than ours: the service answered, in its own terms. */
+    readonly otherValue = false,
   ) {
     super(message);
   }

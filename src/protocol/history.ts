@@ -26,6 +26,18 @@ export const capabilitiesValueSchema = z.looseObject({
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
 
+/**
+ * What a service of the spec alone lacks, said once in `start`, `status`, `doctor` and the window (issue 37): it
+ * answers none of the extensions, so the agent sends only the spec's 20 functions and fields.
+ */
+export function specAloneLine(service: string): string {
+  return (
+    `${service} keeps no history and cannot detect overwrites (a service of the spec alone): no versions to ` +
+    "restore; no conflict check, the last writer wins (a teammate's edit of the same file can be replaced without " +
+    'a word); deletions are sent as full listings of a flow. flowsync serve keeps every version and refuses lost updates.'
+  );
+}
+
 export const listFlowsArgsSchema = z.strictObject(repoArgs);
 export const listFlowsValueSchema = z.looseObject({
   flows: z.array(

@@ -1156,6 +1156,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         404,
       );
     if (bases) state.rememberServiceTakesBases(this.repoId);
+    else state.rememberServiceSpecAlone(this.repoId);
     this.bases = { takes: bases, at: performance.now() };
     return bases;
   }

@@ -411,6 +411,8 @@ export class SyncState {
       ),
       bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
       setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
+      // 0: its service answered that it is one of the spec alone; a later 'takes bases' (1) wins over it.
+      setSpecAlone: db.prepare('UPDATE repos SET bases = 0 WHERE id = ? AND bases IS NULL'),
       acknowledgedCount: db
         .prepare('SELECT count(*) FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL')
         .pluck(),
@@ -826,6 +828,16 @@ export class SyncState {
 
   rememberServiceTakesBases(repoId: number): void {
     this.statements.setBases.run(repoId);
+  }
+
+  /** Whether this repository's service answered that it is one of the spec alone (and never that it takes bases). */
+  serviceSpecAlone(repoId: number): boolean {
+    return this.statements.bases.get(repoId) === 0;
+  }
+
+  /** Kept so that `flowsync status` can say what the service lacks without asking it. */
+  rememberServiceSpecAlone(repoId: number): void {
+    this.statements.setSpecAlone.run(repoId);
   }
 
   /** Files the service acknowledged: what a share of deletions is measured against. */

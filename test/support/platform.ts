@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -68,6 +68,10 @@ export interface PlatformService {
   fault: ((fn: string, body: string) => PlatformAnswer | null) | null;
   /** A flow the service refuses: its function throws `ConvexError(<words>)` for a batch that carries it. */
   refuseFlow: ((flowPath: string) => string | null) | null;
+  /** An outage: every connection is closed as it comes, no answer given. */
+  down: boolean;
+  /** Requests and connections closed while down. */
+  refusedConnections: number;
   close(): Promise<void>;
 }
 
@@ -108,6 +112,20 @@ const FUNCTIONS: Record<string, { args: Validator; run: (args: Args, store: Stor
       if (!file) throw new ConvexError(`No file with id ${String(args.fileId)}`);
       file.content = args.content as string;
       return { id: args.fileId, hash: sha256(file.content) };
+    },
+  },
+  'crypto/decrypt_aes_gcm/run': {
+    args: { object: { baggage, ciphertext: 'string', iv: 'string', key: 'string', tag: 'string' } },
+    run: (args) => {
+      const bytes = (field: string) => Buffer.from(args[field] as string, 'base64');
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', bytes('key'), bytes('iv'));
+        decipher.setAuthTag(bytes('tag'));
+        const plain = Buffer.concat([decipher.update(bytes('ciphertext')), decipher.final()]);
+        return { plaintext: plain.toString('utf8'), plaintext_base64: plain.toString('base64') };
+      } catch {
+        throw new ConvexError('Could not decrypt: wrong key or tag');
+      }
     },
   },
   'svc/repo_config/public/update': {
@@ -160,6 +178,8 @@ export async function startPlatform(options: { production?: boolean } = {}): Pro
     token,
     calls: [],
     fault: null,
+    down: false,
+    refusedConnections: 0,
     get refuseFlow() {
       return store.refuseFlow;
     },
@@ -179,7 +199,17 @@ export async function startPlatform(options: { production?: boolean } = {}): Pro
       }),
   };
   const server = createServer((req, res) => {
+    if (platform.down) {
+      platform.refusedConnections++;
+      res.socket?.destroy();
+      return;
+    }
     void answer(req, res).catch(() => res.destroy());
+  });
+  server.on('connection', (socket) => {
+    if (!platform.down) return;
+    platform.refusedConnections++;
+    socket.destroy();
   });
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -286,6 +316,11 @@ const SPEC_PATHS = new Set([
   'svc/flow_def/public/update_file',
   'svc/tracker/private/workflow_state_cache_get_by_team',
 ]);
+
+/** Whether a function is one of the spec's 20. */
+export function isSpecFunction(fn: string): boolean {
+  return SPEC_PATHS.has(fn);
+}
 
 /** sync_batch as the spec names it: upsert by path, delete_missing drops what a flow entry does not list. */
 function syncBatch(args: Args, store: Store): unknown {

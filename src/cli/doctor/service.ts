@@ -118,7 +118,7 @@ function from(source: SecretSource): string {
 
 function can(capabilities: Capabilities): string {
   if (!capabilities.bases && !capabilities.history)
-    return "it implements the spec alone: no history, and a teammate's change to a file you also changed is overwritten, not held as a conflict";
+    return "it implements the spec alone: no history, no conflict check (the last writer wins: a teammate's change to a file you also changed is overwritten), deletions sent as full listings";
   const kept = capabilities.history
     ? `keeps each file's versions ${capabilities.retention_days} days`
     : 'keeps no history';
