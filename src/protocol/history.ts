@@ -3,7 +3,8 @@ import { baggageSchema, isoTimeSchema } from './common.ts';
 
 /*
  * flowsync's own service goes beyond the spec's 20 functions for a team (each is optional for a client, and a
- * service of the spec alone answers 404 for them): every version a write replaces is kept, a listing shows what
+ * service of the spec alone knows none of them: flowsync's answers 404, the spec's platform a 200 "Could not find
+ * function"): every version a write replaces is kept, a listing shows what
  * the service holds, and a version can be read and restored.
  */
 

@@ -56,7 +56,7 @@ const SCHEMA = [
   // teammate's edit, a restored backup): settled by its user (keep mine, take the service's), never resent as it
   // is. `service_hash` null: the service has no such file. `sources`: the one
   // checkout a repository is synced from, per service (a worktree or a second clone is not mixed in). `bases`: whether this repository's service said once
-  // that it takes bases, so that a 404 for the question later (a gateway) cannot turn its protection off.
+  // that it takes bases, so that a later answer without it (another service put at the address) cannot turn its protection off.
   `CREATE TABLE conflicts (
     repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
     flow_path TEXT NOT NULL,

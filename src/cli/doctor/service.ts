@@ -107,7 +107,8 @@ async function clockCheck(client: RemoteClient): Promise<DoctorCheck> {
     const reply = await client.reply('svc/flow_def/public/capabilities', {}, { timeoutMs: TIMEOUT_MS });
     return clockVerdict(reply.date, sentAt, Date.now());
   } catch {
-    // No answer, or one that is not a flowsync envelope (a gateway's page): nothing to read a Date from.
+    // No answer, one that cannot be read (not JSON: a proxy's page), or a system error of the platform (thrown,
+    // its Date not kept): nothing to compare with. An error envelope is returned with its Date.
     return skipped('clock', 'clock: not compared: no answer of the service to compare with');
   }
 }
