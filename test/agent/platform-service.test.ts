@@ -163,4 +163,32 @@ describe('the agent on that service, through its passing failures', () => {
     expect(stopped.stdout).toMatch(/Agent: not running/);
     expect(stopped.stdout).toMatch(/keeps no history .* the last writer wins/);
   }, 240_000);
+
+  it('a flow it keeps answering "Server Error" for is isolated and named; the others arrive', async () => {
+    platform.fault = (fn, body) =>
+      fn === SYNC_BATCH && body.includes('flows/deploy') ? PLATFORM.serverError() : null;
+    const agent = startAgentProcess(['start', repo.root], env);
+    agents.push(agent);
+    await eventually(
+      () =>
+        expect(stored()).toEqual({
+          'flows/hello/lib/util.yaml': 'util: 1\n',
+          'flows/hello/main.yaml': 'steps: []\n',
+        }),
+      60_000,
+      200,
+    );
+    // Named, as waiting on its own, never as refused (the service said nothing of what went wrong).
+    await eventually(
+      async () =>
+        expect((await runFlowsync(['status'], { env })).stdout).toMatch(/flows\/deploy could not be stored/),
+      60_000,
+      500,
+    );
+    const status = await runFlowsync(['status'], { env });
+    expect(status.stdout).not.toMatch(/refused/);
+
+    platform.fault = null;
+    await eventually(() => expect(stored()).toEqual(diskTree(repo.root)), 90_000, 200);
+  }, 240_000);
 });
