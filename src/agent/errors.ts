@@ -2,7 +2,7 @@ import { RemoteError, failureKind, reasonOf, type FailureKind } from '../client/
 import { folderOf, storageFaultLine, storageFaultOf } from '../host/index.ts';
 import { InvalidServiceUrl, KeychainUnavailable } from '../secrets/index.ts';
 import { DatabaseProblem } from '../service/index.ts';
-import { VersionNotOfFile } from '../sync/index.ts';
+import { NotWritten, VersionNotOfFile } from '../sync/index.ts';
 import { AgentApiError, type AgentApiErrorBody } from './api-error.ts';
 import { ConfigError } from './config.ts';
 import { SecretRefused } from './credentials.ts';
@@ -57,6 +57,12 @@ const HANDLERS: Handler[] = [
   (error) =>
     error instanceof ConfigError || error instanceof InvalidServiceUrl || error instanceof VersionNotOfFile
       ? { outcome: 'usage', apiCode: 'invalid_input', message: error.message, kind: null }
+      : null,
+  // A file the service's copy cannot be written to (a folder on the way that is a link, over the size a file may
+  // be): said with why; nothing was written.
+  (error) =>
+    error instanceof NotWritten
+      ? { outcome: 'remote', apiCode: 'refused', message: error.message, kind: null }
       : null,
   (error) =>
     error instanceof RepoConfigFileError

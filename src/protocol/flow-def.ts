@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
+import { servicePathSchema } from './paths.ts';
 
 /** One file of a flow: `path` relative to the flow folder, `hash` the hex SHA-256 of the UTF-8 bytes. */
 /**
@@ -32,8 +33,8 @@ export const flowEntrySchema = z.strictObject({
  * belongs to is left as it was, whole. `service_hash` null: the service has no such file (deleted, or never).
  */
 export const conflictSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   base_hash: z.string().nullable(),
   service_hash: z.string().nullable(),
   /** What was sent: the new content's hash, or null for a deletion. */
@@ -49,8 +50,8 @@ const count = z.int().nonnegative();
 
 /** What the service created or updated, so the agent learns file ids for later `update_file` calls. */
 export const syncedFileSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   id: z.string(),
   hash: z.string(),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
+import { servicePathSchema } from './paths.ts';
 
 /*
  * flowsync's own service goes beyond the spec's 20 functions for a team (each is optional for a client, and a
@@ -43,7 +44,7 @@ export const listFlowsArgsSchema = z.strictObject(repoArgs);
 export const listFlowsValueSchema = z.looseObject({
   flows: z.array(
     z.looseObject({
-      flow_path: z.string(),
+      flow_path: servicePathSchema,
       /** The flow's aggregate hash: a client compares a whole repository in one call. */
       hash: z.string(),
       files: count,
@@ -65,8 +66,8 @@ export const listFilesArgsSchema = z.strictObject({
   first: z.int().min(1).max(LIST_FILES_PAGE_MAX).optional(),
 });
 export const listedFileSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   id: z.string(),
   hash: z.string(),
   size: count,
@@ -80,10 +81,16 @@ export const listFilesValueSchema = z.looseObject({
   next: z.string().nullable(),
 });
 
+/** At most this many versions per page of `file_versions` (and the page's size when `first` is not given). */
+export const FILE_VERSIONS_PAGE_MAX = 1000;
+
 export const fileVersionsArgsSchema = z.strictObject({
   ...repoArgs,
   flow_path: z.string(),
   path: z.string(),
+  /** The `next` of the page before. */
+  after: z.string().optional(),
+  first: z.int().min(1).max(FILE_VERSIONS_PAGE_MAX).optional(),
 });
 export const fileVersionSchema = z.looseObject({
   /** The version's number, unique in the service; restore and read it by this. */
@@ -98,10 +105,12 @@ export const fileVersionSchema = z.looseObject({
 });
 export type FileVersion = z.infer<typeof fileVersionSchema>;
 export const fileVersionsValueSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   /** Newest first. */
   versions: z.array(fileVersionSchema),
+  /** The cursor of the next (older) page; null or absent on the last (a service that does not page sends all). */
+  next: z.string().nullable().optional(),
 });
 
 export const versionContentArgsSchema = z.strictObject({
@@ -110,8 +119,8 @@ export const versionContentArgsSchema = z.strictObject({
 });
 export const versionContentValueSchema = z.looseObject({
   version: z.int().positive(),
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   hash: z.string().nullable(),
   /** null for a deletion. */
   content: z.string().nullable(),
@@ -124,8 +133,8 @@ export const restoreVersionArgsSchema = z.strictObject({
   base_hash: z.string().nullable().optional(),
 });
 export const restoreVersionValueSchema = z.looseObject({
-  flow_path: z.string(),
-  path: z.string(),
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
   /** The new current version's number, and its hash (null when the restored version was a deletion). */
   version: z.int().positive(),
   hash: z.string().nullable(),

@@ -27,7 +27,7 @@ import { planUploads, plansKey, type FlowPlan } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
-import { replaceContained } from './contained-write.ts';
+import { NotWritten, replaceContained } from './contained-write.ts';
 import { notRealFolder } from './contained-fs.mjs';
 import {
   conflictSides,
@@ -40,9 +40,12 @@ import {
 import {
   listServiceFiles,
   readServiceFiles,
+  type ServiceRepository,
   serviceFileKey,
   type ListedServiceFile,
 } from './service-copy.ts';
+import { checkServiceFile } from './service-answers.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionsSeen } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { FileConflict, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
@@ -66,35 +69,6 @@ export interface RepositorySpec {
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
 }
-
-/**
- * A round that would delete more than `files` files, or more than `share` of the repository's synced files (from
- * MIN_HELD_DELETIONS on), sends its deletions only once its user says so: a branch switch or a stray `rm -r`
- * must not empty the service for the whole team.
- */
-export interface DeletionGuard {
-  files: number;
-  share: number;
-}
-
-/**
- * 100 files or a quarter of the repository. A branch switch measured this round deleted 159 files of 499 (32 %),
- * a checkout of an old commit 331: both held. A refactor that deletes a few dozen files of a large repository, or a
- * flow of 20 files removed from 300, goes through: holding every deletion would teach users to say yes blindly.
- */
-export const DEFAULT_DELETION_GUARD: DeletionGuard = { files: 100, share: 0.25 };
-
-/** Below this many deletions the share does not hold anything: deleting 3 files of a repository of 5 is an edit. */
-const MIN_HELD_DELETIONS = 10;
-
-/**
- * While watching, deletions go once their count stood still this long: an `rm -r` of 40 files was seen in two
- * parts under load (3, then 37), the round between sent the 3 and only the 37 were held. Syncthing delays deletions
- * for the same reason (its watcher holds removals longer than other changes). Edits are not delayed.
- */
-export const DELETION_SETTLE_MS = 2000;
-/** However often the count changes, deletions wait at most this long from the first one seen. */
-const DELETION_SETTLE_MAX_MS = 10_000;
 
 /** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
 const SPEC_ONLY_RECHECK_MS = 60_000;
@@ -276,7 +250,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private heldDeletions = 0;
   private deletionsAllowed = 0;
   /** The deletions waiting at the last plan, and since when that count stood (see DELETION_SETTLE_MS). */
-  private deletionsSeen: { count: number; since: number; first: number } | null = null;
+  private deletionsSeen: DeletionsSeen | null = null;
   /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
   private settlingMs = 0;
   /** Whether a state that knew nothing learned the service's files (once per engine). */
@@ -684,60 +658,78 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Settles conflicts (all of them when `which` is null). `mine`: what is on disk is sent on top of the service's
    * version (its hash becomes the base), in the round that follows. `theirs`: the service's version is written to
    * disk (by the containment rule: atomically, never through a link) or, when the service has none, the file is
-   * removed; nothing is sent. Returns the files settled; a file named that is not in conflict is not among them.
+   * removed; nothing is sent. Returns the files settled (a file named that is not in conflict is not among them),
+   * and those that could not be written, each with why: they stay in conflict, and the others are settled.
    */
   async resolve(
     which: readonly { flowPath: string; path: string }[] | null,
     side: 'mine' | 'theirs',
-  ): Promise<{ flowPath: string; path: string }[]> {
+  ): Promise<{ resolved: { flowPath: string; path: string }[]; notWritten: NotWrittenFile[] }> {
     const { state, client } = this.options;
     const named = which === null ? null : new Set(which.map((f) => serviceFileKey(f.flowPath, f.path)));
     const conflicts = state
       .conflicts(this.repoId)
       .filter((c) => named === null || named.has(serviceFileKey(c.flowPath, c.path)));
-    if (conflicts.length === 0) return [];
+    const notWritten: NotWrittenFile[] = [];
+    if (conflicts.length === 0) return { resolved: [], notWritten };
+    let resolved: typeof conflicts = conflicts;
     if (side === 'mine') {
       await this.scheduler.run(async () => {
         for (const c of conflicts) state.settleConflict(this.repoId, c.flowPath, c.path, c.serviceHash);
       });
     } else {
-      const copies = await readServiceFiles(client, this.repo, conflicts);
+      const copies = await readServiceFiles(client, this.serviceRepo, conflicts);
+      resolved = [];
       await this.scheduler.run(async () => {
         for (const c of conflicts) {
-          const copy = copies.get(serviceFileKey(c.flowPath, c.path)) ?? null;
-          this.putOnDisk(c.flowPath, c.path, copy);
+          const key = serviceFileKey(c.flowPath, c.path);
+          const copy = copies.found.get(key) ?? null;
+          const why = copies.unwritable.get(key)?.why ?? this.putOnDisk(c.flowPath, c.path, copy);
+          if (why !== null) {
+            notWritten.push({ flowPath: c.flowPath, path: c.path, reason: why });
+            continue;
+          }
           state.settleConflict(this.repoId, c.flowPath, c.path, copy?.hash ?? null);
+          resolved.push(c);
         }
       });
     }
     this.scheduler.want();
     this.setPhase(this.phase, this.message);
-    return conflicts.map(({ flowPath, path }) => ({ flowPath, path }));
+    return { resolved: resolved.map(({ flowPath, path }) => ({ flowPath, path })), notWritten };
   }
 
   /**
    * Puts back on disk, from the service's copy, the files whose deletion is held (or all files gone from disk that
-   * the service has): "Restore them on disk", `flowsync resolve --held --theirs`. Returns how many were written.
+   * the service has): "Restore them on disk", `flowsync resolve --held --theirs`. Returns how many were written,
+   * and those that could not be, each with why (their deletion stays held).
    */
-  async restoreDeleted(): Promise<number> {
+  async restoreDeleted(): Promise<{ restored: number; notWritten: NotWrittenFile[] }> {
     const { state, client } = this.options;
     const gone = state.goneAcknowledged(this.repoId);
-    if (gone.length === 0) return 0;
-    const copies = await readServiceFiles(client, this.repo, gone);
+    const notWritten: NotWrittenFile[] = [];
+    if (gone.length === 0) return { restored: 0, notWritten };
+    const copies = await readServiceFiles(client, this.serviceRepo, gone);
     let restored = 0;
     await this.scheduler.run(async () => {
       for (const file of gone) {
-        const copy = copies.get(serviceFileKey(file.flowPath, file.path));
-        if (!copy) continue; // gone on the service too: nothing to put back, the deletion is no longer one
-        this.putOnDisk(file.flowPath, file.path, copy);
-        state.settleConflict(this.repoId, file.flowPath, file.path, copy.hash);
+        const key = serviceFileKey(file.flowPath, file.path);
+        const unwritable = copies.unwritable.get(key);
+        const copy = copies.found.get(key);
+        if (!copy && !unwritable) continue; // gone on the service too: nothing to put back, no deletion to send
+        const why = unwritable?.why ?? this.putOnDisk(file.flowPath, file.path, copy!);
+        if (why !== null) {
+          notWritten.push({ flowPath: file.flowPath, path: file.path, reason: why });
+          continue;
+        }
+        state.settleConflict(this.repoId, file.flowPath, file.path, copy!.hash);
         restored++;
       }
     });
-    this.heldDeletions = 0;
+    if (notWritten.length === 0) this.heldDeletions = 0;
     this.scheduler.want();
     this.setPhase(this.phase, this.message);
-    return restored;
+    return { restored, notWritten };
   }
 
   /**
@@ -750,7 +742,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   async filesNotInCheckout(): Promise<ListedServiceFile[]> {
     const { state, client } = this.options;
     if (!(await this.serviceTakesBases())) return [];
-    const listed = await listServiceFiles(client, this.repo, null);
+    const listed = await listServiceFiles(client, this.serviceRepo, null);
     const known = new Set<string>();
     for (const file of state.fileStates(this.repoId))
       if (file.localHash !== null || file.ackedHash !== null || file.conflict)
@@ -856,12 +848,18 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return reason === null;
     });
     if (wanted.length === 0) return { restored: 0, skipped };
-    const copies = await readServiceFiles(client, this.repo, wanted);
+    const copies = await readServiceFiles(client, this.serviceRepo, wanted);
     let restored = 0;
     await this.scheduler.run(async () => {
       for (const file of wanted) {
         const { flowPath, path } = file;
-        const copy = copies.get(serviceFileKey(flowPath, path));
+        const key = serviceFileKey(flowPath, path);
+        const unwritable = copies.unwritable.get(key);
+        if (unwritable) {
+          skipped.push({ flowPath, path, reason: unwritable.why });
+          continue;
+        }
+        const copy = copies.found.get(key);
         if (!copy) {
           skipped.push({ flowPath, path, reason: 'gone from the service meanwhile' });
           continue;
@@ -870,10 +868,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
           skipped.push({ flowPath, path, reason: 'something of that name is on disk now: not overwritten' });
           continue;
         }
-        try {
-          this.putOnDisk(flowPath, path, copy);
-        } catch (error) {
-          skipped.push({ flowPath, path, reason: messageOf(error) });
+        const why = this.putOnDisk(flowPath, path, copy);
+        if (why !== null) {
+          skipped.push({ flowPath, path, reason: why });
           continue;
         }
         state.adoptServiceFiles(this.repoId, [{ ...file, hash: copy.hash }]);
@@ -914,7 +911,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       files.push({
         path: file.path,
         hash: file.ackedHash,
-        localHash: file.warning === null ? file.localHash : null,
+        // A file on disk but not sent (over 1 MiB, binary…) is not deleted here (three-way.ts): changed, as said.
+        localHash: file.localHash,
       });
       expected.set(file.flowPath, files);
     }
@@ -931,7 +929,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     let unknown = 0;
     for (const flowPath of differing) {
       const listed = new Map(
-        (await listServiceFiles(client, this.repo, flowPath)).map((file) => [file.path, file]),
+        (await listServiceFiles(client, this.serviceRepo, flowPath)).map((file) => [file.path, file]),
       );
       const acknowledged = expected.get(flowPath) ?? [];
       for (const file of acknowledged) {
@@ -1002,6 +1000,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Restore). Refused when the number is not one of this file's versions.
    */
   async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
+    checkServiceFile(this.layout, 'flowsync restore', flowPath, path);
     const { content } = await versionText(this.options.client, this.repo, flowPath, path, version);
     replaceContained(this.repo.root, `${flowPath}/${path}`, content);
     return { deleted: content === null };
@@ -1027,15 +1026,29 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /**
    * Writes the service's version of a file into the repository (null: removes the file), and records it as the
-   * state's view of the disk at once, so that no round in between sends what was there before.
+   * state's view of the disk at once, so that no round in between sends what was there before. Returns why the
+   * file was not written (a folder on the way that is a link, a path the agent never writes, a disk error), or
+   * null: one file that cannot be written is its own line, never the end of the others.
    */
-  private putOnDisk(flowPath: string, path: string, copy: { hash: string; content: string } | null): void {
+  private putOnDisk(
+    flowPath: string,
+    path: string,
+    copy: { hash: string; content: string } | null,
+  ): string | null {
     const { state } = this.options;
     const relative = `${flowPath}/${path}`;
-    const replaced = replaceContained(this.repo.root, relative, copy?.content ?? null);
+    let replaced: boolean;
+    try {
+      replaced = replaceContained(this.repo.root, relative, copy?.content ?? null);
+    } catch (error) {
+      if (error instanceof NotWritten) return error.why;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (typeof code === 'string') return `the disk refused it (${code})`;
+      throw error;
+    }
     if (copy === null) {
       if (replaced) state.markGone(this.repoId, [{ flowPath, path }]);
-      return;
+      return replaced ? null : 'a folder on the way is not a folder of the repository';
     }
     const stat = lstatSync(join(this.repo.root, relative));
     state.saveLocal(this.repoId, [
@@ -1050,6 +1063,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         warning: null,
       },
     ]);
+    return null;
+  }
+
+  /** The repository as the service side sees it: its name, and the layout its answers are checked against. */
+  private get serviceRepo(): ServiceRepository {
+    return { owner: this.repo.owner, name: this.repo.name, layout: this.layout };
   }
 
   /**
@@ -1059,15 +1078,18 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private async planOptions(): Promise<{ bases: boolean; holdDeletions: boolean }> {
     const { state } = this.options;
-    const deletions = state.deletionCount(this.repoId);
-    const guard = this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard;
-    const over =
-      guard !== null &&
-      (deletions > guard.files ||
-        (deletions >= MIN_HELD_DELETIONS && deletions > guard.share * state.acknowledgedCount(this.repoId)));
-    const holdDeletions = over && deletions > this.deletionsAllowed;
-    const held = holdDeletions ? deletions : 0;
-    this.settlingMs = holdDeletions ? 0 : this.settling(deletions);
+    const decided = deletionVerdict({
+      waiting: state.deletionCount(this.repoId),
+      acknowledged: state.acknowledgedCount(this.repoId),
+      allowed: this.deletionsAllowed,
+      guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
+      watching: this.presenceTimer !== null,
+      seen: this.deletionsSeen,
+      now: Date.now(),
+    });
+    this.deletionsSeen = decided.seen;
+    const held = decided.verdict === 'hold' ? decided.held : 0;
+    this.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
     if (held !== this.heldDeletions) {
       this.heldDeletions = held;
       this.setPhase(this.phase, this.message);
@@ -1077,24 +1099,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       await this.learnService();
       await this.settleUncertain();
     }
-    return { bases, holdDeletions: holdDeletions || this.settlingMs > 0 };
-  }
-
-  /**
-   * How long deletions still wait for their count to stand still, while watching (a rescan, `flowsync sync` and
-   * the first round see the disk whole: nothing to wait for); 0 when they may go.
-   */
-  private settling(deletions: number): number {
-    if (deletions === 0 || this.presenceTimer === null || this.deletionsAllowed > 0) {
-      this.deletionsSeen = null;
-      return 0;
-    }
-    const now = Date.now();
-    const first = this.deletionsSeen?.first ?? now;
-    if (this.deletionsSeen?.count !== deletions) this.deletionsSeen = { count: deletions, since: now, first };
-    // A count that never stands still (a generator rewriting its folder) does not hold deletions back for ever.
-    const until = Math.min(this.deletionsSeen.since + DELETION_SETTLE_MS, first + DELETION_SETTLE_MAX_MS);
-    return Math.max(0, until - now);
+    return { bases, holdDeletions: decided.verdict !== 'send' };
   }
 
   /**
@@ -1108,7 +1113,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (this.learned) return;
     this.learned = state.acknowledgedCount(this.repoId) > 0;
     if (this.learned) return;
-    const listed = await listServiceFiles(client, this.repo, null);
+    const listed = await listServiceFiles(client, this.serviceRepo, null);
     const own = listed.filter(
       (file) => this.repo.writer !== undefined && file.writtenBy === this.repo.writer,
     );
@@ -1136,8 +1141,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     );
     const lists =
       uncertain.length <= 20
-        ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.repo, flowPath)))
-        : [await listServiceFiles(client, this.repo, null)];
+        ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.serviceRepo, flowPath)))
+        : [await listServiceFiles(client, this.serviceRepo, null)];
     for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
     for (const [flowPath, files] of listed)
       state.settleFromListing(this.repoId, flowPath, files, this.repo.writer);
@@ -1308,7 +1313,15 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         sent.push(plansKey(plans));
         if (sent.length === 1 && this.phase !== 'syncing') this.setPhase('syncing', null);
         const tally = await uploadPlans(
-          { client, hasher, target: this.repo, state, repoId: this.repoId, retries: this.retries },
+          {
+            client,
+            hasher,
+            target: this.repo,
+            layout: this.layout,
+            state,
+            repoId: this.repoId,
+            retries: this.retries,
+          },
           plans,
           (done) =>
             this.emit('progress', { stage: 'uploading', done: flowsDone + done, total: pending.length }),
@@ -1409,6 +1422,13 @@ function storageMessage(fault: StorageFault, folder: string, waiting: number): s
 }
 
 /** A file of the service as its user saw it listed: its version (hash) is what a deletion of it is based on. */
+/** A file the service's copy was not written to, and why (a per-file line: the others went on). */
+export interface NotWrittenFile {
+  flowPath: string;
+  path: string;
+  reason: string;
+}
+
 export interface SeenFile {
   flowPath: string;
   path: string;

@@ -1,7 +1,9 @@
 import { createTwoFilesPatch } from 'diff';
 import type { RemoteClient } from '../client/index.ts';
-import type { FileVersion } from '../protocol/index.ts';
+import { FILE_VERSIONS_PAGE_MAX, MAX_FILE_BYTES, type FileVersion } from '../protocol/index.ts';
 import { readContained } from './contained-fs.mjs';
+import { NotWritten } from './contained-write.ts';
+import { contentNotWritable, refusedAnswer } from './service-answers.ts';
 
 /**
  * What the window shows of a file's text, at most: a flow file may be 6 MiB, and a diff of two such is seconds of
@@ -25,19 +27,50 @@ export class VersionNotOfFile extends Error {
   }
 }
 
-/** Every version the service keeps of a file (newest first), deletions included. */
+/**
+ * How many versions of one file are read at most (pages of FILE_VERSIONS_PAGE_MAX): a file written every minute
+ * has 43,200 versions in the 30 days a service keeps them, and a service that always offers another page must not
+ * hold the agent. Past it, the newest are shown and the history says it goes on.
+ */
+export const HISTORY_LIMITS = { versions: 50_000, pages: 100 };
+
+/**
+ * Every version the service keeps of a file (newest first), deletions included, read page by page (a service that
+ * does not page sends them all at once), up to HISTORY_LIMITS; `until` stops at the page holding that version.
+ */
 export async function fileVersions(
   client: RemoteClient,
   repo: RepositoryName,
   flowPath: string,
   path: string,
+  until?: number,
 ): Promise<FileVersion[]> {
-  const { versions } = await client.flowDef.fileVersions({
-    repo_owner: repo.owner,
-    repo_name: repo.name,
-    flow_path: flowPath,
-    path,
-  });
+  const versions: FileVersion[] = [];
+  let after: string | undefined;
+  for (let pages = 1; pages <= HISTORY_LIMITS.pages; pages++) {
+    const answer = await client.flowDef.fileVersions({
+      repo_owner: repo.owner,
+      repo_name: repo.name,
+      flow_path: flowPath,
+      path,
+      first: FILE_VERSIONS_PAGE_MAX,
+      ...(after === undefined ? {} : { after }),
+    });
+    if (answer.flow_path !== flowPath || answer.path !== path)
+      throw refusedAnswer(
+        'svc/flow_def/public/file_versions',
+        `${answer.flow_path}/${answer.path}`,
+        `is not ${flowPath}/${path}, whose history was asked for`,
+      );
+    // Newest first, each page older than the one before: a page that is not is a cursor that did not advance.
+    const oldest = versions.at(-1)?.version ?? Number.POSITIVE_INFINITY;
+    if (answer.versions.some((v) => v.version >= oldest)) return versions;
+    versions.push(...answer.versions);
+    const next = answer.next ?? null;
+    if (next === null || next === after || versions.length >= HISTORY_LIMITS.versions) return versions;
+    if (until !== undefined && answer.versions.some((v) => v.version <= until)) return versions;
+    after = next;
+  }
   return versions;
 }
 
@@ -53,10 +86,25 @@ export async function versionText(
   path: string,
   version: number,
 ): Promise<{ content: string | null }> {
-  const versions = await fileVersions(client, repo, flowPath, path);
-  if (!versions.some((v) => v.version === version))
-    throw new VersionNotOfFile(version, `${flowPath}/${path}`);
+  const file = `${flowPath}/${path}`;
+  const versions = await fileVersions(client, repo, flowPath, path, version);
+  const found = versions.find((v) => v.version === version);
+  if (!found) throw new VersionNotOfFile(version, file);
+  // Not even read when the history says it is larger than a file may be: a 100 MB version took the agent to 519 MB.
+  if (found.size > MAX_FILE_BYTES)
+    throw new NotWritten(
+      file,
+      `version ${version} is ${kib(found.size)}, over the ${MAX_FILE_BYTES / 1024 / 1024} MiB a file may be`,
+    );
   const kept = await client.flowDef.versionContent({ version });
+  if (kept.flow_path !== flowPath || kept.path !== path)
+    throw refusedAnswer(
+      'svc/flow_def/public/version_content',
+      `${kept.flow_path}/${kept.path}`,
+      `is not ${file}, whose version ${version} was asked for`,
+    );
+  const why = kept.content === null ? null : contentNotWritable(kept.content);
+  if (why !== null) throw new NotWritten(file, why);
   return { content: kept.content };
 }
 
@@ -68,7 +116,7 @@ export async function versionToShow(
   path: string,
   version: number,
 ): Promise<{ content: string | null; tooLarge: string | null }> {
-  const versions = await fileVersions(client, repo, flowPath, path);
+  const versions = await fileVersions(client, repo, flowPath, path, version);
   const found = versions.find((v) => v.version === version);
   if (!found) throw new VersionNotOfFile(version, `${flowPath}/${path}`);
   if (found.size > SHOWN_MAX_BYTES)

@@ -1,10 +1,8 @@
 // Owns syncing one repository with a service: scanner, hasher (a worker pool), watcher (chokidar), the state (the
 // outbox), planner, uploader and the SyncEngine that joins them. May import: protocol, host, client.
 export {
-  DEFAULT_DELETION_GUARD,
   SyncEngine,
   type ConflictComparison,
-  type DeletionGuard,
   type PlannedFlow,
   type RepositorySpec,
   type SyncEngineOptions,
@@ -14,6 +12,7 @@ export {
   type SyncReport,
   type SyncStatus,
 } from './engine.ts';
+export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
 export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';
@@ -30,6 +29,6 @@ export {
 } from './state-file.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).
 export { notRealFolder, readContained } from './contained-fs.mjs';
-export { writeContained, type NotContained } from './contained-write.ts';
+export { NotWritten, writeContained, type NotContained } from './contained-write.ts';
 export { SHARE_OF_USER_WATCHES, watchLimit, watchLimitFor, type WatchLimit } from './watch-budget.ts';
 export { surveyFlowRoots, type FlowRootSurvey } from './watch-needs.ts';

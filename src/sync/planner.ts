@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { FileRecord, SyncState } from './state.ts';
+import { isDeletion, isKeptAsOnService } from './three-way.ts';
 
 /** What one flow needs so that the service has what is on disk. */
 export interface FlowPlan {
   flowPath: string;
   /** Files on disk whose content the service does not have yet. */
   upserts: FileRecord[];
-  /** Files the service has that are gone from disk (or are no longer sendable). */
+  /** Files the service has that are gone from disk (three-way.ts's isDeletion). */
   deletes: FileRecord[];
   /** Every sendable file on disk: what a full listing with delete_missing sends. */
   present: FileRecord[];
@@ -75,14 +76,11 @@ export function planUploads(
       stillRejected.push(flowPath);
       continue;
     }
-    // A file that could not be read now stays on the service as it is: no full listing of its flow (which would
-    // drop it) until it is read again; the flow's changed files still go. The round's back-off reads it again.
-    const gone = files.filter((file) => !isSendable(file) && file.ackedHash !== null);
-    // A full listing deletes whatever it does not list: with deletions held, a flow that lost files is not listed
-    // whole (its changed files still go), as with a file that could not be read.
-    const held =
-      files.some((file) => file.warning === 'unreadable' && file.ackedHash !== null) ||
-      (options.holdDeletions === true && gone.length > 0);
+    const gone = files.filter(isDeletion);
+    // A file on disk but not sent (unreadable now, over 1 MiB, binary, a link…) stays on the service as it is: no
+    // full listing of its flow (which would drop it) while it is so; the flow's changed files still go. With
+    // deletions held, a flow that lost files is not listed whole either.
+    const held = files.some(isKeptAsOnService) || (options.holdDeletions === true && gone.length > 0);
     const deletes = held ? [] : gone;
     const upserts = present.filter((file) => file.localHash !== file.ackedHash);
     // Sent but not answered, with a file held: only a full listing would settle it, so it waits whole.
@@ -103,8 +101,8 @@ export function planUploads(
 
 /**
  * One flow for a service that takes bases: its changed files, each on the hash last acknowledged, and its files
- * gone (or no longer sendable) as explicit deletions on theirs. A file in conflict waits for its user; a file
- * that could not be read now is neither sent nor deleted. Null when nothing is to be sent.
+ * gone from disk as explicit deletions on theirs. A file in conflict waits for its user; a file on disk but not
+ * sent (unreadable now, over 1 MiB…) is neither sent nor deleted. Null when nothing is to be sent.
  */
 function planOnBases(
   state: SyncState,
@@ -117,9 +115,7 @@ function planOnBases(
   const files = state.filesOfFlow(repoId, flowPath).filter((file) => !conflicts.has(file.path));
   const present = files.filter(isSendable);
   const upserts = present.filter((file) => file.localHash !== file.ackedHash);
-  const deletes = options.holdDeletions
-    ? []
-    : files.filter((file) => !isSendable(file) && file.ackedHash !== null && file.warning !== 'unreadable');
+  const deletes = options.holdDeletions ? [] : files.filter(isDeletion);
   if (upserts.length === 0 && deletes.length === 0) return null;
   return {
     flowPath,

@@ -1,5 +1,14 @@
-import type { RemoteClient } from '../client/index.ts';
+import { ProtocolError, type RemoteClient } from '../client/index.ts';
 import { LIST_FILES_PAGE_MAX } from '../protocol/index.ts';
+import type { FlowLayout } from './flow-layout.ts';
+import { checkServiceFile, contentNotWritable } from './service-answers.ts';
+
+/** A repository as the service knows it, and the layout that says which of the files it names are this checkout's. */
+export interface ServiceRepository {
+  owner: string;
+  name: string;
+  layout: FlowLayout;
+}
 
 /** A file as the service holds it now, content included. */
 export interface ServiceFile {
@@ -7,42 +16,103 @@ export interface ServiceFile {
   content: string;
 }
 
+/** A file the service holds whose content is not written here, and why (larger than a file may be). */
+export interface UnwritableServiceFile {
+  hash: string;
+  why: string;
+}
+
+const LIST_FILES = 'svc/flow_def/public/list_files';
+
+/**
+ * How far one listing is read before it is given up (the service boundary: nothing a service answers decides how
+ * much or how long). A listing that always offered another page took a fresh checkout's agent from 246 MB to over
+ * 1.3 GB in 60 s, and its window never appeared. 250,000 files is 2.5 times the largest repository the agent is
+ * built for (100,000 files: bench/); pages are counted apart, for a service that sends a few files a page.
+ */
+export const LISTING_LIMITS = { files: 250_000, pages: 5_000, ms: 5 * 60_000 };
+
+/** Reads every page of one listing, within LISTING_LIMITS, handing each file to `take`. */
+async function eachListedPage(
+  client: RemoteClient,
+  repo: ServiceRepository,
+  flowPath: string | null,
+  withContent: boolean,
+  take: (file: Awaited<ReturnType<RemoteClient['flowDef']['listFiles']>>['files'][number]) => void,
+): Promise<void> {
+  const started = performance.now();
+  const cursors = new Set<string>();
+  const seen = new Set<string>();
+  let after: string | undefined;
+  for (let pages = 1; ; pages++) {
+    const page = await client.flowDef.listFiles({
+      repo_owner: repo.owner,
+      repo_name: repo.name,
+      ...(flowPath === null ? {} : { flow_path: flowPath }),
+      ...(withContent ? { with_content: true } : {}),
+      // A flow's files come with their content: a page of 500 files of 1 MiB each is already 500 MiB.
+      first: withContent ? 500 : LIST_FILES_PAGE_MAX,
+      ...(after === undefined ? {} : { after }),
+    });
+    for (const file of page.files) {
+      checkServiceFile(repo.layout, LIST_FILES, file.flow_path, file.path);
+      if (flowPath !== null && file.flow_path !== flowPath)
+        throw listingGivenUp(`lists ${file.flow_path}/${file.path} in a listing of ${flowPath}`);
+      const key = serviceFileKey(file.flow_path, file.path);
+      if (seen.has(key)) throw listingGivenUp(`lists ${file.flow_path}/${file.path} twice`);
+      seen.add(key);
+      take(file);
+    }
+    if (page.next === null) return;
+    if (cursors.has(page.next) || page.next === after)
+      throw listingGivenUp('offers a page it has already given (its cursor does not advance)');
+    if (seen.size > LISTING_LIMITS.files)
+      throw listingGivenUp(`goes on past ${LISTING_LIMITS.files.toLocaleString('en')} files`);
+    if (pages >= LISTING_LIMITS.pages)
+      throw listingGivenUp(`goes on past ${LISTING_LIMITS.pages.toLocaleString('en')} pages`);
+    if (performance.now() - started > LISTING_LIMITS.ms)
+      throw listingGivenUp(`takes longer than ${LISTING_LIMITS.ms / 60_000} minutes`);
+    cursors.add(page.next);
+    after = page.next;
+  }
+}
+
+function listingGivenUp(why: string): ProtocolError {
+  return new ProtocolError(
+    `The service's listing of files ${why}: it was given up, and nothing of it is used.`,
+    LIST_FILES,
+    200,
+  );
+}
+
 /**
  * What the service holds now of some files of one repository, read with `list_files` (an extension: a service of
  * the spec alone has no read of files), a flow at a time, page by page. A file the service does not have is
- * absent from the map. Pages of 500 files: a flow's files come with their content, and a page of the maximum
- * 5,000 files of 6 MiB each is not something to hold in memory to take back a few.
+ * absent from both maps; one whose content is not written here (over the size a file may be) is in `unwritable`
+ * with why. Every file listed is checked to be of this checkout (checkServiceFile), or the whole listing fails.
  */
 export async function readServiceFiles(
   client: RemoteClient,
-  repo: { owner: string; name: string },
+  repo: ServiceRepository,
   files: readonly { flowPath: string; path: string }[],
-): Promise<Map<string, ServiceFile>> {
+): Promise<{ found: Map<string, ServiceFile>; unwritable: Map<string, UnwritableServiceFile> }> {
   const found = new Map<string, ServiceFile>();
+  const unwritable = new Map<string, UnwritableServiceFile>();
   const wanted = new Map<string, Set<string>>();
   for (const { flowPath, path } of files) {
     const paths = wanted.get(flowPath) ?? new Set<string>();
     paths.add(path);
     wanted.set(flowPath, paths);
   }
-  for (const [flowPath, paths] of wanted) {
-    let after: string | undefined;
-    do {
-      const page = await client.flowDef.listFiles({
-        repo_owner: repo.owner,
-        repo_name: repo.name,
-        flow_path: flowPath,
-        with_content: true,
-        first: Math.min(500, LIST_FILES_PAGE_MAX),
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const file of page.files)
-        if (file.flow_path === flowPath && paths.has(file.path) && file.content !== undefined)
-          found.set(serviceFileKey(flowPath, file.path), { hash: file.hash, content: file.content });
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-  }
-  return found;
+  for (const [flowPath, paths] of wanted)
+    await eachListedPage(client, repo, flowPath, true, (file) => {
+      if (!paths.has(file.path) || file.content === undefined) return;
+      const key = serviceFileKey(flowPath, file.path);
+      const why = contentNotWritable(file.content);
+      if (why === null) found.set(key, { hash: file.hash, content: file.content });
+      else unwritable.set(key, { hash: file.hash, why });
+    });
+  return { found, unwritable };
 }
 
 export interface ListedServiceFile {
@@ -58,30 +128,20 @@ export interface ListedServiceFile {
 /** What the service lists of a repository (or of one flow) now, without content: path, hash and id per file. */
 export async function listServiceFiles(
   client: RemoteClient,
-  repo: { owner: string; name: string },
+  repo: ServiceRepository,
   flowPath: string | null,
 ): Promise<ListedServiceFile[]> {
   const files: ListedServiceFile[] = [];
-  let after: string | undefined;
-  do {
-    const page = await client.flowDef.listFiles({
-      repo_owner: repo.owner,
-      repo_name: repo.name,
-      ...(flowPath === null ? {} : { flow_path: flowPath }),
-      first: LIST_FILES_PAGE_MAX,
-      ...(after === undefined ? {} : { after }),
-    });
-    for (const file of page.files)
-      files.push({
-        flowPath: file.flow_path,
-        path: file.path,
-        hash: file.hash,
-        id: file.id,
-        writtenBy: file.written_by,
-        writtenAt: file.updated_at,
-      });
-    after = page.next ?? undefined;
-  } while (after !== undefined);
+  await eachListedPage(client, repo, flowPath, false, (file) =>
+    files.push({
+      flowPath: file.flow_path,
+      path: file.path,
+      hash: file.hash,
+      id: file.id,
+      writtenBy: file.written_by,
+      writtenAt: file.updated_at,
+    }),
+  );
   return files;
 }
 

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
+import { IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
 
 /**
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
@@ -79,6 +80,10 @@ const SCHEMA = [
   ) WITHOUT ROWID;
   CREATE INDEX files_deletions ON files (repo_id)
     WHERE acked_hash IS NOT NULL AND (local_hash IS NULL OR warning IS NOT NULL);`,
+  // Only a file gone from disk is a deletion (three-way.ts, issue 36): a file on disk that is not sent (over 1 MiB,
+  // binary, a link…) keeps its version on the service. The index holds the deletions alone again.
+  `DROP INDEX files_deletions;
+  CREATE INDEX files_deletions ON files (repo_id) WHERE acked_hash IS NOT NULL AND local_hash IS NULL;`,
 ];
 
 /** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
@@ -161,11 +166,10 @@ export interface FlowAck {
 const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
   acked_hash AS ackedHash, file_id AS fileId`;
 /**
- * A file is pending when what should be on the service (its hash, unless it is gone or not sendable) is not what
- * is. A file that could not be read now ('unreadable') is not pending: what the service has of it stands.
+ * A file is pending when what should be on the service (three-way.ts: its hash; nothing once gone from disk; what
+ * the service has while it is on disk but not sent) is not what is.
  */
-const DIFFERS = `(CASE WHEN warning IS NULL THEN local_hash WHEN warning = 'unreadable' THEN acked_hash END)
-  IS NOT acked_hash`;
+const DIFFERS = `${wantedOnServiceSql()} IS NOT acked_hash`;
 /** In conflict: its user settles it; not sent, not counted as pending (counted as a conflict). */
 const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
   AND c.path = files.path)`;
@@ -322,7 +326,7 @@ export class SyncState {
            count(CASE WHEN ${PENDING} THEN 1 END)
              + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (
                  SELECT 1 FROM files p WHERE p.repo_id = @repoId AND p.flow_path = i.flow_path
-                   AND (CASE WHEN p.warning IS NULL THEN p.local_hash END) IS NOT p.acked_hash)) AS pending,
+                   AND ${wantedOnServiceSql('p')} IS NOT p.acked_hash)) AS pending,
            (SELECT count(*) FROM conflicts c WHERE c.repo_id = @repoId) AS conflicts,
            (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
@@ -369,22 +373,22 @@ export class SyncState {
       settledOnDisk: db.prepare(
         `SELECT c.flow_path AS flowPath, c.path, c.service_hash AS serviceHash FROM conflicts c
          LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path
-         WHERE c.repo_id = ? AND (CASE WHEN f.warning IS NULL THEN f.local_hash END) IS c.service_hash`,
+         WHERE c.repo_id = ? AND ${wantedOnServiceSql('f')} IS c.service_hash`,
       ),
       conflictCount: db.prepare('SELECT count(*) FROM conflicts WHERE repo_id = ?').pluck(),
-      // Deletions a round would send: files gone (or no longer sendable, but not unreadable) that the service has.
+      // Deletions a round would send: files gone from disk that the service has (three-way.ts's isDeletion).
       deletionCount: db
         .prepare(
           // Asked before every round that has something to send: by the partial index it costs what it finds, 0.03 ms
           // with 50 deletions among 100,000 files, against 15 ms for a count over every row at each burst of edits.
-          `SELECT count(*) FROM files INDEXED BY files_deletions WHERE repo_id = ? AND acked_hash IS NOT NULL
-             AND (local_hash IS NULL OR warning IS NOT NULL) AND (local_hash IS NULL OR warning <> 'unreadable')
+          `SELECT count(*) FROM files INDEXED BY files_deletions WHERE repo_id = ? AND ${IS_DELETION_SQL}
              AND NOT ${IN_CONFLICT}`,
         )
         .pluck(),
+      // The same files, named: held, sent, or put back on disk ("restore them on disk").
       goneAcknowledged: db.prepare(
         `SELECT flow_path AS flowPath, path, acked_hash AS ackedHash FROM files
-         WHERE repo_id = ? AND acked_hash IS NOT NULL AND local_hash IS NULL AND NOT ${IN_CONFLICT}
+         WHERE repo_id = ? AND ${IS_DELETION_SQL} AND NOT ${IN_CONFLICT}
          ORDER BY flow_path, path`,
       ),
       adopt: db.prepare(

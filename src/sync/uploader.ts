@@ -10,11 +10,14 @@ import {
   type RemoteClient,
 } from '../client/index.ts';
 import { SPEC_CALL_LIMITS, SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
+import type { FlowLayout } from './flow-layout.ts';
 import type { FlowRetries } from './flow-retries.ts';
+import { checkServiceFile, refusedAnswer } from './service-answers.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import { conflictFromService, recordConflicts } from './conflicts.ts';
 import type { FileConflict, FileRecord, FlowAck, SyncState } from './state.ts';
+import { isKeptAsOnService } from './three-way.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
 export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
@@ -37,6 +40,8 @@ export interface UploadContext {
   client: RemoteClient;
   hasher: Hasher;
   target: UploadTarget;
+  /** This checkout's flows: a conflict the service names must be one of their files (service-answers.ts). */
+  layout: FlowLayout;
   state: SyncState;
   repoId: number;
   /** Where a flow that fails alone (a 5xx for it while others go through) waits out its own back-off. */
@@ -448,6 +453,13 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     const ids = new Map((value.files ?? []).map((file) => [`${file.flow_path}\0${file.path}`, file.id]));
     // A flow with a conflict was left as it was, whole: nothing of it is acknowledged, its conflicts wait for
     // their user, and its other files go again next round without them.
+    checkConflictsSent(
+      context,
+      'svc/flow_def/action/sync_batch/run',
+      value.conflicts ?? [],
+      sent,
+      batch.full,
+    );
     const conflicted = new Set((value.conflicts ?? []).map((conflict) => conflict.flow_path));
     if (conflicted.size > 0) {
       tally.conflicts.push(...recordConflicts(context, (value.conflicts ?? []).map(conflictFromService)));
@@ -493,6 +505,33 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
         plans.map((plan) => batch.plans.indexOf(plan)),
       );
     throw error;
+  }
+}
+
+/**
+ * A conflict is taken only for a file the call sent (a file or a deletion of a flow sent; with a full listing, any
+ * file of a flow sent): a service that names another, or a path outside this checkout's flows, gets its whole
+ * answer refused, so its "service's version" is never written to disk by "take theirs".
+ */
+function checkConflictsSent(
+  context: UploadContext,
+  fn: string,
+  conflicts: readonly { flow_path: string; path: string }[],
+  sent: readonly { entry: { flow_path: string; files: { path: string }[]; deletes?: { path: string }[] } }[],
+  full: boolean,
+): void {
+  if (conflicts.length === 0) return;
+  const flows = new Map(sent.map(({ entry }) => [entry.flow_path, entry]));
+  for (const conflict of conflicts) {
+    checkServiceFile(context.layout, fn, conflict.flow_path, conflict.path);
+    const entry = flows.get(conflict.flow_path);
+    const named =
+      entry !== undefined &&
+      (full ||
+        entry.files.some((file) => file.path === conflict.path) ||
+        (entry.deletes ?? []).some((file) => file.path === conflict.path));
+    if (!named)
+      throw refusedAnswer(fn, `${conflict.flow_path}/${conflict.path}`, 'is not a file the call sent');
   }
 }
 
@@ -542,6 +581,12 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   } catch (error) {
     const conflict = conflictOf(error);
     if (conflict !== null) {
+      if (conflict.flow_path !== plan.flowPath || conflict.path !== file.path)
+        throw refusedAnswer(
+          'svc/flow_def/public/update_file',
+          `${conflict.flow_path}/${conflict.path}`,
+          `is not ${plan.flowPath}/${file.path}, the file sent`,
+        );
       tally.conflicts.push(...recordConflicts(context, [conflictFromService(conflict)]));
       state.settle(repoId, [plan.flowPath]);
       return;
@@ -621,8 +666,13 @@ async function readEntries(
   });
   state.recordReads(repoId, records);
   // A full listing drops on the service whatever it does not list: a flow with a file that could not be read
-  // just now (EMFILE, EACCES…) is not sent this round, and its next plan keeps that file as the service has it.
-  const held = new Set(wanted.filter((_, index) => isUnreadable(reads[index])).map(({ plan }) => plan));
+  // just now (EMFILE, EACCES…), or that the service has and that is no longer sendable (grown over 1 MiB since it
+  // was planned), is not sent this round, and its next plan keeps that file as the service has it.
+  const held = new Set(
+    wanted
+      .filter(({ file }, index) => isUnreadable(reads[index]) || keptAsOnService(file, reads[index]))
+      .map(({ plan }) => plan),
+  );
   return batch.plans
     .filter((plan) => !(batch.full && held.has(plan)))
     .map((plan) => ({ plan, entry: entryOf(plan, entries.get(plan)!) }));
@@ -677,6 +727,14 @@ export function refusalOf(error: unknown): { message: string; flowIndex: number 
 function flowIndexOf(path: unknown): number | null {
   if (!Array.isArray(path) || path[0] !== 'flows' || typeof path[1] !== 'number') return null;
   return path[1];
+}
+
+function keptAsOnService(file: FileRecord, read: HashResult | undefined): boolean {
+  return (
+    read !== undefined &&
+    !read.missing &&
+    isKeptAsOnService({ ...file, localHash: read.hash, warning: read.warning })
+  );
 }
 
 function isUnreadable(read: HashResult | undefined): boolean {

@@ -228,6 +228,8 @@ export type ConflictView = z.infer<typeof conflictViewSchema>;
 const sideDiffSchema = z.union([z.object({ diff: z.string() }), z.object({ missing: z.string() })]);
 
 const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
+/** Files whose service copy was not written to disk, each with why (the others were): a line each, for its user. */
+const notWritten = z.array(z.object({ flowPath: z.string(), path: z.string(), reason: z.string() }));
 
 const method = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const none = z.object({});
@@ -282,7 +284,7 @@ export const AGENT_API = {
    */
   resolveConflicts: method(
     z.object({ root, side: z.enum(['mine', 'theirs']), files: z.array(fileRef).max(100_000).optional() }),
-    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })) }),
+    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten }),
   ),
   /**
    * A file in conflict as two diffs (git's unified format) from the version last synced here: to the service's
@@ -329,7 +331,7 @@ export const AGENT_API = {
   /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */
   settleDeletions: method(
     z.object({ root, choice: z.enum(['delete', 'restore']) }),
-    z.object({ deleted: z.number(), restored: z.number() }),
+    z.object({ deleted: z.number(), restored: z.number(), notWritten }),
   ),
   /**
    * Files on the service that this checkout never had ("12 files on the service are not in this checkout": a fresh

@@ -184,7 +184,7 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     resolveConflicts: async ({ root, side, files }) => {
       const { engine } = sending(root);
-      return { resolved: await engine.resolve(files ?? null, side) };
+      return await engine.resolve(files ?? null, side);
     },
 
     compareConflict: async ({ root, flowPath, path }) => {
@@ -230,9 +230,8 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     settleDeletions: async ({ root, choice }) => {
-      if (choice === 'restore')
-        return { deleted: 0, restored: await repository(root).engine.restoreDeleted() };
-      return { deleted: await sending(root).engine.sendHeldDeletions(), restored: 0 };
+      if (choice === 'restore') return { deleted: 0, ...(await repository(root).engine.restoreDeleted()) };
+      return { deleted: await sending(root).engine.sendHeldDeletions(), restored: 0, notWritten: [] };
     },
 
     notInCheckout: async ({ root }) => {

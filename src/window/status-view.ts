@@ -153,7 +153,7 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
   return { root, flowPath, files };
 }
 
-/** A file on disk that cannot be sent is `not-sent` (even while its old copy waits to be deleted). */
+/** A file on disk that cannot be sent is `not-sent` (the service keeps its last version: not a deletion). */
 function fileState(file: FileState): FileView['state'] {
   if (file.conflict) return 'conflict';
   if (file.localHash !== null && file.warning !== null) return 'not-sent';

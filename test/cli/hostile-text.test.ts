@@ -88,8 +88,9 @@ describe('escape sequences from outside are shown, not obeyed', () => {
     repo.write('flows/refused/main.yaml', 'refused again\n');
     repo.write(`flows/hello/${EVIL_NAME}.bin`, Buffer.from([0, 0xff, 0xfe]));
     await agent.waitFor(/refused flows\/refused: /);
-    await agent.waitFor(/\.yaml created/);
-    await agent.waitFor(/\.bin not sent: binary/);
+    // A name with control characters is one the service refuses (and one the agent never takes from a service).
+    await agent.waitFor(/\.yaml not sent: a name the service refuses/);
+    await agent.waitFor(/\.bin not sent: a name the service refuses/);
 
     const status = await runFlowsync(['status'], { env });
     expect(status.code).toBe(0);
@@ -99,12 +100,12 @@ describe('escape sequences from outside are shown, not obeyed', () => {
     const started = agent.output();
     expect(control(started)).toBeNull();
     expect(started).toContain(`refused flows/refused: ${SHOWN}`);
-    expect(started).toContain(`flows/hello/${SHOWN_NAME}.yaml created`);
-    expect(started).toContain(`flows/hello/${SHOWN_NAME}.bin not sent: binary`);
+    expect(started).toContain(`flows/hello/${SHOWN_NAME}.yaml not sent: a name the service refuses`);
+    expect(started).toContain(`flows/hello/${SHOWN_NAME}.bin not sent: a name the service refuses`);
 
     expect(control(status.stdout)).toBeNull();
     expect(status.stdout).toContain(`refused by the service: flows/refused: ${SHOWN}`);
-    expect(status.stdout).toContain(`not sent: flows/hello/${SHOWN_NAME}.png: binary`);
+    expect(status.stdout).toContain(`not sent: flows/hello/${SHOWN_NAME}.png: a name the service refuses`);
     const json = await runFlowsync(['status', '--json'], { env });
     expect(control(json.stdout)).toBeNull();
     expect(JSON.stringify(JSON.parse(json.stdout))).toContain('pwned');

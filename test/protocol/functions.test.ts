@@ -66,6 +66,9 @@ describe('wire paths', () => {
     ['a//b', 'has an empty segment'],
     ['a/', 'has an empty segment'],
     ['a\u0000b', 'contains a NUL byte'],
+    ['a\nb', 'contains a control character'],
+    ['flows/a/\u001b[31mred', 'contains a control character'],
+    ['a\u007fb', 'contains a control character'],
     ['x'.repeat(1025), 'is longer than 1024 characters'],
   ])('refuses %j: %s', (path, reason) => {
     expect(unsafePathReason(path)).toBe(reason);

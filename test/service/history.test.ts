@@ -287,6 +287,29 @@ describe('two developers on one service', () => {
     expect(await bob.flowDef.listFlows({ repo_owner: 'acme', repo_name: 'none' })).toEqual({ flows: [] });
   });
 
+  it("pages a file's history, newest first, and the agent's reader gathers every page", async () => {
+    let content = 'v0\n';
+    await batch(ada, [{ flow_path: 'flows/ci', files: [file('a.yml', content, null)] }]);
+    for (let i = 1; i < 7; i++) {
+      const before = content;
+      content = `v${i}\n`;
+      await batch(ada, [{ flow_path: 'flows/ci', files: [file('a.yml', content, sha(before))] }]);
+    }
+    const args = { repo_owner: 'acme', repo_name: 'app', flow_path: 'flows/ci', path: 'a.yml' };
+    const pages: number[][] = [];
+    let after: string | undefined;
+    do {
+      const page = await ada.flowDef.fileVersions({ ...args, first: 3, ...(after ? { after } : {}) });
+      pages.push(page.versions.map((v) => v.version));
+      after = page.next ?? undefined;
+    } while (after !== undefined);
+    expect(pages.map((page) => page.length)).toEqual([3, 3, 1]);
+    const all = pages.flat();
+    expect(all).toEqual([...all].sort((a, b) => b - a));
+    expect(new Set(all).size).toBe(7);
+    await expect(ada.flowDef.fileVersions({ ...args, after: 'not-a-cursor' })).rejects.toThrow(/cursor/);
+  });
+
   it('loses no update of 100 writers racing on one file: every acknowledged version is current or in history', async () => {
     await batch(ada, [{ flow_path: 'flows/hot', files: [file('counter.yml', 'v: start\n', null)] }]);
     const clients = Array.from({ length: 4 }, (_, i) =>

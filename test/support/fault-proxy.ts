@@ -17,6 +17,11 @@ export interface FaultProxy {
   fault: (path: string, index: number, body: string) => Fault | null;
   /** Decides per request passed on: true drops the service's answer and sends a gateway time-out instead. */
   loseAnswer: (path: string, index: number) => boolean;
+  /**
+   * The service's answer as the proxy passes it on (a hostile service: what it says, changed), given the request's
+   * path and body; the identity unless set.
+   */
+  rewrite: (path: string, answer: string, body: string) => string;
   close(): Promise<void>;
 }
 
@@ -30,6 +35,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     requests: [],
     fault: () => null,
     loseAnswer: () => false,
+    rewrite: (_path, answer) => answer,
     close: () => new Promise((done) => server.close(() => done())),
   };
   const server = createServer((req, res) => {
@@ -63,7 +69,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         return;
       }
       res.writeHead(upstream.statusCode, { 'content-type': 'application/json' });
-      res.end(answer);
+      res.end(proxy.rewrite(path, answer, body));
     })();
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));

@@ -98,7 +98,10 @@ describe('two checkouts on one service that takes bases', () => {
     expect(conflict).toMatchObject({ flowPath: 'flows/ci', path: 'b.yml', sentHash: expect.any(String) });
 
     // Take the service's: B's content on A's disk, nothing sent, nothing pending.
-    expect(await a.engine.resolve(null, 'theirs')).toEqual([{ flowPath: 'flows/ci', path: 'b.yml' }]);
+    expect(await a.engine.resolve(null, 'theirs')).toEqual({
+      resolved: [{ flowPath: 'flows/ci', path: 'b.yml' }],
+      notWritten: [],
+    });
     expect(readFileSync(join(A.root, 'flows/ci/b.yml'), 'utf8')).toBe('b: B\n');
     expect((await a.engine.syncOnce()).requests).toBe(0);
     expect(a.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });

@@ -158,7 +158,9 @@ describe('a repository full of links to ~/.ssh', () => {
     expect(Object.keys(stored())).toHaveLength(3);
   });
 
-  it('drops a synced file that is swapped for a link to the secret, and a folder swapped for a link to ~/.ssh', async () => {
+  // A file swapped for a link is on disk, not sent: the service keeps the version it had (issue 36, only a file gone
+  // from disk is a deletion); what is below a folder swapped for a link is not in the repository any more: gone.
+  it('keeps the old version of a file swapped for a link to the secret, drops a folder swapped for a link to ~/.ssh', async () => {
     repo = makeRepo({
       'flows/a/main.yaml': 'main\n',
       'flows/a/deploy.key': 'not a key yet\n',
@@ -174,10 +176,11 @@ describe('a repository full of links to ~/.ssh', () => {
     link(ssh, 'flows/a/conf');
     repo.remove('flows/b');
     link(ssh, 'flows/b');
-    await eventually(() => expect(stored()).toEqual({ 'flows/a/main.yaml': 'main\n' }));
+    const kept = { 'flows/a/deploy.key': 'not a key yet\n' };
+    await eventually(() => expect(stored()).toEqual({ 'flows/a/main.yaml': 'main\n', ...kept }));
     appendFileSync(join(ssh, 'id_rsa'), 'changed\n');
     repo.write('flows/a/main.yaml', 'main 2\n');
-    await eventually(() => expect(stored()).toEqual({ 'flows/a/main.yaml': 'main 2\n' }));
+    await eventually(() => expect(stored()).toEqual({ 'flows/a/main.yaml': 'main 2\n', ...kept }));
     expect(serviceHolds(MARKER)).toBe(false);
     expect(harness!.state.warnings(harness!.engine.repoId)).toEqual([
       { flowPath: 'flows/a', path: 'conf', warning: 'symlink' },

@@ -176,17 +176,24 @@ describe('watching', () => {
     });
   });
 
-  it('sends a file that was binary once it becomes text, and drops one that becomes binary', async () => {
+  // A file that becomes binary is on disk, not sent: the service keeps the version it had (issue 36).
+  it('sends a file that was binary once it becomes text, and keeps the last text of one that becomes binary', async () => {
     repo.write('flows/a/data.bin', Buffer.from([0, 1, 2]));
     await start();
     expect(Object.keys(stored())).not.toContain('flows/a/data.bin');
     repo.write('flows/a/data.bin', 'now text\n');
     await eventually(() => expect(stored()['flows/a/data.bin']).toBe('now text\n'));
+    const before = stored()['flows/a/main.yaml'];
+    expect(before).toEqual(expect.any(String));
     repo.write('flows/a/main.yaml', Buffer.from([0xff, 0xfe, 0x00]));
-    await eventually(() => expect(Object.keys(stored())).not.toContain('flows/a/main.yaml'));
-    expect(harness!.state.warnings(harness!.engine.repoId)).toEqual([
-      { flowPath: 'flows/a', path: 'main.yaml', warning: 'binary' },
-    ]);
+    await eventually(() =>
+      expect(harness!.state.warnings(harness!.engine.repoId)).toEqual([
+        { flowPath: 'flows/a', path: 'main.yaml', warning: 'binary' },
+      ]),
+    );
+    await harness!.engine.sync();
+    expect(stored()['flows/a/main.yaml']).toBe(before);
+    expect(harness!.engine.status()).toMatchObject({ heldDeletions: 0, counts: { pending: 0 } });
   });
 
   it('picks up a flow root that appears after the start', async () => {

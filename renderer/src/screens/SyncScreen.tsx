@@ -261,6 +261,7 @@ function WaitingForYou(props: {
       <h4>Waiting for you</h4>
       {repo.paused && <p className="muted">Paused: resume to settle these on the service.</p>}
       <ErrorLine error={conflicts.error ?? resolve.error ?? deletions.error ?? notHere.error} />
+      <NotWritten files={[...(resolve.data?.notWritten ?? []), ...(deletions.data?.notWritten ?? [])]} />
       {list.length > 0 && (
         <table className="conflicts">
           <caption>
@@ -534,3 +535,25 @@ const FILE_STATES = {
   'not-sent': 'not sent',
   conflict: 'conflict',
 } as const;
+
+/** Files whose service copy was not written to disk, a line each with why (the others were settled). */
+function NotWritten(props: { files: readonly { flowPath: string; path: string; reason: string }[] }) {
+  if (props.files.length === 0) return null;
+  const shown = props.files.slice(0, 10);
+  return (
+    <div role="alert" className="error">
+      <p>{plural(props.files.length, 'file')} not written, the others were:</p>
+      <ul>
+        {shown.map((file) => (
+          <li key={`${file.flowPath}/${file.path}`}>
+            <code>
+              {file.flowPath}/{file.path}
+            </code>
+            : {file.reason}
+          </li>
+        ))}
+        {props.files.length > shown.length && <li>… and {props.files.length - shown.length} more</li>}
+      </ul>
+    </div>
+  );
+}

@@ -54,6 +54,7 @@ export function resolveCommand(): Command {
       if (options.held) return settleHeld(paths, side, options, out);
       const targets = paths.map(repositoryPathOf);
       const folders = [...new Set(targets.map((target) => target.folder))];
+      let unwritten = 0;
       const settled = await withAgentApi(folders, options, async (call, roots) => {
         let count = 0;
         for (const [index, root] of roots.entries()) {
@@ -63,7 +64,7 @@ export function resolveCommand(): Command {
             inside.some((target) => covers(target, `${conflict.flowPath}/${conflict.path}`)),
           );
           if (named.length === 0) continue;
-          const { resolved } = await call('resolveConflicts', {
+          const { resolved, notWritten } = await call('resolveConflicts', {
             root,
             side,
             files: named.map(({ flowPath, path }) => ({ flowPath, path })),
@@ -72,7 +73,9 @@ export function resolveCommand(): Command {
             out(
               `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
             );
-          count += resolved.length;
+          sayNotWritten(notWritten);
+          unwritten += notWritten.length;
+          count += resolved.length + notWritten.length;
         }
         return count;
       });
@@ -81,8 +84,19 @@ export function resolveCommand(): Command {
           `${printable(`No conflict at ${paths.join(', ')}: \`flowsync conflicts\` lists them.`)}\n`,
         );
         process.exitCode = EXIT.usage;
+      } else if (unwritten > 0) {
+        process.exitCode = EXIT.attention;
       }
     });
+}
+
+/**
+ * The files whose service copy could not be written, a line each on stderr with why: they stay waiting (exit 4),
+ * and the others were settled.
+ */
+function sayNotWritten(files: readonly { flowPath: string; path: string; reason: string }[]): void {
+  for (const file of files)
+    process.stderr.write(`${printable(`${file.flowPath}/${file.path}: not written: ${file.reason}`)}\n`);
 }
 
 interface ResolveOptions {
@@ -156,9 +170,10 @@ async function settleHeld(
   options: { url?: string },
   out: (line: string) => void,
 ): Promise<void> {
-  await withAgentApi(folders, options, async (call, roots) => {
+  const unwritten = await withAgentApi(folders, options, async (call, roots) => {
+    let count = 0;
     for (const root of roots) {
-      const { deleted, restored } = await call('settleDeletions', {
+      const { deleted, restored, notWritten } = await call('settleDeletions', {
         root,
         choice: side === 'mine' ? 'delete' : 'restore',
       });
@@ -167,8 +182,12 @@ async function settleHeld(
           ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
           : `${root}: ${plural(restored, 'file')} put back on disk from the service's copy`,
       );
+      sayNotWritten(notWritten);
+      count += notWritten.length;
     }
+    return count;
   });
+  if (unwritten > 0) process.exitCode = EXIT.attention;
 }
 
 /** Whether a place in the repository ('' for the repository itself) is the file or a folder above it. */

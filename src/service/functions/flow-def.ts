@@ -1,4 +1,9 @@
-import { unsafePathReason, type Conflict, type FileEntry } from '../../protocol/index.ts';
+import {
+  FILE_VERSIONS_PAGE_MAX,
+  unsafePathReason,
+  type Conflict,
+  type FileEntry,
+} from '../../protocol/index.ts';
 import { CallRefused } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
 import { FlowStore } from '../store/flows.ts';
@@ -150,10 +155,18 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
     'svc/flow_def/public/file_versions': (args) =>
       reading(async (flows) => {
         const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
+        // Paged: a file written every minute has tens of thousands of versions in its 30 days.
+        const limit = args.first ?? FILE_VERSIONS_PAGE_MAX;
+        const versions = await flows.history.versions(repoId, args.flow_path, args.path, {
+          before: args.after === undefined ? null : versionCursorOf(args.after),
+          limit,
+        });
+        const last = versions.at(-1);
         return {
           flow_path: args.flow_path,
           path: args.path,
-          versions: await flows.history.versions(repoId, args.flow_path, args.path),
+          versions,
+          next: versions.length === limit && last ? String(last.version) : null,
         };
       }),
 
@@ -226,6 +239,16 @@ function conflictRefusal(conflict: Conflict): CallRefused {
 
 function noVersion(version: number): CallRefused {
   return new CallRefused(`No version ${version} (past the retention, or never).`, { path: ['version'] });
+}
+
+/** file_versions' cursor: the last version number of the page (the next page is older). */
+function versionCursorOf(after: string): number {
+  const version = Number(after);
+  if (!/^[1-9][0-9]{0,15}$/.test(after) || !Number.isSafeInteger(version))
+    throw new CallRefused('`after` is not a cursor this service gave: start from the first page.', {
+      path: ['after'],
+    });
+  return version;
 }
 
 /** list_files' cursor: the last (flow, path) of the page, opaque to the caller. */

@@ -97,7 +97,13 @@ export class FileHistory {
   }
 
   /** A file's versions, newest first, deletions included. */
-  async versions(repoId: string, flowPath: string, path: string): Promise<FileVersion[]> {
+  /** A file's versions, newest first: `limit` of them, older than `before` (a version number) when given. */
+  async versions(
+    repoId: string,
+    flowPath: string,
+    path: string,
+    page: { before: number | null; limit: number },
+  ): Promise<FileVersion[]> {
     const rows = await this.sql.all<{
       version: number;
       hash: string | null;
@@ -109,8 +115,9 @@ export class FileHistory {
     }>(
       `SELECT version, hash, size, written_at, written_by, writer_kind,
          CASE WHEN replaced_at IS NULL THEN 1 ELSE 0 END AS current
-       FROM file_versions WHERE repo_id = ? AND flow_path = ? AND path = ? ORDER BY version DESC`,
-      [repoId, flowPath, path],
+       FROM file_versions WHERE repo_id = ? AND flow_path = ? AND path = ? AND version < ?
+       ORDER BY version DESC LIMIT ?`,
+      [repoId, flowPath, path, page.before ?? Number.MAX_SAFE_INTEGER, page.limit],
     );
     return rows.map((row) => ({ ...row, current: row.current === 1 }));
   }

@@ -7,6 +7,7 @@ import { countRows, TRANSFER_TABLES, type TransferTable } from './catalog.ts';
 import { openTransferDatabase } from './database.ts';
 import { parseHeader, parseRow, TransferRefused, type ExportHeader, type Value } from './format.ts';
 import { ProgressCounter, type OnProgress, type TransferSummary } from './progress.ts';
+import { refusedRow } from './row-rules.ts';
 
 /**
  * Rows inserted by one statement, and the text they may carry: few statements (a round trip each on Postgres),
@@ -66,7 +67,10 @@ async function* linesOf(file: string): AsyncGenerator<string> {
   }
 }
 
-/** Reads the whole file once: a header this flowsync reads, every row whole and in order, the counts it says. */
+/**
+ * Reads the whole file once: a header this flowsync reads, every row whole and in order, each row of flows as the
+ * service's own rules allow (row-rules.ts), the counts it says.
+ */
 async function checkFile(file: string): Promise<ExportHeader> {
   let header: ExportHeader | undefined;
   let number = 0;
@@ -83,6 +87,16 @@ async function checkFile(file: string): Promise<ExportHeader> {
     if (row.length !== TRANSFER_TABLES[at]!.columns.length) {
       throw new TransferRefused(
         `${file} is damaged at line ${number.toLocaleString('en')}: a row of ${table} with ${row.length} values, where the table has ${TRANSFER_TABLES[at]!.columns.length} columns.`,
+      );
+    }
+    const refused = refusedRow(table, row);
+    if (refused !== null) {
+      const { key, columns } = TRANSFER_TABLES[at]!;
+      const named = key
+        .map((column) => `${column} ${JSON.stringify(row[columns.indexOf(column)])}`)
+        .join(', ');
+      throw new TransferRefused(
+        `${file} is refused at line ${number.toLocaleString('en')}: the row of ${table} with ${named}: ${refused}, which the service refuses. Nothing was imported.`,
       );
     }
     counts.set(table, (counts.get(table) ?? 0) + 1);
