@@ -70,7 +70,10 @@ export interface RepositorySpec {
   deletionGuard?: DeletionGuard | null;
 }
 
-/** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
+/**
+ * A service that said it takes no bases is asked again after this long: the answer may have been a passing one (a
+ * flowsync service's 500 while it starts), and a service can be upgraded in place.
+ */
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
 /**

@@ -698,9 +698,10 @@ function readRecord(plan: FlowPlan, file: FileRecord, read: HashResult) {
 }
 
 /**
- * A refusal that is about the content (the client's `failureKind` says `refused`: HTTP 400, 413, 422; or args our
- * own schema refused), with the index of the flow at fault when the error names it; null for anything worth
- * retrying as it is (401, 404, 408, 429, 5xx, an answer that is not the service's, no answer).
+ * A refusal that is about the content (the client's `failureKind` says `refused`: a function's error envelope with
+ * words, flowsync's 400, 413, 422, a body over the platform's limit; or args our own checks refused), with the index
+ * of the flow at fault when the error names it; null for anything worth retrying as it is (401, 404, 408, 429, 5xx,
+ * a "Server Error" that says no more, an answer that cannot be read, no answer).
  */
 export function refusalOf(error: unknown): { message: string; flowIndex: number | null } | null {
   if (error instanceof RefusalOfSome) {
