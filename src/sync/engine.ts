@@ -1,23 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, lstatSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  askCapabilities,
-  checkAccess,
-  failureKind,
-  ProtocolError,
-  type RemoteClient,
-} from '../client/index.ts';
-import {
-  describeStorageFault,
-  folderFault,
-  storageFaultOf,
-  storageFaultRemedy,
-  type StorageFault,
-} from '../host/index.ts';
-import { flowHashInput, folderGone, type FileVersion } from '../protocol/index.ts';
-import { createHash } from 'node:crypto';
-import { recordConflicts } from './conflicts.ts';
+import { existsSync } from 'node:fs';
+import { checkAccess, failureKind, type RemoteClient } from '../client/index.ts';
+import { folderFault, storageFaultOf, type StorageFault } from '../host/index.ts';
+import { folderGone } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
@@ -27,36 +12,28 @@ import { planUploads, plansKey, type FlowPlan } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import { RootGuard } from './root-guard.ts';
-import { NotWritten, replaceContained } from './contained-write.ts';
-import { notRealFolder } from './contained-fs.mjs';
-import {
-  conflictSides,
-  fileVersions,
-  sideDiff,
-  versionText,
-  versionToShow,
-  type SideDiff,
-} from './file-history.ts';
-import {
-  listServiceFiles,
-  readServiceFiles,
-  type ServiceRepository,
-  serviceFileKey,
-  type ListedServiceFile,
-} from './service-copy.ts';
-import { checkServiceFile } from './service-answers.ts';
 import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionsSeen } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
 import type { FileConflict, RepoCounts, SyncState } from './state.ts';
 import { uploadPlans, type FileChange, type UploadTally } from './uploader.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
 import { FlowWatcher } from './watcher.ts';
+import { ServiceSide } from './service-side.ts';
+import {
+  afterRound,
+  backToResting,
+  composeStatus,
+  countsUnrecorded,
+  initialFacts,
+  storageMessage,
+  withPaused,
+  withPhase,
+  withSent,
+  type StatusFacts,
+  type SyncPhase,
+} from './engine-status.ts';
 
-/** A conflict as two diffs from the version last synced here (engine.compare). */
-export interface ConflictComparison {
-  toService: SideDiff;
-  toDisk: SideDiff;
-}
+export type { SyncPhase } from './engine-status.ts';
 
 export interface RepositorySpec {
   root: string;
@@ -69,19 +46,6 @@ export interface RepositorySpec {
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
 }
-
-/**
- * A service that said it takes no bases is asked again after this long: the answer may have been a passing one (a
- * flowsync service's 500 while it starts), and a service can be upgraded in place.
- */
-const SPEC_ONLY_RECHECK_MS = 60_000;
-
-/**
- * `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile.
- * `paused`: its user paused the repository; changes are still watched and counted as pending, and nothing is sent.
- */
-export type SyncPhase =
-  'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'storage' | 'stopped' | 'paused';
 
 export interface SyncStatus {
   phase: SyncPhase;
@@ -217,6 +181,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly scheduler: Scheduler;
   private readonly rules: IgnoreRules;
   private readonly guard: RootGuard;
+  /** What is asked of the service and written of its copy to disk: the window and the CLI call `engine.service`. */
+  readonly service: ServiceSide;
   /** Files the rescans found that the watcher had not reported. */
   private missed = 0;
   private rescanTimer: NodeJS.Timeout | null = null;
@@ -224,31 +190,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly newFolders = new Set<string>();
   private newFoldersQueued = false;
   private readonly retries: FlowRetries;
-  private phase: SyncPhase = 'idle';
-  private message: string | null = null;
-  /** The phase a round left, to return to after a scan while a retry is waited for. */
-  private resting: { phase: SyncPhase; message: string | null; fault?: StorageFault } = {
-    phase: 'idle',
-    message: null,
-  };
-  /** Since an outage began: the files sent after it, for the recovered event. */
-  private outage: { files: number } | null = null;
+  /** What the status says: the phase, its message and what it rests on (engine-status.ts). */
+  private facts: StatusFacts;
   /**
    * Files the state could not record (the data folder full or read-only), counted by a scan that writes nothing;
    * the rescan that is due from the failure on records them once it can.
    */
   private unrecorded = 0;
   private counting = false;
-  /**
-   * What the last failed state write said of the data folder, while it is the reason nothing moves: set with the
-   * 'storage' phase (setPhase), kept through a scan, cleared by any other phase.
-   */
-  private storageFault: StorageFault | null = null;
   private presenceTimer: NodeJS.Timeout | null = null;
   private presenceQueued = false;
   private stopped = false;
-  /** Whether the service takes bases, once asked (and when a "no" was heard, to ask again after a while). */
-  private bases: { takes: boolean; at: number } | null = null;
   /** Deletions held at the last round (0: none); `allowDeletions` lets the next round send up to this many. */
   private heldDeletions = 0;
   private deletionsAllowed = 0;
@@ -256,10 +208,6 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private deletionsSeen: DeletionsSeen | null = null;
   /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
   private settlingMs = 0;
-  /** Whether a state that knew nothing learned the service's files (once per engine). */
-  private learned = false;
-  /** Files on the service that this checkout does not have, as a first look at the service found them. */
-  private notInCheckout = 0;
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
 
@@ -267,10 +215,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     super();
     this.repo = options.repo;
     this.paused = options.paused ?? null;
-    if (this.paused) {
-      this.phase = 'paused';
-      this.resting = { phase: 'paused', message: null };
-    }
+    this.facts = initialFacts(this.paused !== null);
     this.layout = new FlowLayout(options.repo.flowRoots);
     const rules = new IgnoreRules(options.repo.root);
     this.rules = rules;
@@ -309,10 +254,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       rules,
       (path) => this.coalescer.add(path),
       (error) => {
-        this.setPhase(this.phase, `watching failed: ${error.message}`);
+        this.setPhase(this.facts.phase, `watching failed: ${error.message}`);
         this.inBackground(this.restartWatcher('watcher error'));
       },
-      () => this.setPhase(this.phase, this.message),
+      () => this.refresh(),
       options.watchBudget,
       (folder) => this.newFolder(folder),
     );
@@ -323,13 +268,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       watcher: this.watcher,
       reconciler: this.reconciler,
       guard: this.guard,
-      isMissing: () => this.phase === 'missing',
+      isMissing: () => this.facts.phase === 'missing',
       setMissing: (message) => this.setPhase('missing', message),
       changed: () => this.scheduler.want(),
       // Already in the scheduler's queue (the presence check is local work): rescanned here, not queued behind it.
       cameBack: async (roots) =>
         this.found(`${roots.join(', ')} came back`, await this.reconciler.rescan(roots)),
-      heldChanged: () => this.setPhase(this.phase, this.message),
+      heldChanged: () => this.refresh(),
     });
     this.scheduler = new Scheduler(
       {
@@ -349,6 +294,20 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         probeMaxMs: options.probeMaxMs ?? DEFAULT_TIMINGS.probeMaxMs,
       },
     );
+    this.service = new ServiceSide({
+      state: options.state,
+      client: options.client,
+      repoId: this.repoId,
+      repo: this.repo,
+      layout: this.layout,
+      guard: this.guard,
+      rules,
+      scheduler: this.scheduler,
+      refresh: () => this.refresh(),
+      clearHeld: () => (this.heldDeletions = 0),
+      allowDeletions: () => this.allowDeletions(),
+      sync: () => this.sync(),
+    });
   }
 
   get flowRoots(): readonly string[] {
@@ -362,27 +321,27 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   status(): SyncStatus {
     const { state } = this.options;
     const repoId = this.repoId;
-    // A flow root held (absent, empty, another drive) is the repository missing in part, whatever the round said.
-    const held = [...this.guard.held.values()];
-    const missing = held.length > 0 && (this.phase === 'idle' || this.phase === 'syncing');
-    const unrecorded = this.storageFault ? this.unrecorded : 0;
+    const unrecorded = countsUnrecorded(this.facts) ? this.unrecorded : 0;
     const counts = () => {
       const counts = state.counts(repoId);
       return { ...counts, pending: counts.pending + unrecorded };
     };
+    const shown = composeStatus(this.facts, {
+      held: [...this.guard.held.values()],
+      folder: state.folder,
+      pending: () => counts().pending,
+      standing: () => this.standingProblems(),
+    });
     return {
-      phase: missing ? 'missing' : this.phase,
+      phase: shown.phase,
       get counts() {
         return counts();
       },
-      message:
-        this.phase === 'storage' && this.storageFault
-          ? storageMessage(this.storageFault, state.folder, counts().pending)
-          : ((missing ? held.join('; ') : this.message) ?? (this.standingProblems().join('; ') || null)),
+      message: shown.message,
       retryAt: this.scheduler.retryAt,
       missed: this.missed,
       heldDeletions: this.heldDeletions,
-      notInCheckout: this.notInCheckout,
+      notInCheckout: this.service.notInCheckout,
       paused: this.paused !== null,
       pausedSince: this.paused?.since ?? null,
       nothingToSync: this.nothingToSync(),
@@ -397,18 +356,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   pause(since: string): void {
     if (this.paused) return;
     this.paused = { since };
-    this.resting = { phase: 'paused', message: null };
-    if (this.phase !== 'missing') this.setPhase('paused', null);
-    else this.setPhase(this.phase, this.message);
+    this.update(withPaused(this.facts, true));
   }
 
   /** Sends what waited while paused, now. */
   resume(): Promise<void> {
     if (!this.paused) return Promise.resolve();
     this.paused = null;
-    this.resting = { phase: 'idle', message: null };
-    if (this.phase === 'paused') this.setPhase('idle', null);
-    else this.setPhase(this.phase, this.message);
+    this.update(withPaused(this.facts, false));
     return this.syncAndCheck();
   }
 
@@ -432,9 +387,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(nothing !== null ? [nothing] : []),
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
       ...(this.heldDeletions > 0 ? [heldLine(this.heldDeletions)] : []),
-      ...(this.notInCheckout > 0
+      ...(this.service.notInCheckout > 0
         ? [
-            `${this.notInCheckout} ${this.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted): \`flowsync resolve --not-in-checkout\` lists them`,
+            `${this.service.notInCheckout} ${this.service.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.service.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted): \`flowsync resolve --not-in-checkout\` lists them`,
           ]
         : []),
       ...this.reconciler.refusedRoots.values(),
@@ -474,8 +429,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private async checkQuietly(): Promise<void> {
     // Only after a round that went through: a service failing or out of reach is not asked once more for this.
-    if (this.stopped || this.phase !== 'idle') return;
-    await this.checkService().catch(() => 0);
+    if (this.stopped || this.facts.phase !== 'idle') return;
+    await this.service.checkService().catch(() => 0);
   }
 
   /**
@@ -532,7 +487,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (files === 0 || !this.coalescer.idle) return;
     this.missed += files;
     this.emit('missed', { files, reason });
-    this.setPhase(this.phase, this.message);
+    this.refresh();
   }
 
   /**
@@ -657,421 +612,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     return before - waiting();
   }
 
-  /**
-   * Settles conflicts (all of them when `which` is null). `mine`: what is on disk is sent on top of the service's
-   * version (its hash becomes the base), in the round that follows. `theirs`: the service's version is written to
-   * disk (by the containment rule: atomically, never through a link) or, when the service has none, the file is
-   * removed; nothing is sent. Returns the files settled (a file named that is not in conflict is not among them),
-   * and those that could not be written, each with why: they stay in conflict, and the others are settled.
-   */
-  async resolve(
-    which: readonly { flowPath: string; path: string }[] | null,
-    side: 'mine' | 'theirs',
-  ): Promise<{ resolved: { flowPath: string; path: string }[]; notWritten: NotWrittenFile[] }> {
-    const { state, client } = this.options;
-    const named = which === null ? null : new Set(which.map((f) => serviceFileKey(f.flowPath, f.path)));
-    const conflicts = state
-      .conflicts(this.repoId)
-      .filter((c) => named === null || named.has(serviceFileKey(c.flowPath, c.path)));
-    const notWritten: NotWrittenFile[] = [];
-    if (conflicts.length === 0) return { resolved: [], notWritten };
-    let resolved: typeof conflicts = conflicts;
-    if (side === 'mine') {
-      await this.scheduler.run(async () => {
-        for (const c of conflicts) state.settleConflict(this.repoId, c.flowPath, c.path, c.serviceHash);
-      });
-    } else {
-      const copies = await readServiceFiles(client, this.serviceRepo, conflicts);
-      resolved = [];
-      await this.scheduler.run(async () => {
-        for (const c of conflicts) {
-          const key = serviceFileKey(c.flowPath, c.path);
-          const copy = copies.found.get(key) ?? null;
-          const why = copies.unwritable.get(key)?.why ?? this.putOnDisk(c.flowPath, c.path, copy);
-          if (why !== null) {
-            notWritten.push({ flowPath: c.flowPath, path: c.path, reason: why });
-            continue;
-          }
-          state.settleConflict(this.repoId, c.flowPath, c.path, copy?.hash ?? null);
-          resolved.push(c);
-        }
-      });
-    }
-    this.scheduler.want();
-    this.setPhase(this.phase, this.message);
-    return { resolved: resolved.map(({ flowPath, path }) => ({ flowPath, path })), notWritten };
-  }
-
-  /**
-   * Puts back on disk, from the service's copy, the files whose deletion is held (or all files gone from disk that
-   * the service has): "Restore them on disk", `flowsync resolve --held --theirs`. Returns how many were written,
-   * and those that could not be, each with why (their deletion stays held).
-   */
-  async restoreDeleted(): Promise<{ restored: number; notWritten: NotWrittenFile[] }> {
-    const { state, client } = this.options;
-    const gone = state.goneAcknowledged(this.repoId);
-    const notWritten: NotWrittenFile[] = [];
-    if (gone.length === 0) return { restored: 0, notWritten };
-    const copies = await readServiceFiles(client, this.serviceRepo, gone);
-    let restored = 0;
-    await this.scheduler.run(async () => {
-      for (const file of gone) {
-        const key = serviceFileKey(file.flowPath, file.path);
-        const unwritable = copies.unwritable.get(key);
-        const copy = copies.found.get(key);
-        if (!copy && !unwritable) continue; // gone on the service too: nothing to put back, no deletion to send
-        const why = unwritable?.why ?? this.putOnDisk(file.flowPath, file.path, copy!);
-        if (why !== null) {
-          notWritten.push({ flowPath: file.flowPath, path: file.path, reason: why });
-          continue;
-        }
-        state.settleConflict(this.repoId, file.flowPath, file.path, copy!.hash);
-        restored++;
-      }
-    });
-    if (notWritten.length === 0) this.heldDeletions = 0;
-    this.scheduler.want();
-    this.setPhase(this.phase, this.message);
-    return { restored, notWritten };
-  }
-
-  /**
-   * The files on the service that this checkout never had: not on disk here, never acknowledged by it, not in
-   * conflict (a file gone here that it acknowledged is a deletion, held or sent by the usual rules), and under a
-   * flow root that is there. A fresh state (CI, a rebuilt state) counts them when it learns the service
-   * (learnService); this lists them now, for its user to delete them on the service or write them to disk. Empty
-   * against a service that cannot list its files.
-   */
-  async filesNotInCheckout(): Promise<ListedServiceFile[]> {
-    const { state, client } = this.options;
-    if (!(await this.serviceTakesBases())) return [];
-    const listed = await listServiceFiles(client, this.serviceRepo, null);
-    const known = new Set<string>();
-    for (const file of state.fileStates(this.repoId))
-      if (file.localHash !== null || file.ackedHash !== null || file.conflict)
-        known.add(serviceFileKey(file.flowPath, file.path));
-    for (const c of state.conflicts(this.repoId)) known.add(serviceFileKey(c.flowPath, c.path));
-    // Under a flow root that is held (emptied, another drive) or not there at all (a drive not mounted, a sparse
-    // checkout), the disk says nothing: none of its files is offered to delete, nor written where the root is not.
-    this.guard.checkAll();
-    const absentRoots = this.layout.roots.filter((root) => notRealFolder(this.repo.root, root) !== null);
-    const files = listed.filter(
-      (file) =>
-        !known.has(serviceFileKey(file.flowPath, file.path)) &&
-        !this.guard.holds(file.flowPath) &&
-        !absentRoots.some((root) => file.flowPath.startsWith(`${root}/`)),
-    );
-    this.countNotInCheckout(files.length);
-    return files;
-  }
-
-  /**
-   * Deletes on the service the files this checkout never had ("Delete them on the service", `flowsync resolve
-   * --not-in-checkout --mine`): each is taken as acknowledged at the hash the service listed and gone here, so the
-   * next round sends it as any deletion, an explicit path on that base (a file changed there since is a conflict,
-   * not deleted), through the held-deletion guard's allowance as `sendHeldDeletions`. `seen`: only these files, on
-   * the versions its user saw listed (one written there since is not deleted: its base differs, a conflict; one
-   * added since is not among them). Returns how many went.
-   */
-  async deleteNotInCheckout(seen?: readonly SeenFile[]): Promise<number> {
-    const { state } = this.options;
-    const listed = onlySeen(await this.filesNotInCheckout(), seen);
-    if (listed.length === 0) return 0;
-    // Those taken: a file that is on disk now (written since the listing) is not, and goes by the usual rules.
-    let files: ListedServiceFile[] = [];
-    await this.scheduler.run(async () => {
-      state.adoptServiceFiles(this.repoId, listed);
-      const gone = new Set(
-        state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
-      );
-      files = listed.filter((file) => gone.has(serviceFileKey(file.flowPath, file.path)));
-    });
-    // A conflict refuses its flow whole, and the flow's other files go in the round after: a round more while the
-    // last one sent some (not while the service does not answer).
-    let left = this.stillToDelete(files);
-    for (let rounds = 0; rounds < 3 && left.waiting > 0; rounds++) {
-      this.allowDeletions();
-      await this.sync();
-      const now = this.stillToDelete(files);
-      const progressed = now.waiting < left.waiting;
-      left = now;
-      if (!progressed) break;
-    }
-    const gone = files.length - left.waiting - left.conflicts;
-    this.countNotInCheckout(this.notInCheckout - gone);
-    return gone;
-  }
-
-  /** Of these files taken as gone here: how many deletions still wait, and how many are conflicts now. */
-  private stillToDelete(files: readonly { flowPath: string; path: string }[]): {
-    waiting: number;
-    conflicts: number;
-  } {
-    const { state } = this.options;
-    const conflicts = new Set(
-      state.conflicts(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
-    );
-    const waiting = new Set(
-      state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
-    );
-    let stillWaiting = 0;
-    let inConflict = 0;
-    for (const file of files) {
-      const key = serviceFileKey(file.flowPath, file.path);
-      if (conflicts.has(key)) inConflict++;
-      else if (waiting.has(key)) stillWaiting++;
-    }
-    return { waiting: stillWaiting, conflicts: inConflict };
-  }
-
-  /**
-   * Writes to disk, from the service's copy, the files this checkout never had ("Restore them on disk", `flowsync
-   * resolve --not-in-checkout --theirs`), as `restoreDeleted` does: by the containment rule, and recorded as in
-   * sync at once. Never over anything on disk (a file of that name that appeared since is its user's), and not a
-   * file this checkout would not sync (outside its flow roots, or ignored here): those are listed with why.
-   * `seen`: only these files (the service's version now is written, whichever its user saw).
-   */
-  async restoreNotInCheckout(seen?: readonly SeenFile[]): Promise<{
-    restored: number;
-    skipped: { flowPath: string; path: string; reason: string }[];
-  }> {
-    const { state, client } = this.options;
-    const all = await this.filesNotInCheckout();
-    const files = onlySeen(all, seen);
-    const skipped: { flowPath: string; path: string; reason: string }[] = [];
-    const wanted = files.filter((file) => {
-      const repoPath = `${file.flowPath}/${file.path}`;
-      const reason =
-        this.layout.locate(repoPath)?.flowPath !== file.flowPath
-          ? `not under this checkout's flow roots (${this.layout.roots.join(', ')})`
-          : this.rules.ignores(repoPath)
-            ? 'ignored here (.gitignore): it would not be synced'
-            : null;
-      if (reason !== null) skipped.push({ flowPath: file.flowPath, path: file.path, reason });
-      return reason === null;
-    });
-    if (wanted.length === 0) return { restored: 0, skipped };
-    const copies = await readServiceFiles(client, this.serviceRepo, wanted);
-    let restored = 0;
-    await this.scheduler.run(async () => {
-      for (const file of wanted) {
-        const { flowPath, path } = file;
-        const key = serviceFileKey(flowPath, path);
-        const unwritable = copies.unwritable.get(key);
-        if (unwritable) {
-          skipped.push({ flowPath, path, reason: unwritable.why });
-          continue;
-        }
-        const copy = copies.found.get(key);
-        if (!copy) {
-          skipped.push({ flowPath, path, reason: 'gone from the service meanwhile' });
-          continue;
-        }
-        if (somethingAt(join(this.repo.root, flowPath, path))) {
-          skipped.push({ flowPath, path, reason: 'something of that name is on disk now: not overwritten' });
-          continue;
-        }
-        const why = this.putOnDisk(flowPath, path, copy);
-        if (why !== null) {
-          skipped.push({ flowPath, path, reason: why });
-          continue;
-        }
-        state.adoptServiceFiles(this.repoId, [{ ...file, hash: copy.hash }]);
-        restored++;
-      }
-    });
-    this.countNotInCheckout(all.length - restored);
-    this.scheduler.want();
-    return { restored, skipped };
-  }
-
-  /** The count of files on the service not in this checkout, said in the status when it changes. */
-  private countNotInCheckout(files: number): void {
-    if (files === this.notInCheckout) return;
-    this.notInCheckout = files;
-    this.setPhase(this.phase, this.message);
-  }
-
-  /**
-   * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
-   * aggregate hash) and a listing of each flow that differs: a file the service lost (a wiped database) or holds in
-   * another version (a restored backup, another writer, a late duplicate) is a conflict, shown and settled as any;
-   * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
-   * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
-   */
-  async checkService(): Promise<number> {
-    const { state, client } = this.options;
-    if (!(await this.serviceTakesBases())) return 0;
-    const { flows } = await client.flowDef.listFlows({
-      repo_owner: this.repo.owner,
-      repo_name: this.repo.name,
-    });
-    const held = new Set(state.uncertainFlows(this.repoId));
-    const skip = (flowPath: string) => held.has(flowPath) || this.guard.holds(flowPath);
-    const expected = new Map<string, { path: string; hash: string; localHash: string | null }[]>();
-    for (const file of state.acknowledged(this.repoId)) {
-      const files = expected.get(file.flowPath) ?? [];
-      files.push({
-        path: file.path,
-        hash: file.ackedHash,
-        // A file on disk but not sent (over 1 MiB, binary…) is not deleted here (three-way.ts): changed, as said.
-        localHash: file.localHash,
-      });
-      expected.set(file.flowPath, files);
-    }
-    const onService = new Map(
-      flows.filter((flow) => flow.files > 0).map((flow) => [flow.flow_path, flow.hash]),
-    );
-    const differing = [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => {
-      if (skip(flowPath)) return false;
-      const files = expected.get(flowPath);
-      const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
-      return want !== (onService.get(flowPath) ?? null);
-    });
-    const found: Parameters<typeof recordConflicts>[1][number][] = [];
-    let unknown = 0;
-    for (const flowPath of differing) {
-      const listed = new Map(
-        (await listServiceFiles(client, this.serviceRepo, flowPath)).map((file) => [file.path, file]),
-      );
-      const acknowledged = expected.get(flowPath) ?? [];
-      for (const file of acknowledged) {
-        const now = listed.get(file.path);
-        if (now?.hash === file.hash) continue;
-        found.push({
-          flowPath,
-          path: file.path,
-          baseHash: file.hash,
-          serviceHash: now?.hash ?? null,
-          sentHash: file.localHash,
-          writtenBy: now?.writtenBy ?? null,
-          writtenAt: now?.writtenAt ?? null,
-        });
-      }
-      const known = new Set(acknowledged.map((file) => file.path));
-      unknown += [...listed.keys()].filter((path) => !known.has(path)).length;
-    }
-    // Recorded in the queue, and only where the state still acknowledges what was compared: a round that ran
-    // while the service was listed changed it (its own write, not a conflict).
-    let recorded: typeof found = [];
-    await this.scheduler.run(async () => {
-      const acked = new Map<string, Map<string, string | null>>();
-      const ackedOf = (flowPath: string) => {
-        let files = acked.get(flowPath);
-        if (!files) {
-          files = new Map(state.filesOfFlow(this.repoId, flowPath).map((f) => [f.path, f.ackedHash]));
-          acked.set(flowPath, files);
-        }
-        return files;
-      };
-      const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
-      recorded = recordConflicts({ state, repoId: this.repoId, target: this.repo }, found.filter(stillAcked));
-    });
-    if (differing.length > 0 || this.notInCheckout !== unknown) {
-      this.notInCheckout = unknown;
-      this.setPhase(this.phase, this.message);
-    }
-    if (found.length > 0) this.scheduler.want(); // own versions adopted: sent on them now
-    return recorded.length;
-  }
-
   /** Where a file of this repository (its path relative to the root) sits among the flows; null: in none. */
   locate(repoPath: string): { flowPath: string; path: string } | null {
     return this.layout.locate(repoPath);
-  }
-
-  /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
-  async history(flowPath: string, path: string): Promise<FileVersion[]> {
-    return fileVersions(this.options.client, this.repo, flowPath, path);
-  }
-
-  /**
-   * One version's content for a page (null: a deletion, or too large to show, `tooLarge` says so), refused when
-   * the number is not one of this file's versions.
-   */
-  async showVersion(
-    flowPath: string,
-    path: string,
-    version: number,
-  ): Promise<{ content: string | null; tooLarge: string | null }> {
-    return versionToShow(this.options.client, this.repo, flowPath, path, version);
-  }
-
-  /**
-   * Writes a version the service keeps of a file to disk (a deletion removes it), by the containment rule, as
-   * its user would: it is then sent as any edit, on this checkout's base (`flowsync restore`, the window's
-   * Restore). Refused when the number is not one of this file's versions.
-   */
-  async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
-    checkServiceFile(this.layout, 'flowsync restore', flowPath, path);
-    const { content } = await versionText(this.options.client, this.repo, flowPath, path, version);
-    replaceContained(this.repo.root, `${flowPath}/${path}`, content);
-    return { deleted: content === null };
-  }
-
-  /**
-   * What a conflict is, as two diffs from the version last synced here: to the service's version (what the other
-   * writer did) and to the disk's (what was done here). Null when the file is not in conflict.
-   */
-  async compare(flowPath: string, path: string): Promise<ConflictComparison | null> {
-    const conflict = this.options.state
-      .conflicts(this.repoId)
-      .find((c) => c.flowPath === flowPath && c.path === path);
-    if (!conflict) return null;
-    const sides = await conflictSides(this.options.client, this.repo, conflict);
-    const file = `${flowPath}/${path}`;
-    const base = { side: sides.base, label: 'last synced here' };
-    return {
-      toService: sideDiff(file, base, { side: sides.service, label: 'on the service' }),
-      toDisk: sideDiff(file, base, { side: sides.disk, label: 'here' }),
-    };
-  }
-
-  /**
-   * Writes the service's version of a file into the repository (null: removes the file), and records it as the
-   * state's view of the disk at once, so that no round in between sends what was there before. Returns why the
-   * file was not written (a folder on the way that is a link, a path the agent never writes, a disk error), or
-   * null: one file that cannot be written is its own line, never the end of the others.
-   */
-  private putOnDisk(
-    flowPath: string,
-    path: string,
-    copy: { hash: string; content: string } | null,
-  ): string | null {
-    const { state } = this.options;
-    const relative = `${flowPath}/${path}`;
-    let replaced: boolean;
-    try {
-      replaced = replaceContained(this.repo.root, relative, copy?.content ?? null);
-    } catch (error) {
-      if (error instanceof NotWritten) return error.why;
-      const code = (error as NodeJS.ErrnoException).code;
-      if (typeof code === 'string') return `the disk refused it (${code})`;
-      throw error;
-    }
-    if (copy === null) {
-      if (replaced) state.markGone(this.repoId, [{ flowPath, path }]);
-      return replaced ? null : 'a folder on the way is not a folder of the repository';
-    }
-    const stat = lstatSync(join(this.repo.root, relative));
-    state.saveLocal(this.repoId, [
-      {
-        flowPath,
-        path,
-        size: stat.size,
-        mtimeMs: stat.mtimeMs,
-        ctimeMs: stat.ctimeMs,
-        ino: stat.ino,
-        localHash: copy.hash,
-        warning: null,
-      },
-    ]);
-    return null;
-  }
-
-  /** The repository as the service side sees it: its name, and the layout its answers are checked against. */
-  private get serviceRepo(): ServiceRepository {
-    return { owner: this.repo.owner, name: this.repo.name, layout: this.layout };
   }
 
   /**
@@ -1095,78 +638,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
     if (held !== this.heldDeletions) {
       this.heldDeletions = held;
-      this.setPhase(this.phase, this.message);
+      this.refresh();
     }
-    const bases = await this.serviceTakesBases();
+    const bases = await this.service.takesBases();
     if (bases) {
-      await this.learnService();
-      await this.settleUncertain();
+      await this.service.learnService();
+      await this.service.settleUncertain();
     }
     return { bases, holdDeletions: decided.verdict !== 'send' };
-  }
-
-  /**
-   * A state that knows nothing acknowledged (a first sync, a state rebuilt after damage, CI) learns the service's
-   * files first, once: the versions this checkout wrote (the service names their writer) are its own bases, so its
-   * edits of them go through; anyone else's are not, so an old clone's copy is a conflict, never an overwrite.
-   * Files on the service that are not in this checkout are counted and said, neither deleted nor fetched.
-   */
-  private async learnService(): Promise<void> {
-    const { state, client } = this.options;
-    if (this.learned) return;
-    this.learned = state.acknowledgedCount(this.repoId) > 0;
-    if (this.learned) return;
-    const listed = await listServiceFiles(client, this.serviceRepo, null);
-    const own = listed.filter(
-      (file) => this.repo.writer !== undefined && file.writtenBy === this.repo.writer,
-    );
-    state.adoptOwnVersions(this.repoId, own);
-    const present = new Set<string>();
-    for (const { flowPath, path } of state.presentFiles(this.repoId))
-      present.add(serviceFileKey(flowPath, path));
-    this.notInCheckout = listed.filter(
-      (file) => !present.has(serviceFileKey(file.flowPath, file.path)),
-    ).length;
-    this.learned = true;
-  }
-
-  /**
-   * Flows sent without an answer (a lost answer, a crash), settled by what the service lists of them: with bases
-   * there is no full listing to send whatever the state holds, so the service is asked what it took. A few flows
-   * are listed one by one, many by one listing of the repository.
-   */
-  private async settleUncertain(): Promise<void> {
-    const { state, client } = this.options;
-    const uncertain = state.uncertainFlows(this.repoId);
-    if (uncertain.length === 0) return;
-    const listed = new Map<string, Map<string, { hash: string; id: string; writtenBy: string | null }>>(
-      uncertain.map((flowPath) => [flowPath, new Map()]),
-    );
-    const lists =
-      uncertain.length <= 20
-        ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.serviceRepo, flowPath)))
-        : [await listServiceFiles(client, this.serviceRepo, null)];
-    for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
-    for (const [flowPath, files] of listed)
-      state.settleFromListing(this.repoId, flowPath, files, this.repo.writer);
-  }
-
-  private async serviceTakesBases(): Promise<boolean> {
-    const { state, client } = this.options;
-    if (this.bases?.takes === true) return true;
-    if (this.bases && performance.now() - this.bases.at < SPEC_ONLY_RECHECK_MS) return false;
-    const { bases } = await askCapabilities(client);
-    if (!bases && state.serviceTakesBases(this.repoId))
-      throw new ProtocolError(
-        'The service answered that it does not know `capabilities`, which it answered before (another service at ' +
-          'this address, or one in front of it?): nothing is sent without bases to a service that took them; retrying.',
-        'svc/flow_def/public/capabilities',
-        404,
-      );
-    if (bases) state.rememberServiceTakesBases(this.repoId);
-    else state.rememberServiceSpecAlone(this.repoId);
-    this.bases = { takes: bases, at: performance.now() };
-    return bases;
   }
 
   async stop(): Promise<void> {
@@ -1187,7 +666,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private inBackground(work: Promise<void>): void {
     work.catch(async (error: unknown) => {
       const fault = this.stateRefused(error);
-      if (fault === null) return this.setPhase(this.phase, messageOf(error));
+      if (fault === null) return this.setPhase(this.facts.phase, messageOf(error));
       await this.countUnrecorded();
       if (!this.stopped) this.setPhase('storage', null, fault);
     });
@@ -1252,8 +731,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       await this.scheduler.run(async () => {
         await task();
         // A scan while a retry is waited for: back to what the last round said, until the retry.
-        if (this.phase === 'scanning' && this.scheduler.retryAt !== null)
-          this.setPhase(this.resting.phase, this.resting.message, this.resting.fault);
+        if (this.facts.phase === 'scanning' && this.scheduler.retryAt !== null)
+          this.update(backToResting(this.facts));
       });
     } finally {
       // Also after a failure (a .gitignore that could not be read): the round rescans, or backs off and does.
@@ -1294,7 +773,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     // Looked at again just before sending: nothing of a root that is not there (or empty, or on another drive) is.
     const wasHeld = this.guard.held.size;
     this.guard.checkAll();
-    if (this.guard.held.size !== wasHeld) this.setPhase(this.phase, this.message);
+    if (this.guard.held.size !== wasHeld) this.refresh();
     // A conflict its user settled on disk (made the file what the service has) is settled.
     state.settleConflictsMatchingDisk(this.repoId);
     state.forgetGoneRejections(this.repoId);
@@ -1304,7 +783,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     try {
       // Asking the service how to plan (bases, what a lost answer stored) is the round's first call: syncing.
       // (Not out of `storage`: its message says what waits, until a write goes through.)
-      if (pending.length > 0 && this.phase !== 'storage') this.setPhase('syncing', null);
+      if (pending.length > 0 && this.facts.phase !== 'storage') this.setPhase('syncing', null);
       const options = pending.length > 0 || this.heldDeletions > 0 ? await this.planOptions() : {};
       // Nothing pending: no deletion is waiting to settle either (they came back: a stash and its pop).
       if (!('holdDeletions' in options)) this.deletionsSeen = null;
@@ -1314,7 +793,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         // Stopping, or paused by its user meanwhile: the pages not sent yet stay pending.
         if (this.stopped || this.paused) return { report, outcome: { kind: 'settled' } };
         sent.push(plansKey(plans));
-        if (sent.length === 1 && this.phase !== 'syncing') this.setPhase('syncing', null);
+        if (sent.length === 1 && this.facts.phase !== 'syncing') this.setPhase('syncing', null);
         const tally = await uploadPlans(
           {
             client,
@@ -1338,7 +817,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       if (sent.length === 0) return { report, outcome: done };
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);
-      if (this.outage) this.outage.files += report.created + report.updated + report.deleted;
+      this.facts = withSent(this.facts, report.created + report.updated + report.deleted);
       report.files.sort((a, b) => `${a.flowPath}/${a.path}`.localeCompare(`${b.flowPath}/${b.path}`));
       this.emit('synced', report);
       const left = Array.from(pagesOf(pendingNow(), plan), plansKey);
@@ -1371,25 +850,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** After a round: the phase it leaves, and "back in sync" at the end of an outage. */
   private settled(outcome: RoundOutcome): void {
-    if (outcome.kind === 'unreachable' || outcome.kind === 'refused') {
-      const fault = outcome.phase === 'storage' ? outcome.fault : undefined;
-      this.resting = { phase: outcome.phase, message: outcome.message, fault };
-      this.setPhase(outcome.phase, outcome.message, fault);
-      return;
-    }
-    if (this.phase === 'missing') return;
-    if (this.paused) {
-      this.resting = { phase: 'paused', message: null };
-      this.setPhase('paused', null);
-      return;
-    }
-    this.resting = { phase: 'idle', message: null };
-    this.setPhase('idle', null);
-    if ((outcome.kind === 'settled' || outcome.kind === 'recheck') && this.outage) {
-      const recovery = { files: this.outage.files };
-      this.outage = null;
-      this.emit('recovered', recovery);
-    }
+    const after = afterRound(this.facts, outcome, this.paused !== null);
+    if (!after.changed) return;
+    this.update(after.facts);
+    if (after.recovered) this.emit('recovered', after.recovered);
   }
 
   /** A call that changes nothing: does the service answer at all? */
@@ -1406,60 +870,22 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** `fault`: why the state cannot be written, with the 'storage' phase (a scan keeps the one before). */
   private setPhase(phase: SyncPhase, message: string | null, fault?: StorageFault): void {
-    if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing' || phase === 'storage')
-      this.outage ??= { files: 0 };
-    if (fault !== undefined) this.storageFault = fault;
-    else if (phase !== 'storage' && phase !== 'scanning') this.storageFault = null;
-    this.phase = phase;
-    this.message = message;
+    this.update(withPhase(this.facts, phase, message, fault));
+  }
+
+  /** The status's facts changed: kept, and said. */
+  private update(facts: StatusFacts): void {
+    this.facts = facts;
+    this.emit('status', this.status());
+  }
+
+  /** Something the status shows besides its facts changed (counts, held roots, problems): said again. */
+  private refresh(): void {
     this.emit('status', this.status());
   }
 }
 
 /** "the data folder /home/me/.local/share/flowsync is full: 3001 changes waiting; free some space on its disk…" */
-function storageMessage(fault: StorageFault, folder: string, waiting: number): string {
-  return (
-    `${describeStorageFault(fault, folder)}: ${waiting} ${waiting === 1 ? 'change' : 'changes'} waiting; ` +
-    `${storageFaultRemedy(fault)}, and syncing goes on by itself`
-  );
-}
-
-/** A file of the service as its user saw it listed: its version (hash) is what a deletion of it is based on. */
-/** A file the service's copy was not written to, and why (a per-file line: the others went on). */
-export interface NotWrittenFile {
-  flowPath: string;
-  path: string;
-  reason: string;
-}
-
-export interface SeenFile {
-  flowPath: string;
-  path: string;
-  hash: string;
-}
-
-/** The files listed now that its user saw (all of them when `seen` is absent), on the version seen. */
-function onlySeen(listed: ListedServiceFile[], seen: readonly SeenFile[] | undefined): ListedServiceFile[] {
-  if (seen === undefined) return listed;
-  const hashes = new Map(seen.map((file) => [serviceFileKey(file.flowPath, file.path), file.hash]));
-  return listed.flatMap((file) => {
-    const hash = hashes.get(serviceFileKey(file.flowPath, file.path));
-    return hash === undefined ? [] : [{ ...file, hash }];
-  });
-}
-
-/**
- * Whether anything is at `path`: lstat, not exists, so a link of that name (even one to nowhere) counts; a path
- * that cannot be looked at (a file where a folder should be, no permission) counts too, as nothing is written there.
- */
-function somethingAt(path: string): boolean {
-  try {
-    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-  } catch {
-    return true;
-  }
-}
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -2,7 +2,6 @@
 // outbox), planner, uploader and the SyncEngine that joins them. May import: protocol, host, client.
 export {
   SyncEngine,
-  type ConflictComparison,
   type PlannedFlow,
   type RepositorySpec,
   type SyncEngineOptions,
@@ -13,6 +12,7 @@ export {
   type SyncStatus,
 } from './engine.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
+export type { ConflictComparison, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
 export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';

@@ -184,12 +184,12 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     resolveConflicts: async ({ root, side, files }) => {
       const { engine } = sending(root);
-      return await engine.resolve(files ?? null, side);
+      return await engine.service.resolve(files ?? null, side);
     },
 
     compareConflict: async ({ root, flowPath, path }) => {
       const { engine } = repository(root);
-      const compared = await engine.compare(flowPath, path);
+      const compared = await engine.service.compare(flowPath, path);
       if (!compared)
         throw new AgentApiError('not_found', `${flowPath}/${path} is not in conflict (settled already?).`);
       return { flowPath, path, ...compared };
@@ -199,7 +199,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const versions = await engine.history(flowPath, path);
+      const versions = await engine.service.history(flowPath, path);
       return {
         flowPath,
         path,
@@ -218,26 +218,27 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      return { flowPath, path, version, ...(await engine.showVersion(flowPath, path, version)) };
+      return { flowPath, path, version, ...(await engine.service.showVersion(flowPath, path, version)) };
     },
 
     restoreVersion: async ({ root, file, version }) => {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const { deleted } = await engine.restoreVersion(flowPath, path, version);
+      const { deleted } = await engine.service.restoreVersion(flowPath, path, version);
       return { flowPath, path, version, deleted };
     },
 
     settleDeletions: async ({ root, choice }) => {
-      if (choice === 'restore') return { deleted: 0, ...(await repository(root).engine.restoreDeleted()) };
+      if (choice === 'restore')
+        return { deleted: 0, ...(await repository(root).engine.service.restoreDeleted()) };
       return { deleted: await sending(root).engine.sendHeldDeletions(), restored: 0, notWritten: [] };
     },
 
     notInCheckout: async ({ root }) => {
       const { identity, engine } = repository(root);
       await listsItsFiles();
-      const files = await engine.filesNotInCheckout();
+      const files = await engine.service.filesNotInCheckout();
       return {
         root: identity.root,
         files: files.map(({ flowPath, path, hash, writtenBy, writtenAt }) => ({
@@ -253,7 +254,7 @@ export function createAgentApi(agent: Agent): AgentApi {
     settleNotInCheckout: async ({ root, choice, files }) => {
       const { engine } = choice === 'restore' ? repository(root) : sending(root);
       await listsItsFiles();
-      if (choice === 'restore') return { deleted: 0, ...(await engine.restoreNotInCheckout(files)) };
+      if (choice === 'restore') return { deleted: 0, ...(await engine.service.restoreNotInCheckout(files)) };
       // The deletions go by the held-deletion guard's allowance, which would send the held ones along.
       const held = engine.status().heldDeletions;
       if (held > 0)
@@ -261,7 +262,7 @@ export function createAgentApi(agent: Agent): AgentApi {
           'refused',
           `${held} deletions are held in ${root}: settle them first (Delete them on the service, or Restore them on disk), then these.`,
         );
-      return { deleted: await engine.deleteNotInCheckout(files), restored: 0, skipped: [] };
+      return { deleted: await engine.service.deleteNotInCheckout(files), restored: 0, skipped: [] };
     },
 
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),

@@ -100,6 +100,8 @@ describe('no keychain, tokens in the environment', () => {
       40_000,
     );
     await agent.waitFor(/Window: http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+/);
+    // The window comes before the first sync; Ctrl-C before the agent watches ends it at once (130).
+    await agent.waitFor(/Watching 1 repository/, 40_000);
     // script(1) does not pass Ctrl-C on from a pipe: the agent itself is stopped, then script ends with it.
     const lock = readFileSync(join(home, '.local/share/flowsync/agent.lock'), 'utf8');
     process.kill((JSON.parse(lock) as { pid: number }).pid, 'SIGINT');

@@ -70,7 +70,7 @@ describe('two checkouts on one service that takes bases', () => {
     ]);
     const [behind] = b.state.conflicts(b.engine.repoId);
     expect(behind!.sentHash).toBe(behind!.baseHash);
-    await b.engine.resolve(null, 'theirs');
+    await b.engine.service.resolve(null, 'theirs');
     expect(readFileSync(join(B.root, 'flows/ci/a.yml'), 'utf8')).toBe('a: A\n');
     expect(b.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
   });
@@ -98,7 +98,7 @@ describe('two checkouts on one service that takes bases', () => {
     expect(conflict).toMatchObject({ flowPath: 'flows/ci', path: 'b.yml', sentHash: expect.any(String) });
 
     // Take the service's: B's content on A's disk, nothing sent, nothing pending.
-    expect(await a.engine.resolve(null, 'theirs')).toEqual({
+    expect(await a.engine.service.resolve(null, 'theirs')).toEqual({
       resolved: [{ flowPath: 'flows/ci', path: 'b.yml' }],
       notWritten: [],
     });
@@ -111,7 +111,7 @@ describe('two checkouts on one service that takes bases', () => {
     await b.engine.syncOnce();
     A.write('flows/ci/b.yml', 'b: A2\n');
     expect((await a.engine.syncOnce()).conflicts).toHaveLength(1);
-    await a.engine.resolve([{ flowPath: 'flows/ci', path: 'b.yml' }], 'mine');
+    await a.engine.service.resolve([{ flowPath: 'flows/ci', path: 'b.yml' }], 'mine');
     await a.engine.syncOnce();
     expect(service()['flows/ci/b.yml']).toBe('b: A2\n');
     const versions = readDatabase(setup.svc.dbPath)<{ hash: string | null }>(
@@ -130,7 +130,7 @@ describe('two checkouts on one service that takes bases', () => {
     expect(report.conflicts).toHaveLength(1);
     expect(service()['flows/deploy/d.yml']).toBe('d: B\n');
     // Settled on disk: A puts back what the service has (here by taking it), and the conflict is gone.
-    await a.engine.resolve(null, 'theirs');
+    await a.engine.service.resolve(null, 'theirs');
     expect(readFileSync(join(A.root, 'flows/deploy/d.yml'), 'utf8')).toBe('d: B\n');
     expect(a.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
   });

@@ -83,7 +83,7 @@ describe('a file grown over 1 MiB on disk', () => {
     expect(stored()).toEqual({ 'flows/a/main.yaml': 'a: 2\n', 'flows/a/data.yaml': 'small: 1\n' });
     expect(versionsOf(svc, 'flows/a', 'data.yaml').every((version) => version.hash !== null)).toBe(true);
     expect(rebuilt.engine.status()).toMatchObject({ heldDeletions: 0, counts: { pending: 0, warnings: 1 } });
-    expect(await rebuilt.engine.filesNotInCheckout()).toEqual([]);
+    expect(await rebuilt.engine.service.filesNotInCheckout()).toEqual([]);
 
     // Made small again, it is sent as any edit, on the version the service kept.
     repo.write('flows/a/data.yaml', 'small: 2\n');
@@ -131,7 +131,7 @@ describe('a file grown over 1 MiB on disk', () => {
     await engine.syncOnce();
     teammate.repo.write('flows/a/data.yaml', 'small: bob\n');
     await teammate.harness.engine.syncOnce();
-    expect(await engine.checkService()).toBe(1);
+    expect(await engine.service.checkService()).toBe(1);
 
     // `flowsync conflicts` and the window say "you changed it" for a sent hash that is not null (null: "you deleted
     // it"), and not the base ("unchanged here").

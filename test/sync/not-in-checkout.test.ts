@@ -53,7 +53,7 @@ describe('files on the service not in this checkout', () => {
     expect(b.engine.status().message).toContain(
       '3 files on the service are not in this checkout (kept there, not deleted)',
     );
-    expect(names(await b.engine.filesNotInCheckout())).toEqual([
+    expect(names(await b.engine.service.filesNotInCheckout())).toEqual([
       'flows/ci/lint.yml',
       'flows/deploy/prod.yml',
       'flows/deploy/stage.yml',
@@ -62,13 +62,13 @@ describe('files on the service not in this checkout', () => {
 
   it('deleted: only those seen, each on the version seen; an edit since is a conflict, a new file stays', async () => {
     const { a, b, A, service } = await aFreshCheckout();
-    const seen = await b.engine.filesNotInCheckout();
+    const seen = await b.engine.service.filesNotInCheckout();
     // After B's user saw the list: A edits one of them and adds a file.
     A.write('flows/deploy/prod.yml', 'prod: 2\n');
     A.write('flows/deploy/canary.yml', 'canary: 1\n');
     await a.engine.syncOnce();
 
-    const deleted = await b.engine.deleteNotInCheckout(
+    const deleted = await b.engine.service.deleteNotInCheckout(
       seen.map(({ flowPath, path, hash }) => ({ flowPath, path, hash })),
     );
     expect(deleted).toBe(2);
@@ -85,9 +85,9 @@ describe('files on the service not in this checkout', () => {
     const { b, B, service } = await aFreshCheckout();
     const before = service();
     renameSync(join(B.root, 'flows'), join(B.dir, 'flows-away'));
-    expect(await b.engine.filesNotInCheckout()).toEqual([]);
-    expect(await b.engine.deleteNotInCheckout()).toBe(0);
-    expect(await b.engine.restoreNotInCheckout()).toEqual({ restored: 0, skipped: [] });
+    expect(await b.engine.service.filesNotInCheckout()).toEqual([]);
+    expect(await b.engine.service.deleteNotInCheckout()).toBe(0);
+    expect(await b.engine.service.restoreNotInCheckout()).toEqual({ restored: 0, skipped: [] });
     expect(existsSync(join(B.root, 'flows'))).toBe(false);
     expect(service()).toEqual(before);
 
@@ -103,9 +103,9 @@ describe('files on the service not in this checkout', () => {
     extra.push(c);
     try {
       await c.engine.initialSync();
-      expect(await c.engine.filesNotInCheckout()).toEqual([]);
-      expect(await c.engine.deleteNotInCheckout()).toBe(0);
-      expect(await c.engine.restoreNotInCheckout()).toEqual({ restored: 0, skipped: [] });
+      expect(await c.engine.service.filesNotInCheckout()).toEqual([]);
+      expect(await c.engine.service.deleteNotInCheckout()).toBe(0);
+      expect(await c.engine.service.restoreNotInCheckout()).toEqual({ restored: 0, skipped: [] });
       expect(existsSync(join(bare.root, 'flows'))).toBe(false);
       expect(service()).toEqual(before);
     } finally {
@@ -119,7 +119,7 @@ describe('files on the service not in this checkout', () => {
     const before = service();
     // A file of that name appears on disk before the engine has looked at it: it is B's, not replaced.
     B.write('flows/deploy/stage.yml', "B's own stage\n");
-    const { restored, skipped } = await b.engine.restoreNotInCheckout();
+    const { restored, skipped } = await b.engine.service.restoreNotInCheckout();
     expect(restored).toBe(2);
     expect(skipped).toEqual([
       {

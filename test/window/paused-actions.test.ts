@@ -58,7 +58,11 @@ describe('a paused repository', () => {
     );
     await expect(api.resolveConflicts({ root, side: 'mine' })).rejects.toThrow(/is paused: resume it first/);
     // Putting files back on disk sends nothing: allowed.
-    expect(await api.settleDeletions({ root, choice: 'restore' })).toEqual({ deleted: 0, restored: 0 });
+    expect(await api.settleDeletions({ root, choice: 'restore' })).toEqual({
+      deleted: 0,
+      restored: 0,
+      notWritten: [],
+    });
 
     await api.resumeRepository({ root });
     await eventually(() => expect(configs()).toEqual([{ editor: 'vim' }]));

@@ -167,6 +167,31 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     if (described?.rename) out(described.rename.message);
   }
 
+  // The window before the first sync: a service slow to answer, or one whose listing never ends, must not keep it
+  // from appearing (its screens say what the sync does meanwhile).
+  const api = createAgentApi(agent);
+  const bridge = await startBridge({
+    api,
+    subscribe: statusEvents(agent, api),
+    port: options.uiPort,
+    rememberIn: defaultWindowMemoryPath(),
+    staticDir: rendererDir(),
+  });
+  lock.setBridge(bridge.agentUrl);
+  if (bridge.movedFrom !== undefined) {
+    out(
+      `The window's port ${bridge.movedFrom} is taken by another program; the window moved to ` +
+        `${bridge.address} (open tabs and bookmarks of the old address will not reach it; --ui-port sets one).`,
+    );
+  }
+  // A browser that cannot be opened does not stop the agent: the line says so, and the agent runs on.
+  out(
+    await showWindow(bridge.address, bridge.launchUrl, options.open === true).catch(
+      (error: Error) => `Window: ${bridge.address} (${error.message})`,
+    ),
+  );
+  // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
+  await announceReady(bridge.agentUrl);
   const progress = new ProgressDisplay(process.stdout);
   const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>
     progress.update(
@@ -245,29 +270,6 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       out(`${time()} ${name}: ${status.message ?? 'the data folder cannot be written'}`);
     }
   });
-  const api = createAgentApi(agent);
-  const bridge = await startBridge({
-    api,
-    subscribe: statusEvents(agent, api),
-    port: options.uiPort,
-    rememberIn: defaultWindowMemoryPath(),
-    staticDir: rendererDir(),
-  });
-  lock.setBridge(bridge.agentUrl);
-  if (bridge.movedFrom !== undefined) {
-    out(
-      `The window's port ${bridge.movedFrom} is taken by another program; the window moved to ` +
-        `${bridge.address} (open tabs and bookmarks of the old address will not reach it; --ui-port sets one).`,
-    );
-  }
-  // A browser that cannot be opened does not stop the agent: the line says so, and the agent runs on.
-  out(
-    await showWindow(bridge.address, bridge.launchUrl, options.open === true).catch(
-      (error: Error) => `Window: ${bridge.address} (${error.message})`,
-    ),
-  );
-  // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
-  await announceReady(bridge.agentUrl);
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
   // saying which part it was (nothing pending is lost: the state is the outbox).
   let stage = 'reading the state';

@@ -1,0 +1,150 @@
+import { describeStorageFault, storageFaultRemedy, type StorageFault } from '../host/index.ts';
+import type { RoundOutcome } from './scheduler.ts';
+
+/*
+ * What the engine's status says, decided in pure functions (issue 39, step 3; Syncthing's folder state is the
+ * model): one facts record, changed only by `withPhase` and `afterRound`, and read by `composeStatus`. The engine
+ * keeps the record and emits it; the last three engine fixes were each a storage fault lost between two phase
+ * changes of four fields set by hand in eleven places, and are rows of test/sync/engine-status.test.ts now.
+ */
+
+/**
+ * `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile.
+ * `paused`: its user paused the repository; changes are still watched and counted as pending, and nothing is sent.
+ */
+export type SyncPhase =
+  'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'storage' | 'stopped' | 'paused';
+
+/** The phases during which nothing reaches the service for a reason its user may have to act on: an outage. */
+export const OUTAGE_PHASES: readonly SyncPhase[] = ['offline', 'unauthorized', 'missing', 'storage'];
+
+export interface StatusFacts {
+  phase: SyncPhase;
+  message: string | null;
+  /** The phase a round left, to return to after a scan while a retry is waited for. */
+  resting: { phase: SyncPhase; message: string | null; fault?: StorageFault };
+  /**
+   * What the last failed state write said of the data folder, while it is the reason nothing moves: set with the
+   * 'storage' phase, kept through a scan, cleared by any other phase.
+   */
+  fault: StorageFault | null;
+  /** Since an outage began: the files sent after it, for "back in sync: N files sent". */
+  outage: { files: number } | null;
+}
+
+export function initialFacts(paused: boolean): StatusFacts {
+  const phase: SyncPhase = paused ? 'paused' : 'idle';
+  return { phase, message: null, resting: { phase, message: null }, fault: null, outage: null };
+}
+
+/** The engine enters `phase` (with its message, and the storage fault that caused it, if any). */
+export function withPhase(
+  facts: StatusFacts,
+  phase: SyncPhase,
+  message: string | null,
+  fault?: StorageFault,
+): StatusFacts {
+  return {
+    ...facts,
+    phase,
+    message,
+    fault: fault !== undefined ? fault : phase === 'storage' || phase === 'scanning' ? facts.fault : null,
+    outage: OUTAGE_PHASES.includes(phase) ? (facts.outage ?? { files: 0 }) : facts.outage,
+  };
+}
+
+/** Files the service took while an outage is being recovered from (counted for "back in sync"). */
+export function withSent(facts: StatusFacts, files: number): StatusFacts {
+  return facts.outage ? { ...facts, outage: { files: facts.outage.files + files } } : facts;
+}
+
+/** A scan ended while a retry is waited for: back to what the last round said, until the retry. */
+export function backToResting(facts: StatusFacts): StatusFacts {
+  return facts.phase === 'scanning'
+    ? withPhase(facts, facts.resting.phase, facts.resting.message, facts.resting.fault)
+    : facts;
+}
+
+/** Its user paused (true) or resumed (false) the repository. */
+export function withPaused(facts: StatusFacts, paused: boolean): StatusFacts {
+  const resting = { phase: paused ? ('paused' as const) : ('idle' as const), message: null };
+  if (paused)
+    return facts.phase === 'missing'
+      ? { ...facts, resting }
+      : { ...withPhase(facts, 'paused', null), resting };
+  return facts.phase === 'paused' ? { ...withPhase(facts, 'idle', null), resting } : { ...facts, resting };
+}
+
+/**
+ * After a round: the phase it leaves, and, at the end of an outage, `recovered` with the files sent since it began
+ * (null otherwise). `changed` false: the round leaves the facts as they are (the folder is missing).
+ */
+export function afterRound(
+  facts: StatusFacts,
+  outcome: RoundOutcome,
+  paused: boolean,
+): { facts: StatusFacts; changed: boolean; recovered: { files: number } | null } {
+  if (outcome.kind === 'unreachable' || outcome.kind === 'refused') {
+    const fault = outcome.phase === 'storage' ? outcome.fault : undefined;
+    const next = withPhase(facts, outcome.phase, outcome.message, fault);
+    return {
+      facts: { ...next, resting: { phase: outcome.phase, message: outcome.message, fault } },
+      changed: true,
+      recovered: null,
+    };
+  }
+  if (facts.phase === 'missing') return { facts, changed: false, recovered: null };
+  if (paused)
+    return {
+      facts: { ...withPhase(facts, 'paused', null), resting: { phase: 'paused', message: null } },
+      changed: true,
+      recovered: null,
+    };
+  const idle = { ...withPhase(facts, 'idle', null), resting: { phase: 'idle' as const, message: null } };
+  const ended = (outcome.kind === 'settled' || outcome.kind === 'recheck') && facts.outage !== null;
+  return {
+    facts: ended ? { ...idle, outage: null } : idle,
+    changed: true,
+    recovered: ended ? { files: facts.outage!.files } : null,
+  };
+}
+
+/** What the status shows of the facts, with what the engine knows besides (flow roots held, standing problems). */
+export interface StatusView {
+  phase: SyncPhase;
+  message: string | null;
+}
+
+/** Whether changes the state could not record count as pending: while the storage fault that kept them lasts. */
+export function countsUnrecorded(facts: StatusFacts): boolean {
+  return facts.fault !== null;
+}
+
+/**
+ * The phase and message shown: a flow root held (absent, emptied, another drive) is the repository missing in part,
+ * whatever the round said; a storage fault says what waits and what to do; else the phase's own message, or what
+ * stays wrong until its user changes it (`standing`, asked only then).
+ */
+export function composeStatus(
+  facts: StatusFacts,
+  known: {
+    held: readonly string[];
+    folder: string;
+    pending: () => number;
+    standing: () => readonly string[];
+  },
+): StatusView {
+  const missing = known.held.length > 0 && (facts.phase === 'idle' || facts.phase === 'syncing');
+  const message =
+    facts.phase === 'storage' && facts.fault
+      ? storageMessage(facts.fault, known.folder, known.pending())
+      : ((missing ? known.held.join('; ') : facts.message) ?? (known.standing().join('; ') || null));
+  return { phase: missing ? 'missing' : facts.phase, message };
+}
+
+export function storageMessage(fault: StorageFault, folder: string, waiting: number): string {
+  return (
+    `${describeStorageFault(fault, folder)}: ${waiting} ${waiting === 1 ? 'change' : 'changes'} waiting; ` +
+    `${storageFaultRemedy(fault)}, and syncing goes on by itself`
+  );
+}

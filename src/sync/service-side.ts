@@ -1,0 +1,611 @@
+import { lstatSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
+import { flowHashInput, type FileVersion } from '../protocol/index.ts';
+import { notRealFolder } from './contained-fs.mjs';
+import { NotWritten, replaceContained } from './contained-write.ts';
+import { recordConflicts } from './conflicts.ts';
+import {
+  conflictSides,
+  fileVersions,
+  sideDiff,
+  versionText,
+  versionToShow,
+  type SideDiff,
+} from './file-history.ts';
+import type { FlowLayout } from './flow-layout.ts';
+import type { IgnoreRules } from './ignore-rules.ts';
+import type { RootGuard } from './root-guard.ts';
+import type { Scheduler } from './scheduler.ts';
+import { checkServiceFile } from './service-answers.ts';
+import {
+  listServiceFiles,
+  readServiceFiles,
+  serviceFileKey,
+  type ListedServiceFile,
+  type ServiceRepository,
+} from './service-copy.ts';
+import type { SyncState } from './state.ts';
+
+/*
+ * What the engine asks of the service and writes of its copy to disk (issue 39, step 4; Mutagen's controller keeps
+ * the loop, its endpoints the I/O): the check of the service, learning a listing, settling an unanswered flow,
+ * conflicts settled either way, files not in this checkout, held deletions put back, a file's history, a version
+ * restored, two sides compared. The window and the CLI reach it as `engine.service`. It reaches the engine only
+ * through its port: the engine's queue, and the status the engine shows.
+ */
+
+/**
+ * A service that said it takes no bases is asked again after this long: the answer may have been a passing one (a
+ * flowsync service's 500 while it starts), and a service can be upgraded in place.
+ */
+const SPEC_ONLY_RECHECK_MS = 60_000;
+
+/** A conflict as two diffs from the version last synced here (engine.compare). */
+export interface ConflictComparison {
+  toService: SideDiff;
+  toDisk: SideDiff;
+}
+
+/** What the service side needs of the engine that owns it. */
+export interface ServicePort {
+  state: SyncState;
+  client: RemoteClient;
+  repoId: number;
+  repo: { root: string; owner: string; name: string; writer?: string };
+  layout: FlowLayout;
+  guard: RootGuard;
+  rules: IgnoreRules;
+  /** The engine's one queue: a write of the state that must not interleave with a round. */
+  scheduler: Pick<Scheduler, 'run' | 'want'>;
+  /** The status changed: the engine says it again. */
+  refresh(): void;
+  /** Held deletions were put back on disk: none is held now. */
+  clearHeld(): void;
+  /** The held deletions may go in the next round (see SyncEngine.allowDeletions). */
+  allowDeletions(): void;
+  /** A round now. */
+  sync(): Promise<void>;
+}
+
+export class ServiceSide {
+  private readonly options: { state: SyncState; client: RemoteClient };
+  private readonly repoId: number;
+  private readonly repo: ServicePort['repo'];
+  private readonly layout: FlowLayout;
+  private readonly guard: RootGuard;
+  private readonly rules: IgnoreRules;
+  /** Whether the service takes bases, once asked (and when a "no" was heard, to ask again after a while). */
+  private bases: { takes: boolean; at: number } | null = null;
+  /** Whether a state that knew nothing learned the service's files (once per engine). */
+  private learned = false;
+  /** Files on the service that this checkout does not have, as the last look at the service found them. */
+  private notInCheckoutCount = 0;
+
+  constructor(private readonly port: ServicePort) {
+    this.options = { state: port.state, client: port.client };
+    this.repoId = port.repoId;
+    this.repo = port.repo;
+    this.layout = port.layout;
+    this.guard = port.guard;
+    this.rules = port.rules;
+  }
+
+  /** Files the service holds that this checkout never had, from the last check of the service (0: none, or unknown). */
+  get notInCheckout(): number {
+    return this.notInCheckoutCount;
+  }
+
+  /**
+   * Settles conflicts (all of them when `which` is null). `mine`: what is on disk is sent on top of the service's
+   * version (its hash becomes the base), in the round that follows. `theirs`: the service's version is written to
+   * disk (by the containment rule: atomically, never through a link) or, when the service has none, the file is
+   * removed; nothing is sent. Returns the files settled (a file named that is not in conflict is not among them),
+   * and those that could not be written, each with why: they stay in conflict, and the others are settled.
+   */
+  async resolve(
+    which: readonly { flowPath: string; path: string }[] | null,
+    side: 'mine' | 'theirs',
+  ): Promise<{ resolved: { flowPath: string; path: string }[]; notWritten: NotWrittenFile[] }> {
+    const { state, client } = this.options;
+    const named = which === null ? null : new Set(which.map((f) => serviceFileKey(f.flowPath, f.path)));
+    const conflicts = state
+      .conflicts(this.repoId)
+      .filter((c) => named === null || named.has(serviceFileKey(c.flowPath, c.path)));
+    const notWritten: NotWrittenFile[] = [];
+    if (conflicts.length === 0) return { resolved: [], notWritten };
+    let resolved: typeof conflicts = conflicts;
+    if (side === 'mine') {
+      await this.port.scheduler.run(async () => {
+        for (const c of conflicts) state.settleConflict(this.repoId, c.flowPath, c.path, c.serviceHash);
+      });
+    } else {
+      const copies = await readServiceFiles(client, this.serviceRepo, conflicts);
+      resolved = [];
+      await this.port.scheduler.run(async () => {
+        for (const c of conflicts) {
+          const key = serviceFileKey(c.flowPath, c.path);
+          const copy = copies.found.get(key) ?? null;
+          const why = copies.unwritable.get(key)?.why ?? this.putOnDisk(c.flowPath, c.path, copy);
+          if (why !== null) {
+            notWritten.push({ flowPath: c.flowPath, path: c.path, reason: why });
+            continue;
+          }
+          state.settleConflict(this.repoId, c.flowPath, c.path, copy?.hash ?? null);
+          resolved.push(c);
+        }
+      });
+    }
+    this.port.scheduler.want();
+    this.port.refresh();
+    return { resolved: resolved.map(({ flowPath, path }) => ({ flowPath, path })), notWritten };
+  }
+
+  /**
+   * Puts back on disk, from the service's copy, the files whose deletion is held (or all files gone from disk that
+   * the service has): "Restore them on disk", `flowsync resolve --held --theirs`. Returns how many were written,
+   * and those that could not be, each with why (their deletion stays held).
+   */
+  async restoreDeleted(): Promise<{ restored: number; notWritten: NotWrittenFile[] }> {
+    const { state, client } = this.options;
+    const gone = state.goneAcknowledged(this.repoId);
+    const notWritten: NotWrittenFile[] = [];
+    if (gone.length === 0) return { restored: 0, notWritten };
+    const copies = await readServiceFiles(client, this.serviceRepo, gone);
+    let restored = 0;
+    await this.port.scheduler.run(async () => {
+      for (const file of gone) {
+        const key = serviceFileKey(file.flowPath, file.path);
+        const unwritable = copies.unwritable.get(key);
+        const copy = copies.found.get(key);
+        if (!copy && !unwritable) continue; // gone on the service too: nothing to put back, no deletion to send
+        const why = unwritable?.why ?? this.putOnDisk(file.flowPath, file.path, copy!);
+        if (why !== null) {
+          notWritten.push({ flowPath: file.flowPath, path: file.path, reason: why });
+          continue;
+        }
+        state.settleConflict(this.repoId, file.flowPath, file.path, copy!.hash);
+        restored++;
+      }
+    });
+    if (notWritten.length === 0) this.port.clearHeld();
+    this.port.scheduler.want();
+    this.port.refresh();
+    return { restored, notWritten };
+  }
+
+  /**
+   * The files on the service that this checkout never had: not on disk here, never acknowledged by it, not in
+   * conflict (a file gone here that it acknowledged is a deletion, held or sent by the usual rules), and under a
+   * flow root that is there. A fresh state (CI, a rebuilt state) counts them when it learns the service
+   * (learnService); this lists them now, for its user to delete them on the service or write them to disk. Empty
+   * against a service that cannot list its files.
+   */
+  async filesNotInCheckout(): Promise<ListedServiceFile[]> {
+    const { state, client } = this.options;
+    if (!(await this.takesBases())) return [];
+    const listed = await listServiceFiles(client, this.serviceRepo, null);
+    const known = new Set<string>();
+    for (const file of state.fileStates(this.repoId))
+      if (file.localHash !== null || file.ackedHash !== null || file.conflict)
+        known.add(serviceFileKey(file.flowPath, file.path));
+    for (const c of state.conflicts(this.repoId)) known.add(serviceFileKey(c.flowPath, c.path));
+    // Under a flow root that is held (emptied, another drive) or not there at all (a drive not mounted, a sparse
+    // checkout), the disk says nothing: none of its files is offered to delete, nor written where the root is not.
+    this.guard.checkAll();
+    const absentRoots = this.layout.roots.filter((root) => notRealFolder(this.repo.root, root) !== null);
+    const files = listed.filter(
+      (file) =>
+        !known.has(serviceFileKey(file.flowPath, file.path)) &&
+        !this.guard.holds(file.flowPath) &&
+        !absentRoots.some((root) => file.flowPath.startsWith(`${root}/`)),
+    );
+    this.countNotInCheckout(files.length);
+    return files;
+  }
+
+  /**
+   * Deletes on the service the files this checkout never had ("Delete them on the service", `flowsync resolve
+   * --not-in-checkout --mine`): each is taken as acknowledged at the hash the service listed and gone here, so the
+   * next round sends it as any deletion, an explicit path on that base (a file changed there since is a conflict,
+   * not deleted), through the held-deletion guard's allowance as `sendHeldDeletions`. `seen`: only these files, on
+   * the versions its user saw listed (one written there since is not deleted: its base differs, a conflict; one
+   * added since is not among them). Returns how many went.
+   */
+  async deleteNotInCheckout(seen?: readonly SeenFile[]): Promise<number> {
+    const { state } = this.options;
+    const listed = onlySeen(await this.filesNotInCheckout(), seen);
+    if (listed.length === 0) return 0;
+    // Those taken: a file that is on disk now (written since the listing) is not, and goes by the usual rules.
+    let files: ListedServiceFile[] = [];
+    await this.port.scheduler.run(async () => {
+      state.adoptServiceFiles(this.repoId, listed);
+      const gone = new Set(
+        state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
+      );
+      files = listed.filter((file) => gone.has(serviceFileKey(file.flowPath, file.path)));
+    });
+    // A conflict refuses its flow whole, and the flow's other files go in the round after: a round more while the
+    // last one sent some (not while the service does not answer).
+    let left = this.stillToDelete(files);
+    for (let rounds = 0; rounds < 3 && left.waiting > 0; rounds++) {
+      this.port.allowDeletions();
+      await this.port.sync();
+      const now = this.stillToDelete(files);
+      const progressed = now.waiting < left.waiting;
+      left = now;
+      if (!progressed) break;
+    }
+    const gone = files.length - left.waiting - left.conflicts;
+    this.countNotInCheckout(this.notInCheckoutCount - gone);
+    return gone;
+  }
+
+  /** Of these files taken as gone here: how many deletions still wait, and how many are conflicts now. */
+  private stillToDelete(files: readonly { flowPath: string; path: string }[]): {
+    waiting: number;
+    conflicts: number;
+  } {
+    const { state } = this.options;
+    const conflicts = new Set(
+      state.conflicts(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
+    );
+    const waiting = new Set(
+      state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
+    );
+    let stillWaiting = 0;
+    let inConflict = 0;
+    for (const file of files) {
+      const key = serviceFileKey(file.flowPath, file.path);
+      if (conflicts.has(key)) inConflict++;
+      else if (waiting.has(key)) stillWaiting++;
+    }
+    return { waiting: stillWaiting, conflicts: inConflict };
+  }
+
+  /**
+   * Writes to disk, from the service's copy, the files this checkout never had ("Restore them on disk", `flowsync
+   * resolve --not-in-checkout --theirs`), as `restoreDeleted` does: by the containment rule, and recorded as in
+   * sync at once. Never over anything on disk (a file of that name that appeared since is its user's), and not a
+   * file this checkout would not sync (outside its flow roots, or ignored here): those are listed with why.
+   * `seen`: only these files (the service's version now is written, whichever its user saw).
+   */
+  async restoreNotInCheckout(seen?: readonly SeenFile[]): Promise<{
+    restored: number;
+    skipped: { flowPath: string; path: string; reason: string }[];
+  }> {
+    const { state, client } = this.options;
+    const all = await this.filesNotInCheckout();
+    const files = onlySeen(all, seen);
+    const skipped: { flowPath: string; path: string; reason: string }[] = [];
+    const wanted = files.filter((file) => {
+      const repoPath = `${file.flowPath}/${file.path}`;
+      const reason =
+        this.layout.locate(repoPath)?.flowPath !== file.flowPath
+          ? `not under this checkout's flow roots (${this.layout.roots.join(', ')})`
+          : this.rules.ignores(repoPath)
+            ? 'ignored here (.gitignore): it would not be synced'
+            : null;
+      if (reason !== null) skipped.push({ flowPath: file.flowPath, path: file.path, reason });
+      return reason === null;
+    });
+    if (wanted.length === 0) return { restored: 0, skipped };
+    const copies = await readServiceFiles(client, this.serviceRepo, wanted);
+    let restored = 0;
+    await this.port.scheduler.run(async () => {
+      for (const file of wanted) {
+        const { flowPath, path } = file;
+        const key = serviceFileKey(flowPath, path);
+        const unwritable = copies.unwritable.get(key);
+        if (unwritable) {
+          skipped.push({ flowPath, path, reason: unwritable.why });
+          continue;
+        }
+        const copy = copies.found.get(key);
+        if (!copy) {
+          skipped.push({ flowPath, path, reason: 'gone from the service meanwhile' });
+          continue;
+        }
+        if (somethingAt(join(this.repo.root, flowPath, path))) {
+          skipped.push({ flowPath, path, reason: 'something of that name is on disk now: not overwritten' });
+          continue;
+        }
+        const why = this.putOnDisk(flowPath, path, copy);
+        if (why !== null) {
+          skipped.push({ flowPath, path, reason: why });
+          continue;
+        }
+        state.adoptServiceFiles(this.repoId, [{ ...file, hash: copy.hash }]);
+        restored++;
+      }
+    });
+    this.countNotInCheckout(all.length - restored);
+    this.port.scheduler.want();
+    return { restored, skipped };
+  }
+
+  /** The count of files on the service not in this checkout, said in the status when it changes. */
+  private countNotInCheckout(files: number): void {
+    if (files === this.notInCheckoutCount) return;
+    this.notInCheckoutCount = files;
+    this.port.refresh();
+  }
+
+  /**
+   * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
+   * aggregate hash) and a listing of each flow that differs: a file the service lost (a wiped database) or holds in
+   * another version (a restored backup, another writer, a late duplicate) is a conflict, shown and settled as any;
+   * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
+   * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
+   */
+  async checkService(): Promise<number> {
+    const { state, client } = this.options;
+    if (!(await this.takesBases())) return 0;
+    const { flows } = await client.flowDef.listFlows({
+      repo_owner: this.repo.owner,
+      repo_name: this.repo.name,
+    });
+    const held = new Set(state.uncertainFlows(this.repoId));
+    const skip = (flowPath: string) => held.has(flowPath) || this.guard.holds(flowPath);
+    const expected = new Map<string, { path: string; hash: string; localHash: string | null }[]>();
+    for (const file of state.acknowledged(this.repoId)) {
+      const files = expected.get(file.flowPath) ?? [];
+      files.push({
+        path: file.path,
+        hash: file.ackedHash,
+        // A file on disk but not sent (over 1 MiB, binary…) is not deleted here (three-way.ts): changed, as said.
+        localHash: file.localHash,
+      });
+      expected.set(file.flowPath, files);
+    }
+    const onService = new Map(
+      flows.filter((flow) => flow.files > 0).map((flow) => [flow.flow_path, flow.hash]),
+    );
+    const differing = [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => {
+      if (skip(flowPath)) return false;
+      const files = expected.get(flowPath);
+      const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
+      return want !== (onService.get(flowPath) ?? null);
+    });
+    const found: Parameters<typeof recordConflicts>[1][number][] = [];
+    let unknown = 0;
+    for (const flowPath of differing) {
+      const listed = new Map(
+        (await listServiceFiles(client, this.serviceRepo, flowPath)).map((file) => [file.path, file]),
+      );
+      const acknowledged = expected.get(flowPath) ?? [];
+      for (const file of acknowledged) {
+        const now = listed.get(file.path);
+        if (now?.hash === file.hash) continue;
+        found.push({
+          flowPath,
+          path: file.path,
+          baseHash: file.hash,
+          serviceHash: now?.hash ?? null,
+          sentHash: file.localHash,
+          writtenBy: now?.writtenBy ?? null,
+          writtenAt: now?.writtenAt ?? null,
+        });
+      }
+      const known = new Set(acknowledged.map((file) => file.path));
+      unknown += [...listed.keys()].filter((path) => !known.has(path)).length;
+    }
+    // Recorded in the queue, and only where the state still acknowledges what was compared: a round that ran
+    // while the service was listed changed it (its own write, not a conflict).
+    let recorded: typeof found = [];
+    await this.port.scheduler.run(async () => {
+      const acked = new Map<string, Map<string, string | null>>();
+      const ackedOf = (flowPath: string) => {
+        let files = acked.get(flowPath);
+        if (!files) {
+          files = new Map(state.filesOfFlow(this.repoId, flowPath).map((f) => [f.path, f.ackedHash]));
+          acked.set(flowPath, files);
+        }
+        return files;
+      };
+      const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
+      recorded = recordConflicts({ state, repoId: this.repoId, target: this.repo }, found.filter(stillAcked));
+    });
+    if (differing.length > 0 || this.notInCheckoutCount !== unknown) {
+      this.notInCheckoutCount = unknown;
+      this.port.refresh();
+    }
+    if (found.length > 0) this.port.scheduler.want(); // own versions adopted: sent on them now
+    return recorded.length;
+  }
+
+  /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
+  async history(flowPath: string, path: string): Promise<FileVersion[]> {
+    return fileVersions(this.options.client, this.repo, flowPath, path);
+  }
+
+  /**
+   * One version's content for a page (null: a deletion, or too large to show, `tooLarge` says so), refused when
+   * the number is not one of this file's versions.
+   */
+  async showVersion(
+    flowPath: string,
+    path: string,
+    version: number,
+  ): Promise<{ content: string | null; tooLarge: string | null }> {
+    return versionToShow(this.options.client, this.repo, flowPath, path, version);
+  }
+
+  /**
+   * Writes a version the service keeps of a file to disk (a deletion removes it), by the containment rule, as
+   * its user would: it is then sent as any edit, on this checkout's base (`flowsync restore`, the window's
+   * Restore). Refused when the number is not one of this file's versions.
+   */
+  async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
+    checkServiceFile(this.layout, 'flowsync restore', flowPath, path);
+    const { content } = await versionText(this.options.client, this.repo, flowPath, path, version);
+    replaceContained(this.repo.root, `${flowPath}/${path}`, content);
+    return { deleted: content === null };
+  }
+
+  /**
+   * What a conflict is, as two diffs from the version last synced here: to the service's version (what the other
+   * writer did) and to the disk's (what was done here). Null when the file is not in conflict.
+   */
+  async compare(flowPath: string, path: string): Promise<ConflictComparison | null> {
+    const conflict = this.options.state
+      .conflicts(this.repoId)
+      .find((c) => c.flowPath === flowPath && c.path === path);
+    if (!conflict) return null;
+    const sides = await conflictSides(this.options.client, this.repo, conflict);
+    const file = `${flowPath}/${path}`;
+    const base = { side: sides.base, label: 'last synced here' };
+    return {
+      toService: sideDiff(file, base, { side: sides.service, label: 'on the service' }),
+      toDisk: sideDiff(file, base, { side: sides.disk, label: 'here' }),
+    };
+  }
+
+  /**
+   * Writes the service's version of a file into the repository (null: removes the file), and records it as the
+   * state's view of the disk at once, so that no round in between sends what was there before. Returns why the
+   * file was not written (a folder on the way that is a link, a path the agent never writes, a disk error), or
+   * null: one file that cannot be written is its own line, never the end of the others.
+   */
+  private putOnDisk(
+    flowPath: string,
+    path: string,
+    copy: { hash: string; content: string } | null,
+  ): string | null {
+    const { state } = this.options;
+    const relative = `${flowPath}/${path}`;
+    let replaced: boolean;
+    try {
+      replaced = replaceContained(this.repo.root, relative, copy?.content ?? null);
+    } catch (error) {
+      if (error instanceof NotWritten) return error.why;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (typeof code === 'string') return `the disk refused it (${code})`;
+      throw error;
+    }
+    if (copy === null) {
+      if (replaced) state.markGone(this.repoId, [{ flowPath, path }]);
+      return replaced ? null : 'a folder on the way is not a folder of the repository';
+    }
+    const stat = lstatSync(join(this.repo.root, relative));
+    state.saveLocal(this.repoId, [
+      {
+        flowPath,
+        path,
+        size: stat.size,
+        mtimeMs: stat.mtimeMs,
+        ctimeMs: stat.ctimeMs,
+        ino: stat.ino,
+        localHash: copy.hash,
+        warning: null,
+      },
+    ]);
+    return null;
+  }
+
+  /** The repository as the service side sees it: its name, and the layout its answers are checked against. */
+  private get serviceRepo(): ServiceRepository {
+    return { owner: this.repo.owner, name: this.repo.name, layout: this.layout };
+  }
+
+  /**
+   * A state that knows nothing acknowledged (a first sync, a state rebuilt after damage, CI) learns the service's
+   * files first, once: the versions this checkout wrote (the service names their writer) are its own bases, so its
+   * edits of them go through; anyone else's are not, so an old clone's copy is a conflict, never an overwrite.
+   * Files on the service that are not in this checkout are counted and said, neither deleted nor fetched.
+   */
+  async learnService(): Promise<void> {
+    const { state, client } = this.options;
+    if (this.learned) return;
+    this.learned = state.acknowledgedCount(this.repoId) > 0;
+    if (this.learned) return;
+    const listed = await listServiceFiles(client, this.serviceRepo, null);
+    const own = listed.filter(
+      (file) => this.repo.writer !== undefined && file.writtenBy === this.repo.writer,
+    );
+    state.adoptOwnVersions(this.repoId, own);
+    const present = new Set<string>();
+    for (const { flowPath, path } of state.presentFiles(this.repoId))
+      present.add(serviceFileKey(flowPath, path));
+    this.notInCheckoutCount = listed.filter(
+      (file) => !present.has(serviceFileKey(file.flowPath, file.path)),
+    ).length;
+    this.learned = true;
+  }
+
+  /**
+   * Flows sent without an answer (a lost answer, a crash), settled by what the service lists of them: with bases
+   * there is no full listing to send whatever the state holds, so the service is asked what it took. A few flows
+   * are listed one by one, many by one listing of the repository.
+   */
+  async settleUncertain(): Promise<void> {
+    const { state, client } = this.options;
+    const uncertain = state.uncertainFlows(this.repoId);
+    if (uncertain.length === 0) return;
+    const listed = new Map<string, Map<string, { hash: string; id: string; writtenBy: string | null }>>(
+      uncertain.map((flowPath) => [flowPath, new Map()]),
+    );
+    const lists =
+      uncertain.length <= 20
+        ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.serviceRepo, flowPath)))
+        : [await listServiceFiles(client, this.serviceRepo, null)];
+    for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
+    for (const [flowPath, files] of listed)
+      state.settleFromListing(this.repoId, flowPath, files, this.repo.writer);
+  }
+
+  async takesBases(): Promise<boolean> {
+    const { state, client } = this.options;
+    if (this.bases?.takes === true) return true;
+    if (this.bases && performance.now() - this.bases.at < SPEC_ONLY_RECHECK_MS) return false;
+    const { bases } = await askCapabilities(client);
+    if (!bases && state.serviceTakesBases(this.repoId))
+      throw new ProtocolError(
+        'The service answered that it does not know `capabilities`, which it answered before (another service at ' +
+          'this address, or one in front of it?): nothing is sent without bases to a service that took them; retrying.',
+        'svc/flow_def/public/capabilities',
+        404,
+      );
+    if (bases) state.rememberServiceTakesBases(this.repoId);
+    else state.rememberServiceSpecAlone(this.repoId);
+    this.bases = { takes: bases, at: performance.now() };
+    return bases;
+  }
+}
+
+/** A file the service's copy was not written to, and why (a per-file line: the others went on). */
+export interface NotWrittenFile {
+  flowPath: string;
+  path: string;
+  reason: string;
+}
+
+/** A file of the service as its user saw it listed: its version (hash) is what a deletion of it is based on. */
+export interface SeenFile {
+  flowPath: string;
+  path: string;
+  hash: string;
+}
+
+/** The files listed now that its user saw (all of them when `seen` is absent), on the version seen. */
+function onlySeen(listed: ListedServiceFile[], seen: readonly SeenFile[] | undefined): ListedServiceFile[] {
+  if (seen === undefined) return listed;
+  const hashes = new Map(seen.map((file) => [serviceFileKey(file.flowPath, file.path), file.hash]));
+  return listed.flatMap((file) => {
+    const hash = hashes.get(serviceFileKey(file.flowPath, file.path));
+    return hash === undefined ? [] : [{ ...file, hash }];
+  });
+}
+
+/**
+ * Whether anything is at `path`: lstat, not exists, so a link of that name (even one to nowhere) counts; a path
+ * that cannot be looked at (a file where a folder should be, no permission) counts too, as nothing is written there.
+ */
+function somethingAt(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true;
+  }
+}
