@@ -360,8 +360,17 @@ function envelopeError(path: string, statusCode: number, envelope: Envelope, tra
           ? JSON.stringify(data)
           : '';
   if (!prefixed) {
-    const words = message || fromData || 'the service gave no message';
-    return new RemoteError(path, statusCode, shortened(words), fields, traceId);
+    const words = message || fromData;
+    // No message and no data says as little as "Server Error": worth waiting for, not a refusal.
+    const answer: AnswerForm = words === '' ? { form: 'envelope', redacted: true } : { form: 'envelope' };
+    return new RemoteError(
+      path,
+      statusCode,
+      shortened(words || 'the service gave no message'),
+      fields,
+      traceId,
+      answer,
+    );
   }
   const own = (prefixed[2] ?? '')
     .split(/\r?\n/)

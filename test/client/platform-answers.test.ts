@@ -75,6 +75,12 @@ describe('the platform: a function answers with HTTP 200 either way', () => {
     expect(failureKind(error)).toBe('server');
   });
 
+  it('an error envelope with neither message nor data says nothing either: worth waiting for', async () => {
+    platform.fault = () => ({ status: 200, body: { status: 'error' } });
+    const error = await failed(client.flowDef.syncBatch(batch()));
+    expect(failureKind(error)).toBe('server');
+  });
+
   it("an error envelope with HTTP 560 is read as the function's answer, as its own client reads it", async () => {
     platform.fault = () => ({
       status: 560,
