@@ -16,7 +16,7 @@ import {
   secretStoreAuth,
   type SecretStore,
 } from '../secrets/index.ts';
-import { folderGone, type Capabilities } from '../protocol/index.ts';
+import { folderGone, specAloneLine, type Capabilities } from '../protocol/index.ts';
 import {
   Hasher,
   SyncEngine,
@@ -421,10 +421,7 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   private limitsOf(capabilities: Capabilities | null): string | null {
     if (!capabilities || capabilities.bases) return null;
-    return (
-      `${this.serviceUrl} keeps no history and cannot detect overwrites (a service of the spec alone): a teammate's ` +
-      'edit of the same file can be replaced without a word. flowsync serve keeps every version and refuses lost updates.'
-    );
+    return specAloneLine(this.serviceUrl);
   }
 
   /** A round now, of one repository or of all, even while backing off. */

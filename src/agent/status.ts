@@ -21,6 +21,8 @@ export interface RepositoryStatus {
   lastError: string | null;
   warnings: { flowPath: string; path: string; warning: string }[];
   rejected: { flowPath: string; message: string }[];
+  /** Its service answered that it is one of the spec alone (no history, no bases): said once by `status`. */
+  specAlone?: boolean;
 }
 
 export interface StatusScope {
@@ -68,6 +70,7 @@ export function readRepositoryStatuses(
       lastError: repo.lastError,
       warnings: state.warnings(repo.id),
       rejected: state.rejections(repo.id).map(({ flowPath, message }) => ({ flowPath, message })),
+      specAlone: state.serviceSpecAlone(repo.id),
     }));
   } finally {
     state.close();

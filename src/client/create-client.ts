@@ -6,6 +6,9 @@ import {
   describeIssues,
   envelopeSchema,
   findFunction,
+  systemErrorSchema,
+  overSpecLimits,
+  SPEC_CALL_LIMITS,
   toWireIssues,
   type Baggage,
   type Envelope,
@@ -21,7 +24,9 @@ import {
   ProtocolError,
   RemoteError,
   TransportError,
+  type AnswerForm,
 } from './errors.ts';
+import { failureKind } from './failure.ts';
 import { groupedMethods, type CallArgs, type CallOptions, type GroupedMethods } from './methods.ts';
 import {
   backoffDelay,
@@ -57,7 +62,7 @@ export interface ClientOptions {
   socketPath?: string;
 }
 
-/** An answer from the service: the HTTP code and the envelope, success or not. */
+/** An answer from the service: the HTTP code and the envelope, success or not (a system error is thrown). */
 export interface Reply {
   statusCode: number;
   envelope: Envelope;
@@ -133,7 +138,23 @@ export function createClient(options: ClientOptions): RemoteClient {
           : `No token for ${baseUrl}: run \`flowsync login\`.`,
       );
     }
+    // Over the limits of the spec's platform, the whole call is refused there (and cut off by a gateway): said
+    // here, before a byte leaves, with the field at fault, so the agent names it instead of sending it again.
+    const over = overSpecLimits(parsed.data);
+    if (over) {
+      const issues = [{ path: over.path, message: over.message }];
+      throw new InvalidArgsError(path, issues, describeIssues(issues));
+    }
     const body = JSON.stringify({ args: fullArgs });
+    const bodyBytes = Buffer.byteLength(body);
+    if (bodyBytes > SPEC_CALL_LIMITS.bodyBytes) {
+      const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+      throw new InvalidArgsError(
+        path,
+        [],
+        `the request is ${mib(bodyBytes)}, over the ${mib(SPEC_CALL_LIMITS.bodyBytes)} a service of the spec takes in one call`,
+      );
+    }
     const timeoutMs =
       callOptions.timeoutMs ??
       (spec.kind === 'action'
@@ -219,7 +240,7 @@ export function createClient(options: ClientOptions): RemoteClient {
         if (wait <= MAX_RETRY_AFTER_MS && (await paused(wait))) continue;
       }
       const date = typeof headers.date === 'string' ? headers.date : null;
-      return { statusCode, envelope: parseEnvelope(spec.path, statusCode, text), traceId, date };
+      return { statusCode, envelope: parseAnswer(spec.path, statusCode, text, traceId), traceId, date };
     }
   }
 
@@ -234,46 +255,67 @@ export function createClient(options: ClientOptions): RemoteClient {
     return new TransportError(message, path, code, attempts, { cause });
   }
 
-  function parseEnvelope(path: string, statusCode: number, text: string): Envelope {
+  /**
+   * The envelope of the answer; a system error of the platform (a `{code, message}` body, or none, with a non-2xx
+   * code) is thrown as the RemoteError it is. Anything else cannot be read by the spec: a ProtocolError.
+   */
+  function parseAnswer(path: string, statusCode: number, text: string, traceId: string): Envelope {
+    const ok = statusCode >= 200 && statusCode < 300;
+    if (text.trim() === '' && !ok) throw systemError(path, statusCode, undefined, undefined, traceId);
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
       throw new ProtocolError(
-        `The reply from ${baseUrl} to ${path} is not JSON (HTTP ${statusCode}); is the URL a flowsync service?`,
+        `The reply from ${baseUrl} to ${path} is not JSON (HTTP ${statusCode}); is the URL the service's?`,
         path,
         statusCode,
       );
     }
     const envelope = envelopeSchema.safeParse(json);
-    if (!envelope.success) {
-      throw new ProtocolError(
-        `The reply from ${baseUrl} to ${path} is not an envelope (HTTP ${statusCode}): ${describeIssues(toWireIssues(envelope.error.issues), 'reply')}`,
-        path,
-        statusCode,
-      );
-    }
-    return envelope.data;
+    if (envelope.success) return envelope.data;
+    const system = systemErrorSchema.safeParse(json);
+    if (!ok && system.success)
+      throw systemError(path, statusCode, system.data.code, system.data.message, traceId);
+    throw new ProtocolError(
+      `The reply from ${baseUrl} to ${path} is not an envelope (HTTP ${statusCode}): ${describeIssues(toWireIssues(envelope.error.issues), 'reply')}`,
+      path,
+      statusCode,
+    );
+  }
+
+  function systemError(
+    path: string,
+    statusCode: number,
+    code: string | undefined,
+    message: string | undefined,
+    traceId: string,
+  ): RemoteError {
+    const words =
+      message ??
+      (statusCode === 408
+        ? `${baseUrl} stopped waiting for the function (HTTP 408, no body); the call may still be running there`
+        : `HTTP ${statusCode} with no body; is ${baseUrl} the service's address?`);
+    const said = code && message ? `${shortened(words)} (${code})` : shortened(words);
+    const answer: AnswerForm = { form: 'system', ...(code !== undefined && { code }) };
+    const error = new RemoteError(path, statusCode, said, code ? { code } : {}, traceId, answer);
+    // The platform's words for a token it refused say what is wrong, not what to do.
+    if (failureKind(error) !== 'unauthorized') return error;
+    const signIn = `${said}; sign in again: \`flowsync login\``;
+    return new RemoteError(path, statusCode, signIn, code ? { code } : {}, traceId, answer);
   }
 
   async function call<P extends FunctionPath>(path: P, args: CallArgs<P>, callOptions?: CallOptions) {
     const { statusCode, envelope, traceId } = await reply(path, args, callOptions);
-    // The code and the envelope must agree: a gateway that rewrites an error page to 200, or a success envelope
-    // under an error code, is not an answer of the service, so neither a refusal nor an acknowledgement.
-    if ((envelope.status === 'success') !== (statusCode >= 200 && statusCode < 300)) {
+    // The envelope is the truth, the HTTP code a hint: an error envelope is the service's answer whatever the code
+    // (the spec's platform sends its functions' failures with 200, its client also takes 560). A success is taken
+    // as an acknowledgement only with a 2xx: a success envelope under an error code stored nothing we can trust.
+    if (envelope.status !== 'success') throw envelopeError(path, statusCode, envelope, traceId);
+    if (statusCode < 200 || statusCode >= 300) {
       throw new ProtocolError(
-        `The reply from ${baseUrl} to ${path} is a ${envelope.status} envelope with HTTP ${statusCode}; a flowsync service never sends that, so a gateway answered instead.`,
+        `The reply from ${baseUrl} to ${path} is a success envelope with HTTP ${statusCode}: not taken as an acknowledgement.`,
         path,
         statusCode,
-      );
-    }
-    if (envelope.status !== 'success') {
-      throw new RemoteError(
-        path,
-        statusCode,
-        shortened(envelope.errorMessage ?? 'the service gave no message'),
-        envelope.errorData ?? {},
-        traceId,
       );
     }
     // findFunction cannot miss here: reply() has already looked the path up.
@@ -283,6 +325,7 @@ export function createClient(options: ClientOptions): RemoteClient {
         `The value ${baseUrl} returned for ${path} has the wrong shape: ${describeIssues(toWireIssues(value.error.issues), 'value')}`,
         path,
         statusCode,
+        true,
       );
     }
     return value.data as ValueOf<P>;
@@ -295,6 +338,58 @@ export function createClient(options: ClientOptions): RemoteClient {
     close: () => pool.close(),
     ...groupedMethods(call),
   };
+}
+
+/**
+ * `[Request ID: <id>] Server Error`, then in development the error's own lines (and a stack): how the spec's
+ * platform words every failure but a ConvexError's data (platform-wire.md 1b-1e).
+ */
+const REQUEST_ID_PREFIX = /^\[Request ID: ([^\]]*)\] Server Error[ \t]*(?:\r?\n([\s\S]*))?$/;
+
+/**
+ * An error envelope as a RemoteError with the service's own words: the message without the platform's prefix and
+ * stack, or the data a function threw when the message is only the prefix (production). `redacted` when neither
+ * says anything.
+ */
+function envelopeError(path: string, statusCode: number, envelope: Envelope, traceId: string): RemoteError {
+  const message = envelope.errorMessage ?? '';
+  const prefixed = REQUEST_ID_PREFIX.exec(message);
+  const data = envelope.errorData;
+  const fields = isRecord(data) ? data : data === undefined || data === null ? {} : { data };
+  const fromData =
+    typeof data === 'string'
+      ? data
+      : typeof fields.message === 'string'
+        ? fields.message
+        : data !== undefined && data !== null
+          ? JSON.stringify(data)
+          : '';
+  if (!prefixed) {
+    const words = message || fromData;
+    // No message and no data says as little as "Server Error": worth waiting for, not a refusal.
+    const answer: AnswerForm = words === '' ? { form: 'envelope', redacted: true } : { form: 'envelope' };
+    return new RemoteError(
+      path,
+      statusCode,
+      shortened(words || 'the service gave no message'),
+      fields,
+      traceId,
+      answer,
+    );
+  }
+  const own = (prefixed[2] ?? '')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '' && !/^\s+at /.test(line))
+    .join(' ')
+    .replace(/^Uncaught (ConvexError: )?/, '');
+  const words = own || fromData;
+  const answer: AnswerForm = { form: 'envelope', requestId: prefixed[1] ?? '' };
+  if (words === '') answer.redacted = true;
+  return new RemoteError(path, statusCode, shortened(words || 'Server Error'), fields, traceId, answer);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function shortened(message: string): string {

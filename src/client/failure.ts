@@ -9,16 +9,30 @@ import {
 
 /**
  * What a failed call means to the code that made it, decided once for every caller (the sync engine, the agent's
- * API, the CLI):
- * - `unreachable`: no answer (down, refused connection, time-out, 408): try again soon, the service may be back.
- * - `throttled`, `server`: it answered 429 or 5xx, or something that is not a flowsync answer: back off. A 404 is
- *   one of those: the client calls only functions of the table (a flowsync service answers each), so a 404 comes
- *   from a gateway whose route is missing for now ("unknown function" while a deploy rolls), never a refusal.
- * - `unauthorized`: 401/403 or no token at hand: a person must sign in; retrying changes nothing.
- * - `refused`: the service read the call and said no (400, 413, 422): the content must change first.
- * - `invalid`: our own schema refused the args; nothing was sent.
+ * API, the CLI), from the answer first and its HTTP code second (docs/architecture.md, "How a service's answers are
+ * read"):
+ * - `refused`: the service read the call and said no, in words: an error envelope of the function (with 200 or 560,
+ *   as the spec's platform sends them; 400, 413, 422 from flowsync's own service), or a `{code, message}` 400 about
+ *   the request (a body over its limit). A person must act (the content, the function asked): retrying changes
+ *   nothing, so the flow is named with the service's words and the others go on.
+ * - `server`, `throttled`: worth waiting for. An envelope that says only "[Request ID: …] Server Error" (the
+ *   platform hides every plain error in production: a bug, a limit, a passing fault; it cannot be told which), 5xx
+ *   (503: the platform's own retries of a write conflict ran out, nothing committed), 429, or a 404 (a route missing
+ *   for now, or a wrong address): back off, bounded; a flow that keeps failing alone is isolated by the uploader's
+ *   bisection and named.
+ * - `unreachable`: no answer (down, refused connection, time-out), or 408 (the platform's time-out layer): try again.
+ * - `unauthorized`: 401/403, a 400 about the Authorization header, or no token at hand: a person must sign in.
+ * - `invalid`: our own check of the args (the schema, the platform's limits) refused them; nothing was sent.
  */
 export type FailureKind = 'unreachable' | 'throttled' | 'server' | 'unauthorized' | 'refused' | 'invalid';
+
+/** The platform's 400 codes about the Authorization header (an unknown scheme word is 400, not 401). */
+const AUTH_HEADER_CODES = new Set([
+  'InvalidAdminKey',
+  'InvalidHeaderFailure',
+  'InvalidAuthHeader',
+  'BadAdminKey',
+]);
 
 export function failureKind(error: unknown): FailureKind | null {
   if (error instanceof TransportError) return 'unreachable';
@@ -27,12 +41,19 @@ export function failureKind(error: unknown): FailureKind | null {
   if (error instanceof MissingCredentialsError) return 'unauthorized';
   if (!(error instanceof RemoteError)) return null;
   const status = error.statusCode;
+  if (error.answer.form === 'envelope' && (status < 300 || status === STATUS_UDF_FAILED))
+    return error.answer.redacted ? 'server' : 'refused';
+  if (error.answer.redacted) return 'server';
   if (status === 401 || status === 403) return 'unauthorized';
+  if (status === 400 && AUTH_HEADER_CODES.has(error.answer.code ?? '')) return 'unauthorized';
   if (status === 408) return 'unreachable';
   if (status === 429) return 'throttled';
   if (status >= 500 || status === 404) return 'server';
   return 'refused';
 }
+
+/** The platform's "the function failed" code, which its own client reads as 200 (platform-wire.md, 560). */
+const STATUS_UDF_FAILED = 560;
 
 /** Whether the same call may go through later as it is. */
 export function isRetryable(kind: FailureKind | null): boolean {
@@ -40,14 +61,17 @@ export function isRetryable(kind: FailureKind | null): boolean {
 }
 
 /**
- * The spec's reason for the service's answer, read from its HTTP code (the client already refused a reply whose
- * envelope disagrees with it), or null for anything that is not such an answer. Callers that must tell one refusal
- * from another (a user token where an admin token was needed, a file id the service lost) ask this, so that HTTP
- * codes are read in this file only.
+ * flowsync's service's reason for its answer, read from its HTTP code (ERROR_REASONS), or null for anything that is
+ * not such an answer (a function's answer with 200 or 560 carries no reason in its code). The platform's 400 for a
+ * body over its limit is `body_too_large`, as our 413. Callers that must tell one refusal from another (a user token
+ * where an admin token was needed, a file id the service lost) ask this, so that HTTP codes are read in this file.
  */
 export function reasonOf(error: unknown): ErrorReason | null {
   if (!(error instanceof RemoteError)) return null;
-  return (ERROR_REASONS as Partial<Record<number, ErrorReason>>)[error.statusCode] ?? null;
+  const { statusCode, answer } = error;
+  if (answer.code === 'BadJsonBody' && /length limit/i.test(error.errorMessage)) return 'body_too_large';
+  if (statusCode < 300 || statusCode === STATUS_UDF_FAILED) return null;
+  return (ERROR_REASONS as Partial<Record<number, ErrorReason>>)[statusCode] ?? null;
 }
 
 /**
@@ -59,4 +83,13 @@ export function conflictOf(error: unknown): Conflict | null {
   if (error.errorData.reason !== 'conflict') return null;
   const parsed = conflictSchema.safeParse(error.errorData.conflict);
   return parsed.success ? parsed.data : null;
+}
+
+/**
+ * ` (HTTP 422)` to follow the service's words where its code says something (flowsync's service), nothing for a
+ * function's answer with 200 or 560 (the spec's platform), whose code says only that it answered.
+ */
+export function statusNote(error: RemoteError): string {
+  const { statusCode } = error;
+  return statusCode < 300 || statusCode === STATUS_UDF_FAILED ? '' : ` (HTTP ${statusCode})`;
 }

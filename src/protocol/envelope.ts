@@ -10,16 +10,25 @@ export type WireIssue = z.infer<typeof wireIssueSchema>;
 
 /**
  * The reply to every call. `status` is `success` or `error` (decided: the spec names only `success`).
- * `errorData` carries structured detail: `issues` for a refused schema, `reason` for a refused call.
+ * `errorData` carries structured detail: `issues` for a refused schema, `reason` for a refused call. The spec says
+ * "object"; its platform sends whatever value a function threw (`ConvexError("no")` gives a string), so any value
+ * is read, and the client keeps an object's fields.
  */
 export const envelopeSchema = z.looseObject({
   status: z.enum(['success', 'error']),
   value: z.unknown().optional(),
   errorMessage: z.string().optional(),
-  errorData: z.record(z.string(), z.unknown()).optional(),
+  errorData: z.unknown().optional(),
   logLines: z.array(z.string()).optional(),
 });
 export type Envelope = z.infer<typeof envelopeSchema>;
+
+/**
+ * The other shape of a reply (decided, issue 37): the platform the spec comes from answers errors of its own, around
+ * the functions (its token check, body limit, overload and time-out layers), with a non-2xx code and `{code,
+ * message}`, e.g. 429 `{code: "TooManyConcurrentRequests"}` (platform-wire.md, "Two reply shapes").
+ */
+export const systemErrorSchema = z.looseObject({ code: z.string(), message: z.string().optional() });
 
 /** The request body: `{ args }`; a `format: "json"` field is accepted and ignored. */
 export const requestBodySchema = z.strictObject({

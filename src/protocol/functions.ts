@@ -304,7 +304,8 @@ export const FUNCTIONS = [
 
 /**
  * flowsync's own service's functions beyond the spec's 20 (history, listing, restore, capabilities): optional for
- * any client, numbered after the spec's. A service of the spec alone answers 404 for them, and the agent then
+ * any client, numbered after the spec's. A service of the spec alone does not know them (any answer but a
+ * capabilities value to `capabilities` says so: src/client/capabilities.ts), and the agent then
  * keeps to the 20 (it asks `capabilities` once per service).
  */
 export const EXTENSION_FUNCTIONS = [

@@ -4,7 +4,8 @@ import { servicePathSchema } from './paths.ts';
 
 /*
  * flowsync's own service goes beyond the spec's 20 functions for a team (each is optional for a client, and a
- * service of the spec alone answers 404 for them): every version a write replaces is kept, a listing shows what
+ * service of the spec alone knows none of them: flowsync's answers 404, the spec's platform a 200 "Could not find
+ * function"): every version a write replaces is kept, a listing shows what
  * the service holds, and a version can be read and restored.
  */
 
@@ -26,6 +27,18 @@ export const capabilitiesValueSchema = z.looseObject({
   retention_bytes: count,
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
+
+/**
+ * What a service of the spec alone lacks, said once in `start`, `status`, `doctor` and the window (issue 37): it
+ * answers none of the extensions, so the agent sends only the spec's 20 functions and fields.
+ */
+export function specAloneLine(service: string): string {
+  return (
+    `${service} keeps no history and cannot detect overwrites (a service of the spec alone): no versions to ` +
+    "restore; no conflict check, the last writer wins (a teammate's edit of the same file can be replaced without " +
+    'a word); deletions are sent as full listings of a flow. flowsync serve keeps every version and refuses lost updates.'
+  );
+}
 
 export const listFlowsArgsSchema = z.strictObject(repoArgs);
 export const listFlowsValueSchema = z.looseObject({

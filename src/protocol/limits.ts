@@ -97,3 +97,62 @@ function keyAt(text: string, level: Level): string {
     return raw;
   }
 }
+
+/**
+ * What one call may carry to any service of the spec (decided, issue 37): the limits of the platform the spec's API
+ * comes from (platform-wire.md section 2: a body of 16 MiB, any array of 8,192 elements, any object of 1,024
+ * fields). Over them it refuses the whole call (400 `BadJsonBody`, or "Invalid arguments" in a 200 envelope), so the
+ * client checks every call against them before a byte is sent, and the agent cuts its calls under them.
+ */
+export const SPEC_CALL_LIMITS = {
+  bodyBytes: 16 * 1024 * 1024,
+  arrayElements: 8_192,
+  objectFields: 1_024,
+} as const;
+
+/** A place in a value, linked to its parent: built as the walk goes, turned into a path only for the field at fault. */
+interface Place {
+  key: string | number;
+  up: Place | null;
+}
+
+/**
+ * Where a value goes over SPEC_CALL_LIMITS' arrays or objects: the path to it and what is too many, or null. One
+ * walk with an explicit stack (a deep `backend_config` cannot overflow it) that allocates one small record a node.
+ */
+export function overSpecLimits(value: unknown): { path: (string | number)[]; message: string } | null {
+  const stack: { value: unknown; at: Place | null }[] = [{ value, at: null }];
+  const count = (n: number) => n.toLocaleString('en-US');
+  const pathOf = (at: Place | null) => {
+    const path: (string | number)[] = [];
+    for (let place = at; place; place = place.up) path.unshift(place.key);
+    return path;
+  };
+  while (stack.length > 0) {
+    const { value: item, at } = stack.pop()!;
+    if (Array.isArray(item)) {
+      if (item.length > SPEC_CALL_LIMITS.arrayElements)
+        return {
+          path: pathOf(at),
+          message: `${count(item.length)} elements, over the ${count(SPEC_CALL_LIMITS.arrayElements)} a service of the spec takes in one array`,
+        };
+      for (let index = 0; index < item.length; index++) {
+        const inner: unknown = item[index];
+        if (typeof inner === 'object' && inner !== null)
+          stack.push({ value: inner, at: { key: index, up: at } });
+      }
+    } else if (typeof item === 'object' && item !== null) {
+      const keys = Object.keys(item);
+      if (keys.length > SPEC_CALL_LIMITS.objectFields)
+        return {
+          path: pathOf(at),
+          message: `${count(keys.length)} fields, over the ${count(SPEC_CALL_LIMITS.objectFields)} a service of the spec takes in one object`,
+        };
+      for (const key of keys) {
+        const inner = (item as Record<string, unknown>)[key];
+        if (typeof inner === 'object' && inner !== null) stack.push({ value: inner, at: { key, up: at } });
+      }
+    }
+  }
+  return null;
+}

@@ -36,7 +36,10 @@ import type { SyncState } from './state.ts';
  * through its port: the engine's queue, and the status the engine shows.
  */
 
-/** A service that said it takes no bases is asked again after this long (a gateway's 404 may have said it). */
+/**
+ * A service that said it takes no bases is asked again after this long: the answer may have been a passing one (a
+ * flowsync service's 500 while it starts), and a service can be upgraded in place.
+ */
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
 /** A conflict as two diffs from the version last synced here (engine.compare). */
@@ -559,12 +562,13 @@ export class ServiceSide {
     const { bases } = await askCapabilities(client);
     if (!bases && state.serviceTakesBases(this.repoId))
       throw new ProtocolError(
-        'The service answered that it does not know `capabilities`, which it answered before (a gateway in the ' +
-          'way, or an older service?): nothing is sent without bases to a service that took them; retrying.',
+        'The service answered that it does not know `capabilities`, which it answered before (another service at ' +
+          'this address, or one in front of it?): nothing is sent without bases to a service that took them; retrying.',
         'svc/flow_def/public/capabilities',
         404,
       );
     if (bases) state.rememberServiceTakesBases(this.repoId);
+    else state.rememberServiceSpecAlone(this.repoId);
     this.bases = { takes: bases, at: performance.now() };
     return bases;
   }

@@ -57,7 +57,7 @@ const SCHEMA = [
   // teammate's edit, a restored backup): settled by its user (keep mine, take the service's), never resent as it
   // is. `service_hash` null: the service has no such file. `sources`: the one
   // checkout a repository is synced from, per service (a worktree or a second clone is not mixed in). `bases`: whether this repository's service said once
-  // that it takes bases, so that a 404 for the question later (a gateway) cannot turn its protection off.
+  // that it takes bases, so that a later answer without it (another service put at the address) cannot turn its protection off.
   `CREATE TABLE conflicts (
     repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
     flow_path TEXT NOT NULL,
@@ -415,6 +415,8 @@ export class SyncState {
       ),
       bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
       setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
+      // 0: its service answered that it is one of the spec alone; a later 'takes bases' (1) wins over it.
+      setSpecAlone: db.prepare('UPDATE repos SET bases = 0 WHERE id = ? AND bases IS NULL'),
       acknowledgedCount: db
         .prepare('SELECT count(*) FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL')
         .pluck(),
@@ -830,6 +832,16 @@ export class SyncState {
 
   rememberServiceTakesBases(repoId: number): void {
     this.statements.setBases.run(repoId);
+  }
+
+  /** Whether this repository's service answered that it is one of the spec alone (and never that it takes bases). */
+  serviceSpecAlone(repoId: number): boolean {
+    return this.statements.bases.get(repoId) === 0;
+  }
+
+  /** Kept so that `flowsync status` can say what the service lacks without asking it. */
+  rememberServiceSpecAlone(repoId: number): void {
+    this.statements.setSpecAlone.run(repoId);
   }
 
   /** Files the service acknowledged: what a share of deletions is measured against. */

@@ -3,12 +3,13 @@ import {
   conflictOf,
   failureKind,
   reasonOf,
+  statusNote,
   InvalidArgsError,
   ProtocolError,
   RemoteError,
   type RemoteClient,
 } from '../client/index.ts';
-import { SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
+import { SPEC_CALL_LIMITS, SYNC_CALL_LIMITS, type FileEntry, type FlowEntry } from '../protocol/index.ts';
 import type { FlowLayout } from './flow-layout.ts';
 import type { FlowRetries } from './flow-retries.ts';
 import { checkServiceFile, refusedAnswer } from './service-answers.ts';
@@ -22,6 +23,8 @@ import { isKeptAsOnService } from './three-way.ts';
 export const MAX_FLOWS_PER_BATCH = Math.min(200, SYNC_CALL_LIMITS.flows);
 export const MAX_BATCH_BYTES = Math.min(4 * 1024 * 1024, SYNC_CALL_LIMITS.contentBytes);
 export const MAX_FILES_PER_BATCH = SYNC_CALL_LIMITS.files;
+/** A flow's `files` (and `deletes`) is one array: the spec's platform takes at most 8,192 elements in one. */
+export const MAX_FILES_PER_FLOW = SPEC_CALL_LIMITS.arrayElements;
 export const MAX_IN_FLIGHT = 2;
 
 export interface UploadTarget {
@@ -113,9 +116,11 @@ export function chunkPlans(plans: readonly FlowPlan[], full: boolean, limits = L
     // Explicit deletions (with bases) count toward the service's cap on files per call too.
     const files = full ? plan.present : [...plan.upserts, ...(plan.bases ? plan.deletes : [])];
     const planBytes = files.reduce((sum, file) => sum + estimatedBytes(file), plan.flowPath.length + 64);
-    if (!full && (files.length > maxFiles || planBytes > limits.bytes)) {
+    const overArray =
+      plan.upserts.length > MAX_FILES_PER_FLOW || (plan.bases && plan.deletes.length > MAX_FILES_PER_FLOW);
+    if (!full && (files.length > maxFiles || planBytes > limits.bytes || overArray)) {
       flush();
-      for (const part of partsOf(plan, limits.bytes, maxFiles))
+      for (const part of partsOf(plan, limits.bytes, Math.min(maxFiles, MAX_FILES_PER_FLOW)))
         batches.push({ plans: [{ ...plan, ...part }], full, partOf: plan.flowPath });
       continue;
     }
@@ -167,8 +172,8 @@ export function listingOverCap(plan: FlowPlan): string | null {
   const bytes = plan.present.reduce((sum, file) => sum + (file.size ?? 0), 0);
   const count = (n: number) => n.toLocaleString('en-US');
   const over =
-    files > SYNC_CALL_LIMITS.files
-      ? `${count(files)} files, over the service's cap of ${count(SYNC_CALL_LIMITS.files)} files per call`
+    files > MAX_FILES_PER_FLOW
+      ? `${count(files)} files, over the ${count(MAX_FILES_PER_FLOW)} files a service of the spec takes in one flow's listing`
       : bytes > SYNC_CALL_LIMITS.contentBytes
         ? `${(bytes / 1024 / 1024).toFixed(1)} MiB, over the service's cap of ${SYNC_CALL_LIMITS.contentBytes / 1024 / 1024} MiB per call`
         : null;
@@ -693,9 +698,10 @@ function readRecord(plan: FlowPlan, file: FileRecord, read: HashResult) {
 }
 
 /**
- * A refusal that is about the content (the client's `failureKind` says `refused`: HTTP 400, 413, 422; or args our
- * own schema refused), with the index of the flow at fault when the error names it; null for anything worth
- * retrying as it is (401, 404, 408, 429, 5xx, an answer that is not the service's, no answer).
+ * A refusal that is about the content (the client's `failureKind` says `refused`: a function's error envelope with
+ * words, flowsync's 400, 413, 422, a body over the platform's limit; or args our own checks refused), with the index
+ * of the flow at fault when the error names it; null for anything worth retrying as it is (401, 404, 408, 429, 5xx,
+ * a "Server Error" that says no more, an answer that cannot be read, no answer).
  */
 export function refusalOf(error: unknown): { message: string; flowIndex: number | null } | null {
   if (error instanceof RefusalOfSome) {
@@ -715,7 +721,7 @@ export function refusalOf(error: unknown): { message: string; flowIndex: number 
   const message =
     reasonOf(error) === 'body_too_large'
       ? 'the flow is larger than the service accepts in one request'
-      : `${error.errorMessage} (HTTP ${error.statusCode})`;
+      : `${error.errorMessage}${statusNote(error)}`;
   return { message, flowIndex: flowIndexOf(path) };
 }
 

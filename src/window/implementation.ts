@@ -120,7 +120,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       );
   };
 
-  /** A service of the spec alone keeps no versions: said in one line, before any call it would answer 404. */
+  /** A service of the spec alone keeps no versions: said in one line, before any call it would not know. */
   const keepsHistory = async () => {
     const capabilities = await agent.capabilities();
     if (capabilities && !capabilities.history)

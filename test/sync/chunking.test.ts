@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
+import { SPEC_CALL_LIMITS, SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
 import { MAX_FILE_BYTES } from '../../src/protocol/index.ts';
-import { chunkPlans } from '../../src/sync/uploader.ts';
+import { chunkPlans, listingOverCap } from '../../src/sync/uploader.ts';
 
 type Plans = Parameters<typeof chunkPlans>[0];
 
@@ -49,5 +49,26 @@ describe("the agent's sync_batch chunks stay under the service's caps per call",
         expect(contentBytes).toBeLessThanOrEqual(SYNC_CALL_LIMITS.contentBytes);
       }
     }
+  });
+});
+
+describe("a flow's files stay under the spec platform's 8,192 elements per array (issue 37)", () => {
+  it('the changed files of a flow of 20,000 go in parts of at most 8,192, its deletions too', () => {
+    const [plan] = plans(1, 20_000, 0);
+    const withDeletes = { ...plan!, bases: true, deletes: plan!.upserts.slice(0, 9_000) };
+    const batches = chunkPlans([withDeletes], false);
+    for (const batch of batches)
+      for (const part of batch.plans) {
+        expect(part.upserts.length).toBeLessThanOrEqual(SPEC_CALL_LIMITS.arrayElements);
+        expect(part.deletes.length).toBeLessThanOrEqual(SPEC_CALL_LIMITS.arrayElements);
+      }
+    expect(batches.flatMap((batch) => batch.plans.flatMap((part) => part.upserts))).toHaveLength(20_000);
+    expect(batches.flatMap((batch) => batch.plans.flatMap((part) => part.deletes))).toHaveLength(9_000);
+  });
+
+  it('a full listing of more files than one array holds is named with the reason, not sent', () => {
+    const [plan] = plans(1, 8_193, 0);
+    expect(listingOverCap(plan!)).toMatch(/8,193 files, over .*8,192/);
+    expect(listingOverCap(plans(1, 8_192, 0)[0]!)).toBeNull();
   });
 });

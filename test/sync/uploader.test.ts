@@ -108,7 +108,9 @@ describe('a flow over the caps per call', () => {
       'flows/big',
       Array.from({ length: SYNC_CALL_LIMITS.files + 1 }, () => 1),
     );
-    expect(listingOverCap(many)).toBe("30,001 files, over the service's cap of 30,000 files per call");
+    expect(listingOverCap(many)).toBe(
+      "30,001 files, over the 8,192 files a service of the spec takes in one flow's listing",
+    );
     expect(listingOverCap(plan('flows/a', [100]))).toBeNull();
   });
 });

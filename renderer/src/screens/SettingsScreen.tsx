@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, Settings, WhoYouAre as You } from '../../../src/window/index.ts';
 import { trackerUserName } from '../../../src/protocol/index.ts';
-import { ErrorLine, type ScreenProps } from './common.tsx';
+import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
 import { NotifyMe } from './NotifyMe.tsx';
 import { RepositoriesSettings } from './RepositorySettings.tsx';
 
@@ -63,6 +63,8 @@ function KeychainLine({ data }: { data: Settings }) {
 export function SettingsScreen({ api }: ScreenProps) {
   const queries = useQueryClient();
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => api.getSettings({}) });
+  // What the service in use lacks (a service of the spec alone), said here too, beside its name.
+  const status = useStatus(api);
   const keep = (value: Settings) => queries.setQueryData(['settings'], value);
   // A read still on its way when a change is sent may have been answered before the change: it is dropped, or its
   // older answer would replace the change's own when it lands. Cancelled before the change leaves, the query goes
@@ -134,6 +136,11 @@ export function SettingsScreen({ api }: ScreenProps) {
           <p className="muted" data-testid="service-in-use">
             {data ? inUse(data) : 'In use now: …'}
           </p>
+          {status.data?.serviceLimits && (
+            <p className="warning" data-testid="settings-service-limits">
+              {status.data.serviceLimits}
+            </p>
+          )}
           <ErrorLine error={saveUrl.error} />
         </fieldset>
       </form>

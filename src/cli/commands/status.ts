@@ -13,7 +13,14 @@ import {
 } from '../../agent/index.ts';
 import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
-import { describeFileWarning, plural, printable, printableJson, warnedPath } from '../../protocol/index.ts';
+import {
+  describeFileWarning,
+  plural,
+  printable,
+  printableJson,
+  specAloneLine,
+  warnedPath,
+} from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
 import { nothingToSync } from '../../sync/index.ts';
 import { where } from '../where.ts';
@@ -46,7 +53,8 @@ export function statusCommand(): Command {
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);
       // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
-      const live = await liveStatus(running);
+      const agentView = await liveStatus(running);
+      const live = agentView?.repositories ?? [];
       let every: RepositoryStatus[];
       try {
         every = readRepositoryStatuses({ folders, service }, undefined, {
@@ -76,6 +84,13 @@ export function statusCommand(): Command {
         return;
       }
       process.stdout.write(`${printable(describeAgent(running))}\n\n`);
+      // Said once: what the current service lacks, as the running agent knows it, else as the state remembers it.
+      const limits =
+        agentView?.serviceLimits ??
+        (statuses.some((status) => status.current && status.specAlone)
+          ? specAloneLine(serviceName(service))
+          : null);
+      if (limits) process.stdout.write(`${printable(limits)}\n\n`);
       const shown = statuses.filter((status) => status.current);
       if (shown.length === 0) {
         const none =
@@ -97,12 +112,12 @@ export function statusCommand(): Command {
 type LiveRepository = AgentStatus['repositories'][number];
 
 /** The running agent's own view of its repositories, through its window's bridge; empty when none answers. */
-async function liveStatus(running: AgentLockOwner | null): Promise<LiveRepository[]> {
-  if (!running?.bridge) return [];
+async function liveStatus(running: AgentLockOwner | null): Promise<AgentStatus | null> {
+  if (!running?.bridge) return null;
   try {
-    return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {})).repositories;
+    return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {}));
   } catch {
-    return []; // an agent that does not answer: what its state file says is all there is
+    return null; // an agent that does not answer: what its state file says is all there is
   }
 }
 

@@ -107,7 +107,8 @@ async function clockCheck(client: RemoteClient): Promise<DoctorCheck> {
     const reply = await client.reply('svc/flow_def/public/capabilities', {}, { timeoutMs: TIMEOUT_MS });
     return clockVerdict(reply.date, sentAt, Date.now());
   } catch {
-    // No answer, or one that is not a flowsync envelope (a gateway's page): nothing to read a Date from.
+    // No answer, one that cannot be read (not JSON: a proxy's page), or a system error of the platform (thrown,
+    // its Date not kept): nothing to compare with. An error envelope is returned with its Date.
     return skipped('clock', 'clock: not compared: no answer of the service to compare with');
   }
 }
@@ -118,7 +119,7 @@ function from(source: SecretSource): string {
 
 function can(capabilities: Capabilities): string {
   if (!capabilities.bases && !capabilities.history)
-    return "it implements the spec alone: no history, and a teammate's change to a file you also changed is overwritten, not held as a conflict";
+    return "it implements the spec alone: no history, no conflict check (the last writer wins: a teammate's change to a file you also changed is overwritten), deletions sent as full listings";
   const kept = capabilities.history
     ? `keeps each file's versions ${capabilities.retention_days} days`
     : 'keeps no history';
