@@ -2,166 +2,26 @@ import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
 import { IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
+import { migrateState } from './state-schema.ts';
+import type {
+  CachedStat,
+  FileConflict,
+  FileRecord,
+  FileState,
+  FlowAck,
+  RepoCounts,
+  RepoRecord,
+} from './state-records.ts';
 
-/**
- * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
- * mtime, ctime, inode and hash: the cache that spares re-reading unchanged files) and what the service has
- * acknowledged. The difference is the outbox: whatever differs is pending, so a crash, a kill or a dead network
- * loses nothing; a restart rescans and sends exactly what differs. What was sent but not answered is a state of
- * its own (`in_flight`), so a lost answer cannot leave on the service a file that the agent forgot.
- */
-const SCHEMA = [
-  `CREATE TABLE repos (
-    id INTEGER PRIMARY KEY,
-    root TEXT NOT NULL,
-    service TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    name TEXT NOT NULL,
-    last_sync_at TEXT,
-    last_error TEXT,
-    UNIQUE (root, service)
-  );
-  CREATE TABLE files (
-    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
-    flow_path TEXT NOT NULL,
-    path TEXT NOT NULL,
-    size INTEGER,
-    mtime_ms REAL,
-    local_hash TEXT,
-    warning TEXT,
-    acked_hash TEXT,
-    file_id TEXT,
-    PRIMARY KEY (repo_id, flow_path, path)
-  ) WITHOUT ROWID;
-  CREATE TABLE rejected_flows (
-    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
-    flow_path TEXT NOT NULL,
-    message TEXT NOT NULL,
-    signature TEXT NOT NULL,
-    PRIMARY KEY (repo_id, flow_path)
-  ) WITHOUT ROWID;`,
-  // Sent but not answered: the service may hold what the files table does not say it holds (a lost answer).
-  `CREATE TABLE in_flight (
-    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
-    flow_path TEXT NOT NULL,
-    PRIMARY KEY (repo_id, flow_path)
-  ) WITHOUT ROWID;`,
-  // Rows to forget (gone, and never on the service): dropForgotten ran after every hashed chunk and read the whole
-  // table each time, 20 % of the main thread's time in a first sync of 100,000 files.
-  `CREATE INDEX files_forgotten ON files (repo_id) WHERE local_hash IS NULL AND acked_hash IS NULL;`,
-  // The cache compares ctime and inode too (isUnchanged, in the reconciler). Rows from before have neither: each
-  // file is read once more after the upgrade, and sends nothing unless it changed.
-  `ALTER TABLE files ADD COLUMN ctime_ms REAL;
-   ALTER TABLE files ADD COLUMN ino REAL;`,
-  // A file the service did not write because its version there is not the one this agent last acknowledged (a
-  // teammate's edit, a restored backup): settled by its user (keep mine, take the service's), never resent as it
-  // is. `service_hash` null: the service has no such file. `sources`: the one
-  // checkout a repository is synced from, per service (a worktree or a second clone is not mixed in). `bases`: whether this repository's service said once
-  // that it takes bases, so that a later answer without it (another service put at the address) cannot turn its protection off.
-  `CREATE TABLE conflicts (
-    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
-    flow_path TEXT NOT NULL,
-    path TEXT NOT NULL,
-    base_hash TEXT,
-    service_hash TEXT,
-    sent_hash TEXT,
-    written_by TEXT,
-    written_at TEXT,
-    found_at TEXT NOT NULL,
-    PRIMARY KEY (repo_id, flow_path, path)
-  ) WITHOUT ROWID;
-  ALTER TABLE repos ADD COLUMN bases INTEGER;
-  CREATE TABLE sources (
-    service TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    name TEXT NOT NULL,
-    root TEXT NOT NULL,
-    PRIMARY KEY (service, owner, name)
-  ) WITHOUT ROWID;
-  CREATE INDEX files_deletions ON files (repo_id)
-    WHERE acked_hash IS NOT NULL AND (local_hash IS NULL OR warning IS NOT NULL);`,
-  // Only a file gone from disk is a deletion (three-way.ts, issue 36): a file on disk that is not sent (over 1 MiB,
-  // binary, a link…) keeps its version on the service. The index holds the deletions alone again.
-  `DROP INDEX files_deletions;
-  CREATE INDEX files_deletions ON files (repo_id) WHERE acked_hash IS NOT NULL AND local_hash IS NULL;`,
-];
-
-/** What the agent knows of one file. `localHash` null: gone from disk. `warning` set: on disk but not sent. */
-export interface FileRecord {
-  flowPath: string;
-  path: string;
-  size: number | null;
-  mtimeMs: number | null;
-  localHash: string | null;
-  warning: string | null;
-  ackedHash: string | null;
-  fileId: string | null;
-}
-
-/** A file as a window lists it: its hashes, why it is not sent (if so), and whether it is pending or in conflict. */
-export interface FileState {
-  flowPath: string;
-  path: string;
-  localHash: string | null;
-  warning: string | null;
-  ackedHash: string | null;
-  pending: boolean;
-  conflict: boolean;
-}
-
-/**
- * A file the service refused to write because its version there is not the one this agent based the write on.
- * `serviceHash` null: the service has no such file (deleted there); `sentHash` null: what was sent is a deletion.
- */
-export interface FileConflict {
-  flowPath: string;
-  path: string;
-  baseHash: string | null;
-  serviceHash: string | null;
-  sentHash: string | null;
-  /** Who wrote the service's version and when, as the service says (null: it does not know). */
-  writtenBy: string | null;
-  writtenAt: string | null;
-  foundAt: string;
-}
-
-/**
- * What the cache keeps of a file's stat, with the hash it had then. ctime and inode: what a same-size edit with
- * an mtime set back cannot keep (isUnchanged, in the reconciler).
- */
-export type CachedStat = Pick<FileRecord, 'size' | 'mtimeMs' | 'localHash'> & {
-  ctimeMs: number | null;
-  ino: number | null;
-};
-
-export interface RepoRecord {
-  id: number;
-  root: string;
-  /** Which service this outbox is for: its URL, or `embedded`. */
-  service: string;
-  owner: string;
-  name: string;
-  lastSyncAt: string | null;
-  lastError: string | null;
-}
-
-export interface RepoCounts {
-  flows: number;
-  files: number;
-  pending: number;
-  pendingFlows: number;
-  warnings: number;
-  rejected: number;
-  /** Files in conflict with the service's version: never "in sync" until their user settles them. */
-  conflicts: number;
-}
-
-/** What the service confirmed for one flow: files it now has (with their hash and id) and files it dropped. */
-export interface FlowAck {
-  flowPath: string;
-  stored: { path: string; hash: string; fileId: string | null }[];
-  dropped: string[];
-}
+export type {
+  CachedStat,
+  FileConflict,
+  FileRecord,
+  FileState,
+  FlowAck,
+  RepoCounts,
+  RepoRecord,
+} from './state-records.ts';
 
 const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
   acked_hash AS ackedHash, file_id AS fileId`;
@@ -186,6 +46,13 @@ const GONE = 'local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL';
 const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND ${PENDING}
   UNION SELECT flow_path FROM in_flight WHERE repo_id = @repoId`;
 
+/**
+ * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
+ * mtime, ctime, inode and hash: the cache that spares re-reading unchanged files) and what the service has
+ * acknowledged. The difference is the outbox: whatever differs is pending, so a crash, a kill or a dead network
+ * loses nothing; a restart rescans and sends exactly what differs. What was sent but not answered is a state of
+ * its own (`in_flight`), so a lost answer cannot leave on the service a file that the agent forgot.
+ */
 export class SyncState {
   readonly db: Database.Database;
   private readonly statements;
@@ -201,13 +68,7 @@ export class SyncState {
     // at a rescan, and then the cache stayed full all day. Reading every row added 19 MB of RSS, now 3 MB; the
     // read of 100,000 rows takes 0.23 s instead of 0.19-0.23 s (the OS keeps the file in its page cache).
     this.db.pragma('cache_size = -2000');
-    const version = this.db.pragma('user_version', { simple: true }) as number;
-    this.db.transaction(() => {
-      for (let v = version; v < SCHEMA.length; v++) {
-        this.db.exec(SCHEMA[v]!);
-        this.db.pragma(`user_version = ${v + 1}`);
-      }
-    })();
+    migrateState(this.db);
 
     const db = this.db;
     this.statements = {
