@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
@@ -193,6 +193,9 @@ async function servePrivately(
   } catch {
     return null;
   }
+  // The user's alone, as every file of its folder (0600): the folder's 0700 already keeps others out, and a socket
+  // made with the process's umask (0755) would be the one file there readable by others if the folder were opened.
+  chmodSync(socketPath, 0o600);
   return server;
 }
 
