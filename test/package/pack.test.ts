@@ -261,30 +261,26 @@ function packTarball(): string {
 }
 
 /**
- * better-sqlite3 and keytar from this checkout's own build (the same versions, for this Node), handed to their
- * installer, prebuild-install, as local prebuilt binaries: the way a company mirror serves them. Without them the
- * install downloads a binary from GitHub (not reachable on the build machines) or compiles SQLite, which took
- * over 90 s here.
+ * keytar from this checkout's own build (the same version, for this Node), handed to its installer,
+ * prebuild-install, as a local prebuilt binary: the way a company mirror serves it. Without it the install
+ * downloads a binary from GitHub (not reachable on the build machines) or compiles it. better-sqlite3 13 needs
+ * none: its Node-API binaries are inside the package from the registry.
  */
 function localPrebuilds(): NodeJS.ProcessEnv {
   const folder = join(work, 'prebuilds');
   mkdirSync(folder, { recursive: true });
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of ['better-sqlite3', 'keytar']) {
-    const pkg = JSON.parse(readFileSync(join(NODE_MODULES, name, 'package.json'), 'utf8')) as {
-      version: string;
-      binary?: { napi_versions?: number[] };
-    };
-    const napi = pkg.binary?.napi_versions;
-    const abi = napi ? `napi-v${Math.max(...napi)}` : `node-v${process.versions.modules}`;
-    const file = join(folder, `${name}-v${pkg.version}-${abi}-${process.platform}-${process.arch}.tar.gz`);
-    // Only the module itself, as in a published prebuild (prebuild-install loads each .node file it unpacks).
-    const binary = `build/Release/${name.replace(/-/g, '_')}.node`;
-    const tar = spawnSync('tar', ['-czf', file, binary], { cwd: join(NODE_MODULES, name) });
-    if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
-    env[`npm_config_${name.replace(/[^a-zA-Z0-9]/g, '_')}_local_prebuilds`] = folder;
-  }
-  return env;
+  const pkg = JSON.parse(readFileSync(join(NODE_MODULES, 'keytar', 'package.json'), 'utf8')) as {
+    version: string;
+    binary: { napi_versions: number[] };
+  };
+  const abi = `napi-v${Math.max(...pkg.binary.napi_versions)}`;
+  const file = join(folder, `keytar-v${pkg.version}-${abi}-${process.platform}-${process.arch}.tar.gz`);
+  // Only the module itself, as in a published prebuild (prebuild-install loads each .node file it unpacks).
+  const tar = spawnSync('tar', ['-czf', file, 'build/Release/keytar.node'], {
+    cwd: join(NODE_MODULES, 'keytar'),
+  });
+  if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
+  return { npm_config_keytar_local_prebuilds: folder };
 }
 
 /** The `files:` list of electron-builder.yml: one glob a line, `!` excludes. */
