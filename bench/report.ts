@@ -48,7 +48,8 @@ export function machine(): string {
 export function printTable(title: string, rows: BenchRow[], peerName?: string): void {
   const peer = (r: BenchRow) => (peerName ? ` ${r.peer ?? ''} |` : '');
   const lines = [
-    `### ${title}`,
+    // The Node in the heading too: a table pasted alone still says which runtime it measured (CI moved 20 → 24).
+    `### ${title}, Node ${process.version}`,
     `machine: ${machine()}`,
     '',
     `| metric | value |${peerName ? ` ${peerName} |` : ''} target | met |`,

@@ -359,6 +359,10 @@ async function outage(dir: string): Promise<BenchRow[]> {
     url: first.url,
     userToken: first.tokens.user,
     clientAttempts: 2,
+    // The renames leave ~470 paths deleted, over the deletion guard's 100 (issue 24, after this row was first
+    // measured): held, they waited for a user's yes and this loop never ended (30 min, on issue 40's rerun).
+    // The catch-up is what is timed here; held deletions have their own tests.
+    deletionGuard: null,
   });
   let second: ServeProcess | null = null;
   try {

@@ -47,8 +47,7 @@ const addRepository = () => addRepositoryOn(page, repo.root, '2 flows · 2 files
 
 /** Holds the window's calls to these bridge routes until the test lets them go, as a loaded machine would. */
 async function holdAnswers(...routes: string[]): Promise<() => void> {
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
+  const { promise: held, resolve: release } = Promise.withResolvers<void>();
   const paths = new Set(routes.map((name) => `/api/${name}`));
   await page.route(
     (url) => paths.has(url.pathname),
@@ -202,10 +201,8 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     // Back on Settings, the screen shows what it has and reads the settings again. That read is answered by the
     // agent before the save, and reaches the window after the save's answer, as on a loaded machine.
     await page.getByRole('tab', { name: 'Sync' }).click();
-    let answered!: () => void;
-    const read = new Promise<void>((resolve) => (answered = resolve));
-    let deliver!: () => void;
-    const delivered = new Promise<void>((resolve) => (deliver = resolve));
+    const { promise: read, resolve: answered } = Promise.withResolvers<void>();
+    const { promise: delivered, resolve: deliver } = Promise.withResolvers<void>();
     await page.route(
       (url) => url.pathname === '/api/getSettings',
       async (route) => {

@@ -14,7 +14,7 @@ import {
   symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, matchesGlob, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -261,30 +261,26 @@ function packTarball(): string {
 }
 
 /**
- * better-sqlite3 and keytar from this checkout's own build (the same versions, for this Node), handed to their
- * installer, prebuild-install, as local prebuilt binaries: the way a company mirror serves them. Without them the
- * install downloads a binary from GitHub (not reachable on the build machines) or compiles SQLite, which took
- * over 90 s here.
+ * keytar from this checkout's own build (the same version, for this Node), handed to its installer,
+ * prebuild-install, as a local prebuilt binary: the way a company mirror serves it. Without it the install
+ * downloads a binary from GitHub (not reachable on the build machines) or compiles it. better-sqlite3 13 needs
+ * none: its Node-API binaries are inside the package from the registry.
  */
 function localPrebuilds(): NodeJS.ProcessEnv {
   const folder = join(work, 'prebuilds');
   mkdirSync(folder, { recursive: true });
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of ['better-sqlite3', 'keytar']) {
-    const pkg = JSON.parse(readFileSync(join(NODE_MODULES, name, 'package.json'), 'utf8')) as {
-      version: string;
-      binary?: { napi_versions?: number[] };
-    };
-    const napi = pkg.binary?.napi_versions;
-    const abi = napi ? `napi-v${Math.max(...napi)}` : `node-v${process.versions.modules}`;
-    const file = join(folder, `${name}-v${pkg.version}-${abi}-${process.platform}-${process.arch}.tar.gz`);
-    // Only the module itself, as in a published prebuild (prebuild-install loads each .node file it unpacks).
-    const binary = `build/Release/${name.replace(/-/g, '_')}.node`;
-    const tar = spawnSync('tar', ['-czf', file, binary], { cwd: join(NODE_MODULES, name) });
-    if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
-    env[`npm_config_${name.replace(/[^a-zA-Z0-9]/g, '_')}_local_prebuilds`] = folder;
-  }
-  return env;
+  const pkg = JSON.parse(readFileSync(join(NODE_MODULES, 'keytar', 'package.json'), 'utf8')) as {
+    version: string;
+    binary: { napi_versions: number[] };
+  };
+  const abi = `napi-v${Math.max(...pkg.binary.napi_versions)}`;
+  const file = join(folder, `keytar-v${pkg.version}-${abi}-${process.platform}-${process.arch}.tar.gz`);
+  // Only the module itself, as in a published prebuild (prebuild-install loads each .node file it unpacks).
+  const tar = spawnSync('tar', ['-czf', file, 'build/Release/keytar.node'], {
+    cwd: join(NODE_MODULES, 'keytar'),
+  });
+  if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
+  return { npm_config_keytar_local_prebuilds: folder };
 }
 
 /** The `files:` list of electron-builder.yml: one glob a line, `!` excludes. */
@@ -297,17 +293,15 @@ function builderFiles(yaml: string): string[] {
     .map((line) => line.replace(/^\s+- /, '').replace(/^'(.*)'$/, '$1'));
 }
 
-/** A path against electron-builder's globs (minimatch: `**` any depth, `*` within a name); the last match wins. */
+/**
+ * A path against electron-builder's globs, the last match winning. Node's own `path.matchesGlob` (minimatch's rules,
+ * as electron-builder's; experimental on Node 20, no warning on 24) in place of a hand-made glob-to-regex.
+ */
 function matches(path: string, globs: string[]): boolean {
   let included = false;
   for (const glob of globs) {
     const negated = glob.startsWith('!');
-    const pattern = (negated ? glob.slice(1) : glob)
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .split(/\*\*\/?/)
-      .map((part) => part.replace(/\*/g, '[^/]*'))
-      .join('.*');
-    if (new RegExp(`^${pattern}$`).test(path)) included = !negated;
+    if (matchesGlob(path, negated ? glob.slice(1) : glob)) included = !negated;
   }
   return included;
 }
