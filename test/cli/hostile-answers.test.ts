@@ -291,7 +291,7 @@ describe('conflicts that cannot all be written', () => {
 });
 
 describe('a listing that never ends', () => {
-  it('is given up at a bound: the agent stays under 300 MB, says so, and its window appears', async () => {
+  it('is given up at a bound: the memory of the agent stays bounded, it says so, and its window appears', async () => {
     // Every page offers another, of 5,000 new files: what a broken or hostile service can do for ever.
     let pages = 0;
     proxy.rewrite = (path, answer) => {
@@ -307,7 +307,10 @@ describe('a listing that never ends', () => {
       await agent.waitFor(/Window: /, 120_000);
       await agent.waitFor(/listing of files goes on past 250,000 files/, 60_000);
       const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))![1]);
-      expect(peakKiB / 1024).toBeLessThan(300);
+      // Without the bound it passed 1.3 GB in 60 s and grew on. With it, the peak measured 391 MB on Node 24.21
+      // (under 300 MB on Node 20, whose heap grows less eagerly: the same agent's one-page baseline is 152 MB on 24;
+      // run with --max-old-space-size=128 it ends at 283 MB, so what the listing keeps is under 128 MB).
+      expect(peakKiB / 1024).toBeLessThan(450);
       expect(agent.output()).not.toMatch(/incident/);
     } finally {
       agent.signal('SIGKILL');
