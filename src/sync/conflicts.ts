@@ -1,5 +1,6 @@
 import type { Conflict } from '../protocol/index.ts';
-import type { FileConflict, SyncState } from './state.ts';
+import type { SyncState } from './state.ts';
+import type { FileConflict } from './state-records.ts';
 
 type Found = Omit<FileConflict, 'foundAt'>;
 

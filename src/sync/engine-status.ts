@@ -1,6 +1,6 @@
 import { failureKind } from '../client/index.ts';
 import { describeStorageFault, storageFaultRemedy, type StorageFault } from '../host/index.ts';
-import type { FileConflict } from './state.ts';
+import type { FileConflict } from './state-records.ts';
 import type { RoundOutcome } from './scheduler.ts';
 
 /*

@@ -18,7 +18,8 @@ export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';
 export { flowRootProblem, normalFlowRoot } from './flow-layout.ts';
 export { nothingToSync } from './presence.ts';
-export { SyncState, type FileConflict, type FileState, type RepoCounts, type RepoRecord } from './state.ts';
+export { SyncState } from './state.ts';
+export type { FileConflict, FileState, RepoCounts, RepoRecord } from './state-records.ts';
 export {
   asideName,
   openSyncState,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { FileRecord, SyncState } from './state.ts';
+import type { SyncState } from './state.ts';
+import type { FileRecord } from './state-records.ts';
 import { isDeletion, isKeptAsOnService } from './three-way.ts';
 
 /** What one flow needs so that the service has what is on disk. */

@@ -8,7 +8,8 @@ import type { Hasher } from './hasher.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import { cacheKeyOf, placeOf, scanFlows, type RefusedEntry, type ScannedFile } from './scanner.ts';
-import type { CachedStat, SyncState } from './state.ts';
+import type { SyncState } from './state.ts';
+import type { CachedStat } from './state-records.ts';
 
 export interface ReconcilerOptions {
   repo: { root: string };

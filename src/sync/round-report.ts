@@ -1,4 +1,4 @@
-import type { RepoCounts } from './state.ts';
+import type { RepoCounts } from './state-records.ts';
 import type { FlowPlan } from './planner.ts';
 import type { FileChange, UploadTally } from './uploader.ts';
 import type { SyncPhase } from './engine-status.ts';

@@ -13,16 +13,6 @@ import type {
   RepoRecord,
 } from './state-records.ts';
 
-export type {
-  CachedStat,
-  FileConflict,
-  FileRecord,
-  FileState,
-  FlowAck,
-  RepoCounts,
-  RepoRecord,
-} from './state-records.ts';
-
 const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
   acked_hash AS ackedHash, file_id AS fileId`;
 /**

@@ -16,7 +16,8 @@ import { checkServiceFile, refusedAnswer } from './service-answers.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import { conflictFromService, recordConflicts } from './conflicts.ts';
-import type { FileConflict, FileRecord, FlowAck, SyncState } from './state.ts';
+import type { SyncState } from './state.ts';
+import type { FileConflict, FileRecord, FlowAck } from './state-records.ts';
 import { isKeptAsOnService } from './three-way.ts';
 
 // Under the service's caps per call (test/sync/chunking.test.ts checks every chunk against them).
