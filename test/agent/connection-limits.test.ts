@@ -71,8 +71,9 @@ describe("idle connections to the agent's window and service, from any local pro
         { timeout: 30_000 },
       )
       .toBe(0);
-    // 4,000 connections were held; the bridge takes 128 at a time and the service 256.
-    expect(most - before).toBeLessThan(128 + 256 + 100);
+    // 4,000 connections were held; the bridge keeps 128 and the service 256, and each holds up to four times that
+    // until its next sorting, 20 ms or so away (HELD_WHILE_SORTING in connection-limits.ts).
+    expect(most - before).toBeLessThan(4 * (128 + 256) + 100);
 
     const page = await bridge('/');
     expect(page.statusCode).toBe(200);
