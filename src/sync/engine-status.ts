@@ -159,6 +159,15 @@ export function conflictLine(count: number): string {
   );
 }
 
+/** Files on the service that this checkout does not have: kept there, never deleted by a round. */
+export function notInCheckoutLine(count: number): string {
+  const one = count === 1;
+  return (
+    `${count} ${one ? 'file' : 'files'} on the service ${one ? 'is' : 'are'} not in this checkout (kept there, ` +
+    'not deleted): `flowsync resolve --not-in-checkout` lists them'
+  );
+}
+
 /** "159 deletions held: …" */
 export function heldLine(count: number): string {
   return (
@@ -193,4 +202,22 @@ export function failureOutcome(error: unknown, message: string): RoundOutcome {
  */
 export function probeAnswered(error: unknown): boolean {
   return failureKind(error) !== 'unreachable';
+}
+
+/**
+ * How a round that sent all it could ends: 'recheck' while files are unreadable, flows wait out their own back-off
+ * or deletions settle (the next look when the first is due), which never holds back a round that a change asks for.
+ * `retryInMs`: when the first flow's own back-off ends (null: none waits); `settlingMs`: 0 when nothing settles.
+ */
+export function restingOutcome(due: {
+  retryInMs: number | null;
+  settlingMs: number;
+  unreadable: boolean;
+}): RoundOutcome {
+  const settleInMs = due.settlingMs > 0 ? due.settlingMs : null;
+  const { retryInMs } = due;
+  const dueInMs =
+    retryInMs === null ? settleInMs : settleInMs === null ? retryInMs : Math.min(retryInMs, settleInMs);
+  if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };
+  return due.unreadable ? { kind: 'recheck' } : { kind: 'settled' };
 }

@@ -1,122 +1,51 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { checkAccess, type RemoteClient } from '../client/index.ts';
-import { folderFault, storageFaultOf, type StorageFault } from '../host/index.ts';
+import { checkAccess } from '../client/index.ts';
+import type { StorageFault } from '../host/index.ts';
 import { folderGone } from '../protocol/index.ts';
 import { Coalescer } from './coalescer.ts';
-import { FlowLayout } from './flow-layout.ts';
-import { FlowRetries } from './flow-retries.ts';
-import type { Hasher } from './hasher.ts';
-import { IgnoreRules } from './ignore-rules.ts';
-import { planUploads, plansKey } from './planner.ts';
-import { PresenceCheck, nothingToSync } from './presence.ts';
-import { Reconciler } from './reconciler.ts';
-import { RootGuard } from './root-guard.ts';
-import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard, type DeletionState } from './safety.ts';
-import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
-import type { SyncState } from './state.ts';
-import { uploadPlans } from './uploader.ts';
-import type { FolderWatchBudget } from './watch-budget.ts';
-import { FlowWatcher } from './watcher.ts';
-import { ServiceSide } from './service-side.ts';
+import { dryRun } from './dry-run.ts';
+import type { EngineEvents, RepositorySpec, SyncEngineOptions } from './engine-options.ts';
 import {
   afterRound,
   backToResting,
   composeStatus,
   conflictLine,
-  conflictMessage,
+  countsUnrecorded,
   failureOutcome,
   heldLine,
-  probeAnswered,
-  countsUnrecorded,
   initialFacts,
-  storageMessage,
+  notInCheckoutLine,
+  probeAnswered,
+  restingOutcome,
   withPaused,
   withPhase,
   withSent,
   type StatusFacts,
   type SyncPhase,
 } from './engine-status.ts';
-
-export type { SyncPhase } from './engine-status.ts';
+import { FlowLayout } from './flow-layout.ts';
+import { FlowRetries } from './flow-retries.ts';
+import { IgnoreRules } from './ignore-rules.ts';
+import { Lookout, RESCAN_INTERVAL_MS } from './lookout.ts';
+import { planUploads, plansKey } from './planner.ts';
+import { PresenceCheck, nothingToSync } from './presence.ts';
+import { Reconciler } from './reconciler.ts';
 import {
   addTally,
   emptyReport,
   pagesOf,
   type PlannedFlow,
-  type SyncMiss,
-  type SyncProgress,
-  type SyncRecovery,
   type SyncReport,
   type SyncStatus,
 } from './round-report.ts';
-
-export type {
-  PlannedFlow,
-  SyncMiss,
-  SyncProgress,
-  SyncRecovery,
-  SyncReport,
-  SyncStatus,
-} from './round-report.ts';
-
-export interface RepositorySpec {
-  root: string;
-  owner: string;
-  name: string;
-  /** Folders (relative to the root) whose subfolders are flows; default `flows`. */
-  flowRoots: readonly string[];
-  /** Who writes, as the service's history names this checkout (`dev@laptop:~/code/app`). */
-  writer?: string;
-  /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
-  deletionGuard?: DeletionGuard | null;
-}
-
-export interface SyncEngineOptions {
-  repo: RepositorySpec;
-  client: RemoteClient;
-  state: SyncState;
-  hasher: Hasher;
-  /** Names the service the acknowledged state is for (its URL, or `embedded`). */
-  serviceKey: string;
-  quietMs?: number;
-  maxWaitMs?: number;
-  /** Back-off after an answer that says "not now" (5xx, 429, 401): doubled per failure, at most `retryMaxMs`. */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
-  /** While the service does not answer, a cheap probe every `probeMinMs`–`probeMaxMs` (default 2–4 s). */
-  probeMinMs?: number;
-  probeMaxMs?: number;
-  /** How often to look for flow roots that appeared and for the repository folder itself. */
-  presenceIntervalMs?: number;
-  /**
-   * How often every flow root is rescanned whatever the watcher said, ±20 % (default RESCAN_INTERVAL_MS); what a
-   * rescan finds is sent and counted in `missed`.
-   */
-  rescanIntervalMs?: number;
-  /** Starts paused (a repository its user paused before a restart): see pause(). */
-  paused?: { since: string | null };
-  /** The folders watched, shared with the other engines of the process (default: the process's own). */
-  watchBudget?: FolderWatchBudget;
-}
-
-interface EngineEvents {
-  status: [SyncStatus];
-  progress: [SyncProgress];
-  synced: [SyncReport];
-  recovered: [SyncRecovery];
-  missed: [SyncMiss];
-  /** A periodic rescan ended: the owner of the engine looks again at what a rescan does not (the git remote). */
-  rescanned: [];
-}
-
-/**
- * Every repository is rescanned whole this often (±20 %), as Syncthing does hourly: the watcher is a hint, the
- * rescan the truth. 100,000 unchanged files cost 2.3 s of CPU, 88 MiB read(2) from the page cache (the state's
- * pages; no file is read) and no request; 10,000 files 0.33 s (bench/sync.ts, 2 shared cores at load 12 to 17). Every
- * 10 minutes is 0.4 % of one core at 100,000 files, and a miss is sent within 12 minutes at worst.
- */
-export const RESCAN_INTERVAL_MS = 10 * 60_000;
+import { RootGuard } from './root-guard.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionState } from './safety.ts';
+import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
+import { ServiceSide } from './service-side.ts';
+import { StateFaults } from './state-faults.ts';
+import { uploadPlans } from './uploader.ts';
+import { FlowWatcher } from './watcher.ts';
 
 /**
  * Keeps one repository's flows in sync. The reconciler brings the state in line with the disk (scan, hash); the
@@ -136,12 +65,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly guard: RootGuard;
   /** What is asked of the service and written of its copy to disk: the window and the CLI call `engine.service`. */
   readonly service: ServiceSide;
+  private readonly lookout: Lookout;
   /** Files the rescans found that the watcher had not reported. */
-  private missed = 0;
-  private rescanTimer: NodeJS.Timeout | null = null;
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
-  private readonly newFolders = new Set<string>();
-  private newFoldersQueued = false;
   private readonly retries: FlowRetries;
   /** What the status says: the phase, its message and what it rests on (engine-status.ts). */
   private facts: StatusFacts;
@@ -149,9 +75,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Files the state could not record (the data folder full or read-only), counted by a scan that writes nothing;
    * the rescan that is due from the failure on records them once it can.
    */
-  private unrecorded = { files: 0, counting: false };
-  private presenceTimer: NodeJS.Timeout | null = null;
-  private presenceQueued = false;
+  private readonly faults: StateFaults;
   private stopped = false;
   /** Deletions held, allowed by their user, seen settling (safety.ts decides what each means). */
   private deletions: DeletionState = { held: 0, allowed: 0, seen: null, settlingMs: 0 };
@@ -202,11 +126,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       (path) => this.coalescer.add(path),
       (error) => {
         this.setPhase(this.facts.phase, `watching failed: ${error.message}`);
-        this.inBackground(this.restartWatcher('watcher error'));
+        this.inBackground(this.lookout.restartWatcher('watcher error'));
       },
       () => this.refresh(),
       options.watchBudget,
-      (folder) => this.newFolder(folder),
+      (folder) => this.lookout.newFolder(folder),
     );
     this.presence = new PresenceCheck({
       repo: options.repo,
@@ -220,7 +144,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       changed: () => this.scheduler.want(),
       // Already in the scheduler's queue (the presence check is local work): rescanned here, not queued behind it.
       cameBack: async (roots) =>
-        this.found(`${roots.join(', ')} came back`, await this.reconciler.rescan(roots)),
+        this.lookout.found(`${roots.join(', ')} came back`, await this.reconciler.rescan(roots)),
       heldChanged: () => this.refresh(),
     });
     this.scheduler = new Scheduler(
@@ -255,6 +179,28 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       allowDeletions: () => this.allowDeletions(),
       sync: () => this.sync(),
     });
+    this.faults = new StateFaults(
+      options.state.folder,
+      this.reconciler,
+      () => options.state.counts(this.repoId).pending,
+    );
+    this.lookout = new Lookout({
+      reconciler: this.reconciler,
+      presence: this.presence,
+      roots: this.layout.roots,
+      forgetWatched: (root) => this.watcher.forget(root),
+      watcherIdle: () => this.coalescer.idle,
+      local: (task, thenRound) => this.local(task, thenRound),
+      inBackground: (work) => this.inBackground(work),
+      checkQuietly: () => this.checkQuietly(),
+      missed: (miss) => {
+        this.emit('missed', miss);
+        this.refresh();
+      },
+      rescanned: () => this.emit('rescanned'),
+      presenceIntervalMs: options.presenceIntervalMs ?? 1000,
+      rescanIntervalMs: options.rescanIntervalMs ?? RESCAN_INTERVAL_MS,
+    });
   }
 
   get flowRoots(): readonly string[] {
@@ -268,7 +214,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   status(): SyncStatus {
     const { state } = this.options;
     const repoId = this.repoId;
-    const unrecorded = countsUnrecorded(this.facts) ? this.unrecorded.files : 0;
+    const unrecorded = countsUnrecorded(this.facts) ? this.faults.files : 0;
     const counts = () => {
       const counts = state.counts(repoId);
       return { ...counts, pending: counts.pending + unrecorded };
@@ -286,7 +232,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       },
       message: shown.message,
       retryAt: this.scheduler.retryAt,
-      missed: this.missed,
+      missed: this.lookout.missed,
       heldDeletions: this.deletions.held,
       notInCheckout: this.service.notInCheckout,
       paused: this.paused !== null,
@@ -334,11 +280,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(nothing !== null ? [nothing] : []),
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
-      ...(this.service.notInCheckout > 0
-        ? [
-            `${this.service.notInCheckout} ${this.service.notInCheckout === 1 ? 'file' : 'files'} on the service ${this.service.notInCheckout === 1 ? 'is' : 'are'} not in this checkout (kept there, not deleted): \`flowsync resolve --not-in-checkout\` lists them`,
-          ]
-        : []),
+      ...(this.service.notInCheckout > 0 ? [notInCheckoutLine(this.service.notInCheckout)] : []),
       ...this.reconciler.refusedRoots.values(),
       ...this.watcher.refused.values(),
       ...this.rules.problems.values(),
@@ -364,7 +306,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (watchFirst && !this.options.state.hasFiles(this.repoId)) await this.presence.watchPresentRoots();
     // A state that cannot be written now is a state of the engine, not a failed start: the round retries.
     await this.local(() => this.reconciler.rescan(), false).catch((error: unknown) => {
-      if (this.stateRefused(error) === null) throw error;
+      if (this.faults.refused(error) === null) throw error;
     });
     await this.sync();
     await this.checkQuietly();
@@ -387,83 +329,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   async watch(): Promise<void> {
     const fresh = await this.presence.watchPresentRoots();
     if (fresh.length > 0) await this.local(() => this.reconciler.rescan(fresh));
-    const interval = this.options.presenceIntervalMs ?? 1000;
-    this.presenceTimer = setInterval(() => {
-      // One check at a time: a long round must not pile up a check per second behind it.
-      if (this.presenceQueued || this.stopped) return;
-      this.presenceQueued = true;
-      this.inBackground(
-        this.local(() => this.presence.check(), false).finally(() => (this.presenceQueued = false)),
-      );
-    }, interval);
-    this.presenceTimer.unref();
-    this.scheduleRescan();
-  }
-
-  /** The next periodic rescan, at the interval ±20 %, so that many repositories do not rescan at once. */
-  private scheduleRescan(): void {
-    if (this.stopped) return;
-    const interval = this.options.rescanIntervalMs ?? RESCAN_INTERVAL_MS;
-    this.rescanTimer = setTimeout(
-      () => {
-        this.inBackground(
-          this.verify('periodic')
-            .then(() => this.checkQuietly())
-            .finally(() => {
-              this.emit('rescanned');
-              this.scheduleRescan();
-            }),
-        );
-      },
-      interval * (0.8 + Math.random() * 0.4),
-    );
-    this.rescanTimer.unref();
-  }
-
-  /**
-   * A rescan that checks the watcher (periodic, after a new folder's watch is in place, after a root came back or
-   * the watcher failed): what it finds is sent, logged (the `missed` event) and counted in the status.
-   */
-  private async verify(reason: string, under?: readonly string[]): Promise<void> {
-    await this.local(async () => this.found(reason, await this.reconciler.rescan(under)));
-  }
-
-  /** What a verifying rescan found: logged and counted, so that a miss is never silent. */
-  private found(reason: string, files: number): void {
-    // With the watcher's own reports still waiting, what the rescan found may be theirs: sent, not counted.
-    if (files === 0 || !this.coalescer.idle) return;
-    this.missed += files;
-    this.emit('missed', { files, reason });
-    this.refresh();
-  }
-
-  /**
-   * A new folder is watched now: rescanned, with every other new folder that settled meanwhile, in one job (a
-   * checkout that makes 3,000 folders queued 3,000 rescans, and the presence check waited behind them).
-   */
-  private newFolder(folder: string): void {
-    this.newFolders.add(folder);
-    if (this.newFoldersQueued) return;
-    this.newFoldersQueued = true;
-    this.inBackground(
-      this.local(async () => {
-        this.newFoldersQueued = false;
-        const folders = [...this.newFolders].sort();
-        this.newFolders.clear();
-        const outermost = folders.filter(
-          (folder, index) => !folders.slice(0, index).some((other) => folder.startsWith(`${other}/`)),
-        );
-        this.found('new folder', await this.reconciler.rescan(outermost));
-      }),
-    );
-  }
-
-  /** After a watcher error: every root watched anew, then rescanned, since events may have been lost. */
-  private async restartWatcher(reason: string): Promise<void> {
-    if (this.stopped) return;
-    for (const root of this.layout.roots) this.watcher.forget(root);
-    await this.presence.watchPresentRoots();
-    await this.verify(reason);
+    this.lookout.start();
   }
 
   /** One scan and one round of uploads, without watching: `flowsync sync`. Throws when the service is unreachable. */
@@ -486,43 +352,19 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * gives it a copy.
    */
   async plan(): Promise<PlannedFlow[]> {
-    const { state } = this.options;
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
     });
     this.guard.checkAll();
-    const pending = state.pendingFlows(this.repoId);
     const options = await this.planOptions();
-    const { plans, stillRejected } = planUploads(
+    const { state } = this.options;
+    return dryRun({
       state,
-      this.repoId,
-      pending.filter((flow) => !this.guard.holds(flow)),
+      repoId: this.repoId,
+      guard: this.guard,
       options,
-    );
-    const planned: PlannedFlow[] = plans.map((plan) => ({
-      flowPath: plan.flowPath,
-      action: 'send',
-      message: null,
-      created: plan.upserts.filter((file) => file.ackedHash === null).map((file) => file.path),
-      updated: plan.upserts.filter((file) => file.ackedHash !== null).map((file) => file.path),
-      deleted: plan.deletes.map((file) => file.path),
-    }));
-    const none = { created: [], updated: [], deleted: [] };
-    // A held root sends nothing of its flows, and what the rescan did not find under it is not taken as gone.
-    for (const [root, message] of this.guard.held)
-      planned.push({ flowPath: root, action: 'held', message, ...none });
-    for (const flowPath of stillRejected)
-      planned.push({ flowPath, action: 'refused', message: null, ...none });
-    for (const conflict of state.conflicts(this.repoId))
-      planned.push({
-        flowPath: `${conflict.flowPath}/${conflict.path}`,
-        action: 'conflict',
-        message: conflictMessage(conflict),
-        ...none,
-      });
-    if (this.deletions.held > 0)
-      planned.push({ flowPath: '', action: 'held', message: heldLine(this.deletions.held), ...none });
-    return planned.sort((a, b) => a.flowPath.localeCompare(b.flowPath));
+      heldDeletions: this.deletions.held,
+    });
   }
 
   /** Asks for a round now (a change, "sync now", or the network coming back), even while backing off. */
@@ -576,7 +418,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       acknowledged: state.acknowledgedCount(this.repoId),
       allowed: this.deletions.allowed,
       guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
-      watching: this.presenceTimer !== null,
+      watching: this.lookout.watching,
       seen: this.deletions.seen,
       now: Date.now(),
     });
@@ -599,8 +441,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.stopped = true;
     this.reconciler.stopped = true;
     this.coalescer.clear();
-    if (this.presenceTimer) clearInterval(this.presenceTimer);
-    if (this.rescanTimer) clearTimeout(this.rescanTimer);
+    this.lookout.stop();
     await this.watcher.close();
     await this.scheduler.stop();
     this.setPhase('stopped', null);
@@ -612,64 +453,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private inBackground(work: Promise<void>): void {
     work.catch(async (error: unknown) => {
-      const fault = this.stateRefused(error);
+      const fault = this.faults.refused(error);
       if (fault === null) return this.setPhase(this.facts.phase, messageOf(error));
-      await this.countUnrecorded();
+      await this.faults.count();
       if (!this.stopped) this.setPhase('storage', null, fault);
     });
   }
 
-  /** Counts what the state could not record, one count at a time (a burst of bursts needs only the last). */
-  private async countUnrecorded(): Promise<void> {
-    if (this.unrecorded.counting) return;
-    this.unrecorded.counting = true;
-    try {
-      this.unrecorded.files = await this.reconciler.countUnrecorded();
-    } catch {
-      // The count is what was known before: the scan that failed is retried with the round.
-    } finally {
-      this.unrecorded.counting = false;
-    }
-  }
-
-  /**
-   * Whether the state refused a write (SQLITE_FULL, SQLITE_READONLY…, or a file of the data folder: ENOSPC,
-   * EROFS…). Then nothing it should have recorded can be trusted to be there: a full rescan is due before the next
-   * round sends anything (SQLite rolled the transaction back, so what was not recorded is still pending or
-   * unknown; an acknowledgement not recorded is sent again, and the service answers "unchanged"). Returns the
-   * fault, null when it is not one; the caller sets it with the 'storage' phase.
-   */
-  private stateRefused(error: unknown): StorageFault | null {
-    const fault = storageFaultOf(error);
-    if (fault === null) return null;
-    const code = String((error as { code?: unknown }).code);
-    const path = (error as { path?: unknown }).path;
-    const inDataFolder =
-      code.startsWith('SQLITE_') ||
-      (typeof path === 'string' && path.startsWith(`${this.options.state.folder}/`));
-    if (!inDataFolder) return null; // a repository's file that could not be read is not the state's fault
-    this.reconciler.fullRescanDue = true;
-    // SQLite says only "disk I/O error" when the folder turned read-only under it: the folder says which.
-    return fault === 'failing' ? (folderFault(this.options.state.folder) ?? fault) : fault;
-  }
-
   /** A round that threw: the state could not be written (wait, keep the work), or a failure of the service. */
   private async failedRound(error: unknown): Promise<RoundOutcome> {
-    const fault = this.stateRefused(error);
-    return fault === null ? failureOutcome(error, messageOf(error)) : this.storageOutcome(fault);
-  }
-
-  /** A round's end when the state refused a write: wait (the work stays), counting what waits. */
-  private async storageOutcome(fault: StorageFault): Promise<RoundOutcome> {
-    await this.countUnrecorded();
-    const { state } = this.options;
-    const waiting = state.counts(this.repoId).pending + this.unrecorded.files;
-    return {
-      kind: 'refused',
-      phase: 'storage',
-      message: storageMessage(fault, state.folder, waiting),
-      fault,
-    };
+    const fault = this.faults.refused(error);
+    return fault === null ? failureOutcome(error, messageOf(error)) : this.faults.outcome(fault);
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -698,7 +492,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         this.reconciler.fullRescanDue = true; // still due: the failed round backs off and tries again
         throw error;
       });
-      this.unrecorded.files = 0; // recorded now, every file of it
+      this.faults.recorded(); // every file of it
     }
     // Paused: what the scans recorded stays pending, counted, until its user resumes.
     if (this.paused) return { report, outcome: { kind: 'settled' } };
@@ -758,7 +552,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         flowsDone += plans.length;
         addTally(report, tally);
       }
-      const done = this.restingOutcome(unreadable);
+      const done = restingOutcome({
+        retryInMs: this.retries.nextDueInMs(),
+        settlingMs: this.deletions.settlingMs,
+        unreadable,
+      });
       // Deletions allowed go once: a later round that would delete as many again asks again.
       if (!('holdDeletions' in options) || !options.holdDeletions) this.deletions.allowed = 0;
       if (sent.length === 0) return { report, outcome: done };
@@ -774,25 +572,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       return { report, outcome: { kind: stalled ? 'stalled' : 'progress' } };
     } catch (error) {
       // An acknowledgement the state could not record leaves its files pending: sent again once it can.
-      const fault = this.stateRefused(error);
-      if (fault !== null) return { report, outcome: await this.storageOutcome(fault), error };
+      const fault = this.faults.refused(error);
+      if (fault !== null) return { report, outcome: await this.faults.outcome(fault), error };
       const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
       return { report, outcome: failureOutcome(error, message), error };
     }
-  }
-
-  /**
-   * How a round that sent all it could ends: 'recheck' while files are unreadable or flows wait out their own
-   * back-off (the next look when the first is due), which never holds back a round that a change asks for.
-   */
-  private restingOutcome(unreadable: boolean): RoundOutcome {
-    const retryInMs = this.retries.nextDueInMs();
-    const settleInMs = this.deletions.settlingMs > 0 ? this.deletions.settlingMs : null;
-    const dueInMs =
-      retryInMs === null ? settleInMs : settleInMs === null ? retryInMs : Math.min(retryInMs, settleInMs);
-    if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };
-    return unreadable ? { kind: 'recheck' } : { kind: 'settled' };
   }
 
   /** After a round: the phase it leaves, and "back in sync" at the end of an outage. */

@@ -1,16 +1,9 @@
 // Owns syncing one repository with a service: scanner, hasher (a worker pool), watcher (chokidar), the state (the
 // outbox), planner, uploader and the SyncEngine that joins them. May import: protocol, host, client.
-export {
-  SyncEngine,
-  type PlannedFlow,
-  type RepositorySpec,
-  type SyncEngineOptions,
-  type SyncPhase,
-  type SyncProgress,
-  type SyncRecovery,
-  type SyncReport,
-  type SyncStatus,
-} from './engine.ts';
+export { SyncEngine } from './engine.ts';
+export type { RepositorySpec, SyncEngineOptions } from './engine-options.ts';
+export type { SyncPhase } from './engine-status.ts';
+export type { PlannedFlow, SyncProgress, SyncRecovery, SyncReport, SyncStatus } from './round-report.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
 export type { ConflictComparison, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
 export type { FileChange } from './uploader.ts';

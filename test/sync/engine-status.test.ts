@@ -5,6 +5,7 @@ import {
   backToResting,
   composeStatus,
   initialFacts,
+  restingOutcome,
   withPaused,
   withPhase,
   withSent,
@@ -169,4 +170,42 @@ describe('composeStatus', () => {
     expect(shown.phase).toBe('storage');
     expect(shown.message).toMatch(/3 changes waiting/);
   });
+});
+
+describe('restingOutcome: how a round that sent all it could ends', () => {
+  const rows: {
+    description: string;
+    due: { retryInMs: number | null; settlingMs: number; unreadable: boolean };
+    expected: RoundOutcome;
+  }[] = [
+    {
+      description: 'nothing waits: settled, the next round when a change asks',
+      due: { retryInMs: null, settlingMs: 0, unreadable: false },
+      expected: { kind: 'settled' },
+    },
+    {
+      description: 'a file could not be read: looked at again on the back-off',
+      due: { retryInMs: null, settlingMs: 0, unreadable: true },
+      expected: { kind: 'recheck' },
+    },
+    {
+      description: 'a flow waits out its own back-off: the next look when it is due',
+      due: { retryInMs: 4000, settlingMs: 0, unreadable: false },
+      expected: { kind: 'recheck', afterMs: 4000 },
+    },
+    {
+      description: 'deletions settle: the next look when they have',
+      due: { retryInMs: null, settlingMs: 1500, unreadable: true },
+      expected: { kind: 'recheck', afterMs: 1500 },
+    },
+    {
+      description: 'both: the first that is due',
+      due: { retryInMs: 900, settlingMs: 1500, unreadable: false },
+      expected: { kind: 'recheck', afterMs: 900 },
+    },
+  ];
+  for (const row of rows)
+    it(row.description, () => {
+      expect(restingOutcome(row.due)).toEqual(row.expected);
+    });
 });

@@ -1,0 +1,56 @@
+import type { RemoteClient } from '../client/index.ts';
+import type { Hasher } from './hasher.ts';
+import type { SyncProgress, SyncRecovery, SyncReport, SyncMiss, SyncStatus } from './round-report.ts';
+import type { DeletionGuard } from './safety.ts';
+import type { SyncState } from './state.ts';
+import type { FolderWatchBudget } from './watch-budget.ts';
+
+export interface RepositorySpec {
+  root: string;
+  owner: string;
+  name: string;
+  /** Folders (relative to the root) whose subfolders are flows; default `flows`. */
+  flowRoots: readonly string[];
+  /** Who writes, as the service's history names this checkout (`dev@laptop:~/code/app`). */
+  writer?: string;
+  /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
+  deletionGuard?: DeletionGuard | null;
+}
+
+export interface SyncEngineOptions {
+  repo: RepositorySpec;
+  client: RemoteClient;
+  state: SyncState;
+  hasher: Hasher;
+  /** Names the service the acknowledged state is for (its URL, or `embedded`). */
+  serviceKey: string;
+  quietMs?: number;
+  maxWaitMs?: number;
+  /** Back-off after an answer that says "not now" (5xx, 429, 401): doubled per failure, at most `retryMaxMs`. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** While the service does not answer, a cheap probe every `probeMinMs`–`probeMaxMs` (default 2–4 s). */
+  probeMinMs?: number;
+  probeMaxMs?: number;
+  /** How often to look for flow roots that appeared and for the repository folder itself. */
+  presenceIntervalMs?: number;
+  /**
+   * How often every flow root is rescanned whatever the watcher said, ±20 % (default RESCAN_INTERVAL_MS); what a
+   * rescan finds is sent and counted in `missed`.
+   */
+  rescanIntervalMs?: number;
+  /** Starts paused (a repository its user paused before a restart): see pause(). */
+  paused?: { since: string | null };
+  /** The folders watched, shared with the other engines of the process (default: the process's own). */
+  watchBudget?: FolderWatchBudget;
+}
+
+export interface EngineEvents {
+  status: [SyncStatus];
+  progress: [SyncProgress];
+  synced: [SyncReport];
+  recovered: [SyncRecovery];
+  missed: [SyncMiss];
+  /** A periodic rescan ended: the owner of the engine looks again at what a rescan does not (the git remote). */
+  rescanned: [];
+}
