@@ -22,6 +22,7 @@ const UNIT = [
   'test/sync/gone-under.test.ts',
   'test/sync/layout.test.ts',
   'test/sync/engine-status.test.ts',
+  'test/agent/repository-table.test.ts',
   'test/sync/safety.test.ts',
   'test/sync/scheduler.test.ts',
   'test/sync/state-file.test.ts',

@@ -4,11 +4,10 @@ import { basename, dirname } from 'node:path';
 import {
   MissingCredentialsError,
   createClient,
-  serviceCapabilities,
   type ClientAuth,
   type RemoteClient,
 } from '../client/index.ts';
-import { ensurePrivateFolder } from '../host/index.ts';
+import { ensurePrivateFolder, logUnexpected } from '../host/index.ts';
 import { type RunningService } from '../service/index.ts';
 import {
   createSecretStore,
@@ -16,13 +15,11 @@ import {
   secretStoreAuth,
   type SecretStore,
 } from '../secrets/index.ts';
-import { folderGone, specAloneLine, type Capabilities } from '../protocol/index.ts';
 import {
   Hasher,
   SyncEngine,
   type FileConflict,
   type FileState,
-  type RepoCounts,
   type SyncState,
   type SyncEngineOptions,
   type SyncProgress,
@@ -42,9 +39,11 @@ import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
+import { ServiceInfo } from './service-info.ts';
+import { describeEntry, type RepositoryDescription } from './describe.ts';
+import { RepositoryTable, type RepositoryEntry, type WatchedRepository } from './repository-table.ts';
 import { writerName } from './writer.ts';
 import { checkFlowRoots, folderNotThere } from './folder-check.ts';
-import { currentBranch } from './git.ts';
 import { NotTheSource, notTheSource, tilde } from './source.ts';
 import { AgentApiError } from './api-error.ts';
 import { BranchFollower, type BranchSwitch } from './branch-follower.ts';
@@ -76,64 +75,6 @@ export interface AgentOptions {
     SyncEngineOptions,
     'quietMs' | 'maxWaitMs' | 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs' | 'rescanIntervalMs'
   >;
-}
-
-export interface WatchedRepository {
-  identity: RepositoryIdentity;
-  engine: SyncEngine;
-}
-
-/**
- * What a window or a command may know of one repository, running or paused: the read model, so that nothing
- * outside the agent reads its state file or its maps.
- */
-export interface RepositoryDescription extends RepositoryIdentity {
-  flowRoots: string[];
-  /** The engine's status; null while not synced (another checkout is the source, or paused while not there). */
-  status: SyncStatus | null;
-  /** Whether its user paused it; since when (ISO), null when not paused or not known (paused by an older flowsync). */
-  paused: boolean;
-  pausedSince: string | null;
-  counts: RepoCounts;
-  /** The long work under way (hashing, uploading), if any. */
-  progress: SyncProgress | null;
-  lastSyncAt: string | null;
-  /** Files on disk that are not sent, with the reason's code. */
-  notSent: { flowPath: string; path: string; warning: string }[];
-  /** What is wrong with the repository's `.flowsync/repo-config.json`, if anything. */
-  configProblem: string | null;
-  /** Flows the service refused as they are. */
-  refused: { flowPath: string; message: string }[];
-  /** Why a repository is not synced although enabled (another checkout is its source); null otherwise. */
-  reason: string | null;
-  /** The checkout its repository is synced from instead of this one; null when this one is (or none is). */
-  syncedFrom: string | null;
-  /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */
-  branch: string | null;
-  /** Its name changed (origin renamed) and waits for its user to sync under the new one; null otherwise. */
-  rename: { to: string; message: string } | null;
-}
-
-const NO_COUNTS: RepoCounts = {
-  flows: 0,
-  files: 0,
-  pending: 0,
-  pendingFlows: 0,
-  warnings: 0,
-  rejected: 0,
-  conflicts: 0,
-};
-
-/**
- * A repository of the config whose folder is not there (a drive not mounted, an empty mount point): `missing`,
- * nothing of it sent or deleted. Its owner/name are the config's, else the last ones the state knew, else not
- * known yet (`?`): an absent folder has no git remote to read, and is never taken for `local/<folder>`.
- */
-interface AbsentRepository extends RepositoryIdentity {
-  flowRoots: string[];
-  configured: RepositoryConfig;
-  /** Why it is not synced although its folder is there now (it cannot be read, its first sync failed); else null. */
-  problem: string | null;
 }
 
 /**
@@ -177,35 +118,20 @@ interface AgentEvents {
  * hasher pool, and a sync engine per repository.
  */
 export class Agent extends EventEmitter<AgentEvents> {
-  private readonly repositories = new Map<string, WatchedRepository>();
-  /**
-   * Repositories of the config that have no engine: not synced because another checkout of the same repository is
-   * its source (`reason` says which), or paused while their folder is not there, by root. A paused repository whose
-   * folder is there has an engine (paused: it watches and counts, and sends nothing).
-   */
-  private readonly paused = new Map<
-    string,
-    RepositoryIdentity & { flowRoots: string[]; reason?: string; syncedFrom?: string }
-  >();
-  /** Enabled repositories of the config whose folder is not there, by folder: looked for while watching. */
-  private readonly absent = new Map<string, AbsentRepository>();
+  /** Every repository the agent knows, running, resting or absent: one entry each. */
+  private readonly table = new RepositoryTable();
   private absentTimer: NodeJS.Timeout | null = null;
   /** The look for absent folders under way, if any: one at a time, and waited for by close(). */
   private looking: Promise<void> | null = null;
   private closing = false;
-  /** Repositories whose name changed since they synced, by root: synced under the old one until confirmed. */
-  private readonly renames = new Map<string, PendingRename>();
-  /** The branch of each repository being synced, from round to round. */
-  private readonly branches = new Map<string, BranchFollower>();
-  /** The last progress of each repository's long work, cleared when it finishes. */
-  private readonly progress = new Map<string, SyncProgress>();
-  /** Hand edits of each repository's `.flowsync/repo-config.json`, pushed to the service. */
-  private readonly configFiles = new Map<string, RepoConfigFilePublisher>();
+  /** Whether close() began: work nobody awaits that fails from now on has nobody left to tell. */
+  get stopping(): boolean {
+    return this.closing;
+  }
   private watching = false;
   private configTimer: NodeJS.Timeout | null = null;
-  /** What the service does beyond the spec, once it answered (asked again while it has not). */
-  private known: Capabilities | null = null;
-  private asking: Promise<unknown> | null = null;
+  /** What the service does beyond the spec (history, bases). */
+  readonly serviceInfo: ServiceInfo;
 
   readonly serviceUrl: string;
   private readonly serviceKey: string;
@@ -244,12 +170,13 @@ export class Agent extends EventEmitter<AgentEvents> {
       hasher: this.hasher,
       options: this.options,
     } = parts);
+    this.serviceInfo = new ServiceInfo(this.client, this.serviceUrl);
   }
 
   /** The state's id for a repository with this service, running or paused; null when it never synced. */
   private stateIdOf(root: string): number | null {
-    const watched = this.repositories.get(root);
-    if (watched) return watched.engine.repoId;
+    const running = this.table.running(root);
+    if (running) return running.watched.engine.repoId;
     return (
       this.state.repos().find((repo) => repo.root === root && repo.service === this.serviceKey)?.id ?? null
     );
@@ -257,119 +184,42 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** The repositories being synced, in the order they were added. */
   watched(): WatchedRepository[] {
-    return [...this.repositories.values()];
+    return this.table.watched();
   }
 
   /** One repository being synced: by its root, or the first one; null when there is none. */
   find(root?: string): WatchedRepository | null {
-    return (root ? this.repositories.get(root) : this.repositories.values().next().value) ?? null;
+    return (root ? this.table.running(root)?.watched : this.table.watched()[0]) ?? null;
   }
 
   /** Every repository the agent knows, synced, paused or missing, by root, sorted. */
   roots(): string[] {
-    return [...this.repositories.keys(), ...this.paused.keys(), ...this.absent.keys()].sort();
+    return this.table.roots();
   }
 
   /** The repositories whose folder is not there (missing), by root, sorted. */
   missing(): string[] {
-    return [...this.absent.keys()].sort();
+    return this.table
+      .all()
+      .flatMap((entry) => (entry.kind === 'absent' ? [entry.root] : []))
+      .sort();
   }
 
   /** Whether a folder is one of the agent's repositories, synced, paused or missing. */
   knows(root: string): boolean {
-    return this.repositories.has(root) || this.paused.has(root) || this.absent.has(root);
+    return this.table.get(root) !== undefined;
   }
 
   /** What is known of a repository, running or paused; null for a folder the agent does not sync. */
   describe(root: string): RepositoryDescription | null {
-    const absent = this.absent.get(root);
-    if (absent) return this.describeAbsent(absent);
-    const watched = this.repositories.get(root);
-    const paused = this.paused.get(root);
-    if (!watched && !paused) return null;
-    const identity = watched?.identity ?? paused!;
-    const status = watched?.engine.status() ?? null;
-    const repoId = this.stateIdOf(identity.root);
-    const stored = repoId === null ? undefined : this.state.repos().find((repo) => repo.id === repoId);
-    return {
-      root: identity.root,
-      owner: identity.owner,
-      name: identity.name,
-      flowRoots: [...(watched?.engine.flowRoots ?? paused!.flowRoots)],
-      status,
-      counts: status?.counts ?? (repoId === null ? NO_COUNTS : this.state.counts(repoId)),
-      progress: this.progress.get(identity.root) ?? null,
-      lastSyncAt: stored?.lastSyncAt ?? null,
-      notSent: repoId === null ? [] : this.state.warnings(repoId),
-      configProblem: this.configFiles.get(identity.root)?.problem ?? null,
-      reason: paused?.reason ?? null,
-      syncedFrom: paused?.syncedFrom ?? null,
-      ...this.pausedOf(identity.root, status),
-      branch: currentBranch(identity.root),
-      rename: this.renameOf(identity.root),
-      refused:
-        repoId === null
-          ? []
-          : this.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
-    };
-  }
-
-  /** Whether its user paused a repository, from its engine, else from the config (not synced, paused). */
-  private pausedOf(root: string, status: SyncStatus | null): { paused: boolean; pausedSince: string | null } {
-    if (status) return { paused: status.paused, pausedSince: status.pausedSince };
-    const pause = pauseOf(configuredRepository(this.config, root));
-    return { paused: pause !== null, pausedSince: pause?.since ?? null };
-  }
-
-  /** A repository whose folder is not there: `missing`, with what the state knew of it from its last sync. */
-  private describeAbsent(absent: AbsentRepository): RepositoryDescription {
-    const repoId = this.stateIdOf(absent.root);
-    const stored = repoId === null ? undefined : this.state.repos().find((repo) => repo.id === repoId);
-    const counts = repoId === null ? NO_COUNTS : this.state.counts(repoId);
-    return {
-      root: absent.root,
-      owner: absent.owner,
-      name: absent.name,
-      flowRoots: [...absent.flowRoots],
-      status: {
-        phase: 'missing',
-        counts,
-        message: absent.problem ?? folderGone(absent.root),
-        retryAt: null,
-        missed: 0,
-        heldDeletions: 0,
-        notInCheckout: 0,
-        paused: false,
-        pausedSince: null,
-        nothingToSync: null,
-      },
-      paused: false,
-      pausedSince: null,
-      counts,
-      progress: null,
-      lastSyncAt: stored?.lastSyncAt ?? null,
-      notSent: repoId === null ? [] : this.state.warnings(repoId),
-      configProblem: null,
-      reason: null,
-      syncedFrom: null,
-      refused:
-        repoId === null
-          ? []
-          : this.state.rejections(repoId).map(({ flowPath, message }) => ({ flowPath, message })),
-      branch: null,
-      rename: null,
-    };
-  }
-
-  /** The rename waiting for a repository, as `acme/app2` and the line that says what to do; null: none. */
-  private renameOf(root: string): RepositoryDescription['rename'] {
-    const rename = this.renames.get(root);
-    return rename ? { to: `${rename.to.owner}/${rename.to.name}`, message: rename.message } : null;
+    const entry = this.table.get(root);
+    if (!entry) return null;
+    return describeEntry(entry, { state: this.state, repoId: this.stateIdOf(root), config: this.config });
   }
 
   /** Whether a branch switch of a repository is being summed up (its rounds are not said one by one). */
   switchingBranch(root: string): boolean {
-    return this.branches.get(root)?.switching ?? false;
+    return this.table.running(root)?.branch.switching ?? false;
   }
 
   /**
@@ -393,40 +243,9 @@ export class Agent extends EventEmitter<AgentEvents> {
     return repoId === null ? [] : this.state.warnings(repoId);
   }
 
-  /** What the service does beyond the spec (history, bases), asked once per agent; null while it does not answer. */
-  async capabilities(): Promise<Capabilities | null> {
-    this.known ??= await serviceCapabilities(this.client);
-    return this.known;
-  }
-
-  /**
-   * The one line that says what this service cannot protect, or null: a service of the spec alone keeps no history
-   * and cannot tell an edit of what a writer saw from an overwrite of what it never saw.
-   */
-  async serviceLimits(): Promise<string | null> {
-    return this.limitsOf(await this.capabilities());
-  }
-
-  /**
-   * serviceLimits as known now, without waiting (the window's status): while the service has not answered, it is
-   * asked in the background, one question at a time, and the line comes with a later status.
-   */
-  knownServiceLimits(): string | null {
-    if (!this.known && !this.asking)
-      this.asking = this.capabilities()
-        .catch(() => null)
-        .finally(() => (this.asking = null));
-    return this.limitsOf(this.known);
-  }
-
-  private limitsOf(capabilities: Capabilities | null): string | null {
-    if (!capabilities || capabilities.bases) return null;
-    return specAloneLine(this.serviceUrl);
-  }
-
   /** A round now, of one repository or of all, even while backing off. */
   async syncNow(root?: string): Promise<void> {
-    const targets = root ? [this.repositories.get(root)] : [...this.repositories.values()];
+    const targets = root ? [this.table.running(root)?.watched] : this.table.watched();
     await Promise.all(targets.map((watched) => watched?.engine.syncAndCheck()));
   }
 
@@ -509,10 +328,9 @@ export class Agent extends EventEmitter<AgentEvents> {
     options: { source?: boolean; replace?: WatchedRepository } = {},
   ): Promise<WatchedRepository> {
     const { identity, renamed } = await this.identify(folder, configured);
-    const existing = this.repositories.get(identity.root);
+    const existing = this.table.running(identity.root)?.watched;
     if (existing && existing !== options.replace) return existing;
-    if (renamed) this.renames.set(identity.root, renamed);
-    else this.renames.delete(identity.root);
+    this.table.update(identity.root, (entry) => entry && { ...entry, rename: renamed ?? undefined });
     await this.checkSource(identity, options.source === true);
     const pause = pauseOf(configured);
     const engine = new SyncEngine({
@@ -535,9 +353,8 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     const watched = { identity, engine };
     const branch = new BranchFollower(identity.root);
-    this.branches.set(identity.root, branch);
     engine.on('status', (status) => {
-      if (status.phase !== 'scanning' && status.phase !== 'syncing') this.progress.delete(identity.root);
+      if (status.phase !== 'scanning' && status.phase !== 'syncing') this.showProgress(watched, null);
       if (status.phase === 'syncing') branch.round(null);
       const switched = status.phase === 'idle' ? branch.settled(status.heldDeletions) : null;
       if (switched) this.emit('branch', watched, switched);
@@ -546,8 +363,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     engine.on('progress', (progress) => {
       // Finished work shows no bar: a rescan's last step can come after the status it ends in (offline, during an
       // outage), and its "Hashing files" bar then stayed for the whole outage.
-      if (progress.done >= progress.total) this.progress.delete(identity.root);
-      else this.progress.set(identity.root, progress);
+      this.showProgress(watched, progress.done >= progress.total ? null : progress);
       this.emit('progress', watched, progress);
     });
     engine.on('synced', (report) => {
@@ -555,14 +371,23 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.emit('synced', watched, report);
     });
     // A folder gone meanwhile is the engine's `missing`, said there; its name is looked at again at the next rescan.
-    engine.on('rescanned', () => void this.recheckName(watched).catch(() => undefined));
-    this.repositories.set(identity.root, watched);
-    this.configFiles.set(
-      identity.root,
-      new RepoConfigFilePublisher(identity.root, identity.owner, identity.name, this.client),
-    );
-    this.paused.delete(identity.root);
+    engine.on('rescanned', () => void this.recheckName(watched).catch(nameUnreadable));
+    this.table.update(identity.root, () => ({
+      kind: 'running',
+      watched,
+      configFile: new RepoConfigFilePublisher(identity.root, identity.owner, identity.name, this.client),
+      branch,
+      progress: null,
+      rename: renamed ?? undefined,
+    }));
     return watched;
+  }
+
+  /** The progress of a running engine's long work, kept for describe(); null: none. */
+  private showProgress(watched: WatchedRepository, progress: SyncProgress | null): void {
+    this.table.update(watched.identity.root, (entry) =>
+      entry?.kind === 'running' && entry.watched === watched ? { ...entry, progress } : entry,
+    );
   }
 
   /**
@@ -584,12 +409,11 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** At a periodic rescan: the name looked at again (a remote renamed while running), said once when it changed. */
   private async recheckName(watched: WatchedRepository): Promise<void> {
     const { root } = watched.identity;
-    if (this.repositories.get(root) !== watched) return;
+    if (!this.table.isRunning(watched)) return;
     const renamed = await pendingRename(watched.identity, configuredRepository(this.config, root));
-    if (this.repositories.get(root) !== watched) return; // stopped, renamed or removed meanwhile
-    if (renamed?.message === this.renames.get(root)?.message) return;
-    if (renamed) this.renames.set(root, renamed);
-    else this.renames.delete(root);
+    if (!this.table.isRunning(watched)) return; // stopped, renamed or removed meanwhile
+    if (renamed?.message === this.table.get(root)?.rename?.message) return;
+    this.table.update(root, (entry) => entry && { ...entry, rename: renamed ?? undefined });
     if (renamed) this.emit('renamed', watched, renamed.message);
     this.emit('status', watched, watched.engine.status());
   }
@@ -620,14 +444,8 @@ export class Agent extends EventEmitter<AgentEvents> {
         `${to.owner}/${to.name} is synced from ${tilde(source)}: \`flowsync start ${tilde(root)} --rename ` +
           '--source` syncs it from this checkout instead.',
       );
-    const watched = this.repositories.get(root);
-    if (watched) {
-      await watched.engine.stop();
-      this.repositories.delete(root);
-      this.configFiles.delete(root);
-    }
-    this.paused.delete(root);
-    this.renames.delete(root);
+    await this.table.running(root)?.watched.engine.stop();
+    this.table.update(root, () => undefined);
     this.state.forgetRepo(root, this.serviceKey);
     await this.checkSource(to, options.source === true);
     return { from: identity, to };
@@ -657,18 +475,18 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** A checkout that is no longer its repository's source stops, and says why (its config entry stays). */
   private async standDown(root: string, newSource: string): Promise<void> {
-    const watched = this.repositories.get(root);
+    const watched = this.table.running(root)?.watched;
     if (!watched) return;
     await watched.engine.stop();
-    this.repositories.delete(root);
-    this.configFiles.delete(root);
     const { identity } = watched;
-    this.paused.set(root, {
+    const reason = (await notTheSource(identity, newSource)).message;
+    this.table.update(root, () => ({
+      kind: 'resting',
       ...identity,
       flowRoots: [...watched.engine.flowRoots],
-      reason: (await notTheSource(identity, newSource)).message,
+      reason,
       syncedFrom: newSource,
-    });
+    }));
     this.emit('status', watched, watched.engine.status());
   }
 
@@ -689,10 +507,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         // Paused and not there: listed as paused under the name it last synced as (it was in no list at all, and
         // `resume --all` failed on it); resuming it looks for its folder.
         this.markAbsent(repo, null);
-        const root = folderKey(repo.path);
-        const absent = this.absent.get(root)!;
-        this.absent.delete(root);
-        this.paused.set(root, { ...absent, flowRoots: [...absent.flowRoots] });
+        this.table.update(folderKey(repo.path), restingWhenAbsent);
       }
     }
   }
@@ -706,17 +521,15 @@ export class Agent extends EventEmitter<AgentEvents> {
       return await this.addRepository(repo.path, repo, { replace });
     } catch (error) {
       // The stopped engine it would have replaced is listed no longer.
-      if (replace && this.repositories.get(replace.identity.root) === replace) {
-        this.repositories.delete(replace.identity.root);
-        this.configFiles.delete(replace.identity.root);
-      }
+      if (replace && this.table.isRunning(replace)) this.table.update(replace.identity.root, () => undefined);
       if (!(error instanceof NotTheSource)) throw error;
-      this.paused.set(error.identity.root, {
+      this.table.update(error.identity.root, () => ({
+        kind: 'resting',
         ...error.identity,
         flowRoots: repo.flowRoots,
         reason: error.message,
         syncedFrom: error.source,
-      });
+      }));
       return null;
     }
   }
@@ -725,14 +538,15 @@ export class Agent extends EventEmitter<AgentEvents> {
   private markAbsent(repo: RepositoryConfig, problem: string | null): void {
     const root = folderKey(repo.path);
     const stored = this.state.repos().find((r) => r.root === root && r.service === this.serviceKey);
-    this.absent.set(root, {
+    this.table.update(root, () => ({
+      kind: 'absent',
       root,
       owner: repo.owner ?? stored?.owner ?? '?',
       name: repo.name ?? stored?.name ?? basename(root),
       flowRoots: repo.flowRoots,
       configured: repo,
       problem,
-    });
+    }));
   }
 
   /**
@@ -742,10 +556,11 @@ export class Agent extends EventEmitter<AgentEvents> {
    */
   private lookForAbsent(): Promise<void> {
     this.looking ??= (async () => {
-      for (const [root, absent] of [...this.absent]) {
+      for (const absent of this.table.all()) {
         if (this.closing) return;
-        if (folderNotThere(absent.configured.path)) continue;
-        this.absent.delete(root);
+        if (absent.kind !== 'absent' || folderNotThere(absent.configured.path)) continue;
+        const { root } = absent;
+        this.table.update(root, () => undefined);
         let watched: WatchedRepository | null = null;
         try {
           watched = await this.addOrList(absent.configured);
@@ -758,8 +573,7 @@ export class Agent extends EventEmitter<AgentEvents> {
           if (this.closing) return; // close() stops its engine
           if (watched) {
             await watched.engine.stop();
-            this.repositories.delete(watched.identity.root);
-            this.configFiles.delete(watched.identity.root);
+            this.table.update(watched.identity.root, () => undefined);
           }
           this.markAbsent(
             absent.configured,
@@ -784,7 +598,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   ): Promise<WatchedRepository> {
     if (options.rename) await this.rename(folder, options);
     // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
-    const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
+    const known = this.table.watched().find(({ identity }) => sameFolder(identity.root, folder));
     if (known) return known;
     const watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
     this.updateConfig(withRepository(this.config, watched.identity.root));
@@ -821,18 +635,11 @@ export class Agent extends EventEmitter<AgentEvents> {
         ? repositories.map((repository) => (repository === entry ? configured : repository))
         : [...repositories, configured],
     });
-    const absent = this.absent.get(root);
-    if (absent) {
-      this.markAbsent(configured, absent.problem);
-      return;
-    }
-    const paused = this.paused.get(root);
-    if (paused) {
-      this.paused.set(root, { ...paused, flowRoots });
-      return;
-    }
-    const watched = this.repositories.get(root);
-    if (!watched) return;
+    const known = this.table.get(root);
+    if (known?.kind === 'absent') return this.markAbsent(configured, known.problem);
+    if (known?.kind === 'resting') return this.table.update(root, () => ({ ...known, flowRoots }));
+    if (known?.kind !== 'running') return;
+    const { watched } = known;
     await watched.engine.stop();
     // Listed (stopped) until its successor is: a window's card and this form stay where they are meanwhile.
     let restarted: WatchedRepository | null;
@@ -851,21 +658,15 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Stops syncing a repository and forgets it in the config; the service keeps what it has. */
   async remove(root: string): Promise<boolean> {
-    const watched = this.repositories.get(root);
-    const known = watched !== undefined || this.paused.has(root) || this.absent.has(root);
-    await watched?.engine.stop();
+    const known = this.table.get(root);
+    if (known?.kind === 'running') await known.watched.engine.stop();
     this.state.releaseSource(this.serviceKey, root);
-    this.repositories.delete(root);
-    this.configFiles.delete(root);
-    this.paused.delete(root);
-    this.absent.delete(root);
-    this.renames.delete(root);
-    this.branches.delete(root);
+    this.table.update(root, () => undefined);
     this.updateConfig({
       ...this.config,
       repositories: this.config.repositories.filter((r) => !sameFolder(r.path, root)),
     });
-    return known;
+    return known !== undefined;
   }
 
   /**
@@ -874,14 +675,13 @@ export class Agent extends EventEmitter<AgentEvents> {
    */
   async pause(root: string): Promise<void> {
     const since = new Date().toISOString();
-    const absent = this.absent.get(root);
-    if (absent) {
-      this.absent.delete(root);
-      this.paused.set(root, { ...absent, flowRoots: [...absent.flowRoots] });
+    const known = this.table.get(root);
+    if (known?.kind === 'absent') {
+      this.table.update(root, restingWhenAbsent);
       this.setEnabled(root, false, since);
       return;
     }
-    const watched = this.repositories.get(root);
+    const watched = known?.kind === 'running' ? known.watched : null;
     if (!watched || watched.engine.status().paused) return;
     this.setEnabled(root, false, since);
     watched.engine.pause(since);
@@ -889,21 +689,20 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** Resumes a paused repository: what waited is sent at once. */
   async resume(root: string): Promise<WatchedRepository | null> {
-    const running = this.repositories.get(root);
+    const known = this.table.get(root);
+    const running = known?.kind === 'running' ? known.watched : null;
     if (running) {
       if (!running.engine.status().paused) return running;
       this.setEnabled(root, true);
       // Its name is looked at again, as at a start (a remote renamed while paused).
-      await this.recheckName(running).catch(() => undefined);
+      await this.recheckName(running).catch(nameUnreadable);
       await running.engine.resume();
       return running;
     }
-    const paused = this.paused.get(root);
-    if (!paused) return null;
+    if (known?.kind !== 'resting') return null;
     this.setEnabled(root, true);
     const configured = configuredRepository(this.config, root);
     if (configured && folderNotThere(root)) {
-      this.paused.delete(root);
       this.markAbsent(configured, null);
       return null;
     }
@@ -921,9 +720,7 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   /** The first scan and upload of every repository; `watchFirst` when `watchAll` follows (see SyncEngine). */
   async syncAll({ watchFirst = false } = {}): Promise<void> {
-    await Promise.all(
-      [...this.repositories.values()].map(({ engine }) => engine.initialSync({ watchFirst })),
-    );
+    await Promise.all(this.table.watched().map(({ engine }) => engine.initialSync({ watchFirst })));
   }
 
   /** Then watch them all. */
@@ -931,12 +728,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.watching = true;
     const checkConfigFiles = async () => {
       // Paused: its `.flowsync/repo-config.json` waits too (the publisher sends it at the first check after resume).
-      for (const [root, publisher] of this.configFiles)
-        if (!this.repositories.get(root)?.engine.status().paused) await publisher.check();
+      for (const entry of this.table.all())
+        if (entry.kind === 'running' && !entry.watched.engine.status().paused) await entry.configFile.check();
     };
     await checkConfigFiles();
     this.configTimer = setInterval(
-      () => void checkConfigFiles().catch(() => {}),
+      () => void checkConfigFiles().catch(logUnexpected('checking .flowsync/repo-config.json')),
       this.options.timings?.presenceIntervalMs ?? 1000,
     );
     this.configTimer.unref();
@@ -945,7 +742,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.options.timings?.presenceIntervalMs ?? ABSENT_CHECK_MS,
     );
     this.absentTimer.unref();
-    await Promise.all([...this.repositories.values()].map(({ engine }) => engine.watch()));
+    await Promise.all(this.table.watched().map(({ engine }) => engine.watch()));
   }
 
   async close(): Promise<void> {
@@ -971,3 +768,19 @@ function rescanIntervalFromEnv(): number | undefined {
   const value = Number(process.env.FLOWSYNC_RESCAN_INTERVAL_MS);
   return Number.isFinite(value) && value >= 100 ? value : undefined;
 }
+
+/** A paused repository whose folder is not there is listed as paused (resting), not missing: resuming looks for it. */
+function restingWhenAbsent(entry: RepositoryEntry | undefined): RepositoryEntry | undefined {
+  if (entry?.kind !== 'absent') return entry;
+  const { root, owner, name, flowRoots } = entry;
+  return { kind: 'resting', root, owner, name, flowRoots: [...flowRoots] };
+}
+
+/**
+ * A repository's name looked at again could not be read: its folder went or cannot be read meanwhile (a system
+ * error: the engine says `missing`, or the next look tries again). Anything else is a bug, logged.
+ */
+const nameUnreadable = logUnexpected(
+  'looking at the repository name again',
+  (error) => typeof (error as { code?: unknown }).code === 'string',
+);

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { checkAccess, createClient, reasonOf, type ClientAuth } from '../client/index.ts';
 import { createService, type IssuedTokens, type RunningService } from '../service/index.ts';
-import { ensurePrivateFolder, openLogFile } from '../host/index.ts';
+import { ensurePrivateFolder, logUnexpected, openLogFile } from '../host/index.ts';
 import { EMBEDDED_SECRETS, embeddedSecrets, type SecretStore } from '../secrets/index.ts';
 
 export interface EmbeddedService {
@@ -126,8 +126,9 @@ async function takeOver(
   tokens: IssuedTokens,
 ): Promise<void> {
   await keepTokens(secrets, secretsUrl, tokens);
-  const apiKey = await secrets.get(legacy, 'api-key').catch(() => null);
-  if (apiKey) await secrets.set(secretsUrl, 'api-key', apiKey).catch(() => undefined);
+  const moving = logUnexpected("moving an older flowsync's tracker API key");
+  const apiKey = await secrets.get(legacy, 'api-key').catch((error: unknown) => void moving(error));
+  if (apiKey) await secrets.set(secretsUrl, 'api-key', apiKey).catch(moving);
 }
 
 async function keepTokens(secrets: SecretStore, url: string, tokens: IssuedTokens): Promise<boolean> {

@@ -65,3 +65,17 @@ export function reportIncident(error: unknown, context: Record<string, unknown> 
     };
   }
 }
+
+/**
+ * The one catch for work nobody awaits (a background check, a push to the windows): a failure it does not expect is
+ * logged with an incident id, never silent and never a crash. What `expected` accepts (a folder gone meanwhile, the
+ * agent stopping) is said elsewhere, or is nothing to say. Eight such catches swallowed every error before.
+ */
+export function logUnexpected(
+  during: string,
+  expected: (error: unknown) => boolean = () => false,
+): (error: unknown) => void {
+  return (error) => {
+    if (!expected(error)) reportIncident(error, { during });
+  };
+}

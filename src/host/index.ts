@@ -48,7 +48,14 @@ export {
   type AgentLockOwner,
   type BridgeAnswers,
 } from './agent-lock.ts';
-export { MAX_LOG_BYTES, agentLog, agentLogPath, reportIncident, type Incident } from './agent-log.ts';
+export {
+  MAX_LOG_BYTES,
+  agentLog,
+  agentLogPath,
+  logUnexpected,
+  reportIncident,
+  type Incident,
+} from './agent-log.ts';
 export { INCIDENT_ID, newIncidentId } from './incident.ts';
 export {
   autostartEntry,

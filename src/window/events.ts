@@ -1,3 +1,4 @@
+import { logUnexpected } from '../host/index.ts';
 import type { Agent } from '../agent/index.ts';
 import { activityOf } from './activity.ts';
 import type { AgentApi, AgentEvent } from './contract.ts';
@@ -20,7 +21,8 @@ export function statusEvents(agent: Agent, api: AgentApi) {
     send({ type: 'status', status: await api.status({}) });
   };
   // A push that races the agent's shutdown has nobody left to tell.
-  const pushQuietly = () => void push().catch(() => {});
+  const pushQuietly = () =>
+    void push().catch(logUnexpected('pushing the status to windows', () => agent.stopping));
   const schedule = () => {
     if (listeners.size > 0) timer ??= setTimeout(pushQuietly, THROTTLE_MS);
   };
@@ -35,7 +37,7 @@ export function statusEvents(agent: Agent, api: AgentApi) {
     void api
       .status({})
       .then((status) => listener({ type: 'status', status }))
-      .catch(() => {});
+      .catch(logUnexpected('sending a window its first status', () => agent.stopping));
     return () => listeners.delete(listener);
   };
 }

@@ -9,7 +9,7 @@ import {
   type SecretKind,
 } from '../secrets/index.ts';
 import type { Agent } from '../agent/index.ts';
-import { reportIncident } from '../host/index.ts';
+import { logUnexpected, reportIncident } from '../host/index.ts';
 import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
 import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
 import {
@@ -112,7 +112,7 @@ export function createAgentApi(agent: Agent): AgentApi {
 
   /** A service of the spec alone cannot list its files: said in one line, rather than an empty list. */
   const listsItsFiles = async () => {
-    const capabilities = await agent.capabilities();
+    const capabilities = await agent.serviceInfo.capabilities();
     if (capabilities && !capabilities.bases)
       throw new AgentApiError(
         'refused',
@@ -122,7 +122,7 @@ export function createAgentApi(agent: Agent): AgentApi {
 
   /** A service of the spec alone keeps no versions: said in one line, before any call it would not know. */
   const keepsHistory = async () => {
-    const capabilities = await agent.capabilities();
+    const capabilities = await agent.serviceInfo.capabilities();
     if (capabilities && !capabilities.history)
       throw new AgentApiError(
         'refused',
@@ -356,7 +356,9 @@ export function createAgentApi(agent: Agent): AgentApi {
           throw new AgentApiError('refused', unclaimedLine(claim, agent.serviceUrl));
       } catch (error) {
         // Not usable after all: do not leave a key in the keychain that the service refuses.
-        await agent.secrets.delete(agent.secretsUrl, 'api-key').catch(() => false);
+        await agent.secrets
+          .delete(agent.secretsUrl, 'api-key')
+          .catch(logUnexpected('removing a tracker API key the service refused'));
         throw error;
       }
       return settings();

@@ -6,7 +6,7 @@ import {
   type FlowView,
   type RepositoryView,
 } from './contract.ts';
-import { describeFileWarning, plural } from '../protocol/index.ts';
+import { describeFileWarning, isTrouble, plural } from '../protocol/index.ts';
 import type { FileState } from '../sync/index.ts';
 
 /*
@@ -18,7 +18,7 @@ export function agentStatus(agent: Agent): AgentStatus {
   return {
     serviceUrl: agent.serviceUrl,
     embedded: agent.embedded !== null,
-    serviceLimits: agent.knownServiceLimits(),
+    serviceLimits: agent.serviceInfo.knownLimits(),
     repositories: agent.roots().map((root) => repositoryView(agent, root)),
   };
 }
@@ -28,9 +28,7 @@ export function agentStatus(agent: Agent): AgentStatus {
  * deletions: never "in sync"), then what is pending.
  */
 export function trayLine(status: AgentStatus): string {
-  const trouble = status.repositories.find((repo) =>
-    ['offline', 'unauthorized', 'missing', 'storage'].includes(repo.phase),
-  );
+  const trouble = status.repositories.find((repo) => isTrouble(repo.phase));
   if (trouble) return `flowsync: ${trouble.owner}/${trouble.name} ${trouble.phase}`;
   const sum = (count: (repo: RepositoryView) => number) =>
     status.repositories.reduce((total, repo) => total + count(repo), 0);
@@ -69,7 +67,8 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     name: described.name,
     flowRoots: described.flowRoots,
     settings: { owner: configured?.owner ?? null, name: configured?.name ?? null },
-    phase: status ? status.phase : 'paused',
+    // No engine: another checkout is its source (its reason says which), else paused while its folder is not there.
+    phase: status ? status.phase : described.syncedFrom !== null ? 'elsewhere' : 'paused',
     message: status?.message ?? described.reason,
     paused: described.paused,
     pausedSince: described.pausedSince,

@@ -47,8 +47,12 @@ describe("the agent on a team's service", () => {
     const writers = svc.read<{ written_by: string }>('SELECT written_by FROM file_versions');
     // The test's HOME is a temporary folder, so the checkout is named by its full path.
     expect(writers).toEqual([{ written_by: `${userInfo().username}@${hostname()}:${repo.root}` }]);
-    expect(await agent.capabilities()).toMatchObject({ bases: true, history: true, retention_days: 30 });
-    expect(await agent.serviceLimits()).toBeNull();
+    expect(await agent.serviceInfo.capabilities()).toMatchObject({
+      bases: true,
+      history: true,
+      retention_days: 30,
+    });
+    expect(await agent.serviceInfo.limits()).toBeNull();
     expect((await createAgentApi(agent).status({})).serviceLimits).toBeNull();
   });
 
@@ -66,11 +70,11 @@ describe("the agent on a team's service", () => {
           }
         : null;
     agent = await openAgent(proxy.url);
-    const limits = await agent.serviceLimits();
+    const limits = await agent.serviceInfo.limits();
     expect(limits).toContain('keeps no history and cannot detect overwrites');
     expect(limits).toContain(proxy.url);
     // Asked once: the answer is kept for the agent's life; the window's status says it too.
-    await agent.serviceLimits();
+    await agent.serviceInfo.limits();
     expect((await createAgentApi(agent).status({})).serviceLimits).toBe(limits);
     expect(proxy.requests.filter((path) => path.includes('capabilities'))).toHaveLength(1);
     // And syncing goes on as with any service of the spec.

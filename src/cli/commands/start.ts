@@ -19,7 +19,7 @@ import {
   type ActivityEntry,
   type FileChange,
 } from '../../window/index.ts';
-import { defaultWindowMemoryPath, rendererDir } from '../../host/index.ts';
+import { defaultWindowMemoryPath, logUnexpected, rendererDir } from '../../host/index.ts';
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
 import {
   folderGone,
@@ -27,6 +27,7 @@ import {
   namedFlows,
   plural,
   printable,
+  serviceAway,
   warnedPath,
 } from '../../protocol/index.ts';
 import type { SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
@@ -143,7 +144,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   // One line at a time: out() spells a newline inside a line out as \n.
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
   // Not waited for: a service that does not answer (a dead VPN) held the start 30 s before anything was synced.
-  void sayWhoYouAre(agent, out).catch(() => undefined);
+  void sayWhoYouAre(agent, out).catch(logUnexpected('saying who you are to the tracker'));
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
   if (options.rename) {
@@ -211,7 +212,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
   await agent.watchAll();
   // Said once, at start: what this service cannot protect (nothing, for flowsync's own).
-  const limits = await agent.serviceLimits();
+  const limits = await agent.serviceInfo.limits();
   if (limits) out(limits);
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
@@ -255,7 +256,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     const name = named(watched);
     if (status.phase !== 'storage' && status.phase !== 'scanning') storageLines.delete(watched);
     if (status.phase === previous) return;
-    if (status.phase === 'offline' || status.phase === 'unauthorized') {
+    if (serviceAway(status.phase) || status.phase === 'unauthorized') {
       const wait = status.retryAt
         ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
         : '';

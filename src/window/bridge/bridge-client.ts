@@ -1,3 +1,4 @@
+import { logUnexpected } from '../../host/index.ts';
 import { AGENT_API, AgentApiError, readReply, type AgentApiMethod, type AgentEvent } from '../contract.ts';
 
 export interface BridgeClient {
@@ -62,7 +63,14 @@ export function connectToBridge(address: string): BridgeClient {
             if (data) listener(JSON.parse(data.slice(6)) as AgentEvent);
           }
         }
-      })().catch(() => {});
+      })().catch(
+        // Unsubscribed (an abort), or the agent went away mid-stream (fetch's TypeError): the caller's reconnect
+        // says so. A malformed event is a bug.
+        logUnexpected('reading the agent’s events', (error) => {
+          const name = (error as Error).name;
+          return name === 'AbortError' || name === 'TypeError';
+        }),
+      );
       return () => controller.abort();
     },
   };
