@@ -20,3 +20,4 @@ export * from './printable.ts';
 export * from './plural.ts';
 export * from './doctor.ts';
 export * from './needs-you.ts';
+export * from './sync-phase.ts';

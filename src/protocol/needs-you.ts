@@ -84,7 +84,7 @@ export function followNeeds(): (now: readonly RepositoryNeeds[]) => DesktopNotif
  * outage said "its folder is gone" again). Signed out (`unauthorized`) is known: it is a need of its own.
  */
 const known = (repo: RepositoryNeeds) =>
-  !['paused', 'stopped', 'scanning', 'offline', 'storage'].includes(repo.phase);
+  !['paused', 'elsewhere', 'stopped', 'scanning', 'offline', 'unavailable', 'storage'].includes(repo.phase);
 
 const REPOSITORY_NEEDS = ['folder-gone', 'conflict', 'held-deletions'] as const;
 

@@ -1,5 +1,6 @@
 import { failureKind } from '../client/index.ts';
 import { describeStorageFault, storageFaultRemedy, type StorageFault } from '../host/index.ts';
+import { isTrouble, type SyncPhase } from '../protocol/index.ts';
 import type { FileConflict } from './state-records.ts';
 import type { RoundOutcome } from './scheduler.ts';
 
@@ -10,15 +11,7 @@ import type { RoundOutcome } from './scheduler.ts';
  * changes of four fields set by hand in eleven places, and are rows of test/sync/engine-status.test.ts now.
  */
 
-/**
- * `storage`: the state could not be written (the data folder full, read-only…); changes wait in memory meanwhile.
- * `paused`: its user paused the repository; changes are still watched and counted as pending, and nothing is sent.
- */
-export type SyncPhase =
-  'scanning' | 'syncing' | 'idle' | 'offline' | 'unauthorized' | 'missing' | 'storage' | 'stopped' | 'paused';
-
-/** The phases during which nothing reaches the service for a reason its user may have to act on: an outage. */
-export const OUTAGE_PHASES: readonly SyncPhase[] = ['offline', 'unauthorized', 'missing', 'storage'];
+export type { SyncPhase };
 
 export interface StatusFacts {
   phase: SyncPhase;
@@ -51,7 +44,7 @@ export function withPhase(
     phase,
     message,
     fault: fault !== undefined ? fault : phase === 'storage' || phase === 'scanning' ? facts.fault : null,
-    outage: OUTAGE_PHASES.includes(phase) ? (facts.outage ?? { files: 0 }) : facts.outage,
+    outage: isTrouble(phase) ? (facts.outage ?? { files: 0 }) : facts.outage,
   };
 }
 
@@ -191,7 +184,7 @@ export function conflictMessage(conflict: FileConflict): string {
 export function failureOutcome(error: unknown, message: string): RoundOutcome {
   const kind = failureKind(error);
   if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
-  return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'offline', message };
+  return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'unavailable', message };
 }
 
 /**

@@ -19,7 +19,7 @@ export type RoundOutcome =
   /** No answer (connection refused, reset, timed out): probe cheaply every few seconds until there is one. */
   | { kind: 'unreachable'; phase: 'offline'; message: string }
   /** An answer that says "not now" (5xx, 429) or "not you" (401, 403): back off. */
-  | { kind: 'refused'; phase: 'offline' | 'unauthorized'; message: string }
+  | { kind: 'refused'; phase: 'unavailable' | 'unauthorized'; message: string }
   /** The state could not be written (`fault` says why: full, read-only…): back off, the work stays. */
   | { kind: 'refused'; phase: 'storage'; message: string; fault: StorageFault };
 

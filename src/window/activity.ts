@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Agent, WatchedRepository } from '../agent/index.ts';
-import { NOT_SENT_REASONS, describeFileWarning, namedFlows, plural } from '../protocol/index.ts';
+import { NOT_SENT_REASONS, describeFileWarning, namedFlows, plural, serviceAway } from '../protocol/index.ts';
 import type { FileChange, SyncReport, SyncStatus } from '../sync/index.ts';
 import type { ActivityEntry } from './contract.ts';
 
@@ -75,7 +75,7 @@ export function activityOf(agent: Agent): ActivityLog {
  */
 function followActivity(agent: Agent, log: ActivityLog): void {
   /** Repositories whose service is unreachable, or whose folder is gone, since their last entry saying so. */
-  const away = new Map<string, 'offline' | 'missing'>();
+  const away = new Map<string, 'offline' | 'unavailable' | 'missing'>();
   /**
    * The files not sent of each repository, as of its last settled round. Taken first after the initial sync,
    * whose summary counts them; a file skipped after that is one `skipped` entry.
@@ -111,8 +111,9 @@ function followActivity(agent: Agent, log: ActivityLog): void {
     }
     if (phase === 'missing' || phase === 'stopped') notSent.delete(root);
     else if (phase !== 'scanning' && phase !== 'syncing') noteSkipped(repository);
-    if (phase === 'offline' || phase === 'unauthorized' || phase === 'missing') {
-      const kind = phase === 'missing' ? 'missing' : 'offline';
+    if (serviceAway(phase) || phase === 'unauthorized' || phase === 'missing') {
+      // A service that answers 5xx or 429 is not offline: its user would look at their network for nothing.
+      const kind = phase === 'missing' ? 'missing' : phase === 'unavailable' ? 'unavailable' : 'offline';
       if (away.get(root) !== kind) log.record(repository, { kind, flowPath: null, path: null, message });
       away.set(root, kind);
     } else if (phase === 'stopped') {

@@ -7,6 +7,7 @@ import {
   repoConfigSchema,
   repoOwnerSchema,
   repoSlugPartSchema,
+  syncPhaseSchema,
   syncTaskValueSchema,
   taskUpdateValueSchema,
   trackerIssueSchema,
@@ -21,18 +22,6 @@ import {
  */
 
 const root = z.string().min(1).max(4096);
-
-export const syncPhaseSchema = z.enum([
-  'scanning',
-  'syncing',
-  'idle',
-  'offline',
-  'unauthorized',
-  'missing',
-  'storage',
-  'stopped',
-  'paused',
-]);
 
 export const repositoryViewSchema = z.object({
   root: z.string(),
@@ -143,6 +132,7 @@ export const activityEntrySchema = z.object({
     'conflict',
     'skipped',
     'offline',
+    'unavailable',
     'online',
     'missing',
     'paused',

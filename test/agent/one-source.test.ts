@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
+import { createAgentApi } from '../../src/window/index.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { gitIn } from '../support/git.ts';
 import { userEnv } from '../support/agent-process.ts';
@@ -76,6 +77,11 @@ describe('one source per repository and service', () => {
       syncedFrom: worktree,
       reason: expect.stringContaining(`is synced from ${worktree}`) as string,
     });
+    // The window shows it as synced elsewhere, not paused: resuming it would do nothing (issue 39).
+    const shown = (await createAgentApi(agent).status({})).repositories.find(
+      (view) => view.root === repo.root,
+    );
+    expect(shown).toMatchObject({ phase: 'elsewhere', paused: false });
     repo.write('flows/ci/build.yml', 'build: from the old source\n');
     gitIn(worktree)('checkout', '-q', 'feat');
     writeFileSync(join(worktree, 'flows/ci/lint.yml'), 'lint: feat\n');

@@ -46,12 +46,12 @@ describe('long work in the window', () => {
     // Edits while away, each rescanned by the periodic rescans (every 150 ms here).
     for (let round = 0; round < 5; round++) {
       for (let n = 0; n < 300; n += 7) repo.write(`flows/gen/step-${n}.yml`, `step: ${n} edit ${round}\n`);
-      await eventually(() => expect(agent.describe(root)?.status?.phase).toBe('offline'));
+      await eventually(() => expect(agent.describe(root)?.status?.phase).toBe('unavailable'));
       await new Promise((resolve) => setTimeout(resolve, 400));
     }
     await eventually(() => {
       const described = agent.describe(root)!;
-      expect(described.status?.phase).toBe('offline');
+      expect(described.status?.phase).toBe('unavailable');
       expect(described.progress).toBeNull();
     });
     // And it stays so: through several more rescans, still none.

@@ -152,7 +152,7 @@ describe('a hostile service', () => {
     );
     agents.push(agent);
     await agent.waitFor(/Watching 1 repository/, 60_000);
-    expect(agent.output()).toMatch(/1 pending \(offline: The reply from .* is larger than 128 MiB/);
+    expect(agent.output()).toMatch(/1 pending \(unavailable: The reply from .* is larger than 128 MiB/);
     // The peak resident memory so far (VmHWM), from the kernel: 262 MiB measured. Unbounded, each sync held the
     // whole reply (and said "Cannot reach the service (ERR_STRING_TOO_LONG) after 2 attempts: is it running?").
     const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))?.[1]);

@@ -19,7 +19,7 @@ describe("the engine's reading of a failed call", () => {
     }
   });
 
-  it('backs off after an answer that says "not now", and a probe that gets one lets the round run', () => {
+  it('backs off after an answer that says "not now" (unavailable: the service answered, it is not offline), and a probe that gets one lets the round run', () => {
     for (const error of [
       answer(429),
       answer(500),
@@ -27,7 +27,7 @@ describe("the engine's reading of a failed call", () => {
       answer(404),
       new ProtocolError('html', PATH, 200),
     ]) {
-      expect(failureOutcome(error, 'm')).toEqual({ kind: 'refused', phase: 'offline', message: 'm' });
+      expect(failureOutcome(error, 'm')).toEqual({ kind: 'refused', phase: 'unavailable', message: 'm' });
       expect(probeAnswered(error)).toBe(true);
     }
   });

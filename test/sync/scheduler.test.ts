@@ -5,7 +5,7 @@ import { FlowRetries } from '../../src/sync/flow-retries.ts';
 import { DEFAULT_TIMINGS, retryDelayMs, Scheduler, type RoundOutcome } from '../../src/sync/scheduler.ts';
 
 const offline: RoundOutcome = { kind: 'unreachable', phase: 'offline', message: 'ECONNREFUSED' };
-const busy: RoundOutcome = { kind: 'refused', phase: 'offline', message: 'HTTP 503' };
+const busy: RoundOutcome = { kind: 'refused', phase: 'unavailable', message: 'HTTP 503' };
 const stalled: RoundOutcome = { kind: 'stalled' };
 
 describe('retryDelayMs', () => {

@@ -138,7 +138,12 @@ describe('Recent activity', () => {
       body: JSON.stringify({ status: 'error', errorMessage: 'Restarting' }),
     });
     repo.write('flows/hello/main.yaml', 'offline edit\n');
-    await eventually(async () => expect((await entries())[0]).toMatchObject({ kind: 'offline' }));
+    await eventually(async () =>
+      expect((await entries())[0]).toMatchObject({
+        kind: 'unavailable',
+        message: expect.stringMatching(/Restarting/),
+      }),
+    );
     proxy.fault = () => null;
     await eventually(async () =>
       expect((await entries()).slice(0, 2).map(brief)).toEqual(['updated flows/hello/main.yaml', 'online']),

@@ -19,7 +19,10 @@ export function RecentActivity({ api }: { api: AgentApi }) {
             <li
               key={entry.id}
               className={
-                entry.kind === 'refused' || entry.kind === 'offline' || entry.kind === 'conflict'
+                entry.kind === 'refused' ||
+                entry.kind === 'offline' ||
+                entry.kind === 'unavailable' ||
+                entry.kind === 'conflict'
                   ? 'error'
                   : ''
               }
@@ -59,6 +62,8 @@ function describe(entry: ActivityEntry): string {
         : `Not sent: ${warnedPath({ flowPath: entry.flowPath, path: entry.path })}: ${entry.message}`;
     case 'offline':
       return `Offline: ${entry.message ?? 'the service cannot be reached'}`;
+    case 'unavailable':
+      return `Service unavailable: ${entry.message ?? 'the service answers, but cannot take changes now'}`;
     case 'online':
       return 'Back online: syncing again';
     case 'missing':

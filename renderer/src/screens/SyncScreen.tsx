@@ -106,7 +106,8 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
   });
   const { counts } = repo;
   const label = `${repo.owner}/${repo.name}`;
-  const stopped = repo.paused || repo.phase === 'paused' || repo.phase === 'stopped';
+  const stopped =
+    repo.paused || repo.phase === 'paused' || repo.phase === 'stopped' || repo.phase === 'elsewhere';
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
     <li className="repository" aria-label={label} id={repositoryId(repo.root)} tabIndex={-1}>
