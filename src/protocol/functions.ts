@@ -51,6 +51,8 @@ import {
   capabilitiesValueSchema,
   fileVersionsArgsSchema,
   fileVersionsValueSchema,
+  listDeletedArgsSchema,
+  listDeletedValueSchema,
   listFilesArgsSchema,
   listFilesValueSchema,
   listFlowsArgsSchema,
@@ -381,6 +383,16 @@ export const EXTENSION_FUNCTIONS = [
     repeat: 'safe',
     args: usersListArgsSchema,
     value: usersListValueSchema,
+  }),
+  define({
+    number: 28,
+    path: 'svc/flow_def/public/list_deleted',
+    group: 'flowDef',
+    method: 'listDeleted',
+    summary: "A repository's files whose latest version is a deletion: who deleted them and when; paged",
+    repeat: 'safe',
+    args: listDeletedArgsSchema,
+    value: listDeletedValueSchema,
   }),
 ] as const;
 

@@ -81,6 +81,29 @@ export const listFilesValueSchema = z.looseObject({
   next: z.string().nullable(),
 });
 
+/**
+ * The files of a repository whose latest version is a deletion (kept as history keeps it), paged like `list_files`:
+ * a checkout's first round (a fresh state, `--source`, `--rename`) takes them as deleted on the service, so that a
+ * copy it still has is a conflict, never re-created without a word (issue 41).
+ */
+export const listDeletedArgsSchema = z.strictObject({
+  ...repoArgs,
+  /** The `next` of the page before. */
+  after: z.string().optional(),
+  first: z.int().min(1).max(LIST_FILES_PAGE_MAX).optional(),
+});
+export const deletedFileSchema = z.looseObject({
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
+  deleted_at: isoTimeSchema,
+  deleted_by: z.string().nullable(),
+});
+export type DeletedFile = z.infer<typeof deletedFileSchema>;
+export const listDeletedValueSchema = z.looseObject({
+  files: z.array(deletedFileSchema),
+  next: z.string().nullable(),
+});
+
 /** At most this many versions per page of `file_versions` (and the page's size when `first` is not given). */
 export const FILE_VERSIONS_PAGE_MAX = 1000;
 

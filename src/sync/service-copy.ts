@@ -1,4 +1,4 @@
-import { ProtocolError, type RemoteClient } from '../client/index.ts';
+import { ProtocolError, RemoteError, type RemoteClient } from '../client/index.ts';
 import { LIST_FILES_PAGE_MAX } from '../protocol/index.ts';
 import type { FlowLayout } from './flow-layout.ts';
 import { checkServiceFile, contentNotWritable } from './service-answers.ts';
@@ -23,6 +23,7 @@ export interface UnwritableServiceFile {
 }
 
 const LIST_FILES = 'svc/flow_def/public/list_files';
+const LIST_DELETED = 'svc/flow_def/public/list_deleted';
 
 /**
  * How far one listing is read before it is given up (the service boundary: nothing a service answers decides how
@@ -33,56 +34,120 @@ const LIST_FILES = 'svc/flow_def/public/list_files';
 export const LISTING_LIMITS = { files: 250_000, pages: 5_000, ms: 5 * 60_000 };
 
 /** Reads every page of one listing, within LISTING_LIMITS, handing each file to `take`. */
-async function eachListedPage(
+function eachListedPage(
   client: RemoteClient,
   repo: ServiceRepository,
   flowPath: string | null,
   withContent: boolean,
   take: (file: Awaited<ReturnType<RemoteClient['flowDef']['listFiles']>>['files'][number]) => void,
 ): Promise<void> {
+  return eachPage(
+    LIST_FILES,
+    repo,
+    flowPath,
+    (after) =>
+      client.flowDef.listFiles({
+        repo_owner: repo.owner,
+        repo_name: repo.name,
+        ...(flowPath === null ? {} : { flow_path: flowPath }),
+        ...(withContent ? { with_content: true } : {}),
+        // A flow's files come with their content: a page of 500 files of 1 MiB each is already 500 MiB.
+        first: withContent ? 500 : LIST_FILES_PAGE_MAX,
+        ...(after === undefined ? {} : { after }),
+      }),
+    take,
+  );
+}
+
+/**
+ * Reads every page of a listing of files (`list_files`, `list_deleted`), within LISTING_LIMITS: each file checked
+ * to be of this checkout (and of `flowPath`, when one flow is listed), none listed twice, a cursor that advances.
+ */
+async function eachPage<F extends { flow_path: string; path: string }>(
+  call: string,
+  repo: ServiceRepository,
+  flowPath: string | null,
+  page: (after: string | undefined) => Promise<{ files: F[]; next: string | null }>,
+  take: (file: F) => void,
+): Promise<void> {
   const started = performance.now();
   const cursors = new Set<string>();
   const seen = new Set<string>();
+  const givenUp = (why: string) =>
+    new ProtocolError(
+      `The service's listing of files ${why}: it was given up, and nothing of it is used.`,
+      call,
+      200,
+    );
   let after: string | undefined;
   for (let pages = 1; ; pages++) {
-    const page = await client.flowDef.listFiles({
-      repo_owner: repo.owner,
-      repo_name: repo.name,
-      ...(flowPath === null ? {} : { flow_path: flowPath }),
-      ...(withContent ? { with_content: true } : {}),
-      // A flow's files come with their content: a page of 500 files of 1 MiB each is already 500 MiB.
-      first: withContent ? 500 : LIST_FILES_PAGE_MAX,
-      ...(after === undefined ? {} : { after }),
-    });
-    for (const file of page.files) {
-      checkServiceFile(repo.layout, LIST_FILES, file.flow_path, file.path);
+    const { files, next } = await page(after);
+    for (const file of files) {
+      checkServiceFile(repo.layout, call, file.flow_path, file.path);
       if (flowPath !== null && file.flow_path !== flowPath)
-        throw listingGivenUp(`lists ${file.flow_path}/${file.path} in a listing of ${flowPath}`);
+        throw givenUp(`lists ${file.flow_path}/${file.path} in a listing of ${flowPath}`);
       const key = serviceFileKey(file.flow_path, file.path);
-      if (seen.has(key)) throw listingGivenUp(`lists ${file.flow_path}/${file.path} twice`);
+      if (seen.has(key)) throw givenUp(`lists ${file.flow_path}/${file.path} twice`);
       seen.add(key);
       take(file);
     }
-    if (page.next === null) return;
-    if (cursors.has(page.next) || page.next === after)
-      throw listingGivenUp('offers a page it has already given (its cursor does not advance)');
+    if (next === null) return;
+    if (cursors.has(next) || next === after)
+      throw givenUp('offers a page it has already given (its cursor does not advance)');
     if (seen.size > LISTING_LIMITS.files)
-      throw listingGivenUp(`goes on past ${LISTING_LIMITS.files.toLocaleString('en')} files`);
+      throw givenUp(`goes on past ${LISTING_LIMITS.files.toLocaleString('en')} files`);
     if (pages >= LISTING_LIMITS.pages)
-      throw listingGivenUp(`goes on past ${LISTING_LIMITS.pages.toLocaleString('en')} pages`);
+      throw givenUp(`goes on past ${LISTING_LIMITS.pages.toLocaleString('en')} pages`);
     if (performance.now() - started > LISTING_LIMITS.ms)
-      throw listingGivenUp(`takes longer than ${LISTING_LIMITS.ms / 60_000} minutes`);
-    cursors.add(page.next);
-    after = page.next;
+      throw givenUp(`takes longer than ${LISTING_LIMITS.ms / 60_000} minutes`);
+    cursors.add(next);
+    after = next;
   }
 }
 
-function listingGivenUp(why: string): ProtocolError {
-  return new ProtocolError(
-    `The service's listing of files ${why}: it was given up, and nothing of it is used.`,
-    LIST_FILES,
-    200,
-  );
+/** A file whose latest version on the service is a deletion: who deleted it and when. */
+export interface DeletedServiceFile {
+  flowPath: string;
+  path: string;
+  deletedAt: string;
+  deletedBy: string | null;
+}
+
+/**
+ * The files of a repository whose latest version on the service is a deletion (`list_deleted`, an extension of
+ * flowsync's service; one older than this agent does not know it, and lists none).
+ */
+export async function listDeletedFiles(
+  client: RemoteClient,
+  repo: ServiceRepository,
+): Promise<DeletedServiceFile[]> {
+  const files: DeletedServiceFile[] = [];
+  try {
+    await eachPage(
+      LIST_DELETED,
+      repo,
+      null,
+      (after) =>
+        client.flowDef.listDeleted({
+          repo_owner: repo.owner,
+          repo_name: repo.name,
+          first: LIST_FILES_PAGE_MAX,
+          ...(after === undefined ? {} : { after }),
+        }),
+      (file) =>
+        files.push({
+          flowPath: file.flow_path,
+          path: file.path,
+          deletedAt: file.deleted_at,
+          deletedBy: file.deleted_by,
+        }),
+    );
+  } catch (error) {
+    // A flowsync service older than this agent answers 404: nothing known deleted, as before it.
+    if (error instanceof RemoteError && error.statusCode === 404) return [];
+    throw error;
+  }
+  return files;
 }
 
 /**

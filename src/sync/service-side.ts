@@ -20,6 +20,7 @@ import type { RootGuard } from './root-guard.ts';
 import type { Scheduler } from './scheduler.ts';
 import { checkServiceFile } from './service-answers.ts';
 import {
+  listDeletedFiles,
   listServiceFiles,
   readServiceFiles,
   serviceFileKey,
@@ -531,7 +532,44 @@ export class ServiceSide {
     this.notInCheckoutCount = listed.filter(
       (file) => !present.has(serviceFileKey(file.flowPath, file.path)),
     ).length;
+    await this.learnDeletions(listed, present);
     this.learned = true;
+  }
+
+  /**
+   * A file this checkout has that the service holds as deleted (its latest version a deletion) is deleted on the
+   * service for this checkout's first round too: a conflict, never re-created without a word. A checkout made the
+   * source (`--source`), renamed or with a fresh state re-uploaded 149 files a teammate had just deleted (issue 41).
+   */
+  private async learnDeletions(
+    listed: readonly { flowPath: string; path: string }[],
+    present: ReadonlySet<string>,
+  ): Promise<void> {
+    const { state, client } = this.options;
+    const onService = new Set(listed.map((file) => serviceFileKey(file.flowPath, file.path)));
+    const deleted = (await listDeletedFiles(client, this.serviceRepo)).filter((file) => {
+      const key = serviceFileKey(file.flowPath, file.path);
+      return present.has(key) && !onService.has(key);
+    });
+    if (deleted.length === 0) return;
+    const local = new Map(
+      state
+        .fileStates(this.repoId, null)
+        .map((file) => [serviceFileKey(file.flowPath, file.path), file.localHash]),
+    );
+    recordConflicts(
+      { state, repoId: this.repoId, target: this.repo },
+      deleted.map((file) => ({
+        flowPath: file.flowPath,
+        path: file.path,
+        baseHash: null,
+        serviceHash: null,
+        sentHash: local.get(serviceFileKey(file.flowPath, file.path)) ?? null,
+        writtenBy: file.deletedBy,
+        writtenAt: file.deletedAt,
+      })),
+    );
+    this.port.refresh();
   }
 
   /**

@@ -236,6 +236,27 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
       after = page.next ?? undefined;
     } while (after);
     expect(paged).toEqual(['flows/Zeta/a.yml', 'flows/ci/B.yml', 'flows/ci/b.yml']);
+    // Deleted files are listed as such, in the same order and pages (issue 41: a first round takes them as deleted).
+    for (const flow_path of ['flows/ci', 'flows/Zeta'])
+      await client.flowDef.syncBatch({
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [{ flow_path, files: [] }],
+        delete_missing: true,
+      });
+    const deleted: string[] = [];
+    after = undefined;
+    do {
+      const page = await client.flowDef.listDeleted({
+        repo_owner: 'acme',
+        repo_name: 'app',
+        first: 1,
+        after,
+      });
+      deleted.push(...page.files.map((f) => `${f.flow_path}/${f.path}`));
+      after = page.next ?? undefined;
+    } while (after);
+    expect(deleted).toEqual(['flows/Zeta/a.yml', 'flows/ci/B.yml', 'flows/ci/b.yml']);
     await client.close();
   });
 

@@ -18,6 +18,7 @@ type FlowDefPath =
   | 'svc/flow_def/public/capabilities'
   | 'svc/flow_def/public/list_flows'
   | 'svc/flow_def/public/list_files'
+  | 'svc/flow_def/public/list_deleted'
   | 'svc/flow_def/public/file_versions'
   | 'svc/flow_def/public/version_content'
   | 'svc/flow_def/action/restore_version/run';
@@ -145,6 +146,19 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
         const files = await flows.listFiles(repoId, {
           flowPath: args.flow_path ?? null,
           withContent: args.with_content ?? false,
+          after: args.after === undefined ? null : cursorOf(args.after),
+          limit,
+        });
+        const last = files.at(-1);
+        return { files, next: files.length === limit && last ? cursorFor(last.flow_path, last.path) : null };
+      }),
+
+    'svc/flow_def/public/list_deleted': (args) =>
+      reading(async (flows) => {
+        const repoId = await flows.repoByName(args.repo_owner, args.repo_name);
+        if (repoId === null) return { files: [], next: null };
+        const limit = args.first ?? 1000;
+        const files = await flows.history.deleted(repoId, {
           after: args.after === undefined ? null : cursorOf(args.after),
           limit,
         });

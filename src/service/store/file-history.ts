@@ -96,7 +96,21 @@ export class FileHistory {
     }
   }
 
-  /** A file's versions, newest first, deletions included. */
+  /**
+   * A page of a repository's files whose current version is a deletion, by flow and path after the (flow, path)
+   * given: who deleted each and when.
+   */
+  deleted(repoId: string, page: { after: [string, string] | null; limit: number }) {
+    return this.sql.all<{ flow_path: string; path: string; deleted_at: string; deleted_by: string | null }>(
+      `SELECT flow_path, path, written_at AS deleted_at, written_by AS deleted_by
+       FROM file_versions
+       WHERE repo_id = @repoId AND replaced_at IS NULL AND hash IS NULL
+         AND (flow_path > @afterFlow OR (flow_path = @afterFlow AND path > @afterPath))
+       ORDER BY flow_path, path LIMIT @limit`,
+      { repoId, afterFlow: page.after?.[0] ?? '', afterPath: page.after?.[1] ?? '', limit: page.limit },
+    );
+  }
+
   /** A file's versions, newest first: `limit` of them, older than `before` (a version number) when given. */
   async versions(
     repoId: string,
