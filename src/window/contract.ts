@@ -404,7 +404,11 @@ export const AGENT_API = {
       }),
     taskUpdateValueSchema,
   ),
-  workflowStates: method(z.object({ teamId: z.string().min(1).max(200) }), workflowStateCacheValueSchema),
+  /** The states of a task's team, cached under the tracker team's id or under its key (`ENG` of `ENG-1`). */
+  workflowStates: method(
+    z.object({ taskKey: z.string().min(1).max(100), teamId: z.string().min(1).max(200).nullable() }),
+    workflowStateCacheValueSchema,
+  ),
   getRepoConfig: method(z.object({ root }), repoConfigViewSchema),
   saveRepoConfig: method(
     z.object({ root, config: repoConfigSchema }),

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { RemoteError } from '../client/index.ts';
-import { folderGone } from '../protocol/index.ts';
+import { folderGone, workflowStateTeams, type WorkflowStateCacheValue } from '../protocol/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -286,8 +286,16 @@ export function createAgentApi(agent: Agent): AgentApi {
     updateTask: async ({ taskKey, status: newStatus, priority, recursive }) =>
       agent.client.task.update({ task_key: taskKey, status: newStatus, priority, recursive }),
 
-    workflowStates: async ({ teamId }) =>
-      agent.client.tracker.workflowStateCacheGetByTeam({ team_id: teamId }),
+    workflowStates: async ({ taskKey, teamId }) => {
+      // The first name with states answers; with none, the last one read (the key the user knows, ENG).
+      const teams = workflowStateTeams({ task_key: taskKey, team_id: teamId });
+      let found: WorkflowStateCacheValue = { team_id: teamId ?? taskKey, states: [], updated_at: null };
+      for (const team of teams) {
+        found = await agent.client.tracker.workflowStateCacheGetByTeam({ team_id: team });
+        if (found.states.length > 0) break;
+      }
+      return found;
+    },
 
     getRepoConfig: async ({ root }) => {
       const { identity } = repository(root);
