@@ -14,6 +14,7 @@ import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
 import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
 import {
   claimKey,
+  gitEmails,
   keyOwnerView,
   registerKey,
   trackerUsers,
@@ -357,7 +358,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       // Kept first: a key the agent cannot keep is never registered with the service.
       await keepSecret(agent, 'api-key', secret);
       try {
-        const claim = await claimKey(agent.client, secret);
+        const claim = await claimKey(agent.client, secret, await gitEmails(agent.roots()));
         // Unknown to the service, and this agent may not register it: no use keeping it. A key that is nobody's
         // but that an operator may register (Settings lists whom) is kept for the user to say who they are.
         if (claim.outcome === 'unclaimed' && unusable(claim))
@@ -381,12 +382,12 @@ export function createAgentApi(agent: Agent): AgentApi {
       if (!users.some((user) => user.id === userId))
         throw new AgentApiError('not_found', `The tracker has no user ${userId}: pick one of the list.`);
       await registerKey(agent.client, secret, userId);
-      return keyOwnerView(agent.client, secret, agent.serviceUrl);
+      return keyOwnerView(agent.client, secret, agent.serviceUrl, agent.roots());
     },
 
     whoYouAre: async () => {
       const { secret } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
-      return secret === null ? null : keyOwnerView(agent.client, secret, agent.serviceUrl);
+      return secret === null ? null : keyOwnerView(agent.client, secret, agent.serviceUrl, agent.roots());
     },
 
     getStartAtLogin: async () => startAtLogin(),

@@ -4,7 +4,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { seriousViolations } from '../support/pictures.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { deliver, issueCreated } from '../support/tracker.ts';
+import { VIEWER, deliver, issueCreated } from '../support/tracker.ts';
 import { addRepository, initGit, openWindow, type OpenWindow } from '../support/window.ts';
 
 /**
@@ -41,6 +41,8 @@ beforeAll(async () => {
     issueCreated({ id: 'i-8', identifier: 'OPS-8', title: 'Rotate certificates', teamId: 'c0ffee00-ops' }),
     'c0ffee00-ops',
   );
+  // The user of the repository's git email (initGit), whom the key saved below is registered to.
+  await deliver(svc, { action: 'create', type: 'User', data: VIEWER });
   const cached = await svc.call('svc/tracker/private/workflow_state_cache_upsert', {
     team_id: 'ENG',
     states: [
