@@ -16,6 +16,7 @@ const UNIT = [
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',
   'test/cli/doctor-verdicts.test.ts',
+  'test/cli/still-in-history.test.ts',
   'test/service/log-file.test.ts',
   'test/service/transfer-rows.test.ts',
   'test/sync/chunking.test.ts',

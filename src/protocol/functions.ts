@@ -57,6 +57,8 @@ import {
   listFlowsValueSchema,
   restoreVersionArgsSchema,
   restoreVersionValueSchema,
+  purgeHistoryArgsSchema,
+  purgeHistoryValueSchema,
   versionContentArgsSchema,
   versionContentValueSchema,
 } from './history.ts';
@@ -381,6 +383,17 @@ export const EXTENSION_FUNCTIONS = [
     repeat: 'safe',
     args: usersListArgsSchema,
     value: usersListValueSchema,
+  }),
+  define({
+    number: 28,
+    path: 'svc/flow_def/private/purge_history',
+    group: 'flowDef',
+    method: 'purgeHistory',
+    summary:
+      "Remove a file's past versions (all but the current one, or one) from the history; a tombstone says who and when",
+    repeat: 'safe',
+    args: purgeHistoryArgsSchema,
+    value: purgeHistoryValueSchema,
   }),
 ] as const;
 

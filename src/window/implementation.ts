@@ -1,6 +1,11 @@
 import { join } from 'node:path';
-import { RemoteError } from '../client/index.ts';
-import { folderGone, workflowStateTeams, type WorkflowStateCacheValue } from '../protocol/index.ts';
+import { RemoteError, reasonOf } from '../client/index.ts';
+import {
+  folderGone,
+  workflowStateTeams,
+  type HistoryPurge,
+  type WorkflowStateCacheValue,
+} from '../protocol/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -200,7 +205,10 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const versions = await engine.service.history(flowPath, path);
+      const [versions, purges] = await Promise.all([
+        engine.service.history(flowPath, path),
+        engine.service.purges(flowPath, path),
+      ]);
       return {
         flowPath,
         path,
@@ -212,7 +220,29 @@ export function createAgentApi(agent: Agent): AgentApi {
           writtenBy: v.written_by,
           current: v.current,
         })),
+        purges: purges.map(purgeView),
       };
+    },
+
+    purgeHistory: async ({ root, file, version }) => {
+      const { engine } = repository(root);
+      await keepsHistory();
+      const { flowPath, path } = located(engine, file);
+      try {
+        return {
+          flowPath,
+          path,
+          purge: purgeView(await engine.service.purgeHistory(flowPath, path, version)),
+        };
+      } catch (error) {
+        // A service that keeps history but has no purge (an older flowsync serve): its 404, in words.
+        if (reasonOf(error) === 'unknown_function')
+          throw new AgentApiError(
+            'refused',
+            `${agent.serviceUrl} cannot purge history (it has no purge_history, an extension of a newer \`flowsync serve\`): nothing was removed; upgrade the service, or its operator removes the versions there.`,
+          );
+        throw error;
+      }
     },
 
     versionContent: async ({ root, file, version }) => {
@@ -472,4 +502,14 @@ async function requiredUserEmail(root: string): Promise<string> {
     );
   }
   return email;
+}
+
+/** A purge's tombstone in the window's words. */
+function purgeView(purge: HistoryPurge) {
+  return {
+    version: purge.version,
+    versions: purge.versions,
+    purgedAt: purge.purged_at,
+    purgedBy: purge.purged_by,
+  };
 }
