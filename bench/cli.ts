@@ -1,9 +1,20 @@
 /**
- * How fast the built `flowsync` starts: whole processes, as a shell runs them, next to a bare `node -e 0`.
+ * How fast `flowsync` starts: whole processes, as a shell runs them, next to a bare `node -e 0`. `status` three ways:
+ * as the installed package runs it, as the README's set-up runs it (the clone's bin/flowsync.js, linked onto PATH by
+ * `npm link`, with the build `npm ci` made), and from the sources through tsx (the clone after an edit).
  * Run: npm run bench -- cli   (builds dist/ first, as `npm run build` does)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,14 +25,19 @@ import { startServeProcess } from '../test/support/serve-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILT = join(ROOT, 'dist/bin/flowsync.js');
-const SOURCES = join(ROOT, 'bin/flowsync.js');
+/** The clone's command: what `npm link` puts on PATH in the README's set-up. */
+const CHECKOUT = join(ROOT, 'bin/flowsync.js');
 const RUNS = 20;
+/** Through tsx each run costs seconds: fewer of them keep the bench under a minute. */
+const SOURCE_RUNS = 5;
 /** GNU time reports the peak RSS of the whole process (`apt-get install time`). */
 const GNU_TIME = '/usr/bin/time';
 
 interface Sample {
   ms: number;
   peakMb: number;
+  /** User and system CPU time of the whole process. */
+  cpuMs: number;
 }
 
 /** One run: wall time from spawn to exit, and the peak RSS (GNU time's %M, else Node's own maxRSS at exit). */
@@ -29,7 +45,7 @@ function runOnce(args: string[], env: NodeJS.ProcessEnv, dir: string): Promise<S
   const rssFile = join(dir, 'rss');
   rmSync(rssFile, { force: true });
   const [program, programArgs] = existsSync(GNU_TIME)
-    ? [GNU_TIME, ['-f', '%M', '-o', rssFile, process.execPath, ...args]]
+    ? [GNU_TIME, ['-f', '%M %U %S', '-o', rssFile, process.execPath, ...args]]
     : [process.execPath, ['--require', join(dir, 'rss.cjs'), ...args]];
   return new Promise((resolve, reject) => {
     const started = performance.now();
@@ -41,8 +57,13 @@ function runOnce(args: string[], env: NodeJS.ProcessEnv, dir: string): Promise<S
     child.on('close', (code) => {
       const ms = performance.now() - started;
       if (code !== 0) return reject(new Error(`node ${args.join(' ')} exited with ${code}`));
-      const kb = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1));
-      resolve({ ms, peakMb: kb / 1024 });
+      const [kb, user, system] = readFileSync(rssFile, 'utf8')
+        .trim()
+        .split('\n')
+        .at(-1)!
+        .split(' ')
+        .map(Number);
+      resolve({ ms, peakMb: kb! / 1024, cpuMs: (user! + system!) * 1000 });
     });
   });
 }
@@ -75,7 +96,7 @@ export async function runCliBench(): Promise<BenchRow[]> {
   // Without GNU time: each run reports its own peak RSS as it exits (the whole run but Node's exit itself).
   writeFileSync(
     join(dir, 'rss.cjs'),
-    "process.on('exit', () => require('node:fs').writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS)));\n",
+    "process.on('exit', () => { const u = process.resourceUsage(); require('node:fs').writeFileSync(process.env.RSS_FILE, `${u.maxRSS} ${u.userCPUTime / 1e6} ${u.systemCPUTime / 1e6}`); });\n",
   );
   const env = userEnv(home);
   // `status` reads a real state file: one repository, synced once with a real service.
@@ -86,32 +107,64 @@ export async function runCliBench(): Promise<BenchRow[]> {
       env: { ...process.env, ...userEnv(home, service) },
       stdio: 'ignore',
     });
-    const commands: { label: string; args: string[]; ms: number | null }[] = [
+    const installed = installedPackage(dir);
+    const fromSources = { FLOWSYNC_FROM_SOURCES: '1' };
+    const commands: {
+      label: string;
+      args: string[];
+      ms: number | null;
+      runs?: number;
+      env?: NodeJS.ProcessEnv;
+    }[] = [
       { label: '`node -e 0`', args: ['-e', '0'], ms: null },
       { label: '`flowsync --version`', args: [BUILT, '--version'], ms: 120 },
       { label: '`flowsync --help`', args: [BUILT, '--help'], ms: 120 },
       { label: '`flowsync status` (one repository)', args: [BUILT, 'status'], ms: 150 },
-      // For comparison: what a clone runs, the sources through tsx (bin/flowsync.js).
-      { label: '`flowsync --version` from the sources (tsx)', args: [SOURCES, '--version'], ms: null },
+      { label: '`flowsync status`, the installed package', args: [installed, 'status'], ms: null },
+      // The README's set-up: the clone's bin/flowsync.js (npm link), which runs dist/ while it is current.
+      { label: '`flowsync status`, the README’s set-up (a clone)', args: [CHECKOUT, 'status'], ms: null },
+      {
+        label: '`flowsync status`, a clone after an edit (tsx)',
+        args: [CHECKOUT, 'status'],
+        ms: null,
+        runs: SOURCE_RUNS,
+        env: fromSources,
+      },
     ];
     const samples = commands.map(() => [] as Sample[]);
     // Round-robin, so that a busy moment on the machine weighs on every command alike.
     for (let run = 0; run < RUNS + 1; run++) {
       for (const [index, command] of commands.entries()) {
-        const sample = await runOnce(command.args, env, dir);
+        if (run > (command.runs ?? RUNS)) continue;
+        const sample = await runOnce(command.args, { ...env, ...command.env }, dir);
         if (run > 0) samples[index]!.push(sample); // the first round warms the file cache
       }
     }
     const how = existsSync(GNU_TIME) ? 'GNU time' : "Node's maxRSS at exit";
     return commands.flatMap((command, index) => {
       const ms = median(samples[index]!.map((s) => s.ms));
+      const runs = samples[index]!.length;
       const mb = median(samples[index]!.map((s) => s.peakMb));
       return [
         {
-          metric: `${command.label}: wall time, median of ${RUNS}`,
+          metric: `${command.label}: wall time, median of ${runs}`,
           value: `${ms.toFixed(0)} ms`,
           target: command.ms === null ? '' : `≤ ${command.ms} ms`,
           met: command.ms === null ? null : ms <= command.ms,
+        },
+        {
+          metric: `${command.label}: CPU (user + system), median of ${samples[index]!.length}`,
+          value: `${median(samples[index]!.map((s) => s.cpuMs)).toFixed(0)} ms`,
+          // The README's set-up costs what the installed package costs (issue 42): within 20 %, or 20 ms.
+          target: command.args[0] === CHECKOUT && !command.env ? '≤ the installed package’s' : '',
+          met:
+            command.args[0] === CHECKOUT && !command.env
+              ? median(samples[index]!.map((s) => s.cpuMs)) <=
+                Math.max(
+                  installedCpu(samples, commands, installed) * 1.2,
+                  installedCpu(samples, commands, installed) + 20,
+                )
+              : null,
         },
         {
           metric: `${command.label}: peak RSS (${how}), median`,
@@ -126,6 +179,26 @@ export async function runCliBench(): Promise<BenchRow[]> {
     repo.cleanup();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The installed package's layout, made here without the registry: what `npm install -g` puts in
+ * lib/node_modules/flowsync (bin/flowsync.js and dist/bin, no sources, `files` in package.json) with the clone's
+ * node_modules beside it. Its bin/flowsync.js finds no src/ and runs dist/ at once, as an installed one does.
+ */
+function installedPackage(dir: string): string {
+  const folder = join(dir, 'installed');
+  mkdirSync(join(folder, 'bin'), { recursive: true });
+  cpSync(CHECKOUT, join(folder, 'bin/flowsync.js'));
+  cpSync(join(ROOT, 'dist/bin'), join(folder, 'dist/bin'), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(folder, 'package.json'));
+  symlinkSync(join(ROOT, 'node_modules'), join(folder, 'node_modules'));
+  return join(folder, 'bin/flowsync.js');
+}
+
+function installedCpu(samples: Sample[][], commands: { args: string[] }[], installed: string): number {
+  const index = commands.findIndex((command) => command.args[0] === installed);
+  return median(samples[index]!.map((s) => s.cpuMs));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {

@@ -20,6 +20,7 @@ import { cpSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
+import { writeStamp } from './build-stamp.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // `node scripts/build.mjs <folder>` builds into another folder (test/package stages the package with it).
@@ -32,6 +33,8 @@ const bundles = [
   { folder: 'electron', input: { main: 'electron/main.ts' } },
 ];
 
+// The stamp is dated when the build starts: a source saved during the build makes it stale (scripts/build-stamp.mjs).
+const started = Date.now();
 for (const { folder, input } of bundles) {
   // Only our own folders: dist/desktop is electron-builder's.
   rmSync(join(DIST, folder), { recursive: true, force: true });
@@ -78,3 +81,6 @@ for (const { folder, input } of bundles) {
 // The sandboxed preload is plain CommonJS already (it may require only 'electron'); and the tray icon.
 cpSync(join(ROOT, 'electron/preload.cjs'), join(DIST, 'electron/preload.cjs'));
 cpSync(join(ROOT, 'electron/resources'), join(DIST, 'electron/resources'), { recursive: true });
+
+// Last, so that a build that failed half-way leaves no stamp: bin/flowsync.js then runs the sources.
+writeStamp(join(DIST, 'bin'), started);

@@ -7,7 +7,7 @@ import {
   type ClientAuth,
 } from '../client/index.ts';
 import type { SecretKind } from '../secrets/index.ts';
-import { NOT_AN_OPERATOR, claimKey, claimLine, unclaimedLine, unusable } from './key-owner.ts';
+import { NOT_AN_OPERATOR, claimKey, claimLine, gitEmails, unclaimedLine, unusable } from './key-owner.ts';
 
 export const SECRET_NAMES: Record<SecretKind, string> = {
   'access-token': 'user token',
@@ -58,7 +58,8 @@ export async function checkSecret(
 export async function claimApiKey(url: string, secret: string, storedAuth: ClientAuth): Promise<string> {
   const client = createClient({ baseUrl: url, auth: storedAuth, retry: { attempts: 2 } });
   try {
-    const claim = await claimKey(client, secret);
+    // The repository it is run in says who the user is first (its own user.email), as git would sign in it.
+    const claim = await claimKey(client, secret, await gitEmails([process.cwd()]));
     if (claim.outcome === 'unclaimed' && unusable(claim)) throw new SecretRefused(unclaimedLine(claim, url));
     return claimLine(claim, url);
   } catch (error) {

@@ -86,7 +86,7 @@ const HANDLERS: Handler[] = [
       ? {
           outcome: 'remote',
           apiCode: 'refused',
-          message: `The service does not know your personal API key yet: ${NOT_AN_OPERATOR}`,
+          message: `The service does not know your personal API key yet: pick who you are in Settings, or ${NOT_AN_OPERATOR}`,
           kind: 'unauthorized',
         }
       : null,

@@ -23,6 +23,8 @@ export {
 export { currentBranch, gitCommonDir, gitConfig, globalUserEmail, remoteUrl, userEmail } from './git.ts';
 export {
   claimKey,
+  distinctEmails,
+  gitEmails,
   keyLineAtStart,
   keyOwnerView,
   registerKey,

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { userInfo } from 'node:os';
 import {
   MissingCredentialsError,
   RemoteError,
@@ -9,7 +8,7 @@ import {
 } from '../client/index.ts';
 import { KeychainUnavailable } from '../secrets/index.ts';
 import { trackerUserName, type TrackerUser } from '../protocol/index.ts';
-import { globalUserEmail } from './git.ts';
+import { globalUserEmail, userEmail } from './git.ts';
 
 /*
  * Whose personal API key this is. The tracker actions answer for the user a key is registered to (the tracker's
@@ -17,8 +16,29 @@ import { globalUserEmail } from './git.ts';
  * (key-created) naming a tracker user id. The agent registers the key to the tracker user whose email is git's
  * `user.email` (the one address a developer's machine already says is theirs), or to the one its user picks; it
  * does so only with an admin token (the embedded service's are the agent's own). Before issue 25 it registered the
- * key to the OS user name (`root`), which no tracker uses, and every task list was empty.
+ * key to the OS user name (`root`), which no tracker uses, and every task list was empty; until issue 42 it still
+ * did when git's global config had no email (a stand-in for "nobody"), and it read only the global email, not the
+ * `user.email` a developer sets in the repository itself. A key is now registered to a user of the tracker only.
  */
+
+/**
+ * The emails git says are the user's, the first one preferred: each repository's own `user.email` (its
+ * .git/config, else the global one, as git signs its commits), then the global one. A repository's .git/config is
+ * the user's own file (a clone never copies it) and reading it runs nothing. Each address once, in any case.
+ */
+export async function gitEmails(roots: readonly string[]): Promise<string[]> {
+  return distinctEmails(await Promise.all([...roots.map((root) => userEmail(root)), globalUserEmail()]));
+}
+
+/** Each address once (the first spelling kept), in order, without the missing ones. */
+export function distinctEmails(found: readonly (string | null)[]): string[] {
+  const emails: string[] = [];
+  for (const email of found) {
+    const trimmed = email?.trim();
+    if (trimmed && !emails.some((seen) => seen.toLowerCase() === trimmed.toLowerCase())) emails.push(trimmed);
+  }
+  return emails;
+}
 
 const personal = (secret: string) => ({ secret, type: 'personal-api-key' as const });
 
@@ -86,26 +106,24 @@ export type Claim =
  * Registers a key that belongs to no tracker user (not registered, or registered to a name the tracker does not
  * use) to the tracker user whose email is git's `user.email`. A key that is a tracker user's already is left alone.
  */
-export async function claimKey(client: RemoteClient, secret: string): Promise<Claim> {
+export async function claimKey(client: RemoteClient, secret: string, emails: string[]): Promise<Claim> {
   const holder = await keyHolder(client, secret);
   if (holder.kind === 'user') return { outcome: 'theirs', user: holder.user };
-  const email = await globalUserEmail();
-  const matching = email === null ? [] : await trackerUsers(client, email);
-  const you = email === null ? undefined : matching?.find((user) => sameEmail(user, email));
-  if (you) {
-    await registerKey(client, secret, you.id);
-    return { outcome: 'registered', user: you };
+  for (const email of emails) {
+    // Asked by email: users_list answers at most USERS_LIST_MAX users, and the user may be past them.
+    const matching = await trackerUsers(client, email);
+    if (matching === null) break; // this agent may not ask
+    const you = matching.find((user) => sameEmail(user, email));
+    if (you) {
+      await registerKey(client, secret, you.id);
+      return { outcome: 'registered', user: you };
+    }
   }
-  // Nobody to register it to: everyone, for the user to pick from (null: this agent may not ask).
-  const users = matching === null ? null : await trackerUsers(client);
-  if (holder.kind === 'unregistered' && users !== null) {
-    // Registered all the same, to a stand-in the tracker does not know: searching and opening tasks need no owner,
-    // and a stranger's key goes to its owner at a later start, once the tracker names someone with that email.
-    const standIn = email ?? (userInfo().username || 'me');
-    await registerKey(client, secret, standIn);
-    return { outcome: 'unclaimed', holder: { kind: 'stranger', id: standIn }, email, users };
-  }
-  return { outcome: 'unclaimed', holder, email, users };
+  // Nobody of the tracker has the user's email: the key stays as it is until the user picks who they are from
+  // everyone (null: this agent may not ask). Never registered to a stand-in the tracker does not know (`root`),
+  // which made every task list empty and hid that nobody had been found.
+  const users = await trackerUsers(client);
+  return { outcome: 'unclaimed', holder, email: emails[0] ?? null, users };
 }
 
 /** A key that no tracker action would take and that this agent may not register (it is no operator): not worth keeping. */
@@ -125,24 +143,27 @@ const sameEmail = (user: TrackerUser, email: string) =>
 
 /**
  * What to do about a key that is nobody's, in one line: whom it is registered to (if anyone), why flowsync could
- * not register it to the user, and what to do.
+ * not register it to the user, and what to do. `inSettings`: the line is shown in Settings, above the list to pick
+ * from, where "pick who you are in Settings" sent the user where they already were (issue 42).
  */
 export function unclaimedLine(
   { holder, email, users }: Omit<Extract<Claim, { outcome: 'unclaimed' }>, 'outcome'>,
   serviceUrl: string,
+  inSettings = false,
 ): string {
   const now =
     holder.kind === 'stranger'
       ? `Your personal API key is registered to "${holder.id}", whom the tracker does not know`
       : `${serviceUrl} does not know your personal API key yet`;
+  const pick = inSettings ? 'pick who you are below' : 'pick who you are in Settings';
   if (users === null) return `${now}: ${NOT_AN_OPERATOR}`;
   if (users.length === 0)
-    return `${now}, and the tracker has told ${serviceUrl} about no user yet (its webhooks deliver them): pick who you are in Settings once it has.`;
+    return `${now}, and the tracker has told ${serviceUrl} about no user yet (its webhooks deliver them): ${inSettings ? 'pick who you are here' : pick} once it has.`;
   if (email === null)
-    return `${now}: git has no user.email to find you by (\`git config --global user.email you@example.com\`); pick who you are in Settings.`;
+    return `${now}: git has no user.email to find you by (\`git config user.email you@example.com\` in your repository, or with --global); ${pick}.`;
   const match = users.find((user) => sameEmail(user, email));
-  if (match) return `${now}: pick who you are in Settings (${trackerUserName(match)} has your git email).`;
-  return `${now}, and no tracker user has your git email (${email}): pick who you are in Settings.`;
+  if (match) return `${now}: ${pick} (${trackerUserName(match)} has your git email).`;
+  return `${now}, and no tracker user has your git email (${email}): ${pick}.`;
 }
 
 /** How a key comes to be registered when this agent may not do it. */
@@ -153,7 +174,7 @@ export const NOT_AN_OPERATOR =
 export interface KeyOwnerView {
   /** The tracker user the key belongs to; null when it belongs to none (`problem` says why and what to do). */
   user: TrackerUser | null;
-  /** git's `user.email` (global), whom the key is registered to by default. */
+  /** git's `user.email` (a repository's, else the global one), whom the key is registered to by default. */
   gitEmail: string | null;
   /** Everyone the key may be registered to instead (only an operator may ask: empty otherwise). */
   choices: TrackerUser[];
@@ -164,17 +185,21 @@ export async function keyOwnerView(
   client: RemoteClient,
   secret: string,
   serviceUrl: string,
+  roots: readonly string[],
 ): Promise<KeyOwnerView> {
-  const [gitEmail, holder, users] = await Promise.all([
-    globalUserEmail(),
+  const [emails, holder, users] = await Promise.all([
+    gitEmails(roots),
     keyHolder(client, secret),
     trackerUsers(client),
   ]);
+  // The address the tracker knows, if one of them is; else the one git prefers.
+  const gitEmail = emails.find((email) => users?.some((user) => sameEmail(user, email))) ?? emails[0] ?? null;
   return {
     user: holder.kind === 'user' ? holder.user : null,
     gitEmail,
     choices: users ?? [],
-    problem: holder.kind === 'user' ? null : unclaimedLine({ holder, email: gitEmail, users }, serviceUrl),
+    problem:
+      holder.kind === 'user' ? null : unclaimedLine({ holder, email: gitEmail, users }, serviceUrl, true),
   };
 }
 
@@ -189,10 +214,11 @@ export async function keyLineAtStart(
   secret: string,
   serviceUrl: string,
   from: string,
+  roots: readonly string[],
 ): Promise<string | null> {
   let claim: Claim;
   try {
-    claim = await claimKey(client, secret);
+    claim = await claimKey(client, secret, await gitEmails(roots));
   } catch (error) {
     // Not answering, or refusing the user token: the agent's own lines about the service say so.
     if (failureKind(error) !== null) return null;

@@ -44,8 +44,9 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'history',
-    usage: '[options] <file>',
-    summary: 'list the versions the service keeps of a file: when, who, size',
+    usage: '[options] <file> | purge [options] <file>',
+    summary:
+      'list the versions the service keeps of a file: when, who, size; `purge` removes them (an operator)',
     load: async () => (await import('./commands/history.ts')).historyCommand(),
   },
   {

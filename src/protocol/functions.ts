@@ -59,6 +59,8 @@ import {
   listFlowsValueSchema,
   restoreVersionArgsSchema,
   restoreVersionValueSchema,
+  purgeHistoryArgsSchema,
+  purgeHistoryValueSchema,
   versionContentArgsSchema,
   versionContentValueSchema,
 } from './history.ts';
@@ -386,6 +388,17 @@ export const EXTENSION_FUNCTIONS = [
   }),
   define({
     number: 28,
+    path: 'svc/flow_def/private/purge_history',
+    group: 'flowDef',
+    method: 'purgeHistory',
+    summary:
+      "Remove a file's past versions (all but the current one, or one) from the history; a tombstone says who and when",
+    repeat: 'safe',
+    args: purgeHistoryArgsSchema,
+    value: purgeHistoryValueSchema,
+  }),
+  define({
+    number: 29,
     path: 'svc/flow_def/public/list_deleted',
     group: 'flowDef',
     method: 'listDeleted',

@@ -127,11 +127,25 @@ export const fileVersionSchema = z.looseObject({
   current: z.boolean(),
 });
 export type FileVersion = z.infer<typeof fileVersionSchema>;
+/** A purge of a file's history (`purge_history`): what is left of the versions it removed. */
+export const historyPurgeSchema = z.looseObject({
+  /** The one version purged; null when every version but the current one was. */
+  version: z.int().positive().nullable(),
+  /** How many versions it removed. */
+  versions: count,
+  purged_at: isoTimeSchema,
+  /** The purging client's name as it said (`x-flowsync-writer`, e.g. `ops@host:~`); null when it said none. */
+  purged_by: z.string().nullable(),
+});
+export type HistoryPurge = z.infer<typeof historyPurgeSchema>;
+
 export const fileVersionsValueSchema = z.looseObject({
   flow_path: servicePathSchema,
   path: servicePathSchema,
   /** Newest first. */
   versions: z.array(fileVersionSchema),
+  /** The file's purges, newest first (absent from a service without `purge_history`). */
+  purges: z.array(historyPurgeSchema).optional(),
   /** The cursor of the next (older) page; null or absent on the last (a service that does not page sends all). */
   next: z.string().nullable().optional(),
 });
@@ -162,3 +176,22 @@ export const restoreVersionValueSchema = z.looseObject({
   version: z.int().positive(),
   hash: z.string().nullable(),
 });
+
+/**
+ * An operator removes a file's versions from the history (a secret that reached the service before its
+ * `.gitignore` line): every version but the current one, or `version` alone. A tombstone says who purged and when.
+ * The current version is never purged: it is the file as the service holds it (delete the file first).
+ */
+export const purgeHistoryArgsSchema = z.strictObject({
+  ...repoArgs,
+  flow_path: z.string().min(1).max(1000),
+  path: z.string().min(1).max(1000),
+  version: z.int().positive().optional(),
+});
+export const purgeHistoryValueSchema = z.looseObject({
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
+  /** The tombstone the purge left (`versions`: how many it removed; 0 when there was nothing to purge). */
+  purge: historyPurgeSchema,
+});
+export type PurgeHistoryValue = z.infer<typeof purgeHistoryValueSchema>;

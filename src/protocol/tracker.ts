@@ -260,3 +260,22 @@ export type WebhookAttachmentBody = z.infer<typeof webhookAttachmentBodySchema>;
 
 /** The tracker's priority numbers and the labels it shows for them. */
 export const PRIORITY_LABELS = ['No priority', 'Urgent', 'High', 'Medium', 'Low'] as const;
+
+/**
+ * The team key of a task: `ENG` of `ENG-123`, the tracker's own prefix of its identifiers; null when the key has
+ * none. Operators cache workflow states under it as often as under the tracker team's id (the README's example
+ * did: `"team_id":"ENG"`), so a team's states are looked up under both (`workflowStateTeams`).
+ */
+export function teamKeyOf(taskKey: string): string | null {
+  const match = /^([A-Za-z][A-Za-z0-9_]*)-\d+$/.exec(taskKey.trim());
+  return match ? match[1]! : null;
+}
+
+/**
+ * Where a task's workflow states may be cached, in the order they are read: under the tracker team's id, then
+ * under the team's key. Each distinct name once; empty when the task has neither.
+ */
+export function workflowStateTeams(task: { task_key: string; team_id: string | null }): string[] {
+  const keys = [task.team_id, teamKeyOf(task.task_key)].filter((key): key is string => Boolean(key));
+  return [...new Set(keys)];
+}

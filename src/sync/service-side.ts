@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
-import { flowHashInput, type FileVersion } from '../protocol/index.ts';
+import { flowHashInput, type FileVersion, type HistoryPurge } from '../protocol/index.ts';
 import { notRealFolder } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { recordConflicts } from './conflicts.ts';
@@ -18,7 +18,7 @@ import type { FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import type { Scheduler } from './scheduler.ts';
-import { checkServiceFile } from './service-answers.ts';
+import { checkServiceFile, refusedAnswer } from './service-answers.ts';
 import {
   listDeletedFiles,
   listServiceFiles,
@@ -419,6 +419,43 @@ export class ServiceSide {
   /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
   async history(flowPath: string, path: string): Promise<FileVersion[]> {
     return fileVersions(this.options.client, this.repo, flowPath, path);
+  }
+
+  /** What operators purged of a file's history (newest first); none from a service that cannot purge. */
+  async purges(flowPath: string, path: string): Promise<HistoryPurge[]> {
+    const answer = await this.options.client.flowDef.fileVersions({
+      repo_owner: this.repo.owner,
+      repo_name: this.repo.name,
+      flow_path: flowPath,
+      path,
+      first: 1,
+    });
+    return answer.purges ?? [];
+  }
+
+  /**
+   * An operator's purge of a file's past versions, all or one (`flowsync history purge`): purge_history, an
+   * extension only flowsync's own service has, called with the admin token.
+   */
+  async purgeHistory(flowPath: string, path: string, version?: number): Promise<HistoryPurge> {
+    // Named as this checkout's writes are (`ada@laptop:~/code/app`): the tombstone says who purged.
+    const answer = await this.options.client.flowDef.purgeHistory(
+      {
+        repo_owner: this.repo.owner,
+        repo_name: this.repo.name,
+        flow_path: flowPath,
+        path,
+        ...(version !== undefined && { version }),
+      },
+      this.repo.writer === undefined ? {} : { writer: this.repo.writer },
+    );
+    if (answer.flow_path !== flowPath || answer.path !== path)
+      throw refusedAnswer(
+        'svc/flow_def/private/purge_history',
+        `${answer.flow_path}/${answer.path}`,
+        `is not ${flowPath}/${path}, whose history was purged`,
+      );
+    return answer.purge;
   }
 
   /**

@@ -217,6 +217,14 @@ export type ConflictView = z.infer<typeof conflictViewSchema>;
 /** A diff from one side of a conflict to another ('' when the same), or why it is not shown. */
 const sideDiffSchema = z.union([z.object({ diff: z.string() }), z.object({ missing: z.string() })]);
 
+/** A purge of a file's history, as the window and `flowsync history` show it. */
+const historyPurgeView = z.object({
+  version: z.number().nullable(),
+  versions: z.number(),
+  purgedAt: z.string(),
+  purgedBy: z.string().nullable(),
+});
+
 const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
 /** Files whose service copy was not written to disk, each with why (the others were): a line each, for its user. */
 const notWritten = z.array(z.object({ flowPath: z.string(), path: z.string(), reason: z.string() }));
@@ -300,7 +308,17 @@ export const AGENT_API = {
           current: z.boolean(),
         }),
       ),
+      /** What operators purged of it (newest first). */
+      purges: z.array(historyPurgeView),
     }),
+  ),
+  /**
+   * An operator's purge of a file's past versions from the service's history (all but the current one, or
+   * `version`), with the admin token: the tombstone it left.
+   */
+  purgeHistory: method(
+    z.object({ root, file: z.string().min(1).max(4096), version: z.int().positive().optional() }),
+    z.object({ flowPath: z.string(), path: z.string(), purge: historyPurgeView }),
   ),
   /** One of those versions' text (null: the version is a deletion), or why it is not shown (too large). */
   versionContent: method(
@@ -394,7 +412,11 @@ export const AGENT_API = {
       }),
     taskUpdateValueSchema,
   ),
-  workflowStates: method(z.object({ teamId: z.string().min(1).max(200) }), workflowStateCacheValueSchema),
+  /** The states of a task's team, cached under the tracker team's id or under its key (`ENG` of `ENG-1`). */
+  workflowStates: method(
+    z.object({ taskKey: z.string().min(1).max(100), teamId: z.string().min(1).max(200).nullable() }),
+    workflowStateCacheValueSchema,
+  ),
   getRepoConfig: method(z.object({ root }), repoConfigViewSchema),
   saveRepoConfig: method(
     z.object({ root, config: repoConfigSchema }),

@@ -1,6 +1,11 @@
 import { join } from 'node:path';
-import { RemoteError } from '../client/index.ts';
-import { folderGone } from '../protocol/index.ts';
+import { RemoteError, reasonOf } from '../client/index.ts';
+import {
+  folderGone,
+  workflowStateTeams,
+  type HistoryPurge,
+  type WorkflowStateCacheValue,
+} from '../protocol/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -14,6 +19,7 @@ import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
 import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
 import {
   claimKey,
+  gitEmails,
   keyOwnerView,
   registerKey,
   trackerUsers,
@@ -199,7 +205,10 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const versions = await engine.service.history(flowPath, path);
+      const [versions, purges] = await Promise.all([
+        engine.service.history(flowPath, path),
+        engine.service.purges(flowPath, path),
+      ]);
       return {
         flowPath,
         path,
@@ -211,7 +220,29 @@ export function createAgentApi(agent: Agent): AgentApi {
           writtenBy: v.written_by,
           current: v.current,
         })),
+        purges: purges.map(purgeView),
       };
+    },
+
+    purgeHistory: async ({ root, file, version }) => {
+      const { engine } = repository(root);
+      await keepsHistory();
+      const { flowPath, path } = located(engine, file);
+      try {
+        return {
+          flowPath,
+          path,
+          purge: purgeView(await engine.service.purgeHistory(flowPath, path, version)),
+        };
+      } catch (error) {
+        // A service that keeps history but has no purge (an older flowsync serve): its 404, in words.
+        if (reasonOf(error) === 'unknown_function')
+          throw new AgentApiError(
+            'refused',
+            `${agent.serviceUrl} cannot purge history (it has no purge_history, an extension of a newer \`flowsync serve\`): nothing was removed; upgrade the service, or its operator removes the versions there.`,
+          );
+        throw error;
+      }
     },
 
     versionContent: async ({ root, file, version }) => {
@@ -286,8 +317,16 @@ export function createAgentApi(agent: Agent): AgentApi {
     updateTask: async ({ taskKey, status: newStatus, priority, recursive }) =>
       agent.client.task.update({ task_key: taskKey, status: newStatus, priority, recursive }),
 
-    workflowStates: async ({ teamId }) =>
-      agent.client.tracker.workflowStateCacheGetByTeam({ team_id: teamId }),
+    workflowStates: async ({ taskKey, teamId }) => {
+      // The first name with states answers; with none, the last one read (the key the user knows, ENG).
+      const teams = workflowStateTeams({ task_key: taskKey, team_id: teamId });
+      let found: WorkflowStateCacheValue = { team_id: teamId ?? taskKey, states: [], updated_at: null };
+      for (const team of teams) {
+        found = await agent.client.tracker.workflowStateCacheGetByTeam({ team_id: team });
+        if (found.states.length > 0) break;
+      }
+      return found;
+    },
 
     getRepoConfig: async ({ root }) => {
       const { identity } = repository(root);
@@ -349,7 +388,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       // Kept first: a key the agent cannot keep is never registered with the service.
       await keepSecret(agent, 'api-key', secret);
       try {
-        const claim = await claimKey(agent.client, secret);
+        const claim = await claimKey(agent.client, secret, await gitEmails(agent.roots()));
         // Unknown to the service, and this agent may not register it: no use keeping it. A key that is nobody's
         // but that an operator may register (Settings lists whom) is kept for the user to say who they are.
         if (claim.outcome === 'unclaimed' && unusable(claim))
@@ -375,12 +414,12 @@ export function createAgentApi(agent: Agent): AgentApi {
       if (!users.some((user) => user.id === userId))
         throw new AgentApiError('not_found', `The tracker has no user ${userId}: pick one of the list.`);
       await registerKey(agent.client, secret, userId);
-      return keyOwnerView(agent.client, secret, agent.serviceUrl);
+      return keyOwnerView(agent.client, secret, agent.serviceUrl, agent.roots());
     },
 
     whoYouAre: async () => {
       const { secret } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
-      return secret === null ? null : keyOwnerView(agent.client, secret, agent.serviceUrl);
+      return secret === null ? null : keyOwnerView(agent.client, secret, agent.serviceUrl, agent.roots());
     },
 
     getStartAtLogin: async () => startAtLogin(),
@@ -465,4 +504,14 @@ async function requiredUserEmail(root: string): Promise<string> {
     );
   }
   return email;
+}
+
+/** A purge's tombstone in the window's words. */
+function purgeView(purge: HistoryPurge) {
+  return {
+    version: purge.version,
+    versions: purge.versions,
+    purgedAt: purge.purged_at,
+    purgedBy: purge.purged_by,
+  };
 }

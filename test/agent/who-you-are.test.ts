@@ -97,12 +97,14 @@ describe('who you are in the tracker', () => {
     await agent.waitFor(
       /no tracker user has your git email \(ada@laptop\.local\): pick who you are in Settings/,
     );
-    // Registered all the same (searching needs no owner), to a stand-in the tracker does not know.
-    expect(ownerOfKey()).toEqual([{ user_id: 'ada@laptop.local' }]);
+    // Not registered to a stand-in the tracker does not know (issue 42): to nobody until the user picks.
+    expect(ownerOfKey()).toEqual([]);
 
     const before = await you(bridge);
     expect(before.user).toBeNull();
-    expect(before.problem).toContain('pick who you are');
+    // Settings shows this line above the list to pick from: "in Settings" sent the user where they were.
+    expect(before.problem).toContain('pick who you are below');
+    expect(before.problem).not.toContain('in Settings');
     expect(before.choices.map((choice) => choice.id)).toEqual([VIEWER.id, BOB.id]);
 
     const after = (await bridge.call('setKeyOwner', { userId: VIEWER.id })) as You;
@@ -139,10 +141,35 @@ describe('who you are in the tracker', () => {
       FLOWSYNC_EMBEDDED_PORT: '0',
     };
     const bridge = await startUi(embedded);
-    // A fresh embedded service knows no tracker user yet: the key is registered all the same, and searching works.
+    // A fresh embedded service knows no tracker user yet: nobody to register the key to, and it says so.
     await agent.waitFor(/the tracker has told \S+ about no user yet/);
-    const found = (await bridge.call('searchTasks', { query: 'login' })) as { nodes: unknown[] };
-    expect(found.nodes).toEqual([]);
-    expect((await you(bridge)).problem).toContain('registered to "ada@example.com"');
+    const refused = await bridge.call('searchTasks', { query: 'login' }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((refused as AgentApiError).message).toContain('does not know your personal API key yet');
+    expect((await you(bridge)).problem).toContain('does not know your personal API key yet');
+  });
+
+  it("finds the user by the repository's own user.email, not only the global one (issue 42)", async () => {
+    gitEmail('ada@laptop.local');
+    execFileSync('git', ['-C', user.repo.root, 'init', '-q']);
+    execFileSync('git', ['-C', user.repo.root, 'config', 'user.email', 'Ada@Example.com']);
+    agent = user.run(['start', user.repo.root], {
+      ...NO_KEYCHAIN,
+      FLOWSYNC_API_KEY: SECRET,
+      FLOWSYNC_ADMIN_TOKEN: user.svc.tokens.admin,
+    });
+    await agent.waitFor(/You are Ada Lovelace \(ada@example\.com\) in the tracker/, 40_000);
+    expect(ownerOfKey()).toEqual([{ user_id: VIEWER.id }]);
+  });
+
+  it('never registers a key to an id the tracker does not have (the OS user name) when git has no email (issue 42)', async () => {
+    const bridge = await startUi({ FLOWSYNC_ADMIN_TOKEN: user.svc.tokens.admin });
+    await agent.waitFor(/git has no user\.email to find you by/);
+    expect(ownerOfKey()).toEqual([]);
+    const after = (await bridge.call('setKeyOwner', { userId: BOB.id })) as You;
+    expect(after).toMatchObject({ user: BOB, problem: null });
+    expect(ownerOfKey()).toEqual([{ user_id: BOB.id }]);
   });
 });

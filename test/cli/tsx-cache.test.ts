@@ -87,7 +87,8 @@ const RUNS = [
 
 describe("another user's tsx cache", () => {
   it.each(RUNS)('is never run by $name: the help is printed and no poisoned module ran', ({ args }) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: shared };
+    // bin/flowsync.js runs the build while it is current: made to run the sources, as after an edit.
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: shared, FLOWSYNC_FROM_SOURCES: '1' };
     delete env.TSX_DISABLE_CACHE;
     const run = spawnSync(process.execPath, args, { env, encoding: 'utf8' });
     expect(run.stdout).toContain('Usage: flowsync');

@@ -67,7 +67,9 @@ describe('who you are in the tracker', () => {
     await saveKey('lin_api_picked_key_0007');
     await expect
       .poll(said, SLOW)
-      .toContain('no tracker user has your git email (ada@laptop.local): pick who you are');
+      .toContain('no tracker user has your git email (ada@laptop.local): pick who you are below.');
+    // The line is in Settings: it does not send the user to Settings (issue 42).
+    expect(await said()).not.toContain('in Settings');
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByLabel('Choose who you are').selectOption({ label: 'Bob Stone (bob@example.com)' });
     await page.getByRole('button', { name: 'This is me' }).click();

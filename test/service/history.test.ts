@@ -407,3 +407,80 @@ describe('history retention', () => {
     });
   });
 });
+
+describe('an operator purges a file from the history (issue 42)', () => {
+  beforeEach(() => start());
+
+  const purge = (client: RemoteClient, path: string, version?: number) =>
+    client.flowDef.purgeHistory({
+      repo_owner: 'acme',
+      repo_name: 'app',
+      flow_path: 'flows/ci',
+      path,
+      ...(version !== undefined && { version }),
+    });
+  const versionsOf = (path: string) =>
+    ada.flowDef.fileVersions({ repo_owner: 'acme', repo_name: 'app', flow_path: 'flows/ci', path });
+
+  it('removes a deleted secret’s versions and leaves a tombstone saying who purged and when; users may not', async () => {
+    await batch(ada, [
+      { flow_path: 'flows/ci', files: [file('a.yml', 'a1\n', null), file('.env', 'TOKEN=s3cret-1\n', null)] },
+    ]);
+    await batch(ada, [
+      { flow_path: 'flows/ci', files: [file('.env', 'TOKEN=s3cret-2\n', sha('TOKEN=s3cret-1\n'))] },
+    ]);
+    await batch(ada, [
+      { flow_path: 'flows/ci', files: [], deletes: [{ path: '.env', base_hash: sha('TOKEN=s3cret-2\n') }] },
+    ]);
+    expect((await versionsOf('.env')).versions).toHaveLength(3);
+
+    // A user token may not purge (an operator's function): refused, nothing removed.
+    await expect(purge(ada, '.env')).rejects.toMatchObject({ statusCode: 403 });
+    expect((await versionsOf('.env')).versions).toHaveLength(3);
+
+    const operator = createClient({
+      baseUrl: serve.url,
+      auth: { adminToken: serve.tokens.admin },
+      writer: 'ops@host:~',
+    });
+    opened.push(operator);
+    const before = Date.now();
+    const { purge: tombstone } = await purge(operator, '.env');
+    expect(tombstone).toMatchObject({ version: null, versions: 2, purged_by: 'ops@host:~' });
+    expect(Date.parse(tombstone.purged_at)).toBeGreaterThanOrEqual(before - 1000);
+
+    // The deletion (the current version) stays; no content of the secret is left anywhere in the database.
+    const after = await versionsOf('.env');
+    expect(after.versions.map((v) => [v.hash, v.current])).toEqual([[null, true]]);
+    expect(after.purges).toEqual([tombstone]);
+    expect(read('SELECT version FROM file_versions WHERE content LIKE ?', '%s3cret%')).toEqual([]);
+    expect(read('SELECT id FROM flow_files WHERE content LIKE ?', '%s3cret%')).toEqual([]);
+    // Another file's history is untouched; a second purge finds nothing and leaves no second tombstone.
+    expect((await versionsOf('a.yml')).versions).toHaveLength(1);
+    expect((await purge(operator, '.env')).purge.versions).toBe(0);
+    expect((await versionsOf('.env')).purges).toHaveLength(1);
+  });
+
+  it('purges one version, and refuses the current one or another file’s', async () => {
+    await batch(ada, [
+      { flow_path: 'flows/ci', files: [file('a.yml', 'a1\n', null), file('b.yml', 'b\n', null)] },
+    ]);
+    await batch(ada, [{ flow_path: 'flows/ci', files: [file('a.yml', 'a2 secret\n', sha('a1\n'))] }]);
+    await batch(ada, [{ flow_path: 'flows/ci', files: [file('a.yml', 'a3\n', sha('a2 secret\n'))] }]);
+    const operator = createClient({ baseUrl: serve.url, auth: { adminToken: serve.tokens.admin } });
+    opened.push(operator);
+    const [current, secret, first] = (await versionsOf('a.yml')).versions;
+
+    await expect(purge(operator, 'a.yml', current!.version)).rejects.toMatchObject({ statusCode: 422 });
+    const other = (await versionsOf('b.yml')).versions[0]!.version;
+    await expect(purge(operator, 'a.yml', other)).rejects.toMatchObject({ statusCode: 422 });
+
+    const { purge: tombstone } = await purge(operator, 'a.yml', secret!.version);
+    expect(tombstone).toMatchObject({ version: secret!.version, versions: 1, purged_by: null });
+    expect((await versionsOf('a.yml')).versions.map((v) => v.version)).toEqual([
+      current!.version,
+      first!.version,
+    ]);
+    expect(await serviceFiles()).toEqual({ 'flows/ci/a.yml': 'a3\n', 'flows/ci/b.yml': 'b\n' });
+  });
+});

@@ -156,6 +156,21 @@ describe('task update', () => {
     ).toBe(true);
   });
 
+  it('reads the states cached under the team key (ENG, as the README caches them) when the team id has none', async () => {
+    await svc.call(UPSERT_STATES, {
+      team_id: 'ENG',
+      states: [
+        { id: 's-1', name: 'Todo', normalized_name: 'todo' },
+        { id: 's-2', name: 'In Review', normalized_name: 'in_review' },
+      ],
+    });
+    const ok = await svc.call(UPDATE, { task_key: 'ENG-1', status: 'in_review' }, 'user');
+    expect(ok.body.value).toMatchObject({ task: { status: 'In Review' } });
+    const refused = await svc.call(UPDATE, { task_key: 'ENG-1', status: 'Shipped' }, 'user');
+    expect(refused.statusCode).toBe(422);
+    expect(refused.body.errorMessage).toContain('not a workflow state of team ENG');
+  });
+
   it('refuses an unknown task (422), and args with neither status nor priority (400)', async () => {
     const unknown = await svc.call(UPDATE, { task_key: 'ENG-404', status: 'Done' }, 'user');
     expect(unknown.statusCode).toBe(422);

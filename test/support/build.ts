@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,8 +19,8 @@ export function buildCommand(): void {
   withLock(LOCK, () => {
     const built = statSync(STAMP, { throwIfNoEntry: false })?.mtimeMs ?? 0;
     if (built > newestSource(['src', 'electron', 'scripts'])) return;
+    // The build writes the stamp itself (scripts/build-stamp.mjs), dated when it started.
     execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
-    writeFileSync(STAMP, '');
   });
 }
 

@@ -63,9 +63,11 @@ export function issueCreated(fields: IssueFields) {
 
 /**
  * A small tracker through the webhooks, as the tests of the window and its API use it: ENG-1 "Fix login" (Todo)
- * with a sub-task ENG-2 "Login form", and team-eng's workflow states Todo and Done.
+ * with a sub-task ENG-2 "Login form", team-eng's workflow states Todo and Done, and the user Ada (ada@example.com).
  */
 export async function seedLoginTasks(svc: TestService): Promise<void> {
+  // The user of the repositories' git email (initGit): a key is registered only to a user the tracker knows.
+  await deliver(svc, { action: 'create', type: 'User', data: VIEWER });
   await deliver(
     svc,
     issueCreated({ id: 'i-1', identifier: 'ENG-1', title: 'Fix login', state: { name: 'Todo' } }),

@@ -424,7 +424,7 @@ describe('AgentApi through the bridge', () => {
       },
       synced: ['ENG-2'],
     });
-    const states = await call('workflowStates', { teamId: 'team-eng' });
+    const states = await call('workflowStates', { taskKey: 'ENG-1', teamId: 'team-eng' });
     expect(states.body.value.states.map((s: { name: string }) => s.name)).toEqual(['Todo', 'Done']);
     const updated = await call('updateTask', { taskKey: 'ENG-1', status: 'done', recursive: true });
     expect(updated.body.value.updated.sort()).toEqual(['ENG-1', 'ENG-2']);

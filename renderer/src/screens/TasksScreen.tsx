@@ -143,10 +143,11 @@ function TaskPanel(props: { api: AgentApi; issue: TrackerIssue; onSaved: () => v
   const task = useQuery({ queryKey: ['task', taskKey], queryFn: () => api.openTask({ taskKey }) });
   const teamId = task.data?.task.team_id ?? null;
   const states = useQuery({
-    queryKey: ['states', teamId],
-    enabled: teamId !== null,
-    queryFn: () => api.workflowStates({ teamId: teamId! }),
+    queryKey: ['states', taskKey, teamId],
+    enabled: task.data !== undefined,
+    queryFn: () => api.workflowStates({ taskKey, teamId }),
   });
+  const noStates = states.data !== undefined && states.data.states.length === 0;
   const [status, setStatus] = useState('');
   const [priority, setPriority] = useState('');
   const [recursive, setRecursive] = useState(false);
@@ -208,7 +209,12 @@ function TaskPanel(props: { api: AgentApi; issue: TrackerIssue; onSaved: () => v
             {subTasks > 0 ? ` · with ${plural(subTasks, 'sub-task')}` : ''}
           </p>
           <label htmlFor="task-status">Status</label>
-          <select id="task-status" value={status} onChange={(event) => edit(setStatus)(event.target.value)}>
+          <select
+            id="task-status"
+            value={status}
+            onChange={(event) => edit(setStatus)(event.target.value)}
+            aria-describedby={noStates ? 'task-status-none' : undefined}
+          >
             <option value="">(unchanged)</option>
             {(states.data?.states ?? []).map((state) => (
               <option key={state.id} value={state.name}>
@@ -216,6 +222,14 @@ function TaskPanel(props: { api: AgentApi; issue: TrackerIssue; onSaved: () => v
               </option>
             ))}
           </select>
+          {noStates && (
+            // Without states the menu can offer nothing; an operator fills the cache (README, "call").
+            <p className="muted" id="task-status-none" data-testid="no-states">
+              No workflow states cached for team {states.data?.team_id}: the status cannot be changed here
+              until an operator caches them (workflow_state_cache_upsert).
+            </p>
+          )}
+          <ErrorLine error={states.error} />
           <label htmlFor="task-priority">Priority</label>
           <select
             id="task-priority"

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { printable, printableJson } from '../../protocol/index.ts';
+import { plural, printable, printableJson } from '../../protocol/index.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { urlOption } from '../service-url.ts';
@@ -7,6 +7,7 @@ import { UsageError } from '../usage-error.ts';
 
 export function historyCommand(): Command {
   return new Command('history')
+    .usage('[options] <file> | purge [options] <file>')
     .description(
       'Lists every version the service keeps of a file (30 days by default), newest first: its number,\n' +
         'when, who wrote it (which checkout) and its size; a deletion is a version too, so a file deleted\n' +
@@ -17,8 +18,10 @@ export function historyCommand(): Command {
     .option('--json', 'print as JSON')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ flowsync history flows/ci/build.yml\n  $ flowsync history flows/ci/old.yml --json',
+      '\nExamples:\n  $ flowsync history flows/ci/build.yml\n  $ flowsync history flows/ci/old.yml --json\n' +
+        '  $ flowsync history purge flows/ci/.env      (an operator: removes its past versions)',
     )
+    .addCommand(purgeCommand())
     .action(async (file: string, options: { url?: string; json?: boolean }) => {
       const { folder, inside } = repositoryPathOf(file);
       const history = await withAgentApi([folder], options, (call, [root]) =>
@@ -26,15 +29,76 @@ export function historyCommand(): Command {
       );
       const out = (line: string) => void process.stdout.write(`${printable(line)}\n`);
       if (options.json) return void process.stdout.write(`${printableJson(history)}\n`);
+      for (const purge of history.purges) out(purgeLine(`${history.flowPath}/${history.path}`, purge));
       if (history.versions.length === 0) return out(`${inside}: the service keeps no version of it`);
       out(`${history.flowPath}/${history.path}:`);
       for (const v of history.versions)
         out(
-          `  ${String(v.version).padStart(6)}  ${v.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}  ` +
+          `  ${String(v.version).padStart(6)}  ${when(v.writtenAt)}  ` +
             `${v.hash === null ? 'deleted' : `${v.size} bytes`}  ${v.writtenBy ?? 'unnamed writer'}` +
             (v.current ? '  (current)' : ''),
         );
       out(`Restore one: flowsync restore ${inside} --version N`);
+      const kept = stillInHistory(history.versions);
+      if (kept > 0)
+        out(
+          `${history.flowPath}/${history.path} is deleted, but ${plural(kept, 'version')} of its content ` +
+            `${kept === 1 ? 'is' : 'are'} still in the service's history (until the retention removes ${kept === 1 ? 'it' : 'them'}): ` +
+            `an operator removes ${kept === 1 ? 'it' : 'them'} now with \`flowsync history purge ${inside}\` (admin token).`,
+        );
+    });
+}
+
+/**
+ * How many versions with content a deleted file still has in the history (0 when the file is not deleted): a
+ * secret deleted from disk is still on the service until they are purged or past the retention.
+ */
+export function stillInHistory(versions: readonly { hash: string | null; current: boolean }[]): number {
+  const current = versions.find((v) => v.current);
+  if (!current || current.hash !== null) return 0;
+  return versions.filter((v) => v.hash !== null).length;
+}
+
+const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+
+function purgeLine(
+  file: string,
+  purge: { version: number | null; versions: number; purgedAt: string; purgedBy: string | null },
+) {
+  const what = purge.version === null ? plural(purge.versions, 'past version') : `version ${purge.version}`;
+  return `${file}: ${what} purged from the history by ${purge.purgedBy ?? 'an operator (no name given)'} at ${when(purge.purgedAt)}`;
+}
+
+function purgeCommand(): Command {
+  return new Command('purge')
+    .summary("remove a file's past versions from the service's history (an operator's command)")
+    .description(
+      "Removes a file's past versions from the service's history, all of them or --version N, with the admin\n" +
+        'token (`flowsync login --admin`, or FLOWSYNC_ADMIN_TOKEN): for a secret that reached the service before\n' +
+        "its .gitignore line. The file's current version stays (delete the file first); a tombstone says who\n" +
+        'purged and when, and `flowsync history` shows it.',
+    )
+    .argument('<file>', 'a file of a flow, as a path (it may be gone from disk)')
+    .option('--version <n>', 'only this version (a number from `flowsync history`)', (value) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1)
+        throw new UsageError(`--version ${value}: give a version number from \`flowsync history\`.`);
+      return n;
+    })
+    .addOption(urlOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ flowsync history purge flows/ci/.env\n  $ flowsync history purge flows/ci/build.yml --version 1042',
+    )
+    .action(async (file: string, options: { url?: string; version?: number }) => {
+      const { folder, inside } = repositoryPathOf(file);
+      const purged = await withAgentApi([folder], options, (call, [root]) =>
+        call('purgeHistory', { root: root!, file: inside, version: options.version }),
+      );
+      const out = (line: string) => void process.stdout.write(`${printable(line)}\n`);
+      if (purged.purge.versions === 0)
+        return out(`${purged.flowPath}/${purged.path}: no past version to purge; nothing was removed`);
+      out(purgeLine(`${purged.flowPath}/${purged.path}`, purged.purge));
     });
 }
 

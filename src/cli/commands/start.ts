@@ -144,7 +144,11 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   // One line at a time: out() spells a newline inside a line out as \n.
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
   // Not waited for: a service that does not answer (a dead VPN) held the start 30 s before anything was synced.
-  void sayWhoYouAre(agent, out).catch(logUnexpected('saying who you are to the tracker'));
+  void sayWhoYouAre(
+    agent,
+    out,
+    config.repositories.map((repository) => repository.path),
+  ).catch(logUnexpected('saying who you are to the tracker'));
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
   if (options.rename) {
@@ -319,11 +323,11 @@ const STOP_MS = 1500;
  * FLOWSYNC_API_KEY that no one registered) is registered to the user of git's email first, when the agent is an
  * operator (always, with the embedded service).
  */
-async function sayWhoYouAre(agent: Agent, out: (line: string) => void): Promise<void> {
+async function sayWhoYouAre(agent: Agent, out: (line: string) => void, roots: string[]): Promise<void> {
   const { secret, source } = await agent.secrets.locate(agent.secretsUrl, 'api-key');
   if (secret === null) return;
   const from = source === 'environment' ? SECRET_ENV_VARS['api-key'] : 'in the OS keychain';
-  const line = await keyLineAtStart(agent.client, secret, agent.serviceUrl, from);
+  const line = await keyLineAtStart(agent.client, secret, agent.serviceUrl, from, roots);
   if (line) out(`flowsync: ${line}`);
 }
 

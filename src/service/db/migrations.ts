@@ -206,4 +206,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 3: an identifier is looked up in any case: lower() in SQL both databases speak, and its index */ `
   CREATE INDEX tracker_issues_by_lower_identifier ON tracker_issues (lower(identifier));
   `,
+  /* 4: what an operator's purge of a file's history left: who purged, when, how many versions */ `
+  CREATE TABLE history_purges (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    repo_id TEXT NOT NULL REFERENCES repos (id),
+    flow_path TEXT NOT NULL,
+    path TEXT NOT NULL,
+    version INTEGER,
+    versions INTEGER NOT NULL,
+    purged_at TEXT NOT NULL,
+    purged_by TEXT
+  );
+  CREATE INDEX history_purges_file ON history_purges (repo_id, flow_path, path, id);
+  `,
 ];

@@ -21,7 +21,8 @@ type FlowDefPath =
   | 'svc/flow_def/public/list_deleted'
   | 'svc/flow_def/public/file_versions'
   | 'svc/flow_def/public/version_content'
-  | 'svc/flow_def/action/restore_version/run';
+  | 'svc/flow_def/action/restore_version/run'
+  | 'svc/flow_def/private/purge_history';
 
 export function flowDefFunctions({ db, retention }: ServiceStores): Implementations<FlowDefPath> {
   const writerOf = (ctx: CallContext): Writer => ({ name: ctx.writer, kind: ctx.caller });
@@ -180,8 +181,38 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           flow_path: args.flow_path,
           path: args.path,
           versions,
+          purges: await flows.history.purges(repoId, args.flow_path, args.path),
           next: versions.length === limit && last ? String(last.version) : null,
         };
+      }),
+
+    'svc/flow_def/private/purge_history': (args, ctx) =>
+      writing(async (flows) => {
+        const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
+        const file = { repoId, flowPath: args.flow_path, path: args.path };
+        // The flow is ours while its versions go: a write to it meanwhile would replace a version being purged.
+        await flows.lockFlows(repoId, [args.flow_path]);
+        if (args.version !== undefined) {
+          const found = await flows.history.version(args.version);
+          if (
+            !found ||
+            found.repo_id !== repoId ||
+            found.flow_path !== file.flowPath ||
+            found.path !== file.path
+          )
+            throw new CallRefused(
+              `No version ${args.version} of ${file.flowPath}/${file.path} (past the retention, purged, or another file's).`,
+              { path: ['version'] },
+            );
+          const current = await flows.history.current(repoId, file.flowPath, file.path);
+          if (current?.version === args.version)
+            throw new CallRefused(
+              `Version ${args.version} is what ${file.flowPath}/${file.path} holds now: delete the file (or write over it) first, then purge.`,
+              { path: ['version'] },
+            );
+        }
+        const purge = await flows.history.purge(file, args.version ?? null, ctx.writer);
+        return { flow_path: file.flowPath, path: file.path, purge };
       }),
 
     'svc/flow_def/public/version_content': (args) =>

@@ -1,4 +1,10 @@
-import { PRIORITY_LABELS, type TaskRecord, type TrackerIssue } from '../../protocol/index.ts';
+import {
+  PRIORITY_LABELS,
+  workflowStateTeams,
+  type TaskRecord,
+  type TrackerIssue,
+  type WorkflowState,
+} from '../../protocol/index.ts';
 import { CallRefused } from '../errors.ts';
 import { Tasks, type TaskImport } from '../store/tasks.ts';
 import { TrackerIssues } from '../store/tracker-issues.ts';
@@ -37,8 +43,14 @@ export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> 
     status: string,
     task: TaskRecord,
   ): Promise<string> {
-    if (task.team_id === null) return status;
-    const { states } = await workflowStates.get(task.team_id);
+    // Under the tracker team's id, else under its key (ENG of ENG-1): operators cache them under either.
+    let states: WorkflowState[] = [];
+    let team = task.team_id ?? task.task_key;
+    for (const name of workflowStateTeams(task)) {
+      states = (await workflowStates.get(name)).states;
+      team = name;
+      if (states.length > 0) break;
+    }
     if (states.length === 0) return status;
     const wanted = status.toLowerCase();
     const state = states.find(
@@ -46,7 +58,7 @@ export function taskFunctions({ db }: ServiceStores): Implementations<TaskPath> 
     );
     if (!state) {
       throw new CallRefused(
-        `"${status}" is not a workflow state of team ${task.team_id} (task ${task.task_key}); ` +
+        `"${status}" is not a workflow state of team ${team} (task ${task.task_key}); ` +
           `use one of: ${states.map((s) => s.name).join(', ')}.`,
         { path: ['status'] },
       );

@@ -1,4 +1,4 @@
-import type { FileVersion } from '../../protocol/index.ts';
+import type { FileVersion, HistoryPurge } from '../../protocol/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { chunks, parameterList, textPerCount, valueRows } from '../db/rows.ts';
@@ -152,6 +152,46 @@ export class FileHistory {
       found.content = file?.content ?? null;
     }
     return found;
+  }
+
+  /**
+   * An operator's purge: removes a file's replaced versions (all, or `version` alone), never its current one, and
+   * records a tombstone of it (who, when, how many) when it removed any. Their content goes with the rows; on
+   * SQLite its bytes may stay in the file's free pages until they are reused or the file is vacuumed, on Postgres
+   * in dead tuples until VACUUM. Not a transaction itself, as `record`.
+   */
+  async purge(
+    file: { repoId: string; flowPath: string; path: string },
+    version: number | null,
+    purgedBy: string | null,
+    now = nowIso(),
+  ): Promise<HistoryPurge> {
+    const where = `repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NOT NULL`;
+    const params: unknown[] = [file.repoId, file.flowPath, file.path];
+    const removed =
+      version === null
+        ? await this.sql.run(`DELETE FROM file_versions WHERE ${where}`, params)
+        : await this.sql.run(`DELETE FROM file_versions WHERE ${where} AND version = ?`, [
+            ...params,
+            version,
+          ]);
+    const purge: HistoryPurge = { version, versions: removed, purged_at: now, purged_by: purgedBy };
+    if (removed > 0)
+      await this.sql.run(
+        `INSERT INTO history_purges (repo_id, flow_path, path, version, versions, purged_at, purged_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [file.repoId, file.flowPath, file.path, version, removed, now, purgedBy],
+      );
+    return purge;
+  }
+
+  /** A file's purges, newest first (a few at most: each is an operator's deliberate act). */
+  async purges(repoId: string, flowPath: string, path: string): Promise<HistoryPurge[]> {
+    return this.sql.all<HistoryPurge>(
+      `SELECT version, versions, purged_at, purged_by FROM history_purges
+       WHERE repo_id = ? AND flow_path = ? AND path = ? ORDER BY id DESC LIMIT 100`,
+      [repoId, flowPath, path],
+    );
   }
 
   /** Removes what is past the retention; returns how many versions went. */

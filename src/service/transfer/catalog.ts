@@ -163,6 +163,13 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     numericKey: true,
     identity: 'version',
   },
+  {
+    name: 'history_purges',
+    columns: ['id', 'repo_id', 'flow_path', 'path', 'version', 'versions', 'purged_at', 'purged_by'],
+    key: ['id'],
+    numericKey: true,
+    identity: 'id',
+  },
 ];
 
 /** How many rows a table of the catalog holds (an export's header, an import's checks). */

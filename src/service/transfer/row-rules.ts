@@ -25,6 +25,7 @@ const RULES: Record<string, { paths: string[]; hash?: { hash: string; content: s
   flows: { paths: ['flow_path'] },
   flow_files: { paths: ['path'], hash: { hash: 'hash', content: 'content' } },
   file_versions: { paths: ['flow_path', 'path'], hash: { hash: 'hash', content: 'content' } },
+  history_purges: { paths: ['flow_path', 'path'] },
 };
 
 function columnsOf(table: string, row: readonly Value[]): (column: string) => Value {
