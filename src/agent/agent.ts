@@ -42,7 +42,7 @@ import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 import { openState } from './open-state.ts';
 import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
-import { writerName } from './writer.ts';
+import { checkoutWriter, writerName } from './writer.ts';
 import { checkFlowRoots, folderNotThere } from './folder-check.ts';
 import { currentBranch } from './git.ts';
 import { NotTheSource, notTheSource, tilde } from './source.ts';
@@ -519,7 +519,12 @@ export class Agent extends EventEmitter<AgentEvents> {
       repo: {
         ...identity,
         flowRoots: configured?.flowRoots ?? ['flows'],
-        writer: writerName(identity.root),
+        writer: checkoutWriter(
+          writerName(identity.root),
+          this.state.checkoutId(
+            this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
+          ),
+        ),
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),
