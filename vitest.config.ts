@@ -21,6 +21,7 @@ const UNIT = [
   'test/sync/failure-outcome.test.ts',
   'test/sync/gone-under.test.ts',
   'test/sync/layout.test.ts',
+  'test/sync/restore-outcome.test.ts',
   'test/sync/engine-status.test.ts',
   'test/sync/safety.test.ts',
   'test/sync/scheduler.test.ts',

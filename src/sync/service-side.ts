@@ -19,6 +19,7 @@ import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import type { Scheduler } from './scheduler.ts';
 import { checkServiceFile } from './service-answers.ts';
+import { restoreOutcome, type RestoreOutcome } from './restore-outcome.ts';
 import {
   listServiceFiles,
   readServiceFiles,
@@ -435,13 +436,51 @@ export class ServiceSide {
   /**
    * Writes a version the service keeps of a file to disk (a deletion removes it), by the containment rule, as
    * its user would: it is then sent as any edit, on this checkout's base (`flowsync restore`, the window's
-   * Restore). Refused when the number is not one of this file's versions.
+   * Restore). When the service holds another version than the one last synced here, that edit is a conflict,
+   * recorded at once (restore-outcome.ts): a restore of the base itself would else be pending nowhere and sent
+   * never. Refused when the number is not one of this file's versions.
    */
-  async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
+  async restoreVersion(
+    flowPath: string,
+    path: string,
+    version: number,
+  ): Promise<{ deleted: boolean; outcome: RestoreOutcome; service: ServiceVersion | null }> {
     checkServiceFile(this.layout, 'flowsync restore', flowPath, path);
-    const { content } = await versionText(this.options.client, this.repo, flowPath, path, version);
-    replaceContained(this.repo.root, `${flowPath}/${path}`, content);
-    return { deleted: content === null };
+    const { state } = this.options;
+    const { content, hash, current } = await versionText(
+      this.options.client,
+      this.repo,
+      flowPath,
+      path,
+      version,
+    );
+    let outcome: RestoreOutcome = 'sent';
+    await this.port.scheduler.run(async () => {
+      replaceContained(this.repo.root, `${flowPath}/${path}`, content);
+      const base = state.filesOfFlow(this.repoId, flowPath).find((f) => f.path === path)?.ackedHash ?? null;
+      outcome = restoreOutcome({
+        base,
+        service: current === null ? undefined : current.hash,
+        restored: hash,
+      });
+      if (outcome === 'conflict' && current !== null)
+        state.recordConflicts(this.repoId, [
+          {
+            flowPath,
+            path,
+            baseHash: base,
+            serviceHash: current.hash,
+            sentHash: hash,
+            writtenBy: current.written_by,
+            writtenAt: current.written_at,
+          },
+        ]);
+    });
+    this.port.scheduler.want();
+    this.port.refresh();
+    const service =
+      current === null ? null : { writtenBy: current.written_by, writtenAt: current.written_at };
+    return { deleted: content === null, outcome, service };
   }
 
   /**
@@ -572,6 +611,12 @@ export class ServiceSide {
     this.bases = { takes: bases, at: performance.now() };
     return bases;
   }
+}
+
+/** Who wrote the service's current version of a file, and when, as the service says. */
+export interface ServiceVersion {
+  writtenBy: string | null;
+  writtenAt: string;
 }
 
 /** A file the service's copy was not written to, and why (a per-file line: the others went on). */

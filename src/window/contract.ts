@@ -323,10 +323,21 @@ export const AGENT_API = {
       tooLarge: z.string().nullable(),
     }),
   ),
-  /** Writes one of those versions to disk (a deletion removes the file): it is then sent as any edit. */
+  /**
+   * Writes one of those versions to disk (a deletion removes the file): it is then sent as any edit (`sent`), or
+   * the service holds it already (`current`), or the service holds another version than the one last synced here
+   * (`conflict`: recorded, settled as any; `serviceWrittenBy` names who wrote the service's).
+   */
   restoreVersion: method(
     z.object({ root, file: z.string().min(1).max(4096), version: z.int().positive() }),
-    z.object({ flowPath: z.string(), path: z.string(), version: z.number(), deleted: z.boolean() }),
+    z.object({
+      flowPath: z.string(),
+      path: z.string(),
+      version: z.number(),
+      deleted: z.boolean(),
+      outcome: z.enum(['sent', 'current', 'conflict']),
+      serviceWrittenBy: z.string().nullable(),
+    }),
   ),
   /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */
   settleDeletions: method(

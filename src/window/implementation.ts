@@ -225,8 +225,8 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const { deleted } = await engine.service.restoreVersion(flowPath, path, version);
-      return { flowPath, path, version, deleted };
+      const { deleted, outcome, service } = await engine.service.restoreVersion(flowPath, path, version);
+      return { flowPath, path, version, deleted, outcome, serviceWrittenBy: service?.writtenBy ?? null };
     },
 
     settleDeletions: async ({ root, choice }) => {
