@@ -22,6 +22,7 @@ const UNIT = [
   'test/sync/gone-under.test.ts',
   'test/sync/layout.test.ts',
   'test/sync/restore-outcome.test.ts',
+  'test/sync/conflict-copy-name.test.ts',
   'test/sync/engine-status.test.ts',
   'test/sync/safety.test.ts',
   'test/sync/scheduler.test.ts',

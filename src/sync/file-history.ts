@@ -88,8 +88,8 @@ export async function versionText(
 ): Promise<{ content: string | null; hash: string | null; current: FileVersion | null }> {
   const file = `${flowPath}/${path}`;
   const versions = await fileVersions(client, repo, flowPath, path, version);
-  // Newest first: the first is the file's current version on the service, when the service marks it so.
-  const current = versions[0]?.current === true ? versions[0] : null;
+  // The file's current version on the service, when the service marks it so (a conflict copy kept since is newer).
+  const current = versions.find((v) => v.current) ?? null;
   const found = versions.find((v) => v.version === version);
   if (!found) throw new VersionNotOfFile(version, file);
   // Not even read when the history says it is larger than a file may be: a 100 MB version took the agent to 519 MB.

@@ -147,6 +147,11 @@ export const activityEntrySchema = z.object({
     'missing',
     'paused',
     'resumed',
+    // Its user settled something (a conflict, held deletions, files not in this checkout): what was done, and
+    // where anything replaced on disk was kept (issue 41).
+    'settled',
+    // Deletions held for being many: nothing deleted on the service until its user says so.
+    'held',
   ]),
   flowPath: z.string().nullable(),
   path: z.string().nullable(),
@@ -230,6 +235,19 @@ const sideDiffSchema = z.union([z.object({ diff: z.string() }), z.object({ missi
 const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
 /** Files whose service copy was not written to disk, each with why (the others were): a line each, for its user. */
 const notWritten = z.array(z.object({ flowPath: z.string(), path: z.string(), reason: z.string() }));
+/**
+ * Files whose bytes here were kept before the service's were written over them (an edit not sent): `where` in
+ * words ("kept as version 57 in the service's history", "kept beside it as flows/ci/build.conflict-….yml").
+ */
+const kept = z.array(
+  z.object({
+    flowPath: z.string(),
+    path: z.string(),
+    version: z.number().nullable(),
+    beside: z.string().nullable(),
+    where: z.string(),
+  }),
+);
 
 const method = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const none = z.object({});
@@ -284,7 +302,7 @@ export const AGENT_API = {
    */
   resolveConflicts: method(
     z.object({ root, side: z.enum(['mine', 'theirs']), files: z.array(fileRef).max(100_000).optional() }),
-    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten }),
+    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten, kept }),
   ),
   /**
    * A file in conflict as two diffs (git's unified format) from the version last synced here: to the service's
@@ -308,6 +326,8 @@ export const AGENT_API = {
           writtenAt: z.string(),
           writtenBy: z.string().nullable(),
           current: z.boolean(),
+          /** What a checkout had on disk when it took the service's version (never a current version). */
+          conflictCopy: z.boolean(),
         }),
       ),
     }),
@@ -337,12 +357,14 @@ export const AGENT_API = {
       deleted: z.boolean(),
       outcome: z.enum(['sent', 'current', 'conflict']),
       serviceWrittenBy: z.string().nullable(),
+      /** Where what was on disk was kept, in words, when it was an edit not sent (else null). */
+      kept: z.string().nullable(),
     }),
   ),
   /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */
   settleDeletions: method(
     z.object({ root, choice: z.enum(['delete', 'restore']) }),
-    z.object({ deleted: z.number(), restored: z.number(), notWritten }),
+    z.object({ deleted: z.number(), restored: z.number(), notWritten, kept }),
   ),
   /**
    * Files on the service that this checkout never had ("12 files on the service are not in this checkout": a fresh

@@ -96,10 +96,28 @@ describe('what waits for the user, in the window', () => {
     await IMAGES.take(page, 'conflict-compare');
     expect(await seriousViolations(page)).toEqual([]);
 
+    // Asked once, and what was done here is kept before Bob's version replaces it (issue 41).
+    const asked: string[] = [];
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
     await waiting.getByRole('button', { name: "Take the service's" }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).not.toContain('in conflict');
+    expect(asked).toEqual([
+      "Take the service's version of flows/ci/build.yml? What is on disk here is kept first: in the service's history as your conflict copy (or beside the file, on a service that keeps none).",
+    ]);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
+    // Where it went, in Recent activity; the copy is in the file's history, and holds Ada's edit.
+    const activity = page.getByRole('list', { name: 'Recent activity' });
+    await expect
+      .poll(() => activity.textContent(), SLOW)
+      .toMatch(
+        /Settled flows\/ci\/build\.yml: the service's version is on disk; yours is kept as version \d+ in the service's history/,
+      );
+    const copies = svc.read<{ content: string }>('SELECT content FROM file_versions WHERE conflict_copy = 1');
+    expect(copies).toEqual([{ content: 'steps:\n  - run: npm test -- --coverage\n' }]);
   });
 
   it('a folder of 40 files removed at once is held, nothing deleted, and put back with one click', async () => {
@@ -110,6 +128,7 @@ describe('what waits for the user, in the window', () => {
     await IMAGES.take(page, 'deletions-held');
     expect(await seriousViolations(page)).toEqual([]);
 
+    page.once('dialog', (dialog) => void dialog.accept());
     await waiting.getByRole('button', { name: 'Restore them on disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/generated/step-39.yml')), SLOW).toBe(true);
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('42 files · 0 pending');
@@ -226,6 +245,7 @@ describe('conflicts in several flows', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('3 in conflict');
 
+    page.once('dialog', (dialog) => void dialog.accept());
     await waiting.getByRole('button', { name: 'Keep mine for the 2 in flows/generated' }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
     await expect
@@ -237,6 +257,7 @@ describe('conflicts in several flows', () => {
     // full runs clicked then, and found five such buttons).
     const takeTheirs = waiting.getByRole('button', { name: "Take the service's", exact: true });
     await expect.poll(() => takeTheirs.count(), SLOW).toBe(1);
+    page.once('dialog', (dialog) => void dialog.accept());
     await takeTheirs.click();
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his('flows/ci/build.yml'));

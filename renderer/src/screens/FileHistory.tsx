@@ -127,6 +127,7 @@ export function FileHistory(props: {
               <th scope="row">
                 {v.version}
                 {v.current ? ' (current)' : ''}
+                {v.conflictCopy ? ' (conflict copy)' : ''}
               </th>
               <td>{new Date(v.writtenAt).toLocaleString()}</td>
               <td>{v.writtenBy ?? 'not named'}</td>
@@ -169,6 +170,7 @@ export function FileHistory(props: {
         <p role="status">
           Version {restore.data.version} {restore.data.deleted ? 'removed the file' : 'is on disk'}:{' '}
           {restoredOutcome(restore.data)}
+          {restore.data.kept && ` What was on disk is ${restore.data.kept}.`}
         </p>
       )}
       {viewing !== null && <VersionText api={api} root={root} file={file} version={viewing} />}

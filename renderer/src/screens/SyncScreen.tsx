@@ -247,6 +247,29 @@ function WaitingForYou(props: {
     onSettled: onChange,
   });
   const busy = resolve.isPending || deletions.isPending || notHere.isPending;
+  /**
+   * Settles conflicts once its user said so: taking the service's version, and any action on more than one file,
+   * asks first (issue 41: one click replaced an edit with no word). What was on disk is kept before it is replaced.
+   */
+  const settle = (side: 'mine' | 'theirs', files?: { flowPath: string; path: string }[]) => {
+    const what =
+      files?.length === 1
+        ? `${files[0]!.flowPath}/${files[0]!.path}`
+        : plural(files?.length ?? list.length, 'file');
+    const question =
+      side === 'theirs'
+        ? `Take the service's version of ${what}? What is on disk here is kept first: in the service's history as your conflict copy (or beside the file, on a service that keeps none).`
+        : `Send yours for ${what} on top of the service's? The service's version stays in its history.`;
+    if (side === 'mine' && files?.length === 1) return resolve.mutate({ side, files });
+    if (window.confirm(question)) resolve.mutate({ side, ...(files && { files }) });
+  };
+  const settleHeld = (choice: 'delete' | 'restore') => {
+    const question =
+      choice === 'delete'
+        ? `Delete the ${plural(repo.heldDeletions, 'file')} on the service? Each stays in the service's history.`
+        : `Put the ${plural(repo.heldDeletions, 'file')} back on disk from the service's copy? A file written there since is kept first.`;
+    if (window.confirm(question)) deletions.mutate(choice);
+  };
   const list = conflicts.data?.conflicts ?? [];
   const [comparing, setComparing] = useState<string | null>(null);
   // A flow's conflicts settled at once (when there are several flows: one flow's are "all").
@@ -262,6 +285,7 @@ function WaitingForYou(props: {
       {repo.paused && <p className="muted">Paused: resume to settle these on the service.</p>}
       <ErrorLine error={conflicts.error ?? resolve.error ?? deletions.error ?? notHere.error} />
       <NotWritten files={[...(resolve.data?.notWritten ?? []), ...(deletions.data?.notWritten ?? [])]} />
+      <Kept files={[...(resolve.data?.kept ?? []), ...(deletions.data?.kept ?? [])]} />
       {list.length > 0 && (
         <table className="conflicts">
           <caption>
@@ -305,15 +329,12 @@ function WaitingForYou(props: {
                     >
                       Compare
                     </button>
-                    <button
-                      disabled={busy || repo.paused}
-                      onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
-                    >
+                    <button disabled={busy || repo.paused} onClick={() => settle('mine', [fileOf(conflict)])}>
                       Keep mine
                     </button>
                     <button
                       disabled={busy || repo.paused}
-                      onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
+                      onClick={() => settle('theirs', [fileOf(conflict)])}
                     >
                       Take the service's
                     </button>
@@ -336,23 +357,20 @@ function WaitingForYou(props: {
           .filter(([, files]) => files.length > 1)
           .map(([flowPath, files]) => (
             <div className="row" key={flowPath}>
-              <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'mine', files })}>
+              <button disabled={busy || repo.paused} onClick={() => settle('mine', files)}>
                 Keep mine for the {files.length} in {flowPath}
               </button>
-              <button
-                disabled={busy || repo.paused}
-                onClick={() => resolve.mutate({ side: 'theirs', files })}
-              >
+              <button disabled={busy || repo.paused} onClick={() => settle('theirs', files)}>
                 Take the service's for the {files.length} in {flowPath}
               </button>
             </div>
           ))}
       {list.length > 1 && (
         <div className="row">
-          <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'mine' })}>
+          <button disabled={busy || repo.paused} onClick={() => settle('mine')}>
             Keep mine for all {list.length}
           </button>
-          <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'theirs' })}>
+          <button disabled={busy || repo.paused} onClick={() => settle('theirs')}>
             Take the service's for all {list.length}
           </button>
         </div>
@@ -364,10 +382,10 @@ function WaitingForYou(props: {
             asking (a branch switch, a removed folder). Nothing was deleted on the service.
           </p>
           <div className="row">
-            <button disabled={busy || repo.paused} onClick={() => deletions.mutate('delete')}>
+            <button disabled={busy || repo.paused} onClick={() => settleHeld('delete')}>
               Delete them on the service
             </button>
-            <button disabled={busy} onClick={() => deletions.mutate('restore')}>
+            <button disabled={busy} onClick={() => settleHeld('restore')}>
               Restore them on disk
             </button>
           </div>
@@ -537,6 +555,24 @@ const FILE_STATES = {
 } as const;
 
 /** Files whose service copy was not written to disk, a line each with why (the others were settled). */
+/** Where what was on disk went before the service's version replaced it (Recent activity says it too). */
+function Kept(props: { files: readonly { flowPath: string; path: string; where: string }[] }) {
+  if (props.files.length === 0) return null;
+  return (
+    <ul role="status" aria-label="Your versions kept">
+      {props.files.map((file) => (
+        <li key={`${file.flowPath}/${file.path}`}>
+          Yours of{' '}
+          <code>
+            {file.flowPath}/{file.path}
+          </code>{' '}
+          is {file.where}.
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function NotWritten(props: { files: readonly { flowPath: string; path: string; reason: string }[] }) {
   if (props.files.length === 0) return null;
   const shown = props.files.slice(0, 10);

@@ -33,7 +33,8 @@ export function historyCommand(): Command {
         out(
           `  ${String(v.version).padStart(6)}  ${v.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}  ` +
             `${v.hash === null ? 'deleted' : `${v.size} bytes`}  ${v.writtenBy ?? 'unnamed writer'}` +
-            (v.current ? '  (current)' : ''),
+            (v.current ? '  (current)' : '') +
+            (v.conflictCopy ? "  (conflict copy: what was on disk when it took the service's version)" : ''),
         );
       out(`Restore one: flowsync restore ${inside} --version N`);
     });
@@ -87,7 +88,10 @@ export function restoreCommand(): Command {
           `the service holds a newer version${by}: nothing is sent, it is a conflict: \`flowsync resolve ${file} --mine\` ` +
           "sends this one on top, --theirs takes the service's",
       }[restored.outcome];
-      process.stdout.write(`${printable(`${restored.flowPath}/${restored.path}: ${done}; ${said}`)}\n`);
+      const kept = restored.kept ? `; what was on disk is ${restored.kept}` : '';
+      process.stdout.write(
+        `${printable(`${restored.flowPath}/${restored.path}: ${done}; ${said}${kept}`)}\n`,
+      );
       // A conflict waits for its user, as `flowsync conflicts` says of it (exit 4).
       if (restored.outcome === 'conflict') process.exitCode = EXIT.attention;
     });

@@ -11,7 +11,9 @@ export function resolveCommand(): Command {
     .description(
       'Settles files in conflict (`flowsync conflicts` lists them). --mine sends the file as it is on disk\n' +
         "on top of the service's version (which stays in the service's history); --theirs writes the\n" +
-        "service's version to disk (or removes the file, when the service deleted it). A path may be a file,\n" +
+        "service's version to disk (or removes the file, when the service deleted it), after keeping yours:\n" +
+        "in the service's history as your conflict copy (`flowsync history` lists it), or, on a service of the\n" +
+        'spec alone, beside the file as name.conflict-<time>.ext (never synced). A path may be a file,\n' +
         'a flow folder or the repository: every conflict below it is settled. With --held, the deletions held\n' +
         'for being many: --mine deletes them on the service (as `flowsync sync --yes`), --theirs puts the\n' +
         "service's copies back on disk. With --not-in-checkout, the files on the service that this checkout\n" +
@@ -64,15 +66,19 @@ export function resolveCommand(): Command {
             inside.some((target) => covers(target, `${conflict.flowPath}/${conflict.path}`)),
           );
           if (named.length === 0) continue;
-          const { resolved, notWritten } = await call('resolveConflicts', {
+          const { resolved, notWritten, kept } = await call('resolveConflicts', {
             root,
             side,
             files: named.map(({ flowPath, path }) => ({ flowPath, path })),
           });
-          for (const file of resolved)
+          const keptAt = new Map(kept.map((file) => [`${file.flowPath}/${file.path}`, file.where]));
+          for (const file of resolved) {
+            const where = keptAt.get(`${file.flowPath}/${file.path}`);
             out(
-              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
+              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}` +
+                (where ? `; yours is ${where}` : ''),
             );
+          }
           sayNotWritten(notWritten);
           unwritten += notWritten.length;
           count += resolved.length + notWritten.length;
@@ -173,7 +179,7 @@ async function settleHeld(
   const unwritten = await withAgentApi(folders, options, async (call, roots) => {
     let count = 0;
     for (const root of roots) {
-      const { deleted, restored, notWritten } = await call('settleDeletions', {
+      const { deleted, restored, notWritten, kept } = await call('settleDeletions', {
         root,
         choice: side === 'mine' ? 'delete' : 'restore',
       });
@@ -182,6 +188,7 @@ async function settleHeld(
           ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
           : `${root}: ${plural(restored, 'file')} put back on disk from the service's copy`,
       );
+      for (const file of kept) out(`  ${file.flowPath}/${file.path}: what was on disk is ${file.where}`);
       sayNotWritten(notWritten);
       count += notWritten.length;
     }

@@ -206,4 +206,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 3: an identifier is looked up in any case: lower() in SQL both databases speak, and its index */ `
   CREATE INDEX tracker_issues_by_lower_identifier ON tracker_issues (lower(identifier));
   `,
+  /* 4: a checkout's bytes kept before it took the service's version (keep_copy, issue 41) */ `
+  ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;
+  `,
 ];

@@ -192,4 +192,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX file_versions_file ON file_versions (repo_id, flow_path, path, version);
   CREATE INDEX file_versions_replaced ON file_versions (repo_id, replaced_at) WHERE replaced_at IS NOT NULL;
   `,
+  // A checkout's bytes kept before it took the service's version (keep_copy, issue 41).
+  `ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;`,
 ];
