@@ -13,6 +13,7 @@ export {
 } from './engine.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
 export type { ConflictComparison, KeptFile, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
+export { DeletionsNotConfirmed } from './service-side.ts';
 export { keptWhere } from './conflict-copy.ts';
 export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';

@@ -20,6 +20,7 @@ import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import type { Scheduler } from './scheduler.ts';
 import { checkServiceFile } from './service-answers.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard } from './safety.ts';
 import { restoreOutcome, type RestoreOutcome } from './restore-outcome.ts';
 import {
   listServiceFiles,
@@ -55,7 +56,7 @@ export interface ServicePort {
   state: SyncState;
   client: RemoteClient;
   repoId: number;
-  repo: { root: string; owner: string; name: string; writer?: string };
+  repo: { root: string; owner: string; name: string; writer?: string; deletionGuard?: DeletionGuard | null };
   layout: FlowLayout;
   guard: RootGuard;
   rules: IgnoreRules;
@@ -261,10 +262,22 @@ export class ServiceSide {
    * the versions its user saw listed (one written there since is not deleted: its base differs, a conflict; one
    * added since is not among them). Returns how many went.
    */
-  async deleteNotInCheckout(seen?: readonly SeenFile[]): Promise<number> {
+  async deleteNotInCheckout(seen: readonly SeenFile[], confirmed = false): Promise<number> {
     const { state } = this.options;
     const listed = onlySeen(await this.filesNotInCheckout(), seen);
     if (listed.length === 0) return 0;
+    // The deletion guard, as for any round's deletions (issue 41: one click deleted 151 unnamed files): more than
+    // it lets through go only on its user's word about this very list.
+    const verdict = deletionVerdict({
+      waiting: listed.length,
+      acknowledged: state.acknowledgedCount(this.repoId) + listed.length,
+      allowed: confirmed ? listed.length : 0,
+      guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
+      watching: false,
+      seen: null,
+      now: Date.now(),
+    });
+    if (verdict.verdict === 'hold') throw new DeletionsNotConfirmed(listed.length);
     // Those taken: a file that is on disk now (written since the listing) is not, and goes by the usual rules.
     let files: ListedServiceFile[] = [];
     await this.port.scheduler.run(async () => {
@@ -669,6 +682,20 @@ export class ServiceSide {
     else state.rememberServiceSpecAlone(this.repoId);
     this.bases = { takes: bases, at: performance.now() };
     return bases;
+  }
+}
+
+/**
+ * More files to delete on the service than the deletion guard lets through, and its user did not confirm this list
+ * (`--yes` after the list, or the window's dialog that lists them): nothing was deleted.
+ */
+export class DeletionsNotConfirmed extends Error {
+  override readonly name = 'DeletionsNotConfirmed';
+  constructor(readonly count: number) {
+    super(
+      `${count} files to delete on the service is more than this repository deletes without asking: nothing was ` +
+        'deleted; confirm this list (`flowsync resolve --not-in-checkout --mine --yes`, or the window, which lists them).',
+    );
   }
 }
 

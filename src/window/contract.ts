@@ -389,7 +389,9 @@ export const AGENT_API = {
   /**
    * Those files deleted on the service (`delete`: explicit deletions on the version listed, as any deletion), or
    * written to disk from the service's copy (`restore`); `skipped`: files not written, and why. `files`: only
-   * those, as listed (a file written on the service since is then a conflict, not deleted); default: all.
+   * those, as listed (a file written on the service since is then a conflict, not deleted); default: all, for
+   * `restore` only: a deletion names its files (issue 41: one click deleted 151 unnamed files). `confirmed`: its
+   * user confirmed this list; more files than the deletion guard lets through are refused without it.
    */
   settleNotInCheckout: method(
     z.object({
@@ -399,6 +401,7 @@ export const AGENT_API = {
         .array(fileRef.extend({ hash: z.string().regex(/^[0-9a-f]{64}$/) }))
         .max(100_000)
         .optional(),
+      confirmed: z.boolean().optional(),
     }),
     z.object({
       deleted: z.number(),

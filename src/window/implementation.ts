@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { RemoteError } from '../client/index.ts';
 import { folderGone, plural } from '../protocol/index.ts';
-import { keptWhere, type KeptFile } from '../sync/index.ts';
+import { DeletionsNotConfirmed, keptWhere, type KeptFile } from '../sync/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -339,10 +339,25 @@ export function createAgentApi(agent: Agent): AgentApi {
       };
     },
 
-    settleNotInCheckout: async ({ root, choice, files }) => {
-      const { engine } = choice === 'restore' ? repository(root) : sending(root);
+    settleNotInCheckout: async ({ root, choice, files, confirmed }) => {
+      const watched = choice === 'restore' ? repository(root) : sending(root);
+      const { engine } = watched;
       await listsItsFiles();
-      if (choice === 'restore') return { deleted: 0, ...(await engine.service.restoreNotInCheckout(files)) };
+      if (choice === 'restore') {
+        const written = await engine.service.restoreNotInCheckout(files);
+        activity.record(watched, {
+          kind: 'settled',
+          flowPath: null,
+          path: null,
+          message: `${plural(written.restored, 'file')} on the service not in this checkout written to disk from the service's copy`,
+        });
+        return { deleted: 0, ...written };
+      }
+      if (files === undefined)
+        throw new AgentApiError(
+          'invalid_input',
+          'Name the files to delete on the service, as they were listed (`notInCheckout`): nothing is deleted unseen.',
+        );
       // The deletions go by the held-deletion guard's allowance, which would send the held ones along.
       const held = engine.status().heldDeletions;
       if (held > 0)
@@ -350,7 +365,21 @@ export function createAgentApi(agent: Agent): AgentApi {
           'refused',
           `${held} deletions are held in ${root}: settle them first (Delete them on the service, or Restore them on disk), then these.`,
         );
-      return { deleted: await engine.service.deleteNotInCheckout(files), restored: 0, skipped: [] };
+      let deleted: number;
+      try {
+        deleted = await engine.service.deleteNotInCheckout(files, confirmed === true);
+      } catch (error) {
+        if (error instanceof DeletionsNotConfirmed) throw new AgentApiError('refused', error.message);
+        throw error;
+      }
+      const named = files.length <= 20 ? `: ${files.map((f) => `${f.flowPath}/${f.path}`).join(', ')}` : '';
+      activity.record(watched, {
+        kind: 'settled',
+        flowPath: null,
+        path: null,
+        message: `${plural(deleted, 'file')} not in this checkout deleted on the service, on your word${named}`,
+      });
+      return { deleted, restored: 0, skipped: [] };
     },
 
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),

@@ -156,6 +156,7 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => group.textContent(), SLOW)
       .toContain('1 file on the service is not in this checkout');
+    page.once('dialog', (dialog) => void dialog.accept());
     await group.getByRole('button', { name: 'Write them to disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/ci/lint.yml')), SLOW).toBe(true);
     expect(readFileSync(join(repo.root, 'flows/ci/lint.yml'), 'utf8')).toBe('lint: bob\n');
@@ -166,8 +167,26 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => group.textContent(), SLOW)
       .toContain('1 file on the service is not in this checkout');
+    // One click deletes nothing: it lists what would go, and asks (issue 41).
     await group.getByRole('button', { name: 'Delete them on the service' }).click();
+    const asking = group.getByRole('dialog');
+    await expect
+      .poll(() => asking.getByRole('list', { name: 'Files to delete on the service' }).textContent(), SLOW)
+      .toContain('flows/ci/stale.yml by bob@desk:~/code/app');
+    await IMAGES.take(page, 'not-in-checkout-delete');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml']).toBe('stale: bob\n');
+    await asking.getByRole('button', { name: 'Cancel' }).click();
+    expect(await asking.count()).toBe(0);
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml']).toBe('stale: bob\n');
+    await group.getByRole('button', { name: 'Delete them on the service' }).click();
+    await asking.getByRole('button', { name: 'Delete it on the service' }).click();
     await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml'], SLOW).toBeUndefined();
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Recent activity' }).textContent(), SLOW)
+      .toContain(
+        'Settled: 1 file not in this checkout deleted on the service, on your word: flows/ci/stale.yml',
+      );
     await expect.poll(() => group.count(), SLOW).toBe(0);
     expect(existsSync(join(repo.root, 'flows/ci/stale.yml'))).toBe(false);
     await bob.close();

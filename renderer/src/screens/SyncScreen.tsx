@@ -243,10 +243,20 @@ function WaitingForYou(props: {
     onSettled: onChange,
   });
   const notHere = useMutation({
-    mutationFn: (choice: 'delete' | 'restore') => api.settleNotInCheckout({ root, choice }),
-    onSettled: onChange,
+    mutationFn: (input: { choice: 'delete' | 'restore'; files?: SeenFile[] }) =>
+      api.settleNotInCheckout({ root, ...input, ...(input.choice === 'delete' && { confirmed: true }) }),
+    onSettled: () => {
+      setDeleting(null);
+      onChange();
+    },
   });
-  const busy = resolve.isPending || deletions.isPending || notHere.isPending;
+  /** The files "Delete them on the service" would delete, listed for its user to confirm (null: not asked). */
+  const [deleting, setDeleting] = useState<NotInCheckoutFile[] | null>(null);
+  const listNotHere = useMutation({
+    mutationFn: () => api.notInCheckout({ root }),
+    onSuccess: ({ files }) => setDeleting(files),
+  });
+  const busy = resolve.isPending || deletions.isPending || notHere.isPending || listNotHere.isPending;
   /**
    * Settles conflicts once its user said so: taking the service's version, and any action on more than one file,
    * asks first (issue 41: one click replaced an edit with no word). What was on disk is kept before it is replaced.
@@ -399,13 +409,69 @@ function WaitingForYou(props: {
             choose.
           </p>
           <div className="row">
-            <button disabled={busy || repo.paused} onClick={() => notHere.mutate('delete')}>
+            <button disabled={busy || repo.paused} onClick={() => listNotHere.mutate()}>
               Delete them on the service
             </button>
-            <button disabled={busy} onClick={() => notHere.mutate('restore')}>
+            <button
+              disabled={busy}
+              onClick={() => {
+                if (
+                  window.confirm(
+                    `Write the ${plural(repo.notInCheckout, 'file')} to disk from the service's copy? None replaces a file that is there.`,
+                  )
+                )
+                  notHere.mutate({ choice: 'restore' });
+              }}
+            >
               Write them to disk
             </button>
           </div>
+          <ErrorLine error={listNotHere.error} />
+          {deleting !== null && (
+            <div
+              role="dialog"
+              aria-modal="true"
+              aria-labelledby={`${waitingId(root)}-delete`}
+              className="confirm"
+            >
+              <p id={`${waitingId(root)}-delete`}>
+                {deleting.length === 0
+                  ? 'Every file on the service is in this checkout now: nothing to delete.'
+                  : `Delete these ${plural(deleting.length, 'file')} on the service? Each stays in the service's history; a file changed there since is not deleted.`}
+              </p>
+              <ul aria-label="Files to delete on the service" className="listed">
+                {deleting.map((file) => (
+                  <li key={`${file.flowPath}/${file.path}`}>
+                    <code>
+                      {file.flowPath}/{file.path}
+                    </code>{' '}
+                    <span className="muted">
+                      {file.writtenBy ? `by ${file.writtenBy}, ` : ''}
+                      {new Date(file.writtenAt).toLocaleString()}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+              <div className="row">
+                {deleting.length > 0 && (
+                  <button
+                    disabled={busy}
+                    onClick={() =>
+                      notHere.mutate({
+                        choice: 'delete',
+                        files: deleting.map(({ flowPath, path, hash }) => ({ flowPath, path, hash })),
+                      })
+                    }
+                  >
+                    {deleting.length === 1
+                      ? 'Delete it on the service'
+                      : `Delete these ${deleting.length} on the service`}
+                  </button>
+                )}
+                <button onClick={() => setDeleting(null)}>Cancel</button>
+              </div>
+            </div>
+          )}
           {notHere.data && notHere.data.skipped.length > 0 && (
             <p className="muted">
               {plural(notHere.data.skipped.length, 'file')} not written: {notHere.data.skipped[0]!.reason}
@@ -417,6 +483,9 @@ function WaitingForYou(props: {
     </section>
   );
 }
+
+type SeenFile = { flowPath: string; path: string; hash: string };
+type NotInCheckoutFile = SeenFile & { writtenBy: string | null; writtenAt: string };
 
 function groupByFlow(conflicts: readonly ConflictView[]): Map<string, { flowPath: string; path: string }[]> {
   const flows = new Map<string, { flowPath: string; path: string }[]>();

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { read } from 'read';
 import { plural, printable } from '../../protocol/index.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { withAgentApi } from '../agent-api.ts';
@@ -18,8 +19,8 @@ export function resolveCommand(): Command {
         'for being many: --mine deletes them on the service (as `flowsync sync --yes`), --theirs puts the\n' +
         "service's copies back on disk. With --not-in-checkout, the files on the service that this checkout\n" +
         'never had (a fresh clone, CI, a rebuilt state): alone it lists them (exit 4 when there are any),\n' +
-        "--mine deletes them on the service, --theirs writes the service's copies to disk (never over a file\n" +
-        'that is there).',
+        '--mine lists them and deletes them on the service once you confirm (or with --yes), --theirs writes\n' +
+        "the service's copies to disk (never over a file that is there).",
     )
     .argument(
       '[paths...]',
@@ -34,6 +35,10 @@ export function resolveCommand(): Command {
     )
     .addOption(new Option('--mine', "keep this checkout's version").conflicts('theirs'))
     .addOption(new Option('--theirs', "take the service's version").conflicts('mine'))
+    .option(
+      '--yes',
+      'with --not-in-checkout --mine: delete the files listed without asking (by default it lists them and asks on a terminal)',
+    )
     .addOption(urlOption())
     .addHelpText(
       'after',
@@ -106,6 +111,7 @@ function sayNotWritten(files: readonly { flowPath: string; path: string; reason:
 }
 
 interface ResolveOptions {
+  yes?: boolean;
   mine?: boolean;
   theirs?: boolean;
   held?: boolean;
@@ -132,7 +138,29 @@ async function notInCheckout(
       if (files.length === 0) {
         out(`${root}: every file on the service is in this checkout`);
       } else if (options.mine) {
-        const { deleted } = await call('settleNotInCheckout', { root, choice: 'delete', files: named });
+        // Listed, then asked: nothing is deleted on the service that its user has not seen named (issue 41).
+        out(
+          `${root}: ${plural(files.length, 'file')} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
+        );
+        for (const file of files) out(`  ${file.flowPath}/${file.path}${describeWriter(file)}`);
+        if (!(
+          options.yes ||
+          (await confirmed(
+            `Delete ${files.length === 1 ? 'it' : `these ${files.length} files`} on the service? [y/N] `,
+          ))
+        )) {
+          out(
+            `${root}: nothing deleted: \`flowsync resolve --not-in-checkout --mine --yes ${root}\` deletes ${files.length === 1 ? 'it' : `these ${files.length}`} on the service`,
+          );
+          left += files.length;
+          continue;
+        }
+        const { deleted } = await call('settleNotInCheckout', {
+          root,
+          choice: 'delete',
+          files: named,
+          confirmed: true,
+        });
         out(`${root}: ${plural(deleted, 'file')} not in this checkout deleted on the service`);
         for (const file of files) out(`  - ${file.flowPath}/${file.path}`);
         if (deleted < files.length)
@@ -155,10 +183,7 @@ async function notInCheckout(
         out(
           `${root}: ${plural(files.length, 'file')} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
         );
-        for (const file of files) {
-          const by = file.writtenBy ? ` by ${file.writtenBy}` : '';
-          out(`  ${file.flowPath}/${file.path}: written${by} at ${file.writtenAt}`);
-        }
+        for (const file of files) out(`  ${file.flowPath}/${file.path}${describeWriter(file)}`);
         out(
           "  `flowsync resolve --not-in-checkout --mine` deletes them on the service, `--theirs` writes the service's copies to disk",
         );
@@ -167,6 +192,18 @@ async function notInCheckout(
     return left;
   });
   if (waiting > 0) process.exitCode = EXIT.attention;
+}
+
+/** ": written by bob@desk:~/app (checkout 3f9a2c41b0d6) at 2026-11-26T17:01:02Z" */
+function describeWriter(file: { writtenBy: string | null; writtenAt: string }): string {
+  return `: written${file.writtenBy ? ` by ${file.writtenBy}` : ''} at ${file.writtenAt}`;
+}
+
+/** Its user's yes at a terminal; no terminal (a script, CI) is no yes: `--yes` says it there. */
+async function confirmed(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const answer = await read({ prompt: question, output: process.stderr });
+  return /^y(es)?$/i.test(answer.trim());
 }
 
 /** Held deletions: deleted on the service (mine: the disk as it is) or put back on disk (theirs). */
