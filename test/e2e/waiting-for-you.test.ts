@@ -125,6 +125,13 @@ describe('what waits for the user, in the window', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => waiting.textContent(), SLOW).toContain('40 deletions held');
     expect(Object.keys(serviceTree(svc.read, 'acme', 'app'))).toHaveLength(42);
+    // Said in Recent activity too, with what to do (issue 41: an `rm` said nothing there).
+    const activity = page.getByRole('list', { name: 'Recent activity' });
+    await expect
+      .poll(() => activity.textContent(), SLOW)
+      .toContain(
+        'Held: 40 deletions held, more than this repository deletes without asking; nothing deleted on the service',
+      );
     await IMAGES.take(page, 'deletions-held');
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -133,6 +140,9 @@ describe('what waits for the user, in the window', () => {
     await expect.poll(() => existsSync(join(repo.root, 'flows/generated/step-39.yml')), SLOW).toBe(true);
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('42 files · 0 pending');
     expect(readFileSync(join(repo.root, 'flows/generated/step-7.yml'), 'utf8')).toBe('step: 7\n');
+    await expect
+      .poll(() => activity.textContent(), SLOW)
+      .toContain("Settled: 40 files whose deletion was held put back on disk from the service's copy");
   });
 
   it('files on the service this checkout never had are listed, and written to disk or deleted there', async () => {
