@@ -72,7 +72,7 @@ function restoredOutcome(restored: {
   const by = restored.serviceWrittenBy ? ` (by ${restored.serviceWrittenBy})` : '';
   return (
     `the service holds a newer version${by}: nothing is sent, it is a conflict. ` +
-    "Settle it under Conflicts: send this one on top, or take the service's."
+    "Settle it under Waiting for you: send this one on top, or take the service's."
   );
 }
 
