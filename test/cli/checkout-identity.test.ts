@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
 
@@ -15,9 +15,13 @@ import { readDatabase } from '../support/service.ts';
 const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let serve: ServeProcess | null = null;
+let agent: AgentProcess | null = null;
 const repos: TestRepo[] = [];
 
 afterEach(async () => {
+  agent?.signal('SIGINT');
+  await agent?.exitWithin(10_000);
+  agent = null;
   await serve?.stop();
   serve = null;
   for (const repo of repos.splice(0)) repo.cleanup();
@@ -46,32 +50,42 @@ describe('two checkouts with one label', () => {
     const a = checkoutAtHome(files, serve);
     const b = checkoutAtHome(files, serve);
 
-    expect((await runFlowsync(['sync', a.repo.root], { env: a.env })).code).toBe(0);
-    // B's first round: the service's version (A's) is not B's own, though it has the same label; the same content
-    // is no conflict.
+    // A's agent runs; B syncs now and then (its first round: the same content, no conflict).
+    agent = startAgentProcess(['start', a.repo.root], a.env);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
     expect((await runFlowsync(['sync', b.repo.root], { env: b.env })).code).toBe(0);
 
-    a.repo.write('flows/ci/build.yml', 'build: a\n');
-    expect((await runFlowsync(['sync', a.repo.root], { env: a.env })).code).toBe(0);
+    // B's edit goes first; A's agent, whose edit is on the old version, must not take B's for its own.
     b.repo.write('flows/ci/build.yml', 'build: b\n');
-    const refused = await runFlowsync(['sync', b.repo.root], { env: b.env });
-    expect(refused.code, refused.stdout + refused.stderr).toBe(4);
-    expect(stored()['flows/ci/build.yml']).toBe('build: a\n');
-    const listed = await runFlowsync(['conflicts', b.repo.root], { env: b.env });
+    expect((await runFlowsync(['sync', b.repo.root], { env: b.env })).code).toBe(0);
+    a.repo.write('flows/ci/build.yml', 'build: a\n');
+    await agent.waitFor(
+      /conflict flows\/ci\/build\.yml: changed on the service by .*~\/repo \(checkout [0-9a-f]{12}\)/,
+    );
+    expect(stored()['flows/ci/build.yml']).toBe('build: b\n');
+    const listed = await runFlowsync(['conflicts', a.repo.root], { env: a.env });
     expect(listed.code).toBe(4);
     expect(listed.stdout).toMatch(
       /flows\/ci\/build\.yml: changed on the service by .*~\/repo .*; you changed it/,
     );
 
-    // A third checkout of that label, its state fresh, with another content: A's version is not its own either.
+    // The other way round, with one-shot syncs: B's edit on the old version is refused too.
+    b.repo.write('flows/ci/build.yml', 'build: b again\n');
+    await runFlowsync(['resolve', join(a.repo.root, 'flows/ci/build.yml'), '--mine'], { env: a.env });
+    await eventually(() => expect(stored()['flows/ci/build.yml']).toBe('build: a\n'));
+    const refused = await runFlowsync(['sync', b.repo.root], { env: b.env });
+    expect(refused.code, refused.stdout + refused.stderr).toBe(4);
+    expect(stored()['flows/ci/build.yml']).toBe('build: a\n');
+
+    // A third checkout of that label, its state fresh, with another content: no version there is its own.
     const c = checkoutAtHome({ 'flows/ci/build.yml': 'build: c\n' }, serve);
     const fresh = await runFlowsync(['sync', c.repo.root], { env: c.env });
     expect(fresh.code, fresh.stdout + fresh.stderr).toBe(4);
     expect(stored()['flows/ci/build.yml']).toBe('build: a\n');
 
-    // The history names each checkout: its label, and its id beside it.
+    // The history names each checkout: the same label, and its own id beside it.
     const names = writers();
-    expect(names.length).toBe(1);
-    expect(names[0]).toMatch(/^\S+@\S+:~\/repo \(checkout [0-9a-f]{12}\)$/);
+    expect(names).toHaveLength(2);
+    for (const name of names) expect(name).toMatch(/^\S+@\S+:~\/repo \(checkout [0-9a-f]{12}\)$/);
   }, 120_000);
 });
