@@ -50,6 +50,8 @@ describe('restore on a checkout that is behind', () => {
     );
 
     const file = join(bob.repo.root, 'flows/ci/build.yml');
+    // A draft of Bob's, never sent, is on disk: the restore keeps it first, and says where.
+    bob.repo.write('flows/ci/build.yml', 'build: draft\n');
     const restored = await runFlowsync(['restore', file, '--version', String(first!.version)], {
       env: bob.env,
     });
@@ -58,6 +60,10 @@ describe('restore on a checkout that is behind', () => {
     expect(restored.stdout).toMatch(
       /version \d+ is on disk; the service holds a newer version \(by .*\): nothing is sent, it is a conflict: `flowsync resolve .*build\.yml --mine` sends this one on top, --theirs takes the service's/,
     );
+    expect(restored.stdout).toMatch(/; what was on disk is kept as version \d+ in the service's history\n$/);
+    expect(
+      readDatabase(db)<{ content: string }>('SELECT content FROM file_versions WHERE conflict_copy = 1'),
+    ).toEqual([{ content: 'build: draft\n' }]);
     expect(readFileSync(file, 'utf8')).toBe('build: 1\n');
     expect(stored()['flows/ci/build.yml']).toBe('build: 2\n');
     const listed = await runFlowsync(['conflicts', bob.repo.root], { env: bob.env });

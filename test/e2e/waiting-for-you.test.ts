@@ -96,7 +96,14 @@ describe('what waits for the user, in the window', () => {
     await IMAGES.take(page, 'conflict-compare');
     expect(await seriousViolations(page)).toEqual([]);
 
-    // Asked once, and what was done here is kept before Bob's version replaces it (issue 41).
+    // Asked once: a no changes nothing.
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await waiting.getByRole('button', { name: "Take the service's" }).click();
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(
+      'steps:\n  - run: npm test -- --coverage\n',
+    );
+    // A yes: what was done here is kept before Bob's version replaces it (issue 41).
     const asked: string[] = [];
     page.once('dialog', (dialog) => {
       asked.push(dialog.message());
