@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { replaceFile } from '../host/index.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { ensurePrivateFile, replaceFile } from '../host/index.ts';
 
 /*
  * A checkout's own id with a service (issue 41), kept in the state and in a small private file beside it: the state
@@ -9,9 +9,15 @@ import { replaceFile } from '../host/index.ts';
  * the user's files, no secret.
  */
 
-/** Where the ids of the state at `statePath` are kept beside it; null for a state in memory. */
+/**
+ * Where the ids of the state at `statePath` are kept beside it; null for a state in memory. One that is there is
+ * taken to 0600, as the state is (an older flowsync, or a copy, may have left it readable by everyone).
+ */
 export function checkoutIdsFile(statePath: string): string | null {
-  return statePath === ':memory:' ? null : `${statePath}.checkouts.json`;
+  if (statePath === ':memory:') return null;
+  const file = `${statePath}.checkouts.json`;
+  if (existsSync(file)) ensurePrivateFile(file);
+  return file;
 }
 
 /** The id kept for `key` (a root and a service) in `file`, or a new one, kept there from now on. */
