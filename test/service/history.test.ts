@@ -98,7 +98,6 @@ describe('two developers on one service', () => {
   });
 
   it("keeps a checkout's conflict copy as a version that is not current, and refuses one whose hash is wrong", async () => {
-    await start();
     await batch(ada, [{ flow_path: 'flows/ci', files: [file('build.yml', 'a1\n', null)] }]);
     const { version } = await bob.flowDef.keepCopy({
       repo_owner: 'acme',
