@@ -23,6 +23,8 @@ const UNIT = [
   'test/sync/failure-outcome.test.ts',
   'test/sync/gone-under.test.ts',
   'test/sync/layout.test.ts',
+  'test/sync/restore-outcome.test.ts',
+  'test/sync/conflict-copy-name.test.ts',
   'test/sync/engine-status.test.ts',
   'test/agent/repository-table.test.ts',
   'test/sync/safety.test.ts',

@@ -42,7 +42,7 @@ import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { ServiceInfo } from './service-info.ts';
 import { describeEntry, type RepositoryDescription } from './describe.ts';
 import { RepositoryTable, type RepositoryEntry, type WatchedRepository } from './repository-table.ts';
-import { writerName } from './writer.ts';
+import { checkoutWriter, writerName } from './writer.ts';
 import { checkFlowRoots, folderNotThere } from './folder-check.ts';
 import { NotTheSource, notTheSource, tilde } from './source.ts';
 import { AgentApiError } from './api-error.ts';
@@ -337,7 +337,12 @@ export class Agent extends EventEmitter<AgentEvents> {
       repo: {
         ...identity,
         flowRoots: configured?.flowRoots ?? ['flows'],
-        writer: writerName(identity.root),
+        writer: checkoutWriter(
+          writerName(identity.root),
+          this.state.checkoutId(
+            this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
+          ),
+        ),
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),

@@ -49,6 +49,8 @@ import { decryptArgsSchema, decryptValueSchema } from './crypto.ts';
 import {
   capabilitiesArgsSchema,
   capabilitiesValueSchema,
+  keepCopyArgsSchema,
+  keepCopyValueSchema,
   fileVersionsArgsSchema,
   fileVersionsValueSchema,
   listDeletedArgsSchema,
@@ -406,6 +408,17 @@ export const EXTENSION_FUNCTIONS = [
     repeat: 'safe',
     args: listDeletedArgsSchema,
     value: listDeletedValueSchema,
+  }),
+  define({
+    number: 30,
+    path: 'svc/flow_def/action/keep_copy/run',
+    group: 'flowDef',
+    method: 'keepCopy',
+    summary:
+      "Keep a checkout's bytes of a file as a version of its history, marked as its conflict copy (not the current one)",
+    repeat: 'unsent-only',
+    args: keepCopyArgsSchema,
+    value: keepCopyValueSchema,
   }),
 ] as const;
 

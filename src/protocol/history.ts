@@ -25,6 +25,8 @@ export const capabilitiesValueSchema = z.looseObject({
   history: z.boolean(),
   retention_days: count,
   retention_bytes: count,
+  /** `keep_copy`: a checkout's bytes kept as a version of the file's history, not its current one (issue 41). */
+  conflict_copies: z.boolean().optional(),
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
 
@@ -125,6 +127,8 @@ export const fileVersionSchema = z.looseObject({
   written_by: z.string().nullable(),
   writer_kind: z.enum(['user', 'admin']).nullable(),
   current: z.boolean(),
+  /** A checkout's own bytes kept before it took the service's version (`keep_copy`); never the current one. */
+  conflict_copy: z.boolean().optional(),
 });
 export type FileVersion = z.infer<typeof fileVersionSchema>;
 /** A purge of a file's history (`purge_history`): what is left of the versions it removed. */
@@ -195,3 +199,19 @@ export const purgeHistoryValueSchema = z.looseObject({
   purge: historyPurgeSchema,
 });
 export type PurgeHistoryValue = z.infer<typeof purgeHistoryValueSchema>;
+
+/**
+ * Keeps a checkout's bytes of a file in the file's history, as a version that is not the current one (the file is
+ * not changed): what "take the service's version" would replace on its disk stays findable and restorable.
+ */
+export const keepCopyArgsSchema = z.strictObject({
+  ...repoArgs,
+  flow_path: servicePathSchema,
+  path: servicePathSchema,
+  content: z.string(),
+  hash: z.string(),
+});
+export const keepCopyValueSchema = z.looseObject({
+  /** The kept version's number (`flowsync history` lists it, `flowsync restore --version` writes it back). */
+  version: z.int().positive(),
+});

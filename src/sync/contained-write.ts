@@ -55,7 +55,7 @@ function landsInside(root: string, folder: string): boolean {
  * What this does not close, as for reads (contained-fs.mjs): a folder swapped for a link in the microseconds
  * between its check and the write, which only a process already running as the user can do.
  */
-export function writeContained(root: string, path: string, data: string): NotContained | null {
+export function writeContained(root: string, path: string, data: string | Buffer): NotContained | null {
   const unsafe = unsafeToWrite(path);
   if (unsafe !== null) return { path, kind: 'unsafe', reason: unsafe };
   const slash = path.lastIndexOf('/');

@@ -85,9 +85,11 @@ export async function versionText(
   flowPath: string,
   path: string,
   version: number,
-): Promise<{ content: string | null }> {
+): Promise<{ content: string | null; hash: string | null; current: FileVersion | null }> {
   const file = `${flowPath}/${path}`;
   const versions = await fileVersions(client, repo, flowPath, path, version);
+  // The file's current version on the service, when the service marks it so (a conflict copy kept since is newer).
+  const current = versions.find((v) => v.current) ?? null;
   const found = versions.find((v) => v.version === version);
   if (!found) throw new VersionNotOfFile(version, file);
   // Not even read when the history says it is larger than a file may be: a 100 MB version took the agent to 519 MB.
@@ -105,7 +107,7 @@ export async function versionText(
     );
   const why = kept.content === null ? null : contentNotWritable(kept.content);
   if (why !== null) throw new NotWritten(file, why);
-  return { content: kept.content };
+  return { content: kept.content, hash: found.hash, current };
 }
 
 /** As versionText, for a page: a version larger than SHOWN_MAX_BYTES is not read, and `tooLarge` says so. */

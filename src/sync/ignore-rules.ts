@@ -1,5 +1,6 @@
 import ignore, { type Ignore } from 'ignore';
 import { readContained } from './contained-fs.mjs';
+import { CONFLICT_COPY_PATTERN } from './conflict-copy.ts';
 
 /**
  * Never part of a flow: version-control and dependency folders, editor swap, backup and temporary files, OS
@@ -29,6 +30,8 @@ const ALWAYS_IGNORED = [
   '._*',
   'Thumbs.db',
   'desktop.ini',
+  // A checkout's own bytes kept beside a file when it took the service's version (conflict-copy.ts).
+  CONFLICT_COPY_PATTERN,
 ];
 
 const builtIn = ignore().add(ALWAYS_IGNORED);

@@ -5,6 +5,7 @@ import { askCapabilities, ProtocolError, type RemoteClient } from '../client/ind
 import { flowHashInput, type FileVersion, type HistoryPurge } from '../protocol/index.ts';
 import { notRealFolder } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
+import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import { recordConflicts } from './conflicts.ts';
 import {
   conflictSides,
@@ -19,6 +20,8 @@ import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import type { Scheduler } from './scheduler.ts';
 import { checkServiceFile, refusedAnswer } from './service-answers.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard } from './safety.ts';
+import { restoreOutcome, type RestoreOutcome } from './restore-outcome.ts';
 import {
   listDeletedFiles,
   listServiceFiles,
@@ -54,7 +57,7 @@ export interface ServicePort {
   state: SyncState;
   client: RemoteClient;
   repoId: number;
-  repo: { root: string; owner: string; name: string; writer?: string };
+  repo: { root: string; owner: string; name: string; writer?: string; deletionGuard?: DeletionGuard | null };
   layout: FlowLayout;
   guard: RootGuard;
   rules: IgnoreRules;
@@ -108,14 +111,19 @@ export class ServiceSide {
   async resolve(
     which: readonly { flowPath: string; path: string }[] | null,
     side: 'mine' | 'theirs',
-  ): Promise<{ resolved: { flowPath: string; path: string }[]; notWritten: NotWrittenFile[] }> {
+  ): Promise<{
+    resolved: { flowPath: string; path: string }[];
+    notWritten: NotWrittenFile[];
+    kept: KeptFile[];
+  }> {
     const { state, client } = this.options;
+    const kept: KeptFile[] = [];
     const named = which === null ? null : new Set(which.map((f) => serviceFileKey(f.flowPath, f.path)));
     const conflicts = state
       .conflicts(this.repoId)
       .filter((c) => named === null || named.has(serviceFileKey(c.flowPath, c.path)));
     const notWritten: NotWrittenFile[] = [];
-    if (conflicts.length === 0) return { resolved: [], notWritten };
+    if (conflicts.length === 0) return { resolved: [], notWritten, kept };
     let resolved: typeof conflicts = conflicts;
     if (side === 'mine') {
       await this.port.scheduler.run(async () => {
@@ -123,12 +131,15 @@ export class ServiceSide {
       });
     } else {
       const copies = await readServiceFiles(client, this.serviceRepo, conflicts);
+      const keeper = await this.copyKeeper();
       resolved = [];
       await this.port.scheduler.run(async () => {
         for (const c of conflicts) {
           const key = serviceFileKey(c.flowPath, c.path);
           const copy = copies.found.get(key) ?? null;
-          const why = copies.unwritable.get(key)?.why ?? this.putOnDisk(c.flowPath, c.path, copy);
+          const unwritable = copies.unwritable.get(key)?.why ?? null;
+          const why =
+            unwritable ?? (await this.keepThenPut(keeper, c.flowPath, c.path, c.baseHash, copy, kept));
           if (why !== null) {
             notWritten.push({ flowPath: c.flowPath, path: c.path, reason: why });
             continue;
@@ -140,7 +151,40 @@ export class ServiceSide {
     }
     this.port.scheduler.want();
     this.port.refresh();
-    return { resolved: resolved.map(({ flowPath, path }) => ({ flowPath, path })), notWritten };
+    return { resolved: resolved.map(({ flowPath, path }) => ({ flowPath, path })), notWritten, kept };
+  }
+
+  /** How this checkout's bytes are kept before the service's are written over them (conflict-copy.ts). */
+  private async copyKeeper(): Promise<CopyKeeper> {
+    const { client } = this.options;
+    const { conflict_copies: inHistory } = await askCapabilities(client);
+    return { ...this.repo, client, inHistory: inHistory === true };
+  }
+
+  /**
+   * The service's copy written to disk (putOnDisk), once what is there, when it is an edit not sent, is kept (in
+   * the service's history or beside the file: `kept` says where). Returns why the file was not written, or null.
+   */
+  private async keepThenPut(
+    keeper: CopyKeeper,
+    flowPath: string,
+    path: string,
+    baseHash: string | null,
+    copy: { hash: string; content: string } | null,
+    kept: KeptFile[],
+  ): Promise<string | null> {
+    try {
+      const where = await keepLocalBytes(keeper, flowPath, path, {
+        baseHash,
+        serviceHash: copy?.hash ?? null,
+      });
+      if (where !== null) kept.push({ flowPath, path, ...where });
+    } catch (error) {
+      if (error instanceof NotWritten) return error.why;
+      // The service did not take the copy (not reached, refused): nothing is written over what it would keep.
+      return `your version could not be kept first (${(error as Error).message}): not replaced`;
+    }
+    return this.putOnDisk(flowPath, path, copy);
   }
 
   /**
@@ -148,12 +192,14 @@ export class ServiceSide {
    * the service has): "Restore them on disk", `flowsync resolve --held --theirs`. Returns how many were written,
    * and those that could not be, each with why (their deletion stays held).
    */
-  async restoreDeleted(): Promise<{ restored: number; notWritten: NotWrittenFile[] }> {
+  async restoreDeleted(): Promise<{ restored: number; notWritten: NotWrittenFile[]; kept: KeptFile[] }> {
     const { state, client } = this.options;
     const gone = state.goneAcknowledged(this.repoId);
     const notWritten: NotWrittenFile[] = [];
-    if (gone.length === 0) return { restored: 0, notWritten };
+    const kept: KeptFile[] = [];
+    if (gone.length === 0) return { restored: 0, notWritten, kept };
     const copies = await readServiceFiles(client, this.serviceRepo, gone);
+    const keeper = await this.copyKeeper();
     let restored = 0;
     await this.port.scheduler.run(async () => {
       for (const file of gone) {
@@ -161,7 +207,10 @@ export class ServiceSide {
         const unwritable = copies.unwritable.get(key);
         const copy = copies.found.get(key);
         if (!copy && !unwritable) continue; // gone on the service too: nothing to put back, no deletion to send
-        const why = unwritable?.why ?? this.putOnDisk(file.flowPath, file.path, copy!);
+        // A file written at that name since its deletion was held is its user's: kept before it is replaced.
+        const why =
+          unwritable?.why ??
+          (await this.keepThenPut(keeper, file.flowPath, file.path, file.ackedHash, copy!, kept));
         if (why !== null) {
           notWritten.push({ flowPath: file.flowPath, path: file.path, reason: why });
           continue;
@@ -173,7 +222,7 @@ export class ServiceSide {
     if (notWritten.length === 0) this.port.clearHeld();
     this.port.scheduler.want();
     this.port.refresh();
-    return { restored, notWritten };
+    return { restored, notWritten, kept };
   }
 
   /**
@@ -214,10 +263,22 @@ export class ServiceSide {
    * the versions its user saw listed (one written there since is not deleted: its base differs, a conflict; one
    * added since is not among them). Returns how many went.
    */
-  async deleteNotInCheckout(seen?: readonly SeenFile[]): Promise<number> {
+  async deleteNotInCheckout(seen: readonly SeenFile[], confirmed = false): Promise<number> {
     const { state } = this.options;
     const listed = onlySeen(await this.filesNotInCheckout(), seen);
     if (listed.length === 0) return 0;
+    // The deletion guard, as for any round's deletions (issue 41: one click deleted 151 unnamed files): more than
+    // it lets through go only on its user's word about this very list.
+    const verdict = deletionVerdict({
+      waiting: listed.length,
+      acknowledged: state.acknowledgedCount(this.repoId) + listed.length,
+      allowed: confirmed ? listed.length : 0,
+      guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
+      watching: false,
+      seen: null,
+      now: Date.now(),
+    });
+    if (verdict.verdict === 'hold') throw new DeletionsNotConfirmed(listed.length);
     // Those taken: a file that is on disk now (written since the listing) is not, and goes by the usual rules.
     let files: ListedServiceFile[] = [];
     await this.port.scheduler.run(async () => {
@@ -473,13 +534,63 @@ export class ServiceSide {
   /**
    * Writes a version the service keeps of a file to disk (a deletion removes it), by the containment rule, as
    * its user would: it is then sent as any edit, on this checkout's base (`flowsync restore`, the window's
-   * Restore). Refused when the number is not one of this file's versions.
+   * Restore). When the service holds another version than the one last synced here, that edit is a conflict,
+   * recorded at once (restore-outcome.ts): a restore of the base itself would else be pending nowhere and sent
+   * never. Refused when the number is not one of this file's versions.
    */
-  async restoreVersion(flowPath: string, path: string, version: number): Promise<{ deleted: boolean }> {
+  async restoreVersion(
+    flowPath: string,
+    path: string,
+    version: number,
+  ): Promise<{
+    deleted: boolean;
+    outcome: RestoreOutcome;
+    service: ServiceVersion | null;
+    kept: KeptCopy | null;
+  }> {
     checkServiceFile(this.layout, 'flowsync restore', flowPath, path);
-    const { content } = await versionText(this.options.client, this.repo, flowPath, path, version);
-    replaceContained(this.repo.root, `${flowPath}/${path}`, content);
-    return { deleted: content === null };
+    const { state } = this.options;
+    const keeper = await this.copyKeeper();
+    let kept: KeptCopy | null = null;
+    const { content, hash, current } = await versionText(
+      this.options.client,
+      this.repo,
+      flowPath,
+      path,
+      version,
+    );
+    let outcome: RestoreOutcome = 'sent';
+    await this.port.scheduler.run(async () => {
+      const base = state.filesOfFlow(this.repoId, flowPath).find((f) => f.path === path)?.ackedHash ?? null;
+      // An edit not sent is kept before the version is written over it, as for "take the service's".
+      kept = await keepLocalBytes(keeper, flowPath, path, {
+        baseHash: base,
+        serviceHash: current?.hash ?? null,
+      });
+      replaceContained(this.repo.root, `${flowPath}/${path}`, content);
+      outcome = restoreOutcome({
+        base,
+        service: current === null ? undefined : current.hash,
+        restored: hash,
+      });
+      if (outcome === 'conflict' && current !== null)
+        state.recordConflicts(this.repoId, [
+          {
+            flowPath,
+            path,
+            baseHash: base,
+            serviceHash: current.hash,
+            sentHash: hash,
+            writtenBy: current.written_by,
+            writtenAt: current.written_at,
+          },
+        ]);
+    });
+    this.port.scheduler.want();
+    this.port.refresh();
+    const service =
+      current === null ? null : { writtenBy: current.written_by, writtenAt: current.written_at };
+    return { deleted: content === null, outcome, service, kept };
   }
 
   /**
@@ -648,6 +759,29 @@ export class ServiceSide {
     return bases;
   }
 }
+
+/**
+ * More files to delete on the service than the deletion guard lets through, and its user did not confirm this list
+ * (`--yes` after the list, or the window's dialog that lists them): nothing was deleted.
+ */
+export class DeletionsNotConfirmed extends Error {
+  override readonly name = 'DeletionsNotConfirmed';
+  constructor(readonly count: number) {
+    super(
+      `${count} files to delete on the service is more than this repository deletes without asking: nothing was ` +
+        'deleted; confirm this list (`flowsync resolve --not-in-checkout --mine --yes`, or the window, which lists them).',
+    );
+  }
+}
+
+/** Who wrote the service's current version of a file, and when, as the service says. */
+export interface ServiceVersion {
+  writtenBy: string | null;
+  writtenAt: string;
+}
+
+/** A file whose bytes here were kept before the service's were written over them, and where (conflict-copy.ts). */
+export type KeptFile = { flowPath: string; path: string } & KeptCopy;
 
 /** A file the service's copy was not written to, and why (a per-file line: the others went on). */
 export interface NotWrittenFile {

@@ -79,6 +79,9 @@ const SCHEMA = [
   // binary, a link…) keeps its version on the service. The index holds the deletions alone again.
   `DROP INDEX files_deletions;
   CREATE INDEX files_deletions ON files (repo_id) WHERE acked_hash IS NOT NULL AND local_hash IS NULL;`,
+  // A checkout's own random id (issue 41): `user@host:path` is shared by machines made from one image, and each took
+  // the other's versions for its own (a refusal read as a lost acknowledgement, and written over).
+  `ALTER TABLE repos ADD COLUMN checkout_id TEXT;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
 import { IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
+import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
 import type {
   CachedStat,
   FileConflict,
@@ -46,8 +47,11 @@ const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND $
 export class SyncState {
   readonly db: Database.Database;
   private readonly statements;
+  /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
+  private readonly idsFile: string | null;
 
   constructor(path: string) {
+    this.idsFile = checkoutIdsFile(path);
     if (path !== ':memory:') ensurePrivateFile(path);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -271,6 +275,9 @@ export class SyncState {
       acknowledgedCount: db
         .prepare('SELECT count(*) FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL')
         .pluck(),
+      checkoutId: db.prepare('SELECT checkout_id FROM repos WHERE id = ?').pluck(),
+      repoKey: db.prepare('SELECT root, service FROM repos WHERE id = ?'),
+      setCheckoutId: db.prepare('UPDATE repos SET checkout_id = ? WHERE id = ? AND checkout_id IS NULL'),
     };
   }
 
@@ -281,6 +288,20 @@ export class SyncState {
    */
   ensureRepo(root: string, service: string, owner: string, name: string): number {
     return (this.statements.insertRepo.get(root, service, owner, name) as { id: number }).id;
+  }
+
+  /**
+   * This checkout's own id with this service: made at random the first time it is asked, then kept. The service's
+   * history names a writer by it (beside a label for people), so two checkouts that share user, host name and
+   * folder (machines made from one image, containers) never take each other's versions for their own (issue 41).
+   * Kept beside the state too, so that a state rebuilt after damage is still this checkout.
+   */
+  checkoutId(repoId: number): string {
+    const kept = this.statements.checkoutId.get(repoId) as string | null | undefined;
+    if (kept) return kept;
+    const { root, service } = this.statements.repoKey.get(repoId) as { root: string; service: string };
+    this.statements.setCheckoutId.run(keptCheckoutId(this.idsFile, `${service} ${root}`), repoId);
+    return this.statements.checkoutId.get(repoId) as string;
   }
 
   repos(): RepoRecord[] {

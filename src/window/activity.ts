@@ -91,9 +91,24 @@ function followActivity(agent: Agent, log: ActivityLog): void {
    * first status: a repository paused before the agent started is not paused now).
    */
   const paused = new Map<string, boolean>();
+  /** The deletions held of each repository at its last status: a new count is an entry (issue 41). */
+  const held = new Map<string, number>();
   agent.on('status', (repository, status: SyncStatus) => {
     const { root } = repository.identity;
     const { phase, message } = status;
+    const wasHeld = held.get(root) ?? 0;
+    held.set(root, status.heldDeletions);
+    // An `rm` of 150 files printed nothing and said nothing here: held deletions are always told, once per count.
+    if (status.heldDeletions > 0 && status.heldDeletions !== wasHeld)
+      log.record(repository, {
+        kind: 'held',
+        flowPath: null,
+        path: null,
+        message:
+          `${plural(status.heldDeletions, 'deletion')} held, more than this repository deletes without asking; ` +
+          `nothing deleted on the service: \`flowsync sync --yes ${root}\` deletes them there, ` +
+          `\`flowsync resolve --held --theirs ${root}\` puts them back on disk`,
+      });
     const was = paused.get(root);
     paused.set(root, status.paused);
     if (was !== undefined && was !== status.paused) {

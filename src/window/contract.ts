@@ -137,6 +137,11 @@ export const activityEntrySchema = z.object({
     'missing',
     'paused',
     'resumed',
+    // Its user settled something (a conflict, held deletions, files not in this checkout): what was done, and
+    // where anything replaced on disk was kept (issue 41).
+    'settled',
+    // Deletions held for being many: nothing deleted on the service until its user says so.
+    'held',
   ]),
   flowPath: z.string().nullable(),
   path: z.string().nullable(),
@@ -228,6 +233,19 @@ const historyPurgeView = z.object({
 const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
 /** Files whose service copy was not written to disk, each with why (the others were): a line each, for its user. */
 const notWritten = z.array(z.object({ flowPath: z.string(), path: z.string(), reason: z.string() }));
+/**
+ * Files whose bytes here were kept before the service's were written over them (an edit not sent): `where` in
+ * words ("kept as version 57 in the service's history", "kept beside it as flows/ci/build.conflict-….yml").
+ */
+const kept = z.array(
+  z.object({
+    flowPath: z.string(),
+    path: z.string(),
+    version: z.number().nullable(),
+    beside: z.string().nullable(),
+    where: z.string(),
+  }),
+);
 
 const method = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const none = z.object({});
@@ -282,7 +300,7 @@ export const AGENT_API = {
    */
   resolveConflicts: method(
     z.object({ root, side: z.enum(['mine', 'theirs']), files: z.array(fileRef).max(100_000).optional() }),
-    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten }),
+    z.object({ resolved: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten, kept }),
   ),
   /**
    * A file in conflict as two diffs (git's unified format) from the version last synced here: to the service's
@@ -306,6 +324,8 @@ export const AGENT_API = {
           writtenAt: z.string(),
           writtenBy: z.string().nullable(),
           current: z.boolean(),
+          /** What a checkout had on disk when it took the service's version (never a current version). */
+          conflictCopy: z.boolean(),
         }),
       ),
       /** What operators purged of it (newest first). */
@@ -331,15 +351,28 @@ export const AGENT_API = {
       tooLarge: z.string().nullable(),
     }),
   ),
-  /** Writes one of those versions to disk (a deletion removes the file): it is then sent as any edit. */
+  /**
+   * Writes one of those versions to disk (a deletion removes the file): it is then sent as any edit (`sent`), or
+   * the service holds it already (`current`), or the service holds another version than the one last synced here
+   * (`conflict`: recorded, settled as any; `serviceWrittenBy` names who wrote the service's).
+   */
   restoreVersion: method(
     z.object({ root, file: z.string().min(1).max(4096), version: z.int().positive() }),
-    z.object({ flowPath: z.string(), path: z.string(), version: z.number(), deleted: z.boolean() }),
+    z.object({
+      flowPath: z.string(),
+      path: z.string(),
+      version: z.number(),
+      deleted: z.boolean(),
+      outcome: z.enum(['sent', 'current', 'conflict']),
+      serviceWrittenBy: z.string().nullable(),
+      /** Where what was on disk was kept, in words, when it was an edit not sent (else null). */
+      kept: z.string().nullable(),
+    }),
   ),
   /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */
   settleDeletions: method(
     z.object({ root, choice: z.enum(['delete', 'restore']) }),
-    z.object({ deleted: z.number(), restored: z.number(), notWritten }),
+    z.object({ deleted: z.number(), restored: z.number(), notWritten, kept }),
   ),
   /**
    * Files on the service that this checkout never had ("12 files on the service are not in this checkout": a fresh
@@ -364,7 +397,9 @@ export const AGENT_API = {
   /**
    * Those files deleted on the service (`delete`: explicit deletions on the version listed, as any deletion), or
    * written to disk from the service's copy (`restore`); `skipped`: files not written, and why. `files`: only
-   * those, as listed (a file written on the service since is then a conflict, not deleted); default: all.
+   * those, as listed (a file written on the service since is then a conflict, not deleted); default: all, for
+   * `restore` only: a deletion names its files (issue 41: one click deleted 151 unnamed files). `confirmed`: its
+   * user confirmed this list; more files than the deletion guard lets through are refused without it.
    */
   settleNotInCheckout: method(
     z.object({
@@ -374,6 +409,7 @@ export const AGENT_API = {
         .array(fileRef.extend({ hash: z.string().regex(/^[0-9a-f]{64}$/) }))
         .max(100_000)
         .optional(),
+      confirmed: z.boolean().optional(),
     }),
     z.object({
       deleted: z.number(),

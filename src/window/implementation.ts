@@ -2,10 +2,12 @@ import { join } from 'node:path';
 import { RemoteError, reasonOf } from '../client/index.ts';
 import {
   folderGone,
+  plural,
   workflowStateTeams,
   type HistoryPurge,
   type WorkflowStateCacheValue,
 } from '../protocol/index.ts';
+import { DeletionsNotConfirmed, keptWhere, type KeptFile } from '../sync/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -13,7 +15,7 @@ import {
   normalizeServiceUrl,
   type SecretKind,
 } from '../secrets/index.ts';
-import type { Agent } from '../agent/index.ts';
+import type { Agent, WatchedRepository } from '../agent/index.ts';
 import { logUnexpected, reportIncident } from '../host/index.ts';
 import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
 import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
@@ -105,6 +107,53 @@ export function createAgentApi(agent: Agent): AgentApi {
     return watched;
   };
 
+  /** Kept copies as the window and the CLI show them: where, in words. */
+  const keptViews = (files: readonly KeptFile[]) =>
+    files.map((file) => ({
+      flowPath: file.flowPath,
+      path: file.path,
+      version: file.version ?? null,
+      beside: file.beside ?? null,
+      where: keptWhere(file),
+    }));
+
+  /**
+   * What its user settled, in Recent activity: a line per file (with where its bytes here were kept), or one line
+   * for many; a copy kept is always its own line, so that it can be found.
+   */
+  const settledEntries = (
+    watched: WatchedRepository,
+    files: readonly { flowPath: string; path: string }[],
+    kept: ReturnType<typeof keptViews>,
+    what: string,
+  ) => {
+    const keptAt = new Map(kept.map((file) => [`${file.flowPath}/${file.path}`, file.where]));
+    if (files.length > 20) {
+      activity.record(watched, {
+        kind: 'settled',
+        flowPath: null,
+        path: null,
+        message: `${plural(files.length, 'conflict')} settled: ${what}`,
+      });
+    } else {
+      for (const { flowPath, path } of files) {
+        const where = keptAt.get(`${flowPath}/${path}`);
+        keptAt.delete(`${flowPath}/${path}`);
+        const message = where ? `${what}; yours is ${where}` : what;
+        activity.record(watched, { kind: 'settled', flowPath, path, message });
+      }
+    }
+    for (const [file, where] of keptAt) {
+      const slash = file.lastIndexOf('/');
+      activity.record(watched, {
+        kind: 'settled',
+        flowPath: file.slice(0, slash),
+        path: file.slice(slash + 1),
+        message: `what was on disk is ${where}`,
+      });
+    }
+  };
+
   /** A file of a repository (a path relative to its root) as its flow and path; refused outside the flows. */
   const located = (
     engine: { locate(file: string): { flowPath: string; path: string } | null },
@@ -189,8 +238,16 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     resolveConflicts: async ({ root, side, files }) => {
-      const { engine } = sending(root);
-      return await engine.service.resolve(files ?? null, side);
+      const watched = sending(root);
+      const settled = await watched.engine.service.resolve(files ?? null, side);
+      const kept = keptViews(settled.kept);
+      settledEntries(
+        watched,
+        settled.resolved,
+        kept,
+        side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk",
+      );
+      return { ...settled, kept };
     },
 
     compareConflict: async ({ root, flowPath, path }) => {
@@ -219,6 +276,7 @@ export function createAgentApi(agent: Agent): AgentApi {
           writtenAt: v.written_at,
           writtenBy: v.written_by,
           current: v.current,
+          conflictCopy: v.conflict_copy === true,
         })),
         purges: purges.map(purgeView),
       };
@@ -256,14 +314,45 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const { deleted } = await engine.service.restoreVersion(flowPath, path, version);
-      return { flowPath, path, version, deleted };
+      const { deleted, outcome, service, kept } = await engine.service.restoreVersion(
+        flowPath,
+        path,
+        version,
+      );
+      return {
+        flowPath,
+        path,
+        version,
+        deleted,
+        outcome,
+        serviceWrittenBy: service?.writtenBy ?? null,
+        kept: kept === null ? null : keptWhere(kept),
+      };
     },
 
     settleDeletions: async ({ root, choice }) => {
-      if (choice === 'restore')
-        return { deleted: 0, ...(await repository(root).engine.service.restoreDeleted()) };
-      return { deleted: await sending(root).engine.sendHeldDeletions(), restored: 0, notWritten: [] };
+      if (choice === 'restore') {
+        const watched = repository(root);
+        const back = await watched.engine.service.restoreDeleted();
+        const kept = keptViews(back.kept);
+        activity.record(watched, {
+          kind: 'settled',
+          flowPath: null,
+          path: null,
+          message: `${plural(back.restored, 'file')} whose deletion was held put back on disk from the service's copy`,
+        });
+        settledEntries(watched, [], kept, '');
+        return { deleted: 0, ...back, kept };
+      }
+      const watched = sending(root);
+      const deleted = await watched.engine.sendHeldDeletions();
+      activity.record(watched, {
+        kind: 'settled',
+        flowPath: null,
+        path: null,
+        message: `${plural(deleted, 'held deletion')} sent to the service, on your word`,
+      });
+      return { deleted, restored: 0, notWritten: [], kept: [] };
     },
 
     notInCheckout: async ({ root }) => {
@@ -282,10 +371,25 @@ export function createAgentApi(agent: Agent): AgentApi {
       };
     },
 
-    settleNotInCheckout: async ({ root, choice, files }) => {
-      const { engine } = choice === 'restore' ? repository(root) : sending(root);
+    settleNotInCheckout: async ({ root, choice, files, confirmed }) => {
+      const watched = choice === 'restore' ? repository(root) : sending(root);
+      const { engine } = watched;
       await listsItsFiles();
-      if (choice === 'restore') return { deleted: 0, ...(await engine.service.restoreNotInCheckout(files)) };
+      if (choice === 'restore') {
+        const written = await engine.service.restoreNotInCheckout(files);
+        activity.record(watched, {
+          kind: 'settled',
+          flowPath: null,
+          path: null,
+          message: `${plural(written.restored, 'file')} on the service not in this checkout written to disk from the service's copy`,
+        });
+        return { deleted: 0, ...written };
+      }
+      if (files === undefined)
+        throw new AgentApiError(
+          'invalid_input',
+          'Name the files to delete on the service, as they were listed (`notInCheckout`): nothing is deleted unseen.',
+        );
       // The deletions go by the held-deletion guard's allowance, which would send the held ones along.
       const held = engine.status().heldDeletions;
       if (held > 0)
@@ -293,7 +397,21 @@ export function createAgentApi(agent: Agent): AgentApi {
           'refused',
           `${held} deletions are held in ${root}: settle them first (Delete them on the service, or Restore them on disk), then these.`,
         );
-      return { deleted: await engine.service.deleteNotInCheckout(files), restored: 0, skipped: [] };
+      let deleted: number;
+      try {
+        deleted = await engine.service.deleteNotInCheckout(files, confirmed === true);
+      } catch (error) {
+        if (error instanceof DeletionsNotConfirmed) throw new AgentApiError('refused', error.message);
+        throw error;
+      }
+      const named = files.length <= 20 ? `: ${files.map((f) => `${f.flowPath}/${f.path}`).join(', ')}` : '';
+      activity.record(watched, {
+        kind: 'settled',
+        flowPath: null,
+        path: null,
+        message: `${plural(deleted, 'file')} not in this checkout deleted on the service, on your word${named}`,
+      });
+      return { deleted, restored: 0, skipped: [] };
     },
 
     myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),

@@ -46,7 +46,11 @@ describe("the agent on a team's service", () => {
     );
     const writers = svc.read<{ written_by: string }>('SELECT written_by FROM file_versions');
     // The test's HOME is a temporary folder, so the checkout is named by its full path.
-    expect(writers).toEqual([{ written_by: `${userInfo().username}@${hostname()}:${repo.root}` }]);
+    // Its label, and its own id beside it (issue 41).
+    expect(writers).toHaveLength(1);
+    const label = `${userInfo().username}@${hostname()}:${repo.root}`;
+    expect(writers[0]!.written_by.startsWith(`${label} (checkout `)).toBe(true);
+    expect(writers[0]!.written_by.slice(label.length)).toMatch(/^ \(checkout [0-9a-f]{12}\)$/);
     expect(await agent.serviceInfo.capabilities()).toMatchObject({
       bases: true,
       history: true,

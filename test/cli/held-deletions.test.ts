@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
 
@@ -43,4 +43,53 @@ describe('flowsync resolve --held --mine, no agent running', () => {
     expect(sent.stdout).toContain('120 held deletions sent to the service');
     expect(Object.keys(stored())).toEqual(['flows/ci/build.yml']);
   }, 60_000);
+});
+
+describe('flowsync sync --yes while an agent runs', () => {
+  let agent: AgentProcess | null = null;
+  afterEach(async () => {
+    agent?.signal('SIGINT');
+    await agent?.exitWithin(10_000);
+    agent = null;
+  });
+
+  it('hands the held deletions to the running agent, which says them in a line when they are held', async () => {
+    const files: Record<string, string> = { 'flows/ci/build.yml': 'build: 1\n' };
+    for (let i = 0; i < 150; i++) files[`flows/gen/step-${i}.yml`] = `step: ${i}\n`;
+    repo = makeRepo(files);
+    const tree = repo;
+    serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
+    const env = {
+      ...userEnv(join(tree.dir, 'home'), serve),
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
+    const stored = () => serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app');
+    agent = startAgentProcess(['start', tree.root], env);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
+    await eventually(() => expect(Object.keys(stored())).toHaveLength(151));
+
+    // An `rm` of 150 files: held, and the agent's terminal says so (it printed nothing before issue 41).
+    tree.remove('flows/gen');
+    await agent.waitFor(
+      /acme\/app: 150 deletions held, more than this repository deletes without asking; nothing deleted on the service: `flowsync sync --yes /,
+      30_000,
+    );
+    expect(Object.keys(stored())).toHaveLength(151);
+
+    // The hint works in the state it is given in: the running agent sends them (it exited 2 before).
+    const yes = await runFlowsync(['sync', '--yes', tree.root], { env });
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(yes.stdout).toMatch(
+      new RegExp(
+        `^${tree.root}: 150 held deletions sent to the service by the running agent \\(pid ${agent.pid}\\)\\n$`,
+      ),
+    );
+    expect(Object.keys(stored())).toEqual(['flows/ci/build.yml']);
+    await agent.waitFor(/acme\/app: 150 held deletions sent to the service, on your word/);
+    // And again, with nothing held: said, nothing sent.
+    const again = await runFlowsync(['sync', '--yes', tree.root], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('no deletions held');
+  }, 120_000);
 });

@@ -80,7 +80,9 @@ describe('flowsync resolve --not-in-checkout', () => {
     const listed = await runB('resolve', '--not-in-checkout');
     expect(listed.code, listed.stderr).toBe(4);
     expect(listed.stdout).toContain(`${b.root}: 3 files on the service are not in this checkout\n`);
-    expect(listed.stdout).toMatch(/ {2}flows\/ci\/lint\.yml: written by \S+ at \d{4}-/);
+    expect(listed.stdout).toMatch(
+      / {2}flows\/ci\/lint\.yml: written by \S+ \(checkout [0-9a-f]{12}\) at \d{4}-/,
+    );
     expect(listed.stdout).toContain('  flows/ci/local.yml: written by');
     expect(listed.stdout).toContain('  flows/deploy/prod.yml: written by');
     expect(listed.stdout).not.toContain('build.yml');
@@ -113,9 +115,18 @@ describe('flowsync resolve --not-in-checkout', () => {
   }, 90_000);
 
   it('--mine deletes them on the service, on the versions listed, and nothing of either checkout else', async () => {
-    const { a, runA, runB, stored, b } = await aFreshCheckout();
+    const { a, runA, runB, stored, before, b } = await aFreshCheckout();
     const disk = diskTree(b.root);
-    const deleted = await runB('resolve', '--not-in-checkout', '--mine');
+    // Without a yes (no terminal to ask at, no --yes): listed, named, and nothing deleted (issue 41).
+    const asked = await runB('resolve', '--not-in-checkout', '--mine');
+    expect(asked.code, asked.stderr).toBe(4);
+    expect(asked.stdout).toContain(`${b.root}: 3 files on the service are not in this checkout\n`);
+    expect(asked.stdout).toMatch(/ {2}flows\/ci\/lint\.yml: written by \S+ .*at \d{4}-/);
+    expect(asked.stdout).toContain(
+      `${b.root}: nothing deleted: \`flowsync resolve --not-in-checkout --mine --yes ${b.root}\` deletes these 3 on the service`,
+    );
+    expect(stored()).toEqual(before);
+    const deleted = await runB('resolve', '--not-in-checkout', '--mine', '--yes');
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stdout).toContain(
       `${b.root}: 3 files not in this checkout deleted on the service\n` +

@@ -68,7 +68,7 @@ describe('two developers on one service', () => {
     expect(listed.code).toBe(4);
     expect(listed.stdout).toContain('1 file in conflict');
     expect(listed.stdout).toMatch(
-      /flows\/ci\/build\.yml: changed on the service by \S+@\S+:\S+ at .* UTC; you changed it/,
+      /flows\/ci\/build\.yml: changed on the service by \S+@\S+:\S+ \(checkout [0-9a-f]{12}\) at .* UTC; you changed it/,
     );
     const status = await runFlowsync(['status'], { env: aliceEnv });
     expect(status.stdout).not.toMatch(/in sync/);

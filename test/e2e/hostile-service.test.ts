@@ -86,7 +86,8 @@ describe('a hostile service, in the window', () => {
     repo.write('flows/ci/deploy.yml', 'deploy: 2\n');
 
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
-    // Whatever the window offers, the user takes the service's version wherever it is offered.
+    // Whatever the window offers, the user takes the service's version wherever it is offered (and says yes).
+    page.on('dialog', (dialog) => void dialog.accept());
     await expect
       .poll(async () => {
         const take = waiting.getByRole('button', { name: "Take the service's" });

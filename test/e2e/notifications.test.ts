@@ -134,6 +134,7 @@ describe('desktop notifications in a browser', () => {
       .toBe('Waiting for you in acme/app');
 
     // Settled: the state ends, which is no news either.
+    page.once('dialog', (dialog) => void dialog.accept());
     await waiting.getByRole('button', { name: 'Restore them on disk' }).click();
     await expect.poll(counts, SLOW).toContain('41 files · 0 pending');
     expect(await shown()).toHaveLength(1);

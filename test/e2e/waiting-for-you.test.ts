@@ -96,10 +96,35 @@ describe('what waits for the user, in the window', () => {
     await IMAGES.take(page, 'conflict-compare');
     expect(await seriousViolations(page)).toEqual([]);
 
+    // Asked once: a no changes nothing.
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await waiting.getByRole('button', { name: "Take the service's" }).click();
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(
+      'steps:\n  - run: npm test -- --coverage\n',
+    );
+    // A yes: what was done here is kept before Bob's version replaces it (issue 41).
+    const asked: string[] = [];
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
     await waiting.getByRole('button', { name: "Take the service's" }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).not.toContain('in conflict');
+    expect(asked).toEqual([
+      "Take the service's version of flows/ci/build.yml? What is on disk here is kept first: in the service's history as your conflict copy (or beside the file, on a service that keeps none).",
+    ]);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
+    // Where it went, in Recent activity; the copy is in the file's history, and holds Ada's edit.
+    const activity = page.getByRole('list', { name: 'Recent activity' });
+    await expect
+      .poll(() => activity.textContent(), SLOW)
+      .toMatch(
+        /Settled flows\/ci\/build\.yml: the service's version is on disk; yours is kept as version \d+ in the service's history/,
+      );
+    const copies = svc.read<{ content: string }>('SELECT content FROM file_versions WHERE conflict_copy = 1');
+    expect(copies).toEqual([{ content: 'steps:\n  - run: npm test -- --coverage\n' }]);
   });
 
   it('a folder of 40 files removed at once is held, nothing deleted, and put back with one click', async () => {
@@ -107,13 +132,24 @@ describe('what waits for the user, in the window', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => waiting.textContent(), SLOW).toContain('40 deletions held');
     expect(Object.keys(serviceTree(svc.read, 'acme', 'app'))).toHaveLength(42);
+    // Said in Recent activity too, with what to do (issue 41: an `rm` said nothing there).
+    const activity = page.getByRole('list', { name: 'Recent activity' });
+    await expect
+      .poll(() => activity.textContent(), SLOW)
+      .toContain(
+        'Held: 40 deletions held, more than this repository deletes without asking; nothing deleted on the service',
+      );
     await IMAGES.take(page, 'deletions-held');
     expect(await seriousViolations(page)).toEqual([]);
 
+    page.once('dialog', (dialog) => void dialog.accept());
     await waiting.getByRole('button', { name: 'Restore them on disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/generated/step-39.yml')), SLOW).toBe(true);
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('42 files · 0 pending');
     expect(readFileSync(join(repo.root, 'flows/generated/step-7.yml'), 'utf8')).toBe('step: 7\n');
+    await expect
+      .poll(() => activity.textContent(), SLOW)
+      .toContain("Settled: 40 files whose deletion was held put back on disk from the service's copy");
   });
 
   it('files on the service this checkout never had are listed, and written to disk or deleted there', async () => {
@@ -137,6 +173,7 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => group.textContent(), SLOW)
       .toContain('1 file on the service is not in this checkout');
+    page.once('dialog', (dialog) => void dialog.accept());
     await group.getByRole('button', { name: 'Write them to disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/ci/lint.yml')), SLOW).toBe(true);
     expect(readFileSync(join(repo.root, 'flows/ci/lint.yml'), 'utf8')).toBe('lint: bob\n');
@@ -147,8 +184,26 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => group.textContent(), SLOW)
       .toContain('1 file on the service is not in this checkout');
+    // One click deletes nothing: it lists what would go, and asks (issue 41).
     await group.getByRole('button', { name: 'Delete them on the service' }).click();
+    const asking = group.getByRole('dialog');
+    await expect
+      .poll(() => asking.getByRole('list', { name: 'Files to delete on the service' }).textContent(), SLOW)
+      .toContain('flows/ci/stale.yml by bob@desk:~/code/app');
+    await IMAGES.take(page, 'not-in-checkout-delete');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml']).toBe('stale: bob\n');
+    await asking.getByRole('button', { name: 'Cancel' }).click();
+    expect(await asking.count()).toBe(0);
+    expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml']).toBe('stale: bob\n');
+    await group.getByRole('button', { name: 'Delete them on the service' }).click();
+    await asking.getByRole('button', { name: 'Delete it on the service' }).click();
     await expect.poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/stale.yml'], SLOW).toBeUndefined();
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Recent activity' }).textContent(), SLOW)
+      .toContain(
+        'Settled: 1 file not in this checkout deleted on the service, on your word: flows/ci/stale.yml',
+      );
     await expect.poll(() => group.count(), SLOW).toBe(0);
     expect(existsSync(join(repo.root, 'flows/ci/stale.yml'))).toBe(false);
     await bob.close();
@@ -226,6 +281,7 @@ describe('conflicts in several flows', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('3 in conflict');
 
+    page.once('dialog', (dialog) => void dialog.accept());
     await waiting.getByRole('button', { name: 'Keep mine for the 2 in flows/generated' }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
     await expect
@@ -237,6 +293,7 @@ describe('conflicts in several flows', () => {
     // full runs clicked then, and found five such buttons).
     const takeTheirs = waiting.getByRole('button', { name: "Take the service's", exact: true });
     await expect.poll(() => takeTheirs.count(), SLOW).toBe(1);
+    page.once('dialog', (dialog) => void dialog.accept());
     await takeTheirs.click();
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his('flows/ci/build.yml'));

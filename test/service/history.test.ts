@@ -97,6 +97,42 @@ describe('two developers on one service', () => {
     });
   });
 
+  it("keeps a checkout's conflict copy as a version that is not current, and refuses one whose hash is wrong", async () => {
+    await batch(ada, [{ flow_path: 'flows/ci', files: [file('build.yml', 'a1\n', null)] }]);
+    const { version } = await bob.flowDef.keepCopy({
+      repo_owner: 'acme',
+      repo_name: 'app',
+      flow_path: 'flows/ci',
+      path: 'build.yml',
+      content: 'bob, not sent\n',
+      hash: sha('bob, not sent\n'),
+    });
+    const { versions } = await ada.flowDef.fileVersions({
+      repo_owner: 'acme',
+      repo_name: 'app',
+      flow_path: 'flows/ci',
+      path: 'build.yml',
+    });
+    expect(
+      versions.map((v) => [v.version === version, v.hash, v.written_by, v.current, v.conflict_copy]),
+    ).toEqual([
+      [true, sha('bob, not sent\n'), 'bob@desk:~/src/app', false, true],
+      [false, sha('a1\n'), 'ada@laptop:~/code/app', true, undefined],
+    ]);
+    expect((await ada.flowDef.versionContent({ version })).content).toBe('bob, not sent\n');
+    await expect(
+      bob.flowDef.keepCopy({
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flow_path: 'flows/ci',
+        path: 'build.yml',
+        content: 'x\n',
+        hash: sha('y\n'),
+      }),
+    ).rejects.toThrow(/hash is not the SHA-256 of content/);
+    expect((await ada.flowDef.capabilities({})).conflict_copies).toBe(true);
+  });
+
   it('keeps both edits when they touch different files of one flow', async () => {
     await batch(ada, [
       { flow_path: 'flows/ci', files: [file('a.yml', 'a1\n', null), file('b.yml', 'b1\n', null)] },

@@ -97,10 +97,11 @@ describe('two checkouts on one service that takes bases', () => {
     const [conflict] = a.state.conflicts(a.engine.repoId);
     expect(conflict).toMatchObject({ flowPath: 'flows/ci', path: 'b.yml', sentHash: expect.any(String) });
 
-    // Take the service's: B's content on A's disk, nothing sent, nothing pending.
+    // Take the service's: B's content on A's disk, nothing sent, nothing pending; A's edit kept in the history.
     expect(await a.engine.service.resolve(null, 'theirs')).toEqual({
       resolved: [{ flowPath: 'flows/ci', path: 'b.yml' }],
       notWritten: [],
+      kept: [{ flowPath: 'flows/ci', path: 'b.yml', version: expect.any(Number) }],
     });
     expect(readFileSync(join(A.root, 'flows/ci/b.yml'), 'utf8')).toBe('b: B\n');
     expect((await a.engine.syncOnce()).requests).toBe(0);
@@ -115,9 +116,10 @@ describe('two checkouts on one service that takes bases', () => {
     await a.engine.syncOnce();
     expect(service()['flows/ci/b.yml']).toBe('b: A2\n');
     const versions = readDatabase(setup.svc.dbPath)<{ hash: string | null }>(
-      `SELECT hash FROM file_versions WHERE path = 'b.yml' ORDER BY version`,
+      `SELECT hash FROM file_versions WHERE path = 'b.yml' AND conflict_copy IS NULL ORDER BY version`,
     );
-    // b: 1 (A's first sync; B's first sync sent the same content: no version), b: B, b: B2, b: A2. Nothing lost.
+    // b: 1 (A's first sync; B's first sync sent the same content: no version), b: B, b: B2, b: A2 (and A's first
+    // edit, b: A, as its conflict copy). Nothing lost.
     expect(versions).toHaveLength(4);
   });
 
@@ -209,5 +211,51 @@ describe('two checkouts on one service that takes bases', () => {
       ((replayed.body.value as { conflicts?: unknown[] } | undefined)?.conflicts?.length ?? 0) > 0;
     expect(refused, JSON.stringify(replayed.body)).toBe(true);
     expect(serviceTree(readDatabase(svc.dbPath), 'acme', 'app')['flows/ci/a.yml']).toBe('a: 3\n');
+  });
+
+  it('keeps yours beside the file when the service keeps no conflict copies, and never syncs that copy', async () => {
+    setup = await engineOnService(FILES);
+    other = makeRepo(FILES);
+    // A service with bases but without keep_copy (an older flowsync service): its capabilities say nothing of it.
+    const proxy = await startFaultProxy(setup.svc.url);
+    proxy.rewrite = (path, answer) =>
+      path.endsWith('/capabilities') ? answer.replace(/,"conflict_copies":true/, '') : answer;
+    const a = setup.engine();
+    const b = testEngine({
+      root: other.root,
+      statePath: join(other.dir, 'state.db'),
+      url: proxy.url,
+      userToken: setup.svc.tokens.user,
+      writer: 'bob@laptop:~/app',
+    });
+    extra.push(b);
+    try {
+      await a.engine.initialSync();
+      await b.engine.initialSync();
+      setup.repo.write('flows/ci/a.yml', 'a: A\n');
+      await a.engine.syncOnce();
+      other.write('flows/ci/a.yml', 'a: B, not sent\n');
+      await b.engine.syncOnce();
+      expect(b.state.conflicts(b.engine.repoId)).toHaveLength(1);
+
+      const settled = await b.engine.service.resolve(null, 'theirs');
+      expect(settled.kept).toEqual([
+        {
+          flowPath: 'flows/ci',
+          path: 'a.yml',
+          beside: expect.stringMatching(/^flows\/ci\/a\.conflict-\d{8}T\d{6}Z\.yml$/),
+        },
+      ]);
+      expect(readFileSync(join(other.root, 'flows/ci/a.yml'), 'utf8')).toBe('a: A\n');
+      expect(readFileSync(join(other.root, settled.kept[0]!.beside!), 'utf8')).toBe('a: B, not sent\n');
+      // No version of the service holds it, and the next round does not send it: it is this checkout's.
+      await b.engine.syncOnce();
+      const read = readDatabase(setup.svc.dbPath);
+      expect(read('SELECT 1 FROM file_versions WHERE conflict_copy = 1')).toEqual([]);
+      expect(Object.keys(serviceTree(read, 'acme', 'app')).sort()).toEqual(Object.keys(FILES).sort());
+      expect(b.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+    } finally {
+      await proxy.close();
+    }
   });
 });

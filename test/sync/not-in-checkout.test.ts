@@ -21,7 +21,7 @@ afterEach(async () => {
   other?.cleanup();
 });
 
-async function aFreshCheckout() {
+async function aFreshCheckout(deletionGuard?: { files: number; share: number }) {
   setup = await engineOnService({
     'flows/ci/build.yml': 'build: 1\n',
     'flows/ci/lint.yml': 'lint: 1\n',
@@ -36,6 +36,7 @@ async function aFreshCheckout() {
     url: setup.svc.url,
     userToken: setup.svc.tokens.user,
     writer: 'ci@runner:~/app',
+    ...(deletionGuard && { deletionGuard }),
   });
   extra.push(b);
   await a.engine.initialSync();
@@ -81,12 +82,34 @@ describe('files on the service not in this checkout', () => {
     expect(b.engine.status().counts).toMatchObject({ conflicts: 1 });
   });
 
+  it('more than the deletion guard lets through: deleted only on its user confirming the list', async () => {
+    const { b, service } = await aFreshCheckout({ files: 2, share: 1 });
+    const before = service();
+    const seen = (await b.engine.service.filesNotInCheckout()).map(({ flowPath, path, hash }) => ({
+      flowPath,
+      path,
+      hash,
+    }));
+    expect(seen).toHaveLength(3);
+    await expect(b.engine.service.deleteNotInCheckout(seen)).rejects.toThrow(
+      '3 files to delete on the service is more than this repository deletes without asking: nothing was deleted',
+    );
+    expect(service()).toEqual(before);
+    expect(await b.engine.service.deleteNotInCheckout(seen, true)).toBe(3);
+    expect(service()).toEqual({ 'flows/ci/build.yml': 'build: 1\n' });
+  });
+
   it('under a flow root that is not there (a drive not mounted): none is offered, none deleted', async () => {
     const { b, B, service } = await aFreshCheckout();
     const before = service();
+    const listed = (await b.engine.service.filesNotInCheckout()).map(({ flowPath, path, hash }) => ({
+      flowPath,
+      path,
+      hash,
+    }));
     renameSync(join(B.root, 'flows'), join(B.dir, 'flows-away'));
     expect(await b.engine.service.filesNotInCheckout()).toEqual([]);
-    expect(await b.engine.service.deleteNotInCheckout()).toBe(0);
+    expect(await b.engine.service.deleteNotInCheckout(listed, true)).toBe(0);
     expect(await b.engine.service.restoreNotInCheckout()).toEqual({ restored: 0, skipped: [] });
     expect(existsSync(join(B.root, 'flows'))).toBe(false);
     expect(service()).toEqual(before);
@@ -104,7 +127,7 @@ describe('files on the service not in this checkout', () => {
     try {
       await c.engine.initialSync();
       expect(await c.engine.service.filesNotInCheckout()).toEqual([]);
-      expect(await c.engine.service.deleteNotInCheckout()).toBe(0);
+      expect(await c.engine.service.deleteNotInCheckout(listed, true)).toBe(0);
       expect(await c.engine.service.restoreNotInCheckout()).toEqual({ restored: 0, skipped: [] });
       expect(existsSync(join(bare.root, 'flows'))).toBe(false);
       expect(service()).toEqual(before);

@@ -62,6 +62,7 @@ describe('a paused repository', () => {
       deleted: 0,
       restored: 0,
       notWritten: [],
+      kept: [],
     });
 
     await api.resumeRepository({ root });

@@ -62,6 +62,20 @@ function diffLineClass(line: string): string {
   return 'diff-same';
 }
 
+/** What became of a restored version, in the words `flowsync restore` uses. */
+function restoredOutcome(restored: {
+  outcome: 'sent' | 'current' | 'conflict';
+  serviceWrittenBy: string | null;
+}) {
+  if (restored.outcome === 'sent') return 'it is sent as your edit.';
+  if (restored.outcome === 'current') return 'the service holds this version already, nothing to send.';
+  const by = restored.serviceWrittenBy ? ` (by ${restored.serviceWrittenBy})` : '';
+  return (
+    `the service holds a newer version${by}: nothing is sent, it is a conflict. ` +
+    "Settle it under Waiting for you: send this one on top, or take the service's."
+  );
+}
+
 /**
  * Every version the service keeps of one file (newest first): when, who, size; each can be viewed, and restored,
  * which writes it to disk, from where it is sent as an edit (so a restore is itself a version, and can be undone).
@@ -113,6 +127,7 @@ export function FileHistory(props: {
               <th scope="row">
                 {v.version}
                 {v.current ? ' (current)' : ''}
+                {v.conflictCopy ? ' (conflict copy)' : ''}
               </th>
               <td>{new Date(v.writtenAt).toLocaleString()}</td>
               <td>{v.writtenBy ?? 'not named'}</td>
@@ -153,8 +168,9 @@ export function FileHistory(props: {
       <ErrorLine error={restore.error} />
       {restore.data && (
         <p role="status">
-          Version {restore.data.version} {restore.data.deleted ? 'removed the file' : 'is on disk'}: it is
-          sent as your edit.
+          Version {restore.data.version} {restore.data.deleted ? 'removed the file' : 'is on disk'}:{' '}
+          {restoredOutcome(restore.data)}
+          {restore.data.kept && ` What was on disk is ${restore.data.kept}.`}
         </p>
       )}
       {viewing !== null && <VersionText api={api} root={root} file={file} version={viewing} />}

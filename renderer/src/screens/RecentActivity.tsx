@@ -72,5 +72,9 @@ function describe(entry: ActivityEntry): string {
       return 'Paused: changes are counted and sent when you resume';
     case 'resumed':
       return `Resumed: ${entry.message ?? 'syncing again'}`;
+    case 'settled':
+      return entry.flowPath === null ? `Settled: ${entry.message}` : `Settled ${file}: ${entry.message}`;
+    case 'held':
+      return `Held: ${entry.message}`;
   }
 }

@@ -244,10 +244,43 @@ function WaitingForYou(props: {
     onSettled: onChange,
   });
   const notHere = useMutation({
-    mutationFn: (choice: 'delete' | 'restore') => api.settleNotInCheckout({ root, choice }),
-    onSettled: onChange,
+    mutationFn: (input: { choice: 'delete' | 'restore'; files?: SeenFile[] }) =>
+      api.settleNotInCheckout({ root, ...input, ...(input.choice === 'delete' && { confirmed: true }) }),
+    onSettled: () => {
+      setDeleting(null);
+      onChange();
+    },
   });
-  const busy = resolve.isPending || deletions.isPending || notHere.isPending;
+  /** The files "Delete them on the service" would delete, listed for its user to confirm (null: not asked). */
+  const [deleting, setDeleting] = useState<NotInCheckoutFile[] | null>(null);
+  const listNotHere = useMutation({
+    mutationFn: () => api.notInCheckout({ root }),
+    onSuccess: ({ files }) => setDeleting(files),
+  });
+  const busy = resolve.isPending || deletions.isPending || notHere.isPending || listNotHere.isPending;
+  /**
+   * Settles conflicts once its user said so: taking the service's version, and any action on more than one file,
+   * asks first (issue 41: one click replaced an edit with no word). What was on disk is kept before it is replaced.
+   */
+  const settle = (side: 'mine' | 'theirs', files?: { flowPath: string; path: string }[]) => {
+    const what =
+      files?.length === 1
+        ? `${files[0]!.flowPath}/${files[0]!.path}`
+        : plural(files?.length ?? list.length, 'file');
+    const question =
+      side === 'theirs'
+        ? `Take the service's version of ${what}? What is on disk here is kept first: in the service's history as your conflict copy (or beside the file, on a service that keeps none).`
+        : `Send yours for ${what} on top of the service's? The service's version stays in its history.`;
+    if (side === 'mine' && files?.length === 1) return resolve.mutate({ side, files });
+    if (window.confirm(question)) resolve.mutate({ side, ...(files && { files }) });
+  };
+  const settleHeld = (choice: 'delete' | 'restore') => {
+    const question =
+      choice === 'delete'
+        ? `Delete the ${plural(repo.heldDeletions, 'file')} on the service? Each stays in the service's history.`
+        : `Put the ${plural(repo.heldDeletions, 'file')} back on disk from the service's copy? A file written there since is kept first.`;
+    if (window.confirm(question)) deletions.mutate(choice);
+  };
   const list = conflicts.data?.conflicts ?? [];
   const [comparing, setComparing] = useState<string | null>(null);
   // A flow's conflicts settled at once (when there are several flows: one flow's are "all").
@@ -263,6 +296,7 @@ function WaitingForYou(props: {
       {repo.paused && <p className="muted">Paused: resume to settle these on the service.</p>}
       <ErrorLine error={conflicts.error ?? resolve.error ?? deletions.error ?? notHere.error} />
       <NotWritten files={[...(resolve.data?.notWritten ?? []), ...(deletions.data?.notWritten ?? [])]} />
+      <Kept files={[...(resolve.data?.kept ?? []), ...(deletions.data?.kept ?? [])]} />
       {list.length > 0 && (
         <table className="conflicts">
           <caption>
@@ -306,15 +340,12 @@ function WaitingForYou(props: {
                     >
                       Compare
                     </button>
-                    <button
-                      disabled={busy || repo.paused}
-                      onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
-                    >
+                    <button disabled={busy || repo.paused} onClick={() => settle('mine', [fileOf(conflict)])}>
                       Keep mine
                     </button>
                     <button
                       disabled={busy || repo.paused}
-                      onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
+                      onClick={() => settle('theirs', [fileOf(conflict)])}
                     >
                       Take the service's
                     </button>
@@ -337,23 +368,20 @@ function WaitingForYou(props: {
           .filter(([, files]) => files.length > 1)
           .map(([flowPath, files]) => (
             <div className="row" key={flowPath}>
-              <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'mine', files })}>
+              <button disabled={busy || repo.paused} onClick={() => settle('mine', files)}>
                 Keep mine for the {files.length} in {flowPath}
               </button>
-              <button
-                disabled={busy || repo.paused}
-                onClick={() => resolve.mutate({ side: 'theirs', files })}
-              >
+              <button disabled={busy || repo.paused} onClick={() => settle('theirs', files)}>
                 Take the service's for the {files.length} in {flowPath}
               </button>
             </div>
           ))}
       {list.length > 1 && (
         <div className="row">
-          <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'mine' })}>
+          <button disabled={busy || repo.paused} onClick={() => settle('mine')}>
             Keep mine for all {list.length}
           </button>
-          <button disabled={busy || repo.paused} onClick={() => resolve.mutate({ side: 'theirs' })}>
+          <button disabled={busy || repo.paused} onClick={() => settle('theirs')}>
             Take the service's for all {list.length}
           </button>
         </div>
@@ -365,10 +393,10 @@ function WaitingForYou(props: {
             asking (a branch switch, a removed folder). Nothing was deleted on the service.
           </p>
           <div className="row">
-            <button disabled={busy || repo.paused} onClick={() => deletions.mutate('delete')}>
+            <button disabled={busy || repo.paused} onClick={() => settleHeld('delete')}>
               Delete them on the service
             </button>
-            <button disabled={busy} onClick={() => deletions.mutate('restore')}>
+            <button disabled={busy} onClick={() => settleHeld('restore')}>
               Restore them on disk
             </button>
           </div>
@@ -382,13 +410,69 @@ function WaitingForYou(props: {
             choose.
           </p>
           <div className="row">
-            <button disabled={busy || repo.paused} onClick={() => notHere.mutate('delete')}>
+            <button disabled={busy || repo.paused} onClick={() => listNotHere.mutate()}>
               Delete them on the service
             </button>
-            <button disabled={busy} onClick={() => notHere.mutate('restore')}>
+            <button
+              disabled={busy}
+              onClick={() => {
+                if (
+                  window.confirm(
+                    `Write the ${plural(repo.notInCheckout, 'file')} to disk from the service's copy? None replaces a file that is there.`,
+                  )
+                )
+                  notHere.mutate({ choice: 'restore' });
+              }}
+            >
               Write them to disk
             </button>
           </div>
+          <ErrorLine error={listNotHere.error} />
+          {deleting !== null && (
+            <div
+              role="dialog"
+              aria-modal="true"
+              aria-labelledby={`${waitingId(root)}-delete`}
+              className="confirm"
+            >
+              <p id={`${waitingId(root)}-delete`}>
+                {deleting.length === 0
+                  ? 'Every file on the service is in this checkout now: nothing to delete.'
+                  : `Delete these ${plural(deleting.length, 'file')} on the service? Each stays in the service's history; a file changed there since is not deleted.`}
+              </p>
+              <ul aria-label="Files to delete on the service" className="listed">
+                {deleting.map((file) => (
+                  <li key={`${file.flowPath}/${file.path}`}>
+                    <code>
+                      {file.flowPath}/{file.path}
+                    </code>{' '}
+                    <span className="muted">
+                      {file.writtenBy ? `by ${file.writtenBy}, ` : ''}
+                      {new Date(file.writtenAt).toLocaleString()}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+              <div className="row">
+                {deleting.length > 0 && (
+                  <button
+                    disabled={busy}
+                    onClick={() =>
+                      notHere.mutate({
+                        choice: 'delete',
+                        files: deleting.map(({ flowPath, path, hash }) => ({ flowPath, path, hash })),
+                      })
+                    }
+                  >
+                    {deleting.length === 1
+                      ? 'Delete it on the service'
+                      : `Delete these ${deleting.length} on the service`}
+                  </button>
+                )}
+                <button onClick={() => setDeleting(null)}>Cancel</button>
+              </div>
+            </div>
+          )}
           {notHere.data && notHere.data.skipped.length > 0 && (
             <p className="muted">
               {plural(notHere.data.skipped.length, 'file')} not written: {notHere.data.skipped[0]!.reason}
@@ -400,6 +484,9 @@ function WaitingForYou(props: {
     </section>
   );
 }
+
+type SeenFile = { flowPath: string; path: string; hash: string };
+type NotInCheckoutFile = SeenFile & { writtenBy: string | null; writtenAt: string };
 
 function groupByFlow(conflicts: readonly ConflictView[]): Map<string, { flowPath: string; path: string }[]> {
   const flows = new Map<string, { flowPath: string; path: string }[]>();
@@ -538,6 +625,24 @@ const FILE_STATES = {
 } as const;
 
 /** Files whose service copy was not written to disk, a line each with why (the others were settled). */
+/** Where what was on disk went before the service's version replaced it (Recent activity says it too). */
+function Kept(props: { files: readonly { flowPath: string; path: string; where: string }[] }) {
+  if (props.files.length === 0) return null;
+  return (
+    <ul role="status" aria-label="Your versions kept">
+      {props.files.map((file) => (
+        <li key={`${file.flowPath}/${file.path}`}>
+          Yours of{' '}
+          <code>
+            {file.flowPath}/{file.path}
+          </code>{' '}
+          is {file.where}.
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function NotWritten(props: { files: readonly { flowPath: string; path: string; reason: string }[] }) {
   if (props.files.length === 0) return null;
   const shown = props.files.slice(0, 10);

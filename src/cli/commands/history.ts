@@ -4,6 +4,7 @@ import { withAgentApi } from '../agent-api.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export function historyCommand(): Command {
   return new Command('history')
@@ -36,7 +37,8 @@ export function historyCommand(): Command {
         out(
           `  ${String(v.version).padStart(6)}  ${when(v.writtenAt)}  ` +
             `${v.hash === null ? 'deleted' : `${v.size} bytes`}  ${v.writtenBy ?? 'unnamed writer'}` +
-            (v.current ? '  (current)' : ''),
+            (v.current ? '  (current)' : '') +
+            (v.conflictCopy ? "  (conflict copy: what was on disk when it took the service's version)" : ''),
         );
       out(`Restore one: flowsync restore ${inside} --version N`);
       const kept = stillInHistory(history.versions);
@@ -107,7 +109,9 @@ export function restoreCommand(): Command {
     .description(
       'Writes a version the service keeps of a file to disk (`flowsync history` lists them): --version N,\n' +
         'or --at TIME for the version current then. A deleted file comes back; a version that is a deletion\n' +
-        'removes it. The file is then sent as any edit of yours (by the running agent, or `flowsync sync`).',
+        'removes it. The file is then sent as any edit of yours (by the running agent, or `flowsync sync`);\n' +
+        'when the service holds a newer version than the one last synced here, it is a conflict to settle\n' +
+        '(`flowsync resolve`), exit 4.',
     )
     .argument('<file>', 'a file of a flow, as a path (it may be gone from disk)')
     .option('--version <n>', 'the version number', (value) => {
@@ -139,10 +143,20 @@ export function restoreCommand(): Command {
         }
         return call('restoreVersion', { root: root!, file: inside, version: version! });
       });
+      const done = `version ${restored.version} ${restored.deleted ? 'removed the file (it was a deletion)' : 'is on disk'}`;
+      const by = restored.serviceWrittenBy ? ` (by ${restored.serviceWrittenBy})` : '';
+      const said = {
+        sent: 'it is sent as your edit',
+        current: 'the service holds this version already: nothing to send',
+        conflict:
+          `the service holds a newer version${by}: nothing is sent, it is a conflict: \`flowsync resolve ${file} --mine\` ` +
+          "sends this one on top, --theirs takes the service's",
+      }[restored.outcome];
+      const kept = restored.kept ? `; what was on disk is ${restored.kept}` : '';
       process.stdout.write(
-        `${printable(
-          `${restored.flowPath}/${restored.path}: version ${restored.version} ${restored.deleted ? 'removed the file (it was a deletion)' : 'is on disk'}; it is sent as your edit`,
-        )}\n`,
+        `${printable(`${restored.flowPath}/${restored.path}: ${done}; ${said}${kept}`)}\n`,
       );
+      // A conflict waits for its user, as `flowsync conflicts` says of it (exit 4).
+      if (restored.outcome === 'conflict') process.exitCode = EXIT.attention;
     });
 }

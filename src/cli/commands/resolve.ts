@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { read } from 'read';
 import { plural, printable } from '../../protocol/index.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { withAgentApi } from '../agent-api.ts';
@@ -11,13 +12,15 @@ export function resolveCommand(): Command {
     .description(
       'Settles files in conflict (`flowsync conflicts` lists them). --mine sends the file as it is on disk\n' +
         "on top of the service's version (which stays in the service's history); --theirs writes the\n" +
-        "service's version to disk (or removes the file, when the service deleted it). A path may be a file,\n" +
+        "service's version to disk (or removes the file, when the service deleted it), after keeping yours:\n" +
+        "in the service's history as your conflict copy (`flowsync history` lists it), or, on a service of the\n" +
+        'spec alone, beside the file as name.conflict-<time>.ext (never synced). A path may be a file,\n' +
         'a flow folder or the repository: every conflict below it is settled. With --held, the deletions held\n' +
         'for being many: --mine deletes them on the service (as `flowsync sync --yes`), --theirs puts the\n' +
         "service's copies back on disk. With --not-in-checkout, the files on the service that this checkout\n" +
         'never had (a fresh clone, CI, a rebuilt state): alone it lists them (exit 4 when there are any),\n' +
-        "--mine deletes them on the service, --theirs writes the service's copies to disk (never over a file\n" +
-        'that is there).',
+        '--mine lists them and deletes them on the service once you confirm (or with --yes), --theirs writes\n' +
+        "the service's copies to disk (never over a file that is there).",
     )
     .argument(
       '[paths...]',
@@ -32,6 +35,10 @@ export function resolveCommand(): Command {
     )
     .addOption(new Option('--mine', "keep this checkout's version").conflicts('theirs'))
     .addOption(new Option('--theirs', "take the service's version").conflicts('mine'))
+    .option(
+      '--yes',
+      'with --not-in-checkout --mine: delete the files listed without asking (by default it lists them and asks on a terminal)',
+    )
     .addOption(urlOption())
     .addHelpText(
       'after',
@@ -64,15 +71,19 @@ export function resolveCommand(): Command {
             inside.some((target) => covers(target, `${conflict.flowPath}/${conflict.path}`)),
           );
           if (named.length === 0) continue;
-          const { resolved, notWritten } = await call('resolveConflicts', {
+          const { resolved, notWritten, kept } = await call('resolveConflicts', {
             root,
             side,
             files: named.map(({ flowPath, path }) => ({ flowPath, path })),
           });
-          for (const file of resolved)
+          const keptAt = new Map(kept.map((file) => [`${file.flowPath}/${file.path}`, file.where]));
+          for (const file of resolved) {
+            const where = keptAt.get(`${file.flowPath}/${file.path}`);
             out(
-              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
+              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}` +
+                (where ? `; yours is ${where}` : ''),
             );
+          }
           sayNotWritten(notWritten);
           unwritten += notWritten.length;
           count += resolved.length + notWritten.length;
@@ -100,6 +111,7 @@ function sayNotWritten(files: readonly { flowPath: string; path: string; reason:
 }
 
 interface ResolveOptions {
+  yes?: boolean;
   mine?: boolean;
   theirs?: boolean;
   held?: boolean;
@@ -126,7 +138,29 @@ async function notInCheckout(
       if (files.length === 0) {
         out(`${root}: every file on the service is in this checkout`);
       } else if (options.mine) {
-        const { deleted } = await call('settleNotInCheckout', { root, choice: 'delete', files: named });
+        // Listed, then asked: nothing is deleted on the service that its user has not seen named (issue 41).
+        out(
+          `${root}: ${plural(files.length, 'file')} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
+        );
+        for (const file of files) out(`  ${file.flowPath}/${file.path}${describeWriter(file)}`);
+        if (!(
+          options.yes ||
+          (await confirmed(
+            `Delete ${files.length === 1 ? 'it' : `these ${files.length} files`} on the service? [y/N] `,
+          ))
+        )) {
+          out(
+            `${root}: nothing deleted: \`flowsync resolve --not-in-checkout --mine --yes ${root}\` deletes ${files.length === 1 ? 'it' : `these ${files.length}`} on the service`,
+          );
+          left += files.length;
+          continue;
+        }
+        const { deleted } = await call('settleNotInCheckout', {
+          root,
+          choice: 'delete',
+          files: named,
+          confirmed: true,
+        });
         out(`${root}: ${plural(deleted, 'file')} not in this checkout deleted on the service`);
         for (const file of files) out(`  - ${file.flowPath}/${file.path}`);
         if (deleted < files.length)
@@ -149,10 +183,7 @@ async function notInCheckout(
         out(
           `${root}: ${plural(files.length, 'file')} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
         );
-        for (const file of files) {
-          const by = file.writtenBy ? ` by ${file.writtenBy}` : '';
-          out(`  ${file.flowPath}/${file.path}: written${by} at ${file.writtenAt}`);
-        }
+        for (const file of files) out(`  ${file.flowPath}/${file.path}${describeWriter(file)}`);
         out(
           "  `flowsync resolve --not-in-checkout --mine` deletes them on the service, `--theirs` writes the service's copies to disk",
         );
@@ -161,6 +192,18 @@ async function notInCheckout(
     return left;
   });
   if (waiting > 0) process.exitCode = EXIT.attention;
+}
+
+/** ": written by bob@desk:~/app (checkout 3f9a2c41b0d6) at 2026-11-26T17:01:02Z" */
+function describeWriter(file: { writtenBy: string | null; writtenAt: string }): string {
+  return `: written${file.writtenBy ? ` by ${file.writtenBy}` : ''} at ${file.writtenAt}`;
+}
+
+/** Its user's yes at a terminal; no terminal (a script, CI) is no yes: `--yes` says it there. */
+async function confirmed(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const answer = await read({ prompt: question, output: process.stderr });
+  return /^y(es)?$/i.test(answer.trim());
 }
 
 /** Held deletions: deleted on the service (mine: the disk as it is) or put back on disk (theirs). */
@@ -173,7 +216,7 @@ async function settleHeld(
   const unwritten = await withAgentApi(folders, options, async (call, roots) => {
     let count = 0;
     for (const root of roots) {
-      const { deleted, restored, notWritten } = await call('settleDeletions', {
+      const { deleted, restored, notWritten, kept } = await call('settleDeletions', {
         root,
         choice: side === 'mine' ? 'delete' : 'restore',
       });
@@ -182,6 +225,7 @@ async function settleHeld(
           ? `${root}: ${deleted} held ${deleted === 1 ? 'deletion' : 'deletions'} sent to the service`
           : `${root}: ${plural(restored, 'file')} put back on disk from the service's copy`,
       );
+      for (const file of kept) out(`  ${file.flowPath}/${file.path}: what was on disk is ${file.where}`);
       sayNotWritten(notWritten);
       count += notWritten.length;
     }

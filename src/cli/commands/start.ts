@@ -237,6 +237,12 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       );
     if (entry.kind === 'resumed')
       out(`${time()} ${entry.repository}: resumed${entry.message ? `: ${entry.message}` : ''}`);
+    // Deletions held, and what its user settled (where a replaced edit was kept): always a line (issue 41).
+    if (entry.kind === 'held') out(`${time()} ${entry.repository}: ${entry.message}`);
+    if (entry.kind === 'settled')
+      out(
+        `${time()} ${entry.repository}: ${entry.flowPath === null ? '' : `${entry.flowPath}/${entry.path}: `}${entry.message}`,
+      );
   });
   // Each engine says when it is back in sync after an outage; repositories added later are followed too.
   const recovering = new WeakSet<WatchedRepository>();

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { Agent, configuredRepository, loadConfig, pauseOf } from '../../agent/index.ts';
-import { describeFileWarning, printable, warnedPath } from '../../protocol/index.ts';
+import { describeFileWarning, plural, printable, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
 import { lockForSync } from '../running-agent.ts';
@@ -8,6 +8,9 @@ import { dryRun } from './dry-run.ts';
 import { localTime } from '../local-time.ts';
 import { syncLine } from './start.ts';
 import { where } from '../where.ts';
+import { findRunningAgent } from '../../host/index.ts';
+import { bridgeAnswers } from '../../window/index.ts';
+import { withAgentApi } from '../agent-api.ts';
 
 export function syncCommand(): Command {
   return new Command('sync')
@@ -18,7 +21,8 @@ export function syncCommand(): Command {
         'held (more than the repository deletes without asking: --yes sends them), or a folder is paused\n' +
         '(`flowsync resume` resumes it). For scripts and CI; the\n' +
         'folders are not added to the ones `flowsync start` watches. While an agent runs it owns the state and\n' +
-        'sends every change itself: sync refuses (exit 2) and says so.',
+        'sends every change itself: sync refuses (exit 2) and says so, except `sync --yes`, which hands the\n' +
+        'deletions held to the running agent to send.',
     )
     .argument('<folders...>', 'repository folders')
     .addOption(urlOption())
@@ -36,6 +40,10 @@ export function syncCommand(): Command {
         '  $ flowsync sync ~/code/app --url https://flows.example.com',
     )
     .action(async (folders: string[], options: { url?: string; dryRun?: boolean; yes?: boolean }) => {
+      // The hint for held deletions works while an agent runs too (issue 41): it sends them, as `resolve --held
+      // --mine` does through its window's bridge.
+      if (options.yes && !options.dryRun && (await findRunningAgent(bridgeAnswers))?.bridge)
+        return sendHeldThroughAgent(folders, options);
       const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
       const config = loadConfig();
       if (options.dryRun) {
@@ -103,4 +111,25 @@ export function syncCommand(): Command {
         lock.release();
       }
     });
+}
+
+/**
+ * `sync --yes` while an agent runs: the deletions held in these folders are sent by the running agent (which owns
+ * the state), each folder's line says how many; nothing else is synced here, the agent sends every other change.
+ */
+async function sendHeldThroughAgent(folders: string[], options: { url?: string }): Promise<void> {
+  await withAgentApi(folders, options, async (call, roots) => {
+    const { pid } = (await findRunningAgent(bridgeAnswers)) ?? { pid: null };
+    const by = pid === null ? 'the running agent' : `the running agent (pid ${pid})`;
+    for (const root of roots) {
+      const { deleted } = await call('settleDeletions', { root, choice: 'delete' });
+      process.stdout.write(
+        `${printable(
+          deleted === 0
+            ? `${root}: no deletions held; ${by} keeps it in sync`
+            : `${root}: ${plural(deleted, 'held deletion')} sent to the service by ${by}`,
+        )}\n`,
+      );
+    }
+  });
 }

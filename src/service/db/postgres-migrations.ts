@@ -205,4 +205,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX history_purges_file ON history_purges (repo_id, flow_path, path, id);
   `,
+  // 3: SQLite's version 5, a checkout's bytes kept before it took the service's version (keep_copy, issue 41).
+  `ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;`,
 ];

@@ -22,7 +22,8 @@ type FlowDefPath =
   | 'svc/flow_def/public/file_versions'
   | 'svc/flow_def/public/version_content'
   | 'svc/flow_def/action/restore_version/run'
-  | 'svc/flow_def/private/purge_history';
+  | 'svc/flow_def/private/purge_history'
+  | 'svc/flow_def/action/keep_copy/run';
 
 export function flowDefFunctions({ db, retention }: ServiceStores): Implementations<FlowDefPath> {
   const writerOf = (ctx: CallContext): Writer => ({ name: ctx.writer, kind: ctx.caller });
@@ -131,6 +132,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       history: true,
       retention_days: retention.days,
       retention_bytes: retention.bytes,
+      conflict_copies: true,
     }),
 
     'svc/flow_def/public/list_flows': (args) =>
@@ -269,6 +271,22 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
         const now = await flows.history.current(repoId, flowPath, path);
         return { flow_path: flowPath, path, version: now!.version, hash: now!.hash };
       }),
+
+    'svc/flow_def/action/keep_copy/run': (args, ctx) => {
+      refuseUnsafePath(args.flow_path, ['flow_path']);
+      refuseUnsafePath(args.path, ['path']);
+      if (sha256Hex(args.content) !== args.hash)
+        throw new CallRefused('hash is not the SHA-256 of content.', { path: ['hash'] });
+      return writing(async (flows) => {
+        const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
+        const version = await flows.history.keepCopy(
+          { repoId, flowPath: args.flow_path, path: args.path },
+          { hash: args.hash, content: args.content, size: Buffer.byteLength(args.content) },
+          writerOf(ctx),
+        );
+        return { version };
+      });
+    },
   };
 }
 

@@ -111,6 +111,41 @@ export class FileHistory {
     );
   }
 
+  /**
+   * Keeps a checkout's bytes of a file as a version that was never current (`replaced_at` is now, so the history's
+   * retention applies to it as to any replaced version), marked as its conflict copy: the file itself is unchanged.
+   */
+  async keepCopy(
+    file: { repoId: string; flowPath: string; path: string },
+    copy: { hash: string; content: string; size: number },
+    writer: Writer,
+    now = nowIso(),
+  ): Promise<number> {
+    await this.sql.run(
+      `INSERT INTO file_versions
+         (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind, replaced_at, conflict_copy)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+      [
+        file.repoId,
+        file.flowPath,
+        file.path,
+        copy.hash,
+        copy.content,
+        copy.size,
+        now,
+        writer.name,
+        writer.kind,
+        now,
+      ],
+    );
+    const kept = await this.sql.get<{ version: number }>(
+      `SELECT max(version) AS version FROM file_versions
+       WHERE repo_id = ? AND flow_path = ? AND path = ? AND conflict_copy = 1`,
+      [file.repoId, file.flowPath, file.path],
+    );
+    return Number(kept!.version);
+  }
+
   /** A file's versions, newest first: `limit` of them, older than `before` (a version number) when given. */
   async versions(
     repoId: string,
@@ -126,14 +161,19 @@ export class FileHistory {
       written_by: string | null;
       writer_kind: FileVersion['writer_kind'];
       current: number;
+      conflict_copy: number | null;
     }>(
-      `SELECT version, hash, size, written_at, written_by, writer_kind,
+      `SELECT version, hash, size, written_at, written_by, writer_kind, conflict_copy,
          CASE WHEN replaced_at IS NULL THEN 1 ELSE 0 END AS current
        FROM file_versions WHERE repo_id = ? AND flow_path = ? AND path = ? AND version < ?
        ORDER BY version DESC LIMIT ?`,
       [repoId, flowPath, path, page.before ?? Number.MAX_SAFE_INTEGER, page.limit],
     );
-    return rows.map((row) => ({ ...row, current: row.current === 1 }));
+    return rows.map(({ conflict_copy: copy, ...row }) => ({
+      ...row,
+      current: row.current === 1,
+      ...(copy === 1 && { conflict_copy: true }),
+    }));
   }
 
   async version(version: number): Promise<StoredVersion | null> {

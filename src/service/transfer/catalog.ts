@@ -158,6 +158,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       'written_by',
       'writer_kind',
       'replaced_at',
+      'conflict_copy',
     ],
     key: ['version'],
     numericKey: true,

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { RemoteClient } from '../client/index.ts';
+import { MAX_FILE_BYTES } from '../protocol/index.ts';
+import { readContained } from './contained-fs.mjs';
+import { NotWritten, notContainedReason, writeContained } from './contained-write.ts';
+import { contentNotWritable } from './service-answers.ts';
+
+/*
+ * Nothing local is destroyed by "take the service's version" (issue 41): before the service's bytes are written
+ * over a file, what is on disk, when it is an edit not sent (neither the version last synced here nor the service's),
+ * is kept. One rule, said in the command's line and the window: in the service's history, as a version marked as
+ * this checkout's conflict copy, when the service keeps such copies (flowsync's own, `keep_copy`); else beside the
+ * file, as `name.conflict-<time>.ext`, which the agent never syncs (ignore-rules.ts), so it stays this checkout's.
+ * Dropbox keeps "(conflicted copy)", Syncthing `.sync-conflict-…`: the same promise.
+ */
+
+/** Where a file's local bytes were kept: a version of the service's history, or a file beside it. */
+export type KeptCopy = { version: number; beside?: undefined } | { beside: string; version?: undefined };
+
+/** The name of a copy beside a file: `build.yml` → `build.conflict-20261126T170102Z.yml` (its type stays last). */
+export function conflictCopyName(path: string, now: Date): string {
+  const time = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const slash = path.lastIndexOf('/');
+  const name = path.slice(slash + 1);
+  const dot = name.lastIndexOf('.');
+  const [stem, type] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  return `${path.slice(0, slash + 1)}${stem}.conflict-${time}${type}`;
+}
+
+/** The copies beside files, as an ignore pattern: never synced (they are this checkout's, not the team's). */
+export const CONFLICT_COPY_PATTERN =
+  '*.conflict-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z*';
+
+/** What keeping a copy needs: the repository, the client (null: keep beside), and whether it keeps copies. */
+export interface CopyKeeper {
+  root: string;
+  owner: string;
+  name: string;
+  writer?: string;
+  client: RemoteClient;
+  /** The service keeps conflict copies in its history (capabilities `conflict_copies`). */
+  inHistory: boolean;
+}
+
+/**
+ * Keeps the bytes at `flowPath/path` (relative to the root) before they are replaced, unless there is nothing to
+ * lose: no file there, or its bytes are the version last synced here (`baseHash`: the service's history has it) or
+ * the service's own (`serviceHash`). Returns where it was kept, or null; throws NotWritten when it could not be kept
+ * (the file is then not replaced).
+ */
+export async function keepLocalBytes(
+  keeper: CopyKeeper,
+  flowPath: string,
+  path: string,
+  hashes: { baseHash: string | null; serviceHash: string | null },
+  now = new Date(),
+): Promise<KeptCopy | null> {
+  const relative = `${flowPath}/${path}`;
+  const read = readContained(keeper.root, relative, 64 * MAX_FILE_BYTES, undefined, true);
+  if (read.missing) return null;
+  if (read.warning !== undefined || read.unreadable || read.bytes === null)
+    throw new NotWritten(
+      relative,
+      `what is on disk could not be read to keep a copy (${read.warning ?? (read.unreadable ? read.code : 'too large')}): not replaced`,
+    );
+  const hash = createHash('sha256').update(read.bytes).digest('hex');
+  if (hash === hashes.baseHash || hash === hashes.serviceHash) return null;
+  const text = read.bytes.toString('utf8');
+  const sendable =
+    read.bytes.length <= MAX_FILE_BYTES &&
+    Buffer.from(text, 'utf8').equals(read.bytes) &&
+    contentNotWritable(text) === null;
+  if (keeper.inHistory && sendable) {
+    const { version } = await keeper.client.flowDef.keepCopy(
+      { repo_owner: keeper.owner, repo_name: keeper.name, flow_path: flowPath, path, content: text, hash },
+      keeper.writer === undefined ? {} : { writer: keeper.writer },
+    );
+    return { version };
+  }
+  const beside = conflictCopyName(relative, now);
+  const outside = writeContained(keeper.root, beside, read.bytes);
+  if (outside !== null)
+    throw new NotWritten(relative, `a copy of yours could not be kept: ${notContainedReason(outside)}`);
+  return { beside };
+}
+
+/** Where a copy was kept, in words: "kept as version 57 in the service's history", "kept as flows/a/x.conflict-….yml". */
+export function keptWhere(kept: KeptCopy): string {
+  return kept.version !== undefined
+    ? `kept as version ${kept.version} in the service's history`
+    : `kept beside it as ${kept.beside}`;
+}
