@@ -785,7 +785,9 @@ function restingWhenAbsent(entry: RepositoryEntry | undefined): RepositoryEntry 
  * A repository's name looked at again could not be read: its folder went or cannot be read meanwhile (a system
  * error: the engine says `missing`, or the next look tries again). Anything else is a bug, logged.
  */
-const nameUnreadable = logUnexpected(
-  'looking at the repository name again',
-  (error) => typeof (error as { code?: unknown }).code === 'string',
-);
+// A function, not a call at load: `status` bundles this module's imports and must not load the log (pino) with it.
+const nameUnreadable = (error: unknown) =>
+  logUnexpected(
+    'looking at the repository name again',
+    (failed) => typeof (failed as { code?: unknown }).code === 'string',
+  )(error);
