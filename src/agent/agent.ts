@@ -100,8 +100,10 @@ export interface RepositoryDescription extends RepositoryIdentity {
   lastSyncAt: string | null;
   /** Files on disk that are not sent, with the reason's code. */
   notSent: { flowPath: string; path: string; warning: string }[];
-  /** What is wrong with the repository's `.flowsync/repo-config.json`, if anything. */
+  /** What is wrong with the repository's `.flowsync/repo-config.json`, if anything (waits for its user). */
   configProblem: string | null;
+  /** Why its valid `.flowsync/repo-config.json` is not on the service yet (sent at the next look); else null. */
+  configNotSent: string | null;
   /** Flows the service refused as they are. */
   refused: { flowPath: string; message: string }[];
   /** Why a repository is not synced although enabled (another checkout is its source); null otherwise. */
@@ -170,6 +172,8 @@ interface AgentEvents {
   branch: [WatchedRepository, BranchSwitch];
   /** A rescan found that the repository's name changed (its origin renamed): the line that says what to do. */
   renamed: [WatchedRepository, string];
+  /** Its `.flowsync/repo-config.json` became invalid (the words that say why), or valid again (null). */
+  'repo-config': [WatchedRepository, string | null];
 }
 
 /**
@@ -302,6 +306,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       lastSyncAt: stored?.lastSyncAt ?? null,
       notSent: repoId === null ? [] : this.state.warnings(repoId),
       configProblem: this.configFiles.get(identity.root)?.problem ?? null,
+      configNotSent: this.configFiles.get(identity.root)?.unsent ?? null,
       reason: paused?.reason ?? null,
       syncedFrom: paused?.syncedFrom ?? null,
       ...this.pausedOf(identity.root, status),
@@ -350,6 +355,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       lastSyncAt: stored?.lastSyncAt ?? null,
       notSent: repoId === null ? [] : this.state.warnings(repoId),
       configProblem: null,
+      configNotSent: null,
       reason: null,
       syncedFrom: null,
       refused:
@@ -931,8 +937,17 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.watching = true;
     const checkConfigFiles = async () => {
       // Paused: its `.flowsync/repo-config.json` waits too (the publisher sends it at the first check after resume).
-      for (const [root, publisher] of this.configFiles)
-        if (!this.repositories.get(root)?.engine.status().paused) await publisher.check();
+      for (const [root, publisher] of this.configFiles) {
+        const watched = this.repositories.get(root);
+        if (watched?.engine.status().paused) continue;
+        const before = publisher.problem;
+        await publisher.check();
+        // Said where the agent's lines are read, and pushed to the window (its card and badge), once per change.
+        if (watched && publisher.problem !== before) {
+          this.emit('repo-config', watched, publisher.problem);
+          this.emit('status', watched, watched.engine.status());
+        }
+      }
     };
     await checkConfigFiles();
     this.configTimer = setInterval(

@@ -10,7 +10,7 @@ import {
 } from '../window/index.ts';
 import { findRunningAgent } from '../host/index.ts';
 import { Agent, checkRepositoryFolder, configuredRepository, loadConfig } from '../agent/index.ts';
-import { printable } from '../protocol/index.ts';
+import { describeIssues, printable, toWireIssues } from '../protocol/index.ts';
 import { lockForSync } from './running-agent.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -60,7 +60,8 @@ export async function withAgentApi<T>(
     const api = createAgentApi(agent);
     const call: AgentCall = async (method, input) => {
       const parsed = AGENT_API[method].input.safeParse(input);
-      if (!parsed.success) throw new AgentApiError('invalid_input', parsed.error.message);
+      if (!parsed.success)
+        throw new AgentApiError('invalid_input', describeIssues(toWireIssues(parsed.error.issues), ''));
       return (api[method] as (input: unknown) => Promise<AgentApiOutput<typeof method>>)(parsed.data);
     };
     return await use(call, roots);

@@ -72,6 +72,8 @@ describe('what waits for the user, in the window', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => waiting.textContent(), SLOW).toContain('by bob@desk:~/code/app');
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
+    // Not "idle" while a conflict waits (issue 42): the badge says what needsOf says.
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
     await expect
       .poll(() => page.getByRole('list', { name: 'Recent activity' }).textContent(), SLOW)
       .toContain('Conflict: flows/ci/build.yml changed on the service by bob@desk:~/code/app');
@@ -99,6 +101,7 @@ describe('what waits for the user, in the window', () => {
     await waiting.getByRole('button', { name: "Take the service's" }).click();
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).not.toContain('in conflict');
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
   });
 
@@ -107,6 +110,7 @@ describe('what waits for the user, in the window', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => waiting.textContent(), SLOW).toContain('40 deletions held');
     expect(Object.keys(serviceTree(svc.read, 'acme', 'app'))).toHaveLength(42);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
     await IMAGES.take(page, 'deletions-held');
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -137,6 +141,8 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => group.textContent(), SLOW)
       .toContain('1 file on the service is not in this checkout');
+    // Files not in this checkout count as waiting everywhere: the badge said "idle" (issue 42).
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
     await group.getByRole('button', { name: 'Write them to disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/ci/lint.yml')), SLOW).toBe(true);
     expect(readFileSync(join(repo.root, 'flows/ci/lint.yml'), 'utf8')).toBe('lint: bob\n');
@@ -240,5 +246,20 @@ describe('conflicts in several flows', () => {
     await takeTheirs.click();
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his('flows/ci/build.yml'));
+  });
+});
+
+describe('an invalid hand edit of .flowsync/repo-config.json (issue 42 point 6)', () => {
+  it('is on the card and in the badge, in words that name the field and what it should be', async () => {
+    repo.write('.flowsync/repo-config.json', '{"editor": 3}\n');
+    const problem = page.getByTestId('config-problem');
+    await expect
+      .poll(() => problem.textContent(), SLOW)
+      .toBe('.flowsync/repo-config.json: editor: must be text (it is a number)');
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
+    expect(await page.locator('body').textContent()).not.toMatch(/Invalid input|received|nonoptional/);
+    repo.write('.flowsync/repo-config.json', '{"editor": "code"}\n');
+    await expect.poll(() => problem.count(), SLOW).toBe(0);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
   });
 });

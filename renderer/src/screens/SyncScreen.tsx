@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
-import { warnedPath } from '../../../src/protocol/index.ts';
+import { needsOf, warnedPath } from '../../../src/protocol/index.ts';
 import { repositoryId, waitingId } from '../notifications.ts';
 import { plural } from '../plural.ts';
 import { CompareConflict, FileHistory, FindHistory, serviceSide } from './FileHistory.tsx';
@@ -107,6 +107,9 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
   const { counts } = repo;
   const label = `${repo.owner}/${repo.name}`;
   const stopped = repo.paused || repo.phase === 'paused' || repo.phase === 'stopped';
+  const waiting = needsOf(repo);
+  // Idle is not the word while something waits for its user (needsOf): the badge says so, in its words.
+  const badge = repo.phase === 'idle' && waiting.length > 0 ? 'waiting for you' : repo.phase;
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
     <li className="repository" aria-label={label} id={repositoryId(repo.root)} tabIndex={-1}>
@@ -117,8 +120,12 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
             {repo.branch}
           </span>
         )}
-        <span className={`phase phase-${repo.phase}`} data-testid="phase">
-          {repo.phase}
+        <span
+          className={`phase phase-${repo.phase}${badge === repo.phase ? '' : ' phase-waiting'}`}
+          data-testid="phase"
+          title={badge === repo.phase ? undefined : waiting.map((need) => need.words).join(', ')}
+        >
+          {badge}
         </span>
       </div>
       <p className="muted">{repo.root}</p>
@@ -129,7 +136,7 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         {counts.conflicts > 0 ? ` · ${counts.conflicts} in conflict` : ''}
         {repo.heldDeletions > 0 ? ` · ${plural(repo.heldDeletions, 'deletion')} held` : ''}
       </p>
-      {(counts.conflicts > 0 || repo.heldDeletions > 0 || repo.notInCheckout > 0) && (
+      {waiting.some((need) => need.kind !== 'repo-config') && (
         <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
       )}
       {repo.message && <p className="muted">{repo.message}</p>}
@@ -163,7 +170,12 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
       <p className="muted">
         Last sync: {repo.lastSyncAt ? new Date(repo.lastSyncAt).toLocaleString() : 'never'}
       </p>
-      {repo.configProblem && <p className="error">{repo.configProblem}</p>}
+      {repo.configProblem && (
+        <p className="error" data-testid="config-problem">
+          {repo.configProblem}
+        </p>
+      )}
+      {repo.configNotSent && <p className="muted">{repo.configNotSent}</p>}
       <ErrorLine error={detail.error} />
       {detail.data && detail.data.flows.length > 0 && (
         <Flows api={api} root={repo.root} flows={detail.data.flows} version={version} onChange={onChange} />

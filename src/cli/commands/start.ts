@@ -5,6 +5,8 @@ import {
   currentBranch,
   keyLineAtStart,
   loadConfig,
+  REPO_CONFIG_FILE,
+  repoConfigProblem,
   saveConfig,
   withRepository,
   type BranchSwitch,
@@ -23,6 +25,7 @@ import { defaultWindowMemoryPath, rendererDir } from '../../host/index.ts';
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
 import {
   folderGone,
+  needsOf,
   NOT_SENT_REASONS,
   namedFlows,
   plural,
@@ -204,11 +207,22 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await agent.syncAll({ watchFirst: true });
   agent.off('progress', showProgress);
   progress.stop();
-  for (const watched of agent.watched()) out(summary(watched, watched.engine.status()));
+  // What each repository-config line said last: a change is said once, and the one at start in its summary.
+  const configLines = new Map<string, string | null>();
+  const summed = (watched: WatchedRepository, about?: string) => {
+    const problem = repoConfigProblem(watched.identity.root);
+    configLines.set(watched.identity.root, problem);
+    return summary(watched, watched.engine.status(), about, problem);
+  };
+  for (const watched of agent.watched()) out(summed(watched));
   // A folder that was not there at start is there now (the drive is mounted), and its first round is done.
-  agent.on('found', (watched) =>
-    out(`${time()} ${summary(watched, watched.engine.status(), `${watched.identity.root} is there`)}`),
-  );
+  agent.on('found', (watched) => out(`${time()} ${summed(watched, `${watched.identity.root} is there`)}`));
+  // A hand edit of .flowsync/repo-config.json the schema refuses is not sent: said here, not only in the window.
+  agent.on('repo-config', (watched, problem) => {
+    if (configLines.get(watched.identity.root) === problem) return;
+    configLines.set(watched.identity.root, problem);
+    out(`${time()} ${named(watched)}: ${problem ?? `${REPO_CONFIG_FILE} is valid again`}`);
+  });
   await agent.watchAll();
   // Said once, at start: what this service cannot protect (nothing, for flowsync's own).
   const limits = await agent.serviceLimits();
@@ -375,13 +389,20 @@ function time(): string {
 }
 
 /** `acme/app (~/code/app): 2 flows, 12 files, in sync`; `about` comes before the counts (`… is there`). */
-function summary({ identity, engine }: WatchedRepository, status: SyncStatus, about?: string): string {
+function summary(
+  { identity, engine }: WatchedRepository,
+  status: SyncStatus,
+  about?: string,
+  configProblem: string | null = null,
+): string {
   const nothing = engine.nothingToSync();
   // The line names the folder itself.
   if (nothing !== null)
     return `${where(identity, currentBranch(identity.root))}: ${about ? `${about}: ` : ''}${nothing}`;
   const { flows, files, pending, warnings, rejected, conflicts } = status.counts;
-  const settled = pending === 0 && conflicts === 0 && status.heldDeletions === 0 && !status.paused;
+  // What waits for its user (needsOf) is never "in sync"; said below with the command that settles it.
+  const waiting = needsOf({ ...status, configProblem });
+  const settled = pending === 0 && waiting.length === 0 && !status.paused;
   const extra = [
     settled ? 'in sync' : '',
     pending > 0 && status.paused ? `${pending} pending` : '',
@@ -393,6 +414,10 @@ function summary({ identity, engine }: WatchedRepository, status: SyncStatus, ab
       : '',
     conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
     status.heldDeletions > 0 ? `${plural(status.heldDeletions, 'deletion')} held (flowsync sync --yes)` : '',
+    status.notInCheckout > 0
+      ? `${plural(status.notInCheckout, 'file')} on the service not in this checkout (flowsync resolve --not-in-checkout)`
+      : '',
+    configProblem ? configProblem : '',
     warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
     rejected > 0 ? `${plural(rejected, 'flow')} refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
