@@ -14,6 +14,7 @@ const UNIT = [
   'test/client/listener-table.test.ts',
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',
+  'test/cli/terminal-lines.test.ts',
   'test/cli/doctor-verdicts.test.ts',
   'test/service/log-file.test.ts',
   'test/service/transfer-rows.test.ts',

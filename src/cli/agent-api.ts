@@ -29,7 +29,7 @@ export type AgentCall = <M extends AgentApiMethod>(
 export async function withAgentApi<T>(
   folders: readonly string[],
   options: { url?: string },
-  use: (call: AgentCall, roots: string[]) => Promise<T>,
+  use: (call: AgentCall, roots: string[], running: boolean) => Promise<T>,
 ): Promise<T> {
   const running = await findRunningAgent(bridgeAnswers);
   if (running?.bridge) {
@@ -45,7 +45,7 @@ export async function withAgentApi<T>(
         );
       return root;
     });
-    return use(call, roots);
+    return use(call, roots, true);
   }
   // What it waits for (another `flowsync sync`) is said on stderr: stdout is the command's answer.
   const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
@@ -64,7 +64,8 @@ export async function withAgentApi<T>(
         throw new AgentApiError('invalid_input', describeIssues(toWireIssues(parsed.error.issues), ''));
       return (api[method] as (input: unknown) => Promise<AgentApiOutput<typeof method>>)(parsed.data);
     };
-    return await use(call, roots);
+    // `running` false: what this agent queues (a conflict settled with --mine) is sent when an agent runs.
+    return await use(call, roots, false);
   } finally {
     await agent.close();
     lock.release();

@@ -5,6 +5,7 @@ export {
   type PlannedFlow,
   type RepositorySpec,
   type SyncEngineOptions,
+  type SyncMiss,
   type SyncPhase,
   type SyncProgress,
   type SyncRecovery,

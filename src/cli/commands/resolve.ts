@@ -55,7 +55,7 @@ export function resolveCommand(): Command {
       const targets = paths.map(repositoryPathOf);
       const folders = [...new Set(targets.map((target) => target.folder))];
       let unwritten = 0;
-      const settled = await withAgentApi(folders, options, async (call, roots) => {
+      const settled = await withAgentApi(folders, options, async (call, roots, running) => {
         let count = 0;
         for (const [index, root] of roots.entries()) {
           const inside = targets.filter((target) => target.folder === folders[index]).map((t) => t.inside);
@@ -69,10 +69,7 @@ export function resolveCommand(): Command {
             side,
             files: named.map(({ flowPath, path }) => ({ flowPath, path })),
           });
-          for (const file of resolved)
-            out(
-              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}`,
-            );
+          for (const file of resolved) out(`${file.flowPath}/${file.path}: ${settledWords(side, running)}`);
           sayNotWritten(notWritten);
           unwritten += notWritten.length;
           count += resolved.length + notWritten.length;
@@ -88,6 +85,17 @@ export function resolveCommand(): Command {
         process.exitCode = EXIT.attention;
       }
     });
+}
+
+/**
+ * What became of a file settled: --mine is queued in the state's outbox, sent by the running agent at once, or
+ * by the next agent (`start`, `sync`) when none runs: "sent" was said then of a file still only queued.
+ */
+function settledWords(side: 'mine' | 'theirs', running: boolean): string {
+  if (side === 'theirs') return "the service's version is on disk";
+  return running
+    ? "yours is being sent on top of the service's by the running agent"
+    : "yours is queued, to be sent on top of the service's when the agent runs (`flowsync start`, or `flowsync sync` once)";
 }
 
 /**
