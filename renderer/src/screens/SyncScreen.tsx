@@ -59,13 +59,24 @@ export function SyncScreen({ api }: ScreenProps) {
       )}
       {status.data?.repositories.length === 0 && <p>No repository yet: add a folder above.</p>}
       <ul className="repositories">
-        {status.data?.repositories.map((repo) => (
-          <Repository key={repo.root} repo={repo} api={api} onChange={refresh} />
+        {status.data?.repositories.map((repo, _, all) => (
+          <Repository key={repo.root} repo={repo} name={cardName(repo, all)} api={api} onChange={refresh} />
         ))}
       </ul>
       <RecentActivity api={api} />
     </section>
   );
+}
+
+/**
+ * How a card is named to a screen reader and in its dialogs: owner/name, with its folder when another card has the
+ * same owner/name (two checkouts of one repository, a worktree): two regions "Waiting for you in acme/app" were
+ * one name for two places (axe: landmark-unique), and Remove asked to stop syncing "acme/app" without saying which.
+ */
+export function cardName(repo: RepositoryView, all: readonly RepositoryView[]): string {
+  const name = `${repo.owner}/${repo.name}`;
+  const twin = all.some((other) => other.root !== repo.root && `${other.owner}/${other.name}` === name);
+  return twin ? `${name} (${repo.root})` : name;
 }
 
 /** Busy repositories change at every step: their flows are read again once the work settles. */
@@ -85,7 +96,18 @@ function settledVersion(repo: RepositoryView): string {
   ].join('|');
 }
 
-function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentApi; onChange: () => void }) {
+function Repository({
+  repo,
+  name,
+  api,
+  onChange,
+}: {
+  repo: RepositoryView;
+  /** The card's name (cardName): owner/name, with the folder when another card has the same. */
+  name: string;
+  api: AgentApi;
+  onChange: () => void;
+}) {
   const act = useMutation({
     mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source' | 'rename') => {
       if (action === 'sync') await api.syncNow({ root: repo.root });
@@ -112,7 +134,7 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
   const badge = repo.phase === 'idle' && waiting.length > 0 ? 'waiting for you' : repo.phase;
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
-    <li className="repository" aria-label={label} id={repositoryId(repo.root)} tabIndex={-1}>
+    <li className="repository" aria-label={name} id={repositoryId(repo.root)} tabIndex={-1}>
       <div className="row">
         <h3>{label}</h3>
         {repo.branch && (
@@ -137,7 +159,7 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         {repo.heldDeletions > 0 ? ` · ${plural(repo.heldDeletions, 'deletion')} held` : ''}
       </p>
       {waiting.some((need) => need.kind !== 'repo-config') && (
-        <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
+        <WaitingForYou api={api} repo={repo} name={name} version={version} onChange={onChange} />
       )}
       {repo.message && <p className="muted">{repo.message}</p>}
       {repo.paused && (
@@ -207,8 +229,9 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
           </button>
         )}
         <button
+          aria-label={`Remove ${name}`}
           onClick={() => {
-            if (window.confirm(`Stop syncing ${label}? The service keeps what it has.`)) act.mutate('remove');
+            if (window.confirm(`Stop syncing ${name}? The service keeps what it has.`)) act.mutate('remove');
           }}
         >
           Remove
@@ -235,6 +258,7 @@ const FLOW_STATES: Record<FlowView['state'], string> = {
 function WaitingForYou(props: {
   api: AgentApi;
   repo: RepositoryView;
+  name: string;
   version: string;
   onChange: () => void;
 }) {
@@ -266,7 +290,7 @@ function WaitingForYou(props: {
   return (
     <section
       className="waiting"
-      aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}
+      aria-label={`Waiting for you in ${props.name}`}
       id={waitingId(root)}
       tabIndex={-1}
     >
@@ -310,21 +334,25 @@ function WaitingForYou(props: {
                         : 'changed'}
                   </td>
                   <td className="row">
+                    {/* Named with their file: a row's buttons read alone ("Keep mine") say nothing of which. */}
                     <button
                       aria-expanded={comparing === file}
                       aria-controls={comparing === file ? diffId : undefined}
+                      aria-label={`Compare ${file}`}
                       onClick={() => setComparing(comparing === file ? null : file)}
                     >
                       Compare
                     </button>
                     <button
                       disabled={busy || repo.paused}
+                      aria-label={`Keep mine for ${file}`}
                       onClick={() => resolve.mutate({ side: 'mine', files: [fileOf(conflict)] })}
                     >
                       Keep mine
                     </button>
                     <button
                       disabled={busy || repo.paused}
+                      aria-label={`Take the service's for ${file}`}
                       onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
                     >
                       Take the service's
