@@ -95,6 +95,21 @@ describe("the window's launch token", () => {
     await second.close();
   });
 
+  it('opened again in a tab that holds a session of this agent, uses that session (it answered 401)', async () => {
+    const address = await launchAddress(agent, env);
+    const page = await browser.newPage();
+    await page.goto(address);
+    await expect.poll(() => showsApp(page), { timeout: 20_000 }).toBe(true);
+    // Away and back to the stale address in the same tab (a bookmark, the history): a page load of its own.
+    await page.goto('about:blank');
+    await page.goto(address);
+    await expect.poll(() => showsApp(page), { timeout: 20_000 }).toBe(true);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await expect.poll(() => page.getByRole('checkbox', { name: 'Start at login' }).isEnabled()).toBe(true);
+    await page.close();
+  });
+
   it('is not printed by the agent when its stdout is not a terminal, nor by `flowsync status`', async () => {
     await agent.waitFor(/Window: (\S+)/);
     const lock = readFileSync(join(env.XDG_DATA_HOME!, 'flowsync', 'agent.lock'), 'utf8');
