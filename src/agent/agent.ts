@@ -792,7 +792,18 @@ export class Agent extends EventEmitter<AgentEvents> {
     // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
     const known = [...this.repositories.values()].find(({ identity }) => sameFolder(identity.root, folder));
     if (known) return known;
-    const watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
+    let watched: WatchedRepository;
+    try {
+      watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
+    } catch (error) {
+      // Another checkout is its source (a worktree, a second clone): kept and listed, as at start, so that the
+      // window's card offers to sync from it instead; the error still says why to the caller.
+      if (error instanceof NotTheSource) {
+        this.updateConfig(withRepository(this.config, error.identity.root));
+        await this.addOrList(configuredRepository(this.config, error.identity.root)!);
+      }
+      throw error;
+    }
     this.updateConfig(withRepository(this.config, watched.identity.root));
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();

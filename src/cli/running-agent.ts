@@ -118,6 +118,11 @@ async function handOver(
     }
     const view = repositoryViewSchema.parse(reply);
     const { counts } = view;
+    // Another checkout is its source: listed by the running agent, not synced; the line says how to switch.
+    if (view.syncedFrom !== null) {
+      out(`${where(view, view.branch, root)}: ${view.message ?? `synced from ${view.syncedFrom}`}`);
+      continue;
+    }
     out(
       `${where(view, view.branch, root)}: ${plural(counts.flows, 'flow')}, ${plural(counts.files, 'file')}, ` +
         `${syncedWords(view)}, synced by the running agent with ${service}`,

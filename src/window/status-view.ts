@@ -69,7 +69,9 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     paused: described.paused,
     pausedSince: described.pausedSince,
     nothingToSync: status?.nothingToSync ?? null,
-    counts: described.counts,
+    // Not synced (another checkout is its source): what it recorded while it was the source (its conflicts) waits
+    // for nothing now, and the window asked for conflicts it cannot list (a 404 in Waiting for you).
+    counts: described.syncedFrom ? { ...described.counts, conflicts: 0 } : described.counts,
     progress: described.progress,
     lastSyncAt: described.lastSyncAt,
     heldDeletions: status?.heldDeletions ?? 0,

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { conflictLine } from '../../src/cli/commands/conflicts.ts';
 import { rescanLine } from '../../src/cli/commands/start.ts';
 import { ProgressDisplay } from '../../src/cli/progress.ts';
 
@@ -85,5 +86,25 @@ describe('a rescan that found changes', () => {
       'acme/app (main): rescan (periodic): 1 changed file picked up and sent',
     );
     expect(rescanLine('acme/app', { files: 3, reason: 'periodic' })).not.toMatch(/missed/);
+  });
+});
+
+describe('a conflict as `flowsync conflicts` says it', () => {
+  const conflict = {
+    flowPath: 'flows/ci',
+    path: 'build.yml',
+    serviceHash: 'b'.repeat(64),
+    writtenBy: 'ada@laptop:~/app',
+    writtenAt: null,
+    foundAt: '2026-11-26T17:00:00.000Z',
+  };
+  it('says "you changed it" only of a file this checkout synced and changed since', () => {
+    expect(conflictLine({ ...conflict, baseHash: 'a'.repeat(64), sentHash: 'c'.repeat(64) })).toBe(
+      'changed on the service by ada@laptop:~/app; you changed it',
+    );
+    // A worktree made the source, on another branch: it never synced the file, and never touched it (issue 42).
+    expect(conflictLine({ ...conflict, baseHash: null, sentHash: 'c'.repeat(64) })).toBe(
+      'changed on the service by ada@laptop:~/app; another version here (this checkout never synced it)',
+    );
   });
 });

@@ -131,7 +131,13 @@ function Repository({
   const stopped = repo.paused || repo.phase === 'paused' || repo.phase === 'stopped';
   const waiting = needsOf(repo);
   // Idle is not the word while something waits for its user (needsOf): the badge says so, in its words.
-  const badge = repo.phase === 'idle' && waiting.length > 0 ? 'waiting for you' : repo.phase;
+  // Another checkout is its source: not synced, which is not paused (nothing to resume here, only to switch).
+  const notSource = repo.syncedFrom !== null;
+  const badge = notSource
+    ? 'not synced'
+    : repo.phase === 'idle' && waiting.length > 0
+      ? 'waiting for you'
+      : repo.phase;
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
     <li className="repository" aria-label={name} id={repositoryId(repo.root)} tabIndex={-1}>
@@ -143,9 +149,9 @@ function Repository({
           </span>
         )}
         <span
-          className={`phase phase-${repo.phase}${badge === repo.phase ? '' : ' phase-waiting'}`}
+          className={`phase phase-${repo.phase}${badge === 'waiting for you' ? ' phase-waiting' : ''}`}
           data-testid="phase"
-          title={badge === repo.phase ? undefined : waiting.map((need) => need.words).join(', ')}
+          title={badge === 'waiting for you' ? waiting.map((need) => need.words).join(', ') : undefined}
         >
           {badge}
         </span>
@@ -218,10 +224,12 @@ function Repository({
         </details>
       )}
       <div className="row">
-        <button onClick={() => act.mutate('sync')} disabled={stopped || act.isPending}>
-          Sync now
-        </button>
-        {repo.paused || repo.phase === 'paused' ? (
+        {!notSource && (
+          <button onClick={() => act.mutate('sync')} disabled={stopped || act.isPending}>
+            Sync now
+          </button>
+        )}
+        {notSource ? null : repo.paused || repo.phase === 'paused' ? (
           <button onClick={() => act.mutate('resume')}>Resume</button>
         ) : (
           <button onClick={() => act.mutate('pause')} disabled={repo.phase === 'stopped'}>
@@ -327,11 +335,14 @@ function WaitingForYou(props: {
                   </th>
                   <td>{serviceSide(conflict)}</td>
                   <td>
+                    {/* No base: never synced from this checkout (a worktree made the source): not an edit here. */}
                     {conflict.sentHash === null
                       ? 'deleted'
-                      : conflict.sentHash === conflict.baseHash
-                        ? 'unchanged (behind)'
-                        : 'changed'}
+                      : conflict.baseHash === null
+                        ? 'another version (never synced from here)'
+                        : conflict.sentHash === conflict.baseHash
+                          ? 'unchanged (behind)'
+                          : 'changed'}
                   </td>
                   <td className="row">
                     {/* Named with their file: a row's buttons read alone ("Keep mine") say nothing of which. */}
