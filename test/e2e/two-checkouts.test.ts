@@ -62,10 +62,13 @@ describe('a worktree of a repository synced from another checkout', () => {
     expect(await feat.getByTestId('phase').textContent()).toBe('not synced');
     expect(await feat.textContent()).toContain('(this folder is a worktree of it)');
     // Nothing to resume or sync there: it is not paused, another checkout is its source.
-    expect(await feat.getByRole('button', { name: /^(Resume|Pause|Sync now)$/ }).count()).toBe(0);
+    expect(await feat.getByRole('button', { name: /^(Resume|Pause|Sync now)/ }).count()).toBe(0);
 
     const main = card(repo.root);
     expect(await main.count()).toBe(1);
+    // Its buttons name it: two cards' "Sync now" and "Pause" were the same two names.
+    for (const button of [`Sync now: acme/app (${repo.root})`, `Pause acme/app (${repo.root})`])
+      expect(await main.getByRole('button', { name: button, exact: true }).count()).toBe(1);
     expect((await allViolations(page)).map((v) => v.id)).toEqual([]);
     // Remove says which of the two.
     let asked = '';
@@ -98,7 +101,7 @@ describe('a worktree of a repository synced from another checkout', () => {
     await expect.poll(() => feat.getByTestId('phase').textContent(), SLOW).toBe('not synced');
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     expect(await feat.textContent()).not.toMatch(/not a repository flowsync syncs|404/);
-    expect(await feat.getByRole('button', { name: /^(Resume|Pause|Sync now)$/ }).count()).toBe(0);
+    expect(await feat.getByRole('button', { name: /^(Resume|Pause|Sync now)/ }).count()).toBe(0);
     expect(await feat.getByTestId('counts').textContent()).not.toContain('in conflict');
     await expect
       .poll(() => page.getByRole('button', { name: 'Sync from this checkout instead' }).count())

@@ -225,14 +225,24 @@ function Repository({
       )}
       <div className="row">
         {!notSource && (
-          <button onClick={() => act.mutate('sync')} disabled={stopped || act.isPending}>
+          <button
+            onClick={() => act.mutate('sync')}
+            disabled={stopped || act.isPending}
+            aria-label={`Sync now: ${name}`}
+          >
             Sync now
           </button>
         )}
         {notSource ? null : repo.paused || repo.phase === 'paused' ? (
-          <button onClick={() => act.mutate('resume')}>Resume</button>
+          <button onClick={() => act.mutate('resume')} aria-label={`Resume ${name}`}>
+            Resume
+          </button>
         ) : (
-          <button onClick={() => act.mutate('pause')} disabled={repo.phase === 'stopped'}>
+          <button
+            onClick={() => act.mutate('pause')}
+            disabled={repo.phase === 'stopped'}
+            aria-label={`Pause ${name}`}
+          >
             Pause
           </button>
         )}
