@@ -13,6 +13,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { runFlowsync } from '../support/cli.ts';
 import type { TestRepo } from '../support/repo.ts';
 import type { TestService } from '../support/service.ts';
+import { seriousViolations } from '../support/pictures.ts';
 import { launchAddress } from '../support/window.ts';
 
 /**
@@ -77,6 +78,8 @@ describe("the window's launch token", () => {
     await second.goto(address);
     await expect.poll(() => second.getByRole('alert').textContent()).toContain('already used');
     expect(await showsApp(second)).toBe(false);
+    // The refusal is a screen too: axe, light and dark.
+    expect(await seriousViolations(second)).toEqual([]);
     // Nor can the token be used as a credential by itself.
     const token = new URL(address).hash.replace('#token=', '');
     const status = await second.evaluate(
