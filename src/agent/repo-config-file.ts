@@ -84,6 +84,9 @@ export function repoConfigProblem(root: string): string | null {
     return null;
   } catch (error) {
     if (error instanceof RepoConfigFileError) return error.message;
+    // The repository's folder not there or not readable (a drive not mounted): its own state says that (`missing`),
+    // not its config file; `status` crashed on it.
+    if ((error as NodeJS.ErrnoException).code !== undefined) return null;
     throw error;
   }
 }
