@@ -15,6 +15,7 @@ const UNIT = [
   'test/client/listener-table.test.ts',
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',
+  'test/cli/terminal-lines.test.ts',
   'test/cli/doctor-verdicts.test.ts',
   'test/cli/still-in-history.test.ts',
   'test/service/log-file.test.ts',

@@ -72,24 +72,31 @@ const OPEN_A_NEW_ONE = '`flowsync ui --open` opens a new window.';
 export async function windowSession(): Promise<string> {
   localStorage.removeItem(OLD_SESSION_KEY);
   const launch = new URLSearchParams(window.location.hash.slice(1)).get('token');
-  if (launch === null) {
-    const tab = sessionStorage.getItem(TAB_KEY);
-    if (!tab) {
-      throw new NoSession(
-        'This address has no token: run `flowsync ui --open` to open the window (or open the address it prints).',
-      );
-    }
-    const reply = await trade({ tab });
-    if (reply.ok) return reply.value.session;
-    sessionStorage.removeItem(TAB_KEY);
-    throw new NoSession(
-      `This window's session has ended (the agent restarted or moved since this tab opened it): ${OPEN_A_NEW_ONE}`,
-    );
-  }
+  if (launch === null) return tabSession();
   history.replaceState(history.state, '', window.location.pathname + window.location.search);
   const reply = await trade({ launch });
-  if (!reply.ok) throw new NoSession(reply.error.message);
-  return reply.value.session;
+  if (reply.ok) return reply.value.session;
+  // A launch address used already (from the history, a bookmark) in a tab that holds a session of this agent: that
+  // session, rather than a refusal of a window the tab already had.
+  if (sessionStorage.getItem(TAB_KEY)) return tabSession(reply.error.message);
+  throw new NoSession(reply.error.message);
+}
+
+/** The session this tab's credential is traded for; `refused` is why a launch token was not (said if both fail). */
+async function tabSession(refused?: string): Promise<string> {
+  const tab = sessionStorage.getItem(TAB_KEY);
+  if (!tab) {
+    throw new NoSession(
+      'This address has no token: run `flowsync ui --open` to open the window (or open the address it prints).',
+    );
+  }
+  const reply = await trade({ tab });
+  if (reply.ok) return reply.value.session;
+  sessionStorage.removeItem(TAB_KEY);
+  if (refused !== undefined) throw new NoSession(refused);
+  throw new NoSession(
+    `This window's session has ended (the agent restarted or moved since this tab opened it): ${OPEN_A_NEW_ONE}`,
+  );
 }
 
 /**

@@ -111,6 +111,8 @@ interface AgentEvents {
   branch: [WatchedRepository, BranchSwitch];
   /** A rescan found that the repository's name changed (its origin renamed): the line that says what to do. */
   renamed: [WatchedRepository, string];
+  /** Its `.flowsync/repo-config.json` became invalid (the words that say why), or valid again (null). */
+  'repo-config': [WatchedRepository, string | null];
 }
 
 /**
@@ -605,7 +607,18 @@ export class Agent extends EventEmitter<AgentEvents> {
     // Already synced and watched (handed over twice, added twice from the window): a second watch would double it.
     const known = this.table.watched().find(({ identity }) => sameFolder(identity.root, folder));
     if (known) return known;
-    const watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
+    let watched: WatchedRepository;
+    try {
+      watched = await this.addRepository(folder, configuredRepository(this.config, folder), options);
+    } catch (error) {
+      // Another checkout is its source (a worktree, a second clone): kept and listed, as at start, so that the
+      // window's card offers to sync from it instead; the error still says why to the caller.
+      if (error instanceof NotTheSource) {
+        this.updateConfig(withRepository(this.config, error.identity.root));
+        await this.addOrList(configuredRepository(this.config, error.identity.root)!);
+      }
+      throw error;
+    }
     this.updateConfig(withRepository(this.config, watched.identity.root));
     await watched.engine.initialSync({ watchFirst: this.watching });
     if (this.watching) await watched.engine.watch();
@@ -733,8 +746,17 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.watching = true;
     const checkConfigFiles = async () => {
       // Paused: its `.flowsync/repo-config.json` waits too (the publisher sends it at the first check after resume).
-      for (const entry of this.table.all())
-        if (entry.kind === 'running' && !entry.watched.engine.status().paused) await entry.configFile.check();
+      for (const entry of this.table.all()) {
+        if (entry.kind !== 'running' || entry.watched.engine.status().paused) continue;
+        const { watched, configFile } = entry;
+        const before = configFile.problem;
+        await configFile.check();
+        // Said where the agent's lines are read, and pushed to the window (its card and badge), once per change.
+        if (configFile.problem !== before) {
+          this.emit('repo-config', watched, configFile.problem);
+          this.emit('status', watched, watched.engine.status());
+        }
+      }
     };
     await checkConfigFiles();
     this.configTimer = setInterval(

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ensurePrivateFile, ensurePrivateFolder, replaceFile } from '../host/index.ts';
 import { asideName, flowRootProblem } from '../sync/index.ts';
+import { describeIssues, toWireIssues } from '../protocol/index.ts';
 import { ConfigError } from './config-error.ts';
 import { tooWide } from './folder-check.ts';
 import { notice } from './notice.ts';
@@ -146,7 +147,7 @@ export function inspectConfig(path = configFilePath()): { config: AgentConfig; p
 
 /** The fields a config file gets wrong: `repositories.0.path: …; serviceUrl: …`. */
 function issuesOf(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return describeIssues(toWireIssues(error.issues), '');
 }
 
 /** Writes the whole file atomically: a crash leaves the old file or the new one, never half of one. */

@@ -23,8 +23,10 @@ export interface RepositoryDescription extends RepositoryIdentity {
   lastSyncAt: string | null;
   /** Files on disk that are not sent, with the reason's code. */
   notSent: { flowPath: string; path: string; warning: string }[];
-  /** What is wrong with the repository's `.flowsync/repo-config.json`, if anything. */
+  /** What is wrong with the repository's `.flowsync/repo-config.json`, if anything (waits for its user). */
   configProblem: string | null;
+  /** Why its valid `.flowsync/repo-config.json` is not on the service yet (sent at the next look); else null. */
+  configNotSent: string | null;
   /** Flows the service refused as they are. */
   refused: { flowPath: string; message: string }[];
   /** Why a repository is not synced although enabled (another checkout is its source); null otherwise. */
@@ -72,6 +74,7 @@ export function describeEntry(entry: RepositoryEntry, facts: DescribeFacts): Rep
     progress: running?.progress ?? null,
     ...recorded(facts),
     configProblem: running?.configFile.problem ?? null,
+    configNotSent: running?.configFile.unsent ?? null,
     reason: resting?.reason ?? null,
     syncedFrom: resting?.syncedFrom ?? null,
     ...pausedOf(identity.root, status, facts.config),
@@ -131,6 +134,7 @@ function describeAbsent(absent: AbsentEntry, facts: DescribeFacts): RepositoryDe
     progress: null,
     ...recorded(facts),
     configProblem: null,
+    configNotSent: null,
     reason: null,
     syncedFrom: null,
     branch: null,

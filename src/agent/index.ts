@@ -47,6 +47,7 @@ export {
   RepoConfigFileError,
   RepoConfigFilePublisher,
   readRepoConfigFile,
+  repoConfigProblem,
   writeRepoConfigFile,
 } from './repo-config-file.ts';
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';

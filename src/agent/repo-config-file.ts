@@ -69,9 +69,26 @@ export function readRepoConfigFile(root: string): RepoConfig | null {
   const parsed = repoConfigSchema.safeParse(json);
   if (!parsed.success) {
     const issues = toWireIssues(parsed.error.issues);
-    throw new RepoConfigFileError(`${REPO_CONFIG_FILE}: ${describeIssues(issues, 'config')}`, issues);
+    throw new RepoConfigFileError(`${REPO_CONFIG_FILE}: ${describeIssues(issues, '')}`, issues);
   }
   return parsed.data;
+}
+
+/**
+ * What is wrong with the repository's `.flowsync/repo-config.json` as it is on disk now, in the words the window
+ * shows; null when it is valid or absent. `status` and `start` read it so, with or without a running agent.
+ */
+export function repoConfigProblem(root: string): string | null {
+  try {
+    readRepoConfigFile(root);
+    return null;
+  } catch (error) {
+    if (error instanceof RepoConfigFileError) return error.message;
+    // The repository's folder not there or not readable (a drive not mounted): its own state says that (`missing`),
+    // not its config file; `status` crashed on it.
+    if ((error as NodeJS.ErrnoException).code !== undefined) return null;
+    throw error;
+  }
 }
 
 /** `.flowsync` as a link (or a FIFO…) would lead reads and writes out of the repository: refused, by name. */
@@ -110,8 +127,10 @@ export function writeRepoConfigFile(root: string, config: RepoConfig): string {
  */
 export class RepoConfigFilePublisher {
   private seen = '';
-  /** What is wrong with the file, for the window; null when nothing is. */
+  /** What is wrong with the file, which waits for its user to fix it (needsOf); null when nothing is. */
   problem: string | null = null;
+  /** Why the valid file is not on the service yet (sent again at the next look); null when it is. */
+  unsent: string | null = null;
 
   constructor(
     private readonly root: string,
@@ -127,6 +146,7 @@ export class RepoConfigFilePublisher {
     if (!stat) {
       this.seen = signature;
       this.problem = null;
+      this.unsent = null;
       return;
     }
     let config: RepoConfig | null;
@@ -135,15 +155,17 @@ export class RepoConfigFilePublisher {
     } catch (error) {
       this.seen = signature;
       this.problem = error instanceof Error ? error.message : String(error);
+      this.unsent = null;
       return;
     }
+    this.problem = null;
     if (config === null) return;
     try {
       await this.client.repoConfig.update({ owner: this.owner, name: this.name, ...config });
       this.seen = signature;
-      this.problem = null;
+      this.unsent = null;
     } catch (error) {
-      this.problem = `${REPO_CONFIG_FILE} not sent yet: ${error instanceof Error ? error.message : String(error)}`;
+      this.unsent = `${REPO_CONFIG_FILE} not sent yet: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
 }

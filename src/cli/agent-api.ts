@@ -10,7 +10,7 @@ import {
 } from '../window/index.ts';
 import { findRunningAgent } from '../host/index.ts';
 import { Agent, checkRepositoryFolder, configuredRepository, loadConfig } from '../agent/index.ts';
-import { printable } from '../protocol/index.ts';
+import { describeIssues, printable, toWireIssues } from '../protocol/index.ts';
 import { lockForSync } from './running-agent.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -29,7 +29,7 @@ export type AgentCall = <M extends AgentApiMethod>(
 export async function withAgentApi<T>(
   folders: readonly string[],
   options: { url?: string },
-  use: (call: AgentCall, roots: string[]) => Promise<T>,
+  use: (call: AgentCall, roots: string[], running: boolean) => Promise<T>,
 ): Promise<T> {
   const running = await findRunningAgent(bridgeAnswers);
   if (running?.bridge) {
@@ -45,7 +45,7 @@ export async function withAgentApi<T>(
         );
       return root;
     });
-    return use(call, roots);
+    return use(call, roots, true);
   }
   // What it waits for (another `flowsync sync`) is said on stderr: stdout is the command's answer.
   const lock = await lockForSync((line) => process.stderr.write(`${printable(line)}\n`));
@@ -60,10 +60,12 @@ export async function withAgentApi<T>(
     const api = createAgentApi(agent);
     const call: AgentCall = async (method, input) => {
       const parsed = AGENT_API[method].input.safeParse(input);
-      if (!parsed.success) throw new AgentApiError('invalid_input', parsed.error.message);
+      if (!parsed.success)
+        throw new AgentApiError('invalid_input', describeIssues(toWireIssues(parsed.error.issues), ''));
       return (api[method] as (input: unknown) => Promise<AgentApiOutput<typeof method>>)(parsed.data);
     };
-    return await use(call, roots);
+    // `running` false: what this agent queues (a conflict settled with --mine) is sent when an agent runs.
+    return await use(call, roots, false);
   } finally {
     await agent.close();
     lock.release();

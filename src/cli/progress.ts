@@ -33,6 +33,22 @@ export class ProgressDisplay {
     this.bar?.update(done);
   }
 
+  /**
+   * A line of the command's own (a `flowsync: …` line said while the first sync runs, which does not wait for it):
+   * on a terminal the bar's line is cleared first and the bar drawn again below, so that the line is not written
+   * onto the end of the bar's (it was, at a restart).
+   */
+  line(text: string): void {
+    if (!this.bar) {
+      this.stream.write(`${text}\n`);
+      return;
+    }
+    // The bar saved the cursor where it began (ESC 7) and goes back there when it stops: saved again on the line
+    // below, or the lines after the bar would be written over it.
+    this.stream.write(`\r\x1b[2K${text}\n\x1b7`);
+    this.bar.render();
+  }
+
   stop(): void {
     this.bar?.stop();
     this.bar = null;

@@ -1,4 +1,4 @@
-import { plural } from '../protocol/index.ts';
+import { needsOf, plural } from '../protocol/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentApiError,
@@ -6,6 +6,7 @@ import {
   bridgeAnswers,
   connectToBridge,
   repositoryViewSchema,
+  type RepositoryView,
 } from '../window/index.ts';
 import { AgentLock, claimAgentLock, type AgentLockOwner } from '../host/index.ts';
 import { checkRepositoryFolder } from '../agent/index.ts';
@@ -117,9 +118,14 @@ async function handOver(
     }
     const view = repositoryViewSchema.parse(reply);
     const { counts } = view;
+    // Another checkout is its source: listed by the running agent, not synced; the line says how to switch.
+    if (view.syncedFrom !== null) {
+      out(`${where(view, view.branch, root)}: ${view.message ?? `synced from ${view.syncedFrom}`}`);
+      continue;
+    }
     out(
       `${where(view, view.branch, root)}: ${plural(counts.flows, 'flow')}, ${plural(counts.files, 'file')}, ` +
-        `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent with ${service}`,
+        `${syncedWords(view)}, synced by the running agent with ${service}`,
     );
     if (view.rename) out(view.rename.message);
   }
@@ -132,4 +138,11 @@ async function handOver(
       open,
     ),
   );
+}
+
+/** `in sync` only when nothing is pending and nothing waits for its user (needsOf): else what there is. */
+function syncedWords(view: RepositoryView): string {
+  const waiting = needsOf(view).map((need) => need.words);
+  const pending = view.counts.pending > 0 ? [`${view.counts.pending} pending`] : [];
+  return [...pending, ...waiting].join(', ') || 'in sync';
 }

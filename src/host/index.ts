@@ -5,6 +5,7 @@ export {
   configFilePath,
   defaultAgentLogPath,
   defaultLockPath,
+  defaultServeLogPath,
   defaultServiceDbPath,
   defaultStatePath,
   defaultWindowMemoryPath,

@@ -27,6 +27,14 @@ export function defaultAgentLogPath(): string {
   return join(folders().data, 'agent.log');
 }
 
+/**
+ * Where `flowsync serve` logs when its stderr is a terminal and no --log-file is given: JSON lines between the
+ * human ones made the terminal unreadable, and an operator reading a terminal wants the address and the tokens.
+ */
+export function defaultServeLogPath(): string {
+  return join(folders().data, 'serve.log');
+}
+
 /** Names the agent that runs, next to the state it owns (see agent-lock.ts). */
 export function defaultLockPath(): string {
   return join(folders().data, 'agent.lock');

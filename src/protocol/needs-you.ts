@@ -7,15 +7,70 @@ import { plural } from './plural.ts';
  * sync, never twice while the state lasts. Here in src/protocol because both the renderer and electron/ import it.
  */
 
+/**
+ * What needsOf reads of a repository: the engine's status, the window's RepositoryView and `status`'s live view
+ * each have all of it.
+ */
+export interface WaitingFacts {
+  counts: { conflicts: number };
+  heldDeletions: number;
+  /** Files the service has that this checkout never had (kept there until its user says delete or write them). */
+  notInCheckout: number;
+  /** What is wrong with its hand-edited `.flowsync/repo-config.json` (not sent until fixed); null when nothing. */
+  configProblem?: string | null;
+}
+
 /** What the decision reads of a repository's status: the window's RepositoryView has all of it. */
-export interface RepositoryNeeds {
+export interface RepositoryNeeds extends WaitingFacts {
   root: string;
   owner: string;
   name: string;
   phase: string;
   message: string | null;
-  counts: { conflicts: number };
-  heldDeletions: number;
+}
+
+/** One kind of thing that waits for its user in a repository, with how many and the words for it. */
+export interface Waiting {
+  kind: 'conflict' | 'held-deletions' | 'not-in-checkout' | 'repo-config';
+  count: number;
+  /** `2 in conflict`, `40 deletions held`, `3 files not in this checkout`, `repo-config.json not valid`. */
+  words: string;
+}
+
+/**
+ * What waits for its user in a repository, decided once for every place that says it (the tray, the window's card
+ * badge, `start`'s lines and "in sync", `status`'s exit code): nothing of these settles by itself, so a repository
+ * with any of them is never "in sync" nor "idle". Empty when nothing waits. (It once sat in 7 places with 3 lists,
+ * and the tray, the exit code and "in sync" forgot the files not in this checkout.)
+ */
+export function needsOf(repo: WaitingFacts): Waiting[] {
+  return waiting({
+    conflict: repo.counts.conflicts,
+    'held-deletions': repo.heldDeletions,
+    'not-in-checkout': repo.notInCheckout,
+    'repo-config': repo.configProblem ? 1 : 0,
+  });
+}
+
+/** needsOf over several repositories, each kind summed (`3 in conflict, 1 deletion held`): the tray's words. */
+export function needsOfAll(repos: readonly WaitingFacts[]): Waiting[] {
+  const summed = { conflict: 0, 'held-deletions': 0, 'not-in-checkout': 0, 'repo-config': 0 };
+  for (const need of repos.flatMap(needsOf)) summed[need.kind] += need.count;
+  return waiting(summed);
+}
+
+const WORDS: Record<Waiting['kind'], (count: number) => string> = {
+  conflict: (count) => `${count} in conflict`,
+  'held-deletions': (count) => `${plural(count, 'deletion')} held`,
+  'not-in-checkout': (count) => `${plural(count, 'file')} not in this checkout`,
+  'repo-config': (count) =>
+    count === 1 ? 'repo-config.json not valid' : `${count} repo-config.json files not valid`,
+};
+
+function waiting(counts: Record<Waiting['kind'], number>): Waiting[] {
+  return (Object.keys(WORDS) as Waiting['kind'][])
+    .filter((kind) => counts[kind] > 0)
+    .map((kind) => ({ kind, count: counts[kind], words: WORDS[kind](counts[kind]) }));
 }
 
 /** The states that wait for the user: nothing syncs past them until the user acts. */
@@ -90,10 +145,11 @@ const REPOSITORY_NEEDS = ['folder-gone', 'conflict', 'held-deletions'] as const;
 
 const signedOut = (repo: RepositoryNeeds) => repo.phase === 'unauthorized';
 
+/** The notifications follow needsOf: the same rule says what waits, here and on the card. */
 const NEEDS: Record<(typeof REPOSITORY_NEEDS)[number], (repo: RepositoryNeeds) => boolean> = {
   'folder-gone': (repo) => repo.phase === 'missing',
-  conflict: (repo) => repo.counts.conflicts > 0,
-  'held-deletions': (repo) => repo.heldDeletions > 0,
+  conflict: (repo) => needsOf(repo).some((need) => need.kind === 'conflict'),
+  'held-deletions': (repo) => needsOf(repo).some((need) => need.kind === 'held-deletions'),
 };
 
 function signedOutNotification(): DesktopNotification {

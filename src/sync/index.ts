@@ -3,7 +3,14 @@
 export { SyncEngine } from './engine.ts';
 export type { RepositorySpec, SyncEngineOptions } from './engine-options.ts';
 export type { SyncPhase } from './engine-status.ts';
-export type { PlannedFlow, SyncProgress, SyncRecovery, SyncReport, SyncStatus } from './round-report.ts';
+export type {
+  PlannedFlow,
+  SyncMiss,
+  SyncProgress,
+  SyncRecovery,
+  SyncReport,
+  SyncStatus,
+} from './round-report.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
 export type { ConflictComparison, KeptFile, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
 export { DeletionsNotConfirmed } from './service-side.ts';

@@ -72,8 +72,10 @@ export const repositoryViewSchema = z.object({
     z.object({ flowPath: z.string(), path: z.string(), warning: z.string(), reason: z.string() }),
   ),
   rejected: z.array(z.object({ flowPath: z.string(), message: z.string() })),
-  /** What is wrong with `.flowsync/repo-config.json` (invalid, or not sent yet); null when nothing is. */
+  /** What is wrong with `.flowsync/repo-config.json` (it waits for its user: needsOf); null when nothing is. */
   configProblem: z.string().nullable(),
+  /** Why the valid `.flowsync/repo-config.json` is not on the service yet (sent at the next look); else null. */
+  configNotSent: z.string().nullable(),
 });
 export type RepositoryView = z.infer<typeof repositoryViewSchema>;
 

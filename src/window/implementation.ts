@@ -18,7 +18,7 @@ import {
 import type { Agent, WatchedRepository } from '../agent/index.ts';
 import { logUnexpected, reportIncident } from '../host/index.ts';
 import { classifyError, remoteUrl, userEmail } from '../agent/index.ts';
-import { SECRET_NAMES, checkSecret } from '../agent/index.ts';
+import { NotTheSource, SECRET_NAMES, checkSecret } from '../agent/index.ts';
 import {
   claimKey,
   gitEmails,
@@ -188,10 +188,17 @@ export function createAgentApi(agent: Agent): AgentApi {
   const api: AgentApi = {
     status: async () => status(),
 
-    addRepository: async ({ path, source, rename }) =>
-      view(
-        (await agent.addAndStart(path, { source: source === true, rename: rename === true })).identity.root,
-      ),
+    addRepository: async ({ path, source, rename }) => {
+      try {
+        const added = await agent.addAndStart(path, { source: source === true, rename: rename === true });
+        return view(added.identity.root);
+      } catch (error) {
+        // Another checkout is its source: listed now, its card says so and offers "Sync from this checkout
+        // instead" (the window showed the CLI's command in a red line, and no card).
+        if (error instanceof NotTheSource) return view(error.identity.root);
+        throw error;
+      }
+    },
 
     removeRepository: async ({ root }) => ({ removed: await agent.remove(root) }),
 

@@ -6,7 +6,7 @@ import {
   type FlowView,
   type RepositoryView,
 } from './contract.ts';
-import { describeFileWarning, isTrouble, plural } from '../protocol/index.ts';
+import { describeFileWarning, isTrouble, needsOfAll, plural } from '../protocol/index.ts';
 import type { FileState } from '../sync/index.ts';
 
 /*
@@ -24,22 +24,17 @@ export function agentStatus(agent: Agent): AgentStatus {
 }
 
 /**
- * The one line the tray shows for all repositories: trouble first, then what waits for its user (conflicts, held
- * deletions: never "in sync"), then what is pending.
+ * The one line the tray shows for all repositories: trouble first, then what waits for its user (needsOf: never
+ * "in sync"), then what is pending.
  */
 export function trayLine(status: AgentStatus): string {
   const trouble = status.repositories.find((repo) => isTrouble(repo.phase));
   if (trouble) return `flowsync: ${trouble.owner}/${trouble.name} ${trouble.phase}`;
   const sum = (count: (repo: RepositoryView) => number) =>
     status.repositories.reduce((total, repo) => total + count(repo), 0);
-  const conflicts = sum((repo) => repo.counts.conflicts);
-  const held = sum((repo) => repo.heldDeletions);
   const pending = sum((repo) => repo.counts.pending);
-  const waiting = [
-    conflicts > 0 ? `${conflicts} in conflict` : '',
-    held > 0 ? `${plural(held, 'deletion')} held` : '',
-  ].filter(Boolean);
-  if (waiting.length > 0) return `flowsync: ${waiting.join(', ')}`;
+  const waiting = needsOfAll(status.repositories);
+  if (waiting.length > 0) return `flowsync: ${waiting.map((need) => need.words).join(', ')}`;
   // Paused is never "in sync": what changed meanwhile waits for the resume.
   const paused = status.repositories.filter((repo) => repo.paused);
   if (paused.length > 0) {
@@ -73,7 +68,9 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     paused: described.paused,
     pausedSince: described.pausedSince,
     nothingToSync: status?.nothingToSync ?? null,
-    counts: described.counts,
+    // Not synced (another checkout is its source): what it recorded while it was the source (its conflicts) waits
+    // for nothing now, and the window asked for conflicts it cannot list (a 404 in Waiting for you).
+    counts: described.syncedFrom ? { ...described.counts, conflicts: 0 } : described.counts,
     progress: described.progress,
     lastSyncAt: described.lastSyncAt,
     heldDeletions: status?.heldDeletions ?? 0,
@@ -83,6 +80,7 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     rename: described.rename,
     warnings: described.notSent.map((file) => ({ ...file, reason: describeFileWarning(file.warning) })),
     configProblem: described.configProblem,
+    configNotSent: described.configNotSent,
     rejected: described.refused,
   };
 }

@@ -1,7 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RepoConfigFileError, readRepoConfigFile, writeRepoConfigFile } from '../../src/agent/index.ts';
+import {
+  RepoConfigFileError,
+  readRepoConfigFile,
+  repoConfigProblem,
+  writeRepoConfigFile,
+} from '../../src/agent/index.ts';
 import { MAX_FILE_BYTES } from '../../src/protocol/index.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
@@ -59,5 +64,18 @@ describe('.flowsync/repo-config.json stays inside the repository', () => {
     // At the limit it is read.
     writeFileSync(join(repo.root, '.flowsync/repo-config.json'), `{"editor": "code"}`.padEnd(MAX_FILE_BYTES));
     expect(readRepoConfigFile(repo.root)).toEqual({ editor: 'code' });
+  });
+});
+
+describe('what `status` and `start` say of a repository-config file (repoConfigProblem)', () => {
+  it('names an invalid one in words, and says nothing of a folder that is not there (it crashed `status`)', () => {
+    mkdirSync(join(repo.root, '.flowsync'));
+    writeFileSync(join(repo.root, '.flowsync/repo-config.json'), '{"editor": 3}');
+    expect(repoConfigProblem(repo.root)).toBe(
+      '.flowsync/repo-config.json: editor: must be text (it is a number)',
+    );
+    writeFileSync(join(repo.root, '.flowsync/repo-config.json'), '{"editor": "code"}');
+    expect(repoConfigProblem(repo.root)).toBeNull();
+    expect(repoConfigProblem(join(repo.dir, 'not-there'))).toBeNull();
   });
 });

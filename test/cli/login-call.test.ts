@@ -169,6 +169,22 @@ describe('flowsync login, then call, as a new user types it', () => {
     expect(dead.stderr).not.toContain('fsu_from_env');
   });
 
+  it('says bad args in words, the field and what it should be, not zod’s (issue 42 point 6)', async () => {
+    const bad = await flowsync([
+      'call',
+      'svc/repo_config/public/update',
+      '--url',
+      server.url,
+      '--args',
+      '{"owner":"acme","name":"app","editor":3,"background_jobs":[{"name":"dev","command":"npm run dev"}]}',
+    ]);
+    expect(bad.code).toBe(2);
+    expectOneLine(bad);
+    expect(bad.stderr).toContain('args.editor: must be text (it is a number)');
+    expect(bad.stderr).toContain('args.background_jobs.0.description: is missing (text is expected)');
+    expect(bad.stderr).not.toMatch(/Invalid input|received undefined|nonoptional/);
+  });
+
   it('a wrong token is refused in one line, exit 1, and nothing is stored', async () => {
     const url = server.url.replace('127.0.0.1', 'localhost');
     const result = await flowsync(['login', '--url', url], 'fsu_not_a_real_token_000000');

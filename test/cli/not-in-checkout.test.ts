@@ -56,8 +56,9 @@ async function aFreshCheckout() {
   const stored = () => serviceTree(readDatabase(join(a.dir, 'service.db')), 'acme', 'app');
   const first = await runA('sync', '.');
   expect(first.code, first.stderr).toBe(0);
+  // Files on the service not in this checkout wait for their user: exit 4, as for a conflict (needsOf).
   const synced = await runB('sync', '.');
-  expect(synced.code, synced.stderr).toBe(0);
+  expect(synced.code, synced.stderr).toBe(4);
   // Learnt, counted and said; kept on the service, not fetched.
   expect(synced.stderr).toContain(
     '3 files on the service are not in this checkout (kept there, not deleted)',
@@ -104,9 +105,10 @@ describe('flowsync resolve --not-in-checkout', () => {
     expect(readFileSync(join(b.root, 'flows/deploy/prod.yml'), 'utf8')).toBe('prod: A\n');
     expect(readFileSync(join(b.root, 'flows/ci/local.yml'), 'utf8')).toBe("B's local settings\n");
     expect(stored()).toEqual(before);
-    // Recorded as in sync: the next round sends nothing, and only the ignored file is still not here.
+    // Recorded as in sync: the next round sends nothing, and only the ignored file is still not here (it waits:
+    // exit 4).
     const again = await runB('sync', '.');
-    expect(again.code, again.stderr).toBe(0);
+    expect(again.code, again.stderr).toBe(4);
     expect(again.stdout).toMatch(/acme\/app with http:\/\/127.0.0.1:\d+: up to date/);
     expect(stored()).toEqual(before);
     const left = await runB('resolve', '--not-in-checkout');
@@ -150,6 +152,9 @@ describe('flowsync resolve --not-in-checkout', () => {
     agent = startAgentProcess(['start'], envB);
     await agent.waitFor(/Watching 1 repository/);
     const listed = await runFlowsync(['status'], { env: envB });
+    // Counted as waiting, as conflicts are: `status` said nothing of them in its exit code (issue 42).
+    expect(listed.code, listed.stderr).toBe(4);
+    expect(listed.stdout).toContain('  waiting for you: 3 files not in this checkout\n');
     expect(listed.stdout).toContain(
       'now: idle: 3 files on the service are not in this checkout (kept there, not deleted): `flowsync resolve --not-in-checkout` lists them',
     );

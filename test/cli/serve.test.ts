@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FLOWSYNC_BIN } from '../support/cli.ts';
+import { eventually } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 
 let dir: string;
@@ -30,6 +33,38 @@ function workflowStates(url: string, authorization: string) {
 }
 
 describe('flowsync serve', () => {
+  it('on a terminal prints the human lines only, and logs its JSON lines to a file it names (issue 42)', async () => {
+    // A terminal of its own (util-linux `script` gives the command a pty), as an operator starts it.
+    const command = [process.execPath, FLOWSYNC_BIN, 'serve', '--port', '0', '--db', join(dir, 'service.db')]
+      .map((word) => `'${word}'`)
+      .join(' ');
+    const child = spawn('script', ['-qfec', `exec ${command}`, '/dev/null'], {
+      env: { ...process.env, XDG_DATA_HOME: join(dir, 'data') },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const exited = new Promise((done) => child.once('exit', done));
+    try {
+      await eventually(() => expect(out).toContain('Press Ctrl-C to stop.'));
+      const url = /listening on (\S+)\r?\n/.exec(out)![1]!;
+      const admin = /admin token:\s+(\S+)/.exec(out)![1]!;
+      const reply = await workflowStates(url, `Admin ${admin}`);
+      expect(reply.statusCode).toBe(200);
+      await reply.body.dump();
+      const logPath = join(dir, 'data', 'flowsync', 'serve.log');
+      expect(out).toContain(`log: ${logPath} (JSON lines; --log-file sets another file)`);
+      // The call is logged, there and not on the terminal.
+      await eventually(() => expect(readFileSync(logPath, 'utf8')).toContain('"trace_id":"t1"'));
+      expect(readFileSync(logPath, 'utf8')).toContain('"msg":"service listening"');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(out).not.toContain('{"level"');
+    expect(out).not.toContain('"msg"');
+  });
+
   it('prints its address and tokens once, and answers the admin token with a success envelope', async () => {
     const first = await serve();
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

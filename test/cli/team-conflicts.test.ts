@@ -72,6 +72,9 @@ describe('two developers on one service', () => {
     );
     const status = await runFlowsync(['status'], { env: aliceEnv });
     expect(status.stdout).not.toMatch(/in sync/);
+    // `status` exits 4 as `conflicts` does while something waits (it exited 0: issue 42), and says what.
+    expect(status.code, status.stderr).toBe(4);
+    expect(status.stdout).toContain('  waiting for you: 1 in conflict\n');
 
     // Taking the service's version puts Bob's content on her disk; nothing is sent back.
     const taken = await runFlowsync(['resolve', join(a.root, 'flows/ci/build.yml'), '--theirs'], {
@@ -81,6 +84,7 @@ describe('two developers on one service', () => {
     expect(taken.stdout).toContain("flows/ci/build.yml: the service's version is on disk");
     expect(readFileSync(join(a.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: bob\n');
     expect((await runFlowsync(['conflicts', a.root], { env: aliceEnv })).code).toBe(0);
+    expect((await runFlowsync(['status'], { env: aliceEnv })).code).toBe(0);
 
     // Bob removes a generated folder of 150 files (more than 100 at once): held, nothing deleted, exit 4.
     b.remove('flows/gen');

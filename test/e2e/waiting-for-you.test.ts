@@ -72,6 +72,8 @@ describe('what waits for the user, in the window', () => {
     const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
     await expect.poll(() => waiting.textContent(), SLOW).toContain('by bob@desk:~/code/app');
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('1 in conflict');
+    // Not "idle" while a conflict waits (issue 42): the badge says what needsOf says.
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
     await expect
       .poll(() => page.getByRole('list', { name: 'Recent activity' }).textContent(), SLOW)
       .toContain('Conflict: flows/ci/build.yml changed on the service by bob@desk:~/code/app');
@@ -115,6 +117,7 @@ describe('what waits for the user, in the window', () => {
       "Take the service's version of flows/ci/build.yml? What is on disk here is kept first: in the service's history as your conflict copy (or beside the file, on a service that keeps none).",
     ]);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     // Where it went, in Recent activity; the copy is in the file's history, and holds Ada's edit.
     const activity = page.getByRole('list', { name: 'Recent activity' });
@@ -139,6 +142,7 @@ describe('what waits for the user, in the window', () => {
       .toContain(
         'Held: 40 deletions held, more than this repository deletes without asking; nothing deleted on the service',
       );
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
     await IMAGES.take(page, 'deletions-held');
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -173,6 +177,9 @@ describe('what waits for the user, in the window', () => {
     await expect
       .poll(() => group.textContent(), SLOW)
       .toContain('1 file on the service is not in this checkout');
+    // Files not in this checkout count as waiting everywhere: the badge said "idle" (issue 42).
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
+    expect(await seriousViolations(page)).toEqual([]);
     page.once('dialog', (dialog) => void dialog.accept());
     await group.getByRole('button', { name: 'Write them to disk' }).click();
     await expect.poll(() => existsSync(join(repo.root, 'flows/ci/lint.yml')), SLOW).toBe(true);
@@ -291,11 +298,95 @@ describe('conflicts in several flows', () => {
     expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/build.yml']).toBe(his('flows/ci/build.yml'));
     // The list is read again after the counts are pushed: it showed the three conflicts a moment longer (1 of 7
     // full runs clicked then, and found five such buttons).
-    const takeTheirs = waiting.getByRole('button', { name: "Take the service's", exact: true });
+    const takeTheirs = waiting.getByRole('button', {
+      name: "Take the service's for flows/ci/build.yml",
+      exact: true,
+    });
     await expect.poll(() => takeTheirs.count(), SLOW).toBe(1);
     page.once('dialog', (dialog) => void dialog.accept());
     await takeTheirs.click();
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his('flows/ci/build.yml'));
+  });
+});
+
+describe('an invalid hand edit of .flowsync/repo-config.json (issue 42 point 6)', () => {
+  it('is on the card and in the badge, in words that name the field and what it should be', async () => {
+    repo.write('.flowsync/repo-config.json', '{"editor": 3}\n');
+    const problem = page.getByTestId('config-problem');
+    await expect
+      .poll(() => problem.textContent(), SLOW)
+      .toBe('.flowsync/repo-config.json: editor: must be text (it is a number)');
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('waiting for you');
+    expect(await page.locator('body').textContent()).not.toMatch(/Invalid input|received|nonoptional/);
+    expect(await seriousViolations(page)).toEqual([]);
+    repo.write('.flowsync/repo-config.json', '{"editor": "code"}\n');
+    await expect.poll(() => problem.count(), SLOW).toBe(0);
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
+  });
+});
+
+describe('long files in Compare and in a version viewed (issue 42 point 8)', () => {
+  it('each pane that scrolls is reached from the keyboard, and each row button names its file: axe, light and dark', async () => {
+    // 60 lines of 160 characters: both panes and the version scroll, down and across.
+    const long = (who: string) =>
+      Array.from({ length: 60 }, (_, n) => `step_${n}: ${who} ${'x'.repeat(150)}\n`).join('');
+    repo.write('flows/ci/long.yml', long('base'));
+    await expect
+      .poll(() => serviceTree(svc.read, 'acme', 'app')['flows/ci/long.yml'], SLOW)
+      .toBe(long('base'));
+    const bob = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user } });
+    await bob.flowDef.syncBatch(
+      {
+        repo_owner: 'acme',
+        repo_name: 'app',
+        flows: [
+          {
+            flow_path: 'flows/ci',
+            files: [
+              {
+                path: 'long.yml',
+                content: long('bob'),
+                hash: sha256(long('bob')),
+                base_hash: sha256(long('base')),
+              },
+            ],
+          },
+        ],
+      },
+      { writer: 'bob@desk:~/code/app' },
+    );
+    await bob.close();
+    repo.write('flows/ci/long.yml', long('ada'));
+    const waiting = page.getByRole('region', { name: 'Waiting for you in acme/app' });
+    const row = waiting.getByRole('row', { name: /long\.yml/ });
+    await expect.poll(() => row.count(), SLOW).toBe(1);
+    // Named with the file, each of them (they were "Compare", "Keep mine", "Take the service's" on every row).
+    await row.getByRole('button', { name: 'Compare flows/ci/long.yml', exact: true }).click();
+    await expect
+      .poll(() => waiting.getByRole('figure', { name: 'Here' }).textContent(), SLOW)
+      .toContain('ada');
+    expect(await seriousViolations(page)).toEqual([]);
+    await row.getByRole('button', { name: "Take the service's for flows/ci/long.yml", exact: true }).click();
+    await expect.poll(() => waiting.count(), SLOW).toBe(0);
+
+    const files = page.getByRole('list', { name: 'Files of ci' });
+    if ((await files.count()) === 0) await page.getByRole('button', { name: /(^|\s)ci$/ }).click();
+    await files.getByRole('button', { name: 'History of long.yml' }).click();
+    const versions = page.getByRole('table', { name: 'Versions of flows/ci/long.yml' });
+    await expect.poll(() => versions.getByRole('row').count(), SLOW).toBe(3); // a header, two versions
+    // The older version, as the service numbers it; its buttons name it and the file.
+    const older = versions.getByRole('row').nth(2);
+    await older.getByRole('button', { name: /^View version \d+ of flows\/ci\/long\.yml$/ }).click();
+    await expect
+      .poll(
+        () => page.getByRole('figure', { name: /^Version \d+ of flows\/ci\/long\.yml$/ }).textContent(),
+        SLOW,
+      )
+      .toContain('step_59: base');
+    expect(
+      await older.getByRole('button', { name: /^Restore version \d+ of flows\/ci\/long\.yml$/ }).count(),
+    ).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

@@ -107,6 +107,13 @@ describe('a paused repository (finding 7; issue 25, paused everywhere)', () => {
     expect(await page.getByTestId('counts').textContent()).toContain(SAMPLE_COUNTS);
     expect(await page.getByText(/^Last sync:/).textContent()).not.toContain('never');
     expect(await page.getByRole('button', { name: 'Sync now' }).isDisabled()).toBe(true);
+    // And it looks it: it was drawn as any button, opaque, with a pointer (issue 42).
+    const looks = (await page.evaluate(`(() => {
+      const button = [...document.querySelectorAll('button')].find((b) => b.textContent === 'Sync now');
+      return [getComputedStyle(button).opacity, getComputedStyle(button).cursor];
+    })()`)) as [string, string];
+    expect(Number(looks[0])).toBeLessThan(1);
+    expect(looks[1]).toBe('not-allowed');
     await expect.poll(activity, SLOW).toContain('Paused: changes are counted and sent when you resume');
 
     // An edit while paused is pending, and the card says it waits for the resume (it said "0 pending").

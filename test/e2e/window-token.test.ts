@@ -13,6 +13,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { runFlowsync } from '../support/cli.ts';
 import type { TestRepo } from '../support/repo.ts';
 import type { TestService } from '../support/service.ts';
+import { seriousViolations } from '../support/pictures.ts';
 import { launchAddress } from '../support/window.ts';
 
 /**
@@ -77,6 +78,8 @@ describe("the window's launch token", () => {
     await second.goto(address);
     await expect.poll(() => second.getByRole('alert').textContent()).toContain('already used');
     expect(await showsApp(second)).toBe(false);
+    // The refusal is a screen too: axe, light and dark.
+    expect(await seriousViolations(second)).toEqual([]);
     // Nor can the token be used as a credential by itself.
     const token = new URL(address).hash.replace('#token=', '');
     const status = await second.evaluate(
@@ -93,6 +96,21 @@ describe("the window's launch token", () => {
     expect(status).toBe(401);
     await first.close();
     await second.close();
+  });
+
+  it('opened again in a tab that holds a session of this agent, uses that session (it answered 401)', async () => {
+    const address = await launchAddress(agent, env);
+    const page = await browser.newPage();
+    await page.goto(address);
+    await expect.poll(() => showsApp(page), { timeout: 20_000 }).toBe(true);
+    // Away and back to the stale address in the same tab (a bookmark, the history): a page load of its own.
+    await page.goto('about:blank');
+    await page.goto(address);
+    await expect.poll(() => showsApp(page), { timeout: 20_000 }).toBe(true);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await expect.poll(() => page.getByRole('checkbox', { name: 'Start at login' }).isEnabled()).toBe(true);
+    await page.close();
   });
 
   it('is not printed by the agent when its stdout is not a terminal, nor by `flowsync status`', async () => {

@@ -15,6 +15,7 @@ function repo(root: string, change: Partial<RepositoryNeeds> & { conflicts?: num
     message: null,
     counts: { conflicts },
     heldDeletions: 0,
+    notInCheckout: 0,
     ...rest,
   };
 }

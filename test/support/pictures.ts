@@ -41,17 +41,38 @@ export interface Violation {
   targets: string[];
 }
 
-/** axe-core's serious and critical violations on the page as it is now. */
+/**
+ * axe-core's serious and critical violations on the page as it is now, in the light theme and in the dark one
+ * (each `id` then says which: `color-contrast (dark)`): every screen checked is checked in both (issue 42).
+ */
 export async function seriousViolations(page: Page): Promise<Violation[]> {
+  return (await allViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Every violation axe-core finds on the page as it is now, light and dark (seriousViolations says why). */
+export async function allViolations(page: Page): Promise<Violation[]> {
+  const dark = (await page.evaluate(`matchMedia('(prefers-color-scheme: dark)').matches`)) as boolean;
+  const found: Violation[] = [];
+  try {
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      found.push(...(await axeRun(page)).map((v) => ({ ...v, id: `${v.id} (${scheme})` })));
+    }
+  } finally {
+    await page.emulateMedia({ colorScheme: dark ? 'dark' : 'light' });
+  }
+  return found;
+}
+
+async function axeRun(page: Page): Promise<Violation[]> {
   // Evaluated by the test, not by the page: the page's CSP does not apply.
   await page.evaluate(axe.source);
   // A string, run in the page: the test's own types know no DOM.
-  const violations = (await page.evaluate(`axe.run(document).then((results) =>
+  return (await page.evaluate(`axe.run(document).then((results) =>
     results.violations.map((v) => ({
       id: v.id,
       impact: v.impact ?? null,
       help: v.help,
       targets: v.nodes.map((node) => node.target.join(' ')),
     })))`)) as Violation[];
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

@@ -359,7 +359,7 @@ describe('AgentApi through the bridge', () => {
     repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'vim', copy_ignored_files: [''] }));
     await eventually(async () => {
       const view = (await call('status')).body.value.repositories[0];
-      expect(view.configProblem).toContain('config.copy_ignored_files.0');
+      expect(view.configProblem).toContain('repo-config.json: copy_ignored_files.0: Cannot be empty');
     });
     expect(configs().map((row) => JSON.parse(row.config))).toEqual([{ editor: 'vim' }]);
     const read = await call('getRepoConfig', { root });

@@ -33,6 +33,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
     warnings: [],
     rejected: [],
     configProblem: null,
+    configNotSent: null,
     ...overrides,
   } satisfies RepositoryView;
 }
@@ -52,6 +53,11 @@ describe('the tray line', () => {
       'flowsync: 159 deletions held',
     );
     expect(trayLine(status(repository({}, { pending: 3 })))).toBe('flowsync: 3 files pending');
+    // Files on the service not in this checkout wait too (needsOf): the tray said "in sync" (issue 42).
+    expect(trayLine(status(repository({ notInCheckout: 3 })))).toBe('flowsync: 3 files not in this checkout');
+    expect(
+      trayLine(status(repository({ configProblem: '.flowsync/repo-config.json: unknown field "x"' }))),
+    ).toBe('flowsync: repo-config.json not valid');
     expect(trayLine(status(repository({ phase: 'offline' }, { conflicts: 1 })))).toBe(
       'flowsync: acme/app offline',
     );

@@ -41,7 +41,8 @@ function Diff({ title, diff }: { title: string; diff: { diff: string } | { missi
       ) : diff.diff === '' ? (
         <p className="muted">No change from the version last synced here.</p>
       ) : (
-        <pre>
+        // Focusable: a long diff scrolls, and the keyboard must reach it (axe: scrollable-region-focusable).
+        <pre tabIndex={0}>
           {diff.diff.split('\n').map((line, index) => (
             <span key={index} className={diffLineClass(line)}>
               {line}
@@ -136,6 +137,7 @@ export function FileHistory(props: {
                 {v.hash !== null && (
                   <button
                     aria-expanded={viewing === v.version}
+                    aria-label={`View version ${v.version} of ${file}`}
                     onClick={() => setViewing(viewing === v.version ? null : v.version)}
                   >
                     View
@@ -144,6 +146,7 @@ export function FileHistory(props: {
                 {!v.current && (
                   <button
                     disabled={restore.isPending}
+                    aria-label={`Restore version ${v.version} of ${file}`}
                     onClick={() => {
                       const what =
                         v.hash === null
@@ -191,7 +194,12 @@ function VersionText(props: { api: AgentApi; root: string; file: string; version
       <figcaption>
         Version {version} of {file}
       </figcaption>
-      {text.data.tooLarge ? <p className="muted">{text.data.tooLarge}</p> : <pre>{text.data.content}</pre>}
+      {text.data.tooLarge ? (
+        <p className="muted">{text.data.tooLarge}</p>
+      ) : (
+        // Focusable: a long version scrolls, and the keyboard must reach it (axe: scrollable-region-focusable).
+        <pre tabIndex={0}>{text.data.content}</pre>
+      )}
     </figure>
   );
 }

@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
-import { warnedPath } from '../../../src/protocol/index.ts';
+import { needsOf, warnedPath } from '../../../src/protocol/index.ts';
 import { repositoryId, waitingId } from '../notifications.ts';
 import { plural } from '../plural.ts';
 import { CompareConflict, FileHistory, FindHistory, serviceSide } from './FileHistory.tsx';
@@ -59,13 +59,24 @@ export function SyncScreen({ api }: ScreenProps) {
       )}
       {status.data?.repositories.length === 0 && <p>No repository yet: add a folder above.</p>}
       <ul className="repositories">
-        {status.data?.repositories.map((repo) => (
-          <Repository key={repo.root} repo={repo} api={api} onChange={refresh} />
+        {status.data?.repositories.map((repo, _, all) => (
+          <Repository key={repo.root} repo={repo} name={cardName(repo, all)} api={api} onChange={refresh} />
         ))}
       </ul>
       <RecentActivity api={api} />
     </section>
   );
+}
+
+/**
+ * How a card is named to a screen reader and in its dialogs: owner/name, with its folder when another card has the
+ * same owner/name (two checkouts of one repository, a worktree): two regions "Waiting for you in acme/app" were
+ * one name for two places (axe: landmark-unique), and Remove asked to stop syncing "acme/app" without saying which.
+ */
+export function cardName(repo: RepositoryView, all: readonly RepositoryView[]): string {
+  const name = `${repo.owner}/${repo.name}`;
+  const twin = all.some((other) => other.root !== repo.root && `${other.owner}/${other.name}` === name);
+  return twin ? `${name} (${repo.root})` : name;
 }
 
 /** Busy repositories change at every step: their flows are read again once the work settles. */
@@ -85,7 +96,18 @@ function settledVersion(repo: RepositoryView): string {
   ].join('|');
 }
 
-function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentApi; onChange: () => void }) {
+function Repository({
+  repo,
+  name,
+  api,
+  onChange,
+}: {
+  repo: RepositoryView;
+  /** The card's name (cardName): owner/name, with the folder when another card has the same. */
+  name: string;
+  api: AgentApi;
+  onChange: () => void;
+}) {
   const act = useMutation({
     mutationFn: async (action: 'sync' | 'pause' | 'resume' | 'remove' | 'source' | 'rename') => {
       if (action === 'sync') await api.syncNow({ root: repo.root });
@@ -108,9 +130,18 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
   const label = `${repo.owner}/${repo.name}`;
   const stopped =
     repo.paused || repo.phase === 'paused' || repo.phase === 'stopped' || repo.phase === 'elsewhere';
+  const waiting = needsOf(repo);
+  // Idle is not the word while something waits for its user (needsOf): the badge says so, in its words.
+  // Another checkout is its source: not synced, which is not paused (nothing to resume here, only to switch).
+  const notSource = repo.syncedFrom !== null;
+  const badge = notSource
+    ? 'not synced'
+    : repo.phase === 'idle' && waiting.length > 0
+      ? 'waiting for you'
+      : repo.phase;
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
-    <li className="repository" aria-label={label} id={repositoryId(repo.root)} tabIndex={-1}>
+    <li className="repository" aria-label={name} id={repositoryId(repo.root)} tabIndex={-1}>
       <div className="row">
         <h3>{label}</h3>
         {repo.branch && (
@@ -118,8 +149,12 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
             {repo.branch}
           </span>
         )}
-        <span className={`phase phase-${repo.phase}`} data-testid="phase">
-          {repo.phase}
+        <span
+          className={`phase phase-${repo.phase}${badge === 'waiting for you' ? ' phase-waiting' : ''}`}
+          data-testid="phase"
+          title={badge === 'waiting for you' ? waiting.map((need) => need.words).join(', ') : undefined}
+        >
+          {badge}
         </span>
       </div>
       <p className="muted">{repo.root}</p>
@@ -130,8 +165,8 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         {counts.conflicts > 0 ? ` · ${counts.conflicts} in conflict` : ''}
         {repo.heldDeletions > 0 ? ` · ${plural(repo.heldDeletions, 'deletion')} held` : ''}
       </p>
-      {(counts.conflicts > 0 || repo.heldDeletions > 0 || repo.notInCheckout > 0) && (
-        <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
+      {waiting.some((need) => need.kind !== 'repo-config') && (
+        <WaitingForYou api={api} repo={repo} name={name} version={version} onChange={onChange} />
       )}
       {repo.message && <p className="muted">{repo.message}</p>}
       {repo.paused && (
@@ -164,7 +199,12 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
       <p className="muted">
         Last sync: {repo.lastSyncAt ? new Date(repo.lastSyncAt).toLocaleString() : 'never'}
       </p>
-      {repo.configProblem && <p className="error">{repo.configProblem}</p>}
+      {repo.configProblem && (
+        <p className="error" data-testid="config-problem">
+          {repo.configProblem}
+        </p>
+      )}
+      {repo.configNotSent && <p className="muted">{repo.configNotSent}</p>}
       <ErrorLine error={detail.error} />
       {detail.data && detail.data.flows.length > 0 && (
         <Flows api={api} root={repo.root} flows={detail.data.flows} version={version} onChange={onChange} />
@@ -185,19 +225,32 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         </details>
       )}
       <div className="row">
-        <button onClick={() => act.mutate('sync')} disabled={stopped || act.isPending}>
-          Sync now
-        </button>
-        {repo.paused || repo.phase === 'paused' ? (
-          <button onClick={() => act.mutate('resume')}>Resume</button>
+        {!notSource && (
+          <button
+            onClick={() => act.mutate('sync')}
+            disabled={stopped || act.isPending}
+            aria-label={`Sync now: ${name}`}
+          >
+            Sync now
+          </button>
+        )}
+        {notSource ? null : repo.paused || repo.phase === 'paused' ? (
+          <button onClick={() => act.mutate('resume')} aria-label={`Resume ${name}`}>
+            Resume
+          </button>
         ) : (
-          <button onClick={() => act.mutate('pause')} disabled={repo.phase === 'stopped'}>
+          <button
+            onClick={() => act.mutate('pause')}
+            disabled={repo.phase === 'stopped'}
+            aria-label={`Pause ${name}`}
+          >
             Pause
           </button>
         )}
         <button
+          aria-label={`Remove ${name}`}
           onClick={() => {
-            if (window.confirm(`Stop syncing ${label}? The service keeps what it has.`)) act.mutate('remove');
+            if (window.confirm(`Stop syncing ${name}? The service keeps what it has.`)) act.mutate('remove');
           }}
         >
           Remove
@@ -224,6 +277,7 @@ const FLOW_STATES: Record<FlowView['state'], string> = {
 function WaitingForYou(props: {
   api: AgentApi;
   repo: RepositoryView;
+  name: string;
   version: string;
   onChange: () => void;
 }) {
@@ -288,7 +342,7 @@ function WaitingForYou(props: {
   return (
     <section
       className="waiting"
-      aria-label={`Waiting for you in ${repo.owner}/${repo.name}`}
+      aria-label={`Waiting for you in ${props.name}`}
       id={waitingId(root)}
       tabIndex={-1}
     >
@@ -326,25 +380,35 @@ function WaitingForYou(props: {
                   </th>
                   <td>{serviceSide(conflict)}</td>
                   <td>
+                    {/* No base: never synced from this checkout (a worktree made the source): not an edit here. */}
                     {conflict.sentHash === null
                       ? 'deleted'
-                      : conflict.sentHash === conflict.baseHash
-                        ? 'unchanged (behind)'
-                        : 'changed'}
+                      : conflict.baseHash === null
+                        ? 'another version (never synced from here)'
+                        : conflict.sentHash === conflict.baseHash
+                          ? 'unchanged (behind)'
+                          : 'changed'}
                   </td>
                   <td className="row">
+                    {/* Named with their file: a row's buttons read alone ("Keep mine") say nothing of which. */}
                     <button
                       aria-expanded={comparing === file}
                       aria-controls={comparing === file ? diffId : undefined}
+                      aria-label={`Compare ${file}`}
                       onClick={() => setComparing(comparing === file ? null : file)}
                     >
                       Compare
                     </button>
-                    <button disabled={busy || repo.paused} onClick={() => settle('mine', [fileOf(conflict)])}>
+                    <button
+                      disabled={busy || repo.paused}
+                      aria-label={`Keep mine for ${file}`}
+                      onClick={() => settle('mine', [fileOf(conflict)])}
+                    >
                       Keep mine
                     </button>
                     <button
                       disabled={busy || repo.paused}
+                      aria-label={`Take the service's for ${file}`}
                       onClick={() => settle('theirs', [fileOf(conflict)])}
                     >
                       Take the service's

@@ -56,11 +56,15 @@ export function conflictLine(conflict: ConflictView): string {
   const at = conflict.writtenAt
     ? ` at ${conflict.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`
     : '';
+  // No base: this checkout never synced the file (a worktree or a clone made the source, on another branch), so
+  // its version is another one, not an edit of the user's ("you changed it" was said of files never touched).
   const yours =
     conflict.sentHash === null
       ? 'you deleted it'
-      : conflict.sentHash === conflict.baseHash
-        ? 'unchanged here (this checkout is behind: --theirs takes it)'
-        : 'you changed it';
+      : conflict.baseHash === null
+        ? 'another version here (this checkout never synced it)'
+        : conflict.sentHash === conflict.baseHash
+          ? 'unchanged here (this checkout is behind: --theirs takes it)'
+          : 'you changed it';
   return `${theirs}${by}${at}; ${yours}`;
 }

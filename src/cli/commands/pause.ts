@@ -6,8 +6,13 @@ import {
   saveConfig,
   withPausedRepository,
 } from '../../agent/index.ts';
-import { plural, printable } from '../../protocol/index.ts';
-import { bridgeAnswers, connectToBridge, repositoryViewSchema } from '../../window/index.ts';
+import { needsOf, plural, printable } from '../../protocol/index.ts';
+import {
+  bridgeAnswers,
+  connectToBridge,
+  repositoryViewSchema,
+  type RepositoryView,
+} from '../../window/index.ts';
 import { findRunningAgent } from '../../host/index.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -66,11 +71,10 @@ function pausing(command: 'pause' | 'resume'): Command {
             await bridge.call(pause ? 'pauseRepository' : 'resumeRepository', { root }),
           );
           const name = `${view.owner}/${view.name}`;
-          const pending = view.counts.pending;
           out(
             pause
               ? `${name}: paused; changes are counted and sent when resumed (flowsync resume ${view.root})`
-              : `${name}: resumed${pending > 0 ? `; ${plural(pending, 'change')} waiting to be sent` : ', in sync'}`,
+              : `${name}: resumed${resumedWords(view)}`,
           );
         }
         return;
@@ -86,4 +90,12 @@ function pausing(command: 'pause' | 'resume'): Command {
             : `${root}: resumed; no agent is running: \`flowsync start\` syncs it`,
         );
     });
+}
+
+/** After `resumed`: what is still to send and what waits for its user (needsOf); `, in sync` when neither. */
+function resumedWords(view: RepositoryView): string {
+  const pending = view.counts.pending;
+  const waiting = needsOf(view).map((need) => need.words);
+  if (pending === 0 && waiting.length === 0) return ', in sync';
+  return `; ${[pending > 0 ? `${plural(pending, 'change')} waiting to be sent` : '', ...waiting].filter(Boolean).join(', ')}`;
 }

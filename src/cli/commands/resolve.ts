@@ -62,7 +62,7 @@ export function resolveCommand(): Command {
       const targets = paths.map(repositoryPathOf);
       const folders = [...new Set(targets.map((target) => target.folder))];
       let unwritten = 0;
-      const settled = await withAgentApi(folders, options, async (call, roots) => {
+      const settled = await withAgentApi(folders, options, async (call, roots, running) => {
         let count = 0;
         for (const [index, root] of roots.entries()) {
           const inside = targets.filter((target) => target.folder === folders[index]).map((t) => t.inside);
@@ -80,7 +80,7 @@ export function resolveCommand(): Command {
           for (const file of resolved) {
             const where = keptAt.get(`${file.flowPath}/${file.path}`);
             out(
-              `${file.flowPath}/${file.path}: ${side === 'mine' ? "yours is sent on top of the service's" : "the service's version is on disk"}` +
+              `${file.flowPath}/${file.path}: ${settledWords(side, running)}` +
                 (where ? `; yours is ${where}` : ''),
             );
           }
@@ -99,6 +99,17 @@ export function resolveCommand(): Command {
         process.exitCode = EXIT.attention;
       }
     });
+}
+
+/**
+ * What became of a file settled: --mine is queued in the state's outbox, sent by the running agent at once, or
+ * by the next agent (`start`, `sync`) when none runs: "sent" was said then of a file still only queued.
+ */
+function settledWords(side: 'mine' | 'theirs', running: boolean): string {
+  if (side === 'theirs') return "the service's version is on disk";
+  return running
+    ? "yours is being sent on top of the service's by the running agent"
+    : "yours is queued, to be sent on top of the service's when the agent runs (`flowsync start`, or `flowsync sync` once)";
 }
 
 /**

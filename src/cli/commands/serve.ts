@@ -25,7 +25,10 @@ export function serveCommand(): Command {
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
         .default('info'),
     )
-    .option('--log-file <file>', 'log to this file (0600, moved to <file>.1 at 5 MiB) instead of stderr')
+    .option(
+      '--log-file <file>',
+      'log to this file (0600, moved to <file>.1 at 5 MiB) instead of stderr (on a terminal: serve.log in the data folder)',
+    )
     .option(
       '--history-days <days>',
       'keep every replaced or deleted version of a flow file this many days',
@@ -60,17 +63,20 @@ export function serveCommand(): Command {
         historyMaxMb: number;
       }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
-        const [{ createService }, { openLogFile }] = await Promise.all([
+        const [{ createService }, { defaultServeLogPath, openLogFile }] = await Promise.all([
           import('../../service/index.ts'),
           import('../../host/index.ts'),
         ]);
+        // On a terminal the human lines only: the JSON log goes to a file, named below (stderr to a pipe or a
+        // journal stays the log, as a service manager expects).
+        const logFile = options.logFile ?? (process.stderr.isTTY ? defaultServeLogPath() : undefined);
         const service = await createService({
           dbPath: options.db,
           host: options.host,
           port: options.port,
           newTokens: options.newTokens ?? false,
           logLevel: options.logLevel as 'info',
-          logDestination: options.logFile ? openLogFile(options.logFile) : undefined,
+          logDestination: logFile ? openLogFile(logFile) : undefined,
           retention: { days: options.historyDays, bytes: options.historyMaxMb * 1024 * 1024 },
         });
         // Installed before the address is printed, so a caller that stops us as soon as we are up is heard.
@@ -87,6 +93,8 @@ export function serveCommand(): Command {
         out.write(`flowsync service listening on ${service.url}\n`);
         // Without the password a Postgres URL may carry.
         out.write(`database: ${service.database}\n`);
+        if (logFile && !options.logFile)
+          out.write(`log: ${logFile} (JSON lines; --log-file sets another file)\n`);
         if (service.issuedTokens) {
           out.write(
             '\nNew tokens, shown this once (only their SHA-256 is stored; `flowsync serve --new-tokens` replaces them):\n' +

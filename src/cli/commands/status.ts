@@ -8,6 +8,7 @@ import {
   pendingRename,
   readRepositoryStatuses,
   serviceKeyOf,
+  repoConfigProblem,
   type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
@@ -15,6 +16,7 @@ import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } f
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import {
   describeFileWarning,
+  needsOf,
   plural,
   printable,
   printableJson,
@@ -23,6 +25,7 @@ import {
 } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
 import { nothingToSync } from '../../sync/index.ts';
+import { EXIT } from '../exit-codes.ts';
 import { where } from '../where.ts';
 import { localTime } from '../local-time.ts';
 
@@ -34,7 +37,9 @@ export function statusCommand(): Command {
       'Says whether an agent runs (its pid and window address), then reads the agent state (also while\n' +
         '`flowsync start` runs) and shows each repository of the config file as synced with the current\n' +
         'service (the one `flowsync start` would use). --all adds what is kept for services used before.\n' +
-        '--json prints the repositories only.',
+        '--json prints the repositories only. Exits 4 when something waits for you in a repository of the\n' +
+        'current service (files in conflict, deletions held, files on the service not in this checkout, an\n' +
+        'invalid .flowsync/repo-config.json: the running agent knows the deletions and those files), else 0.',
     )
     .option('--all', 'also show the entries kept for other services')
     .option('--json', 'print as JSON')
@@ -79,6 +84,10 @@ export function statusCommand(): Command {
               config,
             ),
           );
+      // Decided by needsOf, as the tray, the window's badge and `start`'s lines decide it: never "in sync" and 0.
+      process.exitCode = statuses.some((status) => status.current && status.waiting.length > 0)
+        ? EXIT.attention
+        : EXIT.ok;
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -140,11 +149,29 @@ function fromLive(repository: LiveRepository, service: string): RepositoryStatus
 }
 
 /** The file's status with the running agent's counts, phase and message for the current service. */
-function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryStatus & { now?: string } {
+function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryStatus & LiveFacts {
   const repository = status.current ? live.find((repo) => repo.root === status.root) : undefined;
-  if (!repository) return status;
+  const configProblem = status.current ? repoConfigProblem(status.root) : null;
+  // Without a running agent, held deletions and the files not in this checkout are not known: the state has them not.
+  const facts = {
+    configProblem,
+    heldDeletions: repository?.heldDeletions ?? 0,
+    notInCheckout: repository?.notInCheckout ?? 0,
+  };
+  const counts = repository?.counts ?? status.counts;
+  const waiting = needsOf({ ...facts, counts }).map((need) => need.words);
+  if (!repository) return { ...status, ...facts, waiting };
   const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
-  return { ...status, counts: repository.counts, now };
+  return { ...status, ...facts, counts, now, waiting };
+}
+
+interface LiveFacts {
+  now?: string;
+  heldDeletions: number;
+  notInCheckout: number;
+  configProblem: string | null;
+  /** What waits for its user (needsOf's words); empty when nothing does. */
+  waiting: string[];
 }
 
 /**
@@ -203,13 +230,13 @@ function describeAgent(running: AgentLockOwner | null): string {
 }
 
 function describe(
-  status: RepositoryStatus & {
-    now?: string;
-    rename: string | null;
-    paused: boolean;
-    pausedSince: string | null;
-    nothingToSync: string | null;
-  },
+  status: RepositoryStatus &
+    LiveFacts & {
+      rename: string | null;
+      paused: boolean;
+      pausedSince: string | null;
+      nothingToSync: string | null;
+    },
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   const lines = [
@@ -224,6 +251,9 @@ function describe(
         `\`flowsync resume ${status.root}\`${pending > 0 ? ` (${plural(pending, 'change')} waiting)` : ''}`,
     );
   if (status.nothingToSync) lines.push(`  ${status.nothingToSync}`);
+  if (status.current && status.waiting.length > 0)
+    lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
+  if (status.configProblem) lines.push(`  ${status.configProblem}`);
   // The running agent's idle message starts with that same line: said once.
   if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
     lines.push(`  now: ${status.now}`);

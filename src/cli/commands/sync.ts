@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { Agent, configuredRepository, loadConfig, pauseOf } from '../../agent/index.ts';
-import { describeFileWarning, plural, printable, warnedPath } from '../../protocol/index.ts';
+import { describeFileWarning, needsOf, plural, printable, warnedPath } from '../../protocol/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
 import { lockForSync } from '../running-agent.ts';
@@ -88,9 +88,11 @@ export function syncCommand(): Command {
           process.stdout.write(`${printable(line)}\n`);
           // Its origin renamed it: synced under the old name (as `start` does), and said until it is moved.
           if (described?.rename) process.stderr.write(`warning: ${printable(described.rename.message)}\n`);
-          const { counts, message, heldDeletions } = watched.engine.status();
+          const status = watched.engine.status();
+          const { counts, message } = status;
           refused += counts.rejected;
-          waiting += counts.conflicts + heldDeletions;
+          // What waits for its user (needsOf): conflicts, deletions held, files on the service not in this checkout.
+          waiting += needsOf(status).length;
           // What the repository's owner must fix (a .gitignore line not applied, a flow root that is a link).
           if (message && message !== nothing)
             process.stderr.write(

@@ -14,7 +14,7 @@ import {
 import { toAgentApiError } from '../implementation.ts';
 import { fromAnotherUser } from '../../client/index.ts';
 import { agentLog } from '../../host/index.ts';
-import { MAX_JSON_DEPTH, findDeepNesting } from '../../protocol/index.ts';
+import { MAX_JSON_DEPTH, describeIssues, findDeepNesting, toWireIssues } from '../../protocol/index.ts';
 import { capConnections, connectionLimits, serverOptions } from '../../service/index.ts';
 import { readWindowMemory, writeWindowMemory, type WindowMemory } from './window-memory.ts';
 import { WindowSessions } from './window-sessions.ts';
@@ -211,15 +211,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     const method = name as AgentApiMethod;
     const parsed = AGENT_API[method].input.safeParse(request.body ?? {});
     if (!parsed.success) {
-      const issues = parsed.error.issues.map(({ path, message }) => ({
-        path: path.map((key) => (typeof key === 'number' ? key : String(key))),
-        message,
-      }));
-      const error = new AgentApiError(
-        'invalid_input',
-        issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-        issues,
-      );
+      // In a person's words (which field, what it should be), as the window's forms show them under the field.
+      const issues = toWireIssues(parsed.error.issues).map(({ path, message }) => ({ path, message }));
+      const error = new AgentApiError('invalid_input', describeIssues(issues, ''), issues);
       return reply.code(400).send(replyError(error));
     }
     try {
