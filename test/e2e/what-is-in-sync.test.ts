@@ -87,7 +87,8 @@ describe('the Sync screen shows what is in sync (finding 6)', () => {
       body: JSON.stringify({ status: 'error', errorMessage: 'The service is restarting' }),
     });
     repo.write('flows/onboarding/flow.yaml', 'name: onboarding\nsteps:\n  - welcome\n');
-    await expect.poll(activity, SLOW).toContain('Offline');
+    // A 503 is an answer: the service is unavailable, not offline (issue 39).
+    await expect.poll(activity, SLOW).toContain('Service unavailable: ');
     await expect.poll(() => flowRow('onboarding').textContent(), SLOW).toContain('pending (1)');
     await page.getByRole('button', { name: 'onboarding' }).click();
     await expect.poll(() => filesOf('onboarding').textContent(), SLOW).toContain('flow.yaml pending');
