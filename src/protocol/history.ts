@@ -25,6 +25,11 @@ export const capabilitiesValueSchema = z.looseObject({
   history: z.boolean(),
   retention_days: count,
   retention_bytes: count,
+  /**
+   * `repo_config/update` takes `base_hash` and a stale one is a conflict carrying the service's config (absent: an
+   * older flowsync service, which does not).
+   */
+  repo_config_bases: z.boolean().optional(),
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
 
@@ -35,8 +40,8 @@ export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
 export function specAloneLine(service: string): string {
   return (
     `${service} keeps no history and cannot detect overwrites (a service of the spec alone): no versions to ` +
-    "restore; no conflict check, the last writer wins (a teammate's edit of the same file can be replaced without " +
-    'a word); deletions are sent as full listings of a flow. flowsync serve keeps every version and refuses lost updates.'
+    "restore; no conflict check, the last writer wins (a teammate's edit of the same file, or of the repository's " +
+    'config, can be replaced without a word); deletions are sent as full listings of a flow. flowsync serve keeps every version and refuses lost updates.'
   );
 }
 

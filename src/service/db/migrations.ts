@@ -206,4 +206,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 3: an identifier is looked up in any case: lower() in SQL both databases speak, and its index */ `
   CREATE INDEX tracker_issues_by_lower_identifier ON tracker_issues (lower(identifier));
   `,
+  /* 4: who wrote a repository's config, for the conflict a write on a stale base is refused with */ `
+  ALTER TABLE repo_configs ADD COLUMN written_by TEXT;
+  `,
 ];

@@ -192,4 +192,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX file_versions_file ON file_versions (repo_id, flow_path, path, version);
   CREATE INDEX file_versions_replaced ON file_versions (repo_id, replaced_at) WHERE replaced_at IS NOT NULL;
   `,
+  /* 2: SQLite's version 4 (who wrote a repository's config) */ `
+  ALTER TABLE repo_configs ADD COLUMN written_by TEXT COLLATE "C";
+  `,
 ];

@@ -129,6 +129,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       history: true,
       retention_days: retention.days,
       retention_bytes: retention.bytes,
+      repo_config_bases: true,
     }),
 
     'svc/flow_def/public/list_flows': (args) =>
