@@ -45,6 +45,8 @@ export {
   RepoConfigFileError,
   RepoConfigFilePublisher,
   readRepoConfigFile,
+  repoConfigConflictLine,
+  repoConfigHash,
   writeRepoConfigFile,
 } from './repo-config-file.ts';
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';

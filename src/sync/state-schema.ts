@@ -79,6 +79,14 @@ const SCHEMA = [
   // binary, a link…) keeps its version on the service. The index holds the deletions alone again.
   `DROP INDEX files_deletions;
   CREATE INDEX files_deletions ON files (repo_id) WHERE acked_hash IS NOT NULL AND local_hash IS NULL;`,
+  // The repository's config as this checkout last synced it (`base_hash`: what its next update names as its base,
+  // issue 41) and the conflict a stale one was refused with (`conflict`: the service's config, who wrote it, when;
+  // JSON), settled by its user in Repo config. The config is a document of its own, not a file of a flow.
+  `CREATE TABLE repo_config (
+    repo_id INTEGER PRIMARY KEY REFERENCES repos (id) ON DELETE CASCADE,
+    base_hash TEXT,
+    conflict TEXT
+  );`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

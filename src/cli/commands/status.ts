@@ -144,7 +144,7 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   const repository = status.current ? live.find((repo) => repo.root === status.root) : undefined;
   if (!repository) return status;
   const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
-  return { ...status, counts: repository.counts, now };
+  return { ...status, counts: repository.counts, now, repoConfig: repository.configProblem };
 }
 
 /**
@@ -228,6 +228,7 @@ function describe(
   if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
     lines.push(`  now: ${status.now}`);
   if (status.rename) lines.push(`  ${status.rename}`);
+  if (status.repoConfig) lines.push(`  ${status.repoConfig}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
   }
