@@ -45,6 +45,22 @@ export function specAloneLine(service: string): string {
   );
 }
 
+/**
+ * The one line that says what a service cannot protect, from its capabilities (null: it has not answered yet, or
+ * it protects everything): a service of the spec alone (specAloneLine), or a flowsync service older than the
+ * repository config's bases, whose last writer's config wins.
+ */
+export function serviceLimitsLine(service: string, capabilities: Capabilities | null): string | null {
+  if (!capabilities) return null;
+  if (!capabilities.bases) return specAloneLine(service);
+  if (capabilities.repo_config_bases !== true)
+    return (
+      `${service} cannot detect overwrites of a repository's config (an older flowsync service): the last ` +
+      "writer's .flowsync/repo-config.json wins there. Flow files are protected."
+    );
+  return null;
+}
+
 export const listFlowsArgsSchema = z.strictObject(repoArgs);
 export const listFlowsValueSchema = z.looseObject({
   flows: z.array(
