@@ -121,6 +121,16 @@ export function repoConfigHash(config: RepoConfig): string {
   return createHash('sha256').update(repoConfigHashInput(config)).digest('hex');
 }
 
+/** The hash of a config file's text, or null when it is not a valid config. */
+function hashOfText(text: string): string | null {
+  try {
+    const parsed = repoConfigSchema.safeParse(JSON.parse(text));
+    return parsed.success ? repoConfigHash(parsed.data) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `.flowsync/repo-config.json changed on the service by bob@host:~/app at …`: one line, for status and the terminal. */
 export function repoConfigConflictLine(current: RepoConfigCurrent): string {
   const who = current.written_by ? ` by ${current.written_by}` : '';
@@ -210,13 +220,29 @@ export class RepoConfigFilePublisher {
     return this.synced.conflict();
   }
 
-  /** Take the service's: its config written to the file (by the containment rule), and synced as the new base. */
-  takeService(): string {
+  /**
+   * Take the service's: its config written to the file (by the containment rule), and synced as the new base. The
+   * file's own config, when it differs, is kept first beside it (`repo-config.json.conflict-<time>`): a click never
+   * loses an edit. Returns where it was kept, or null.
+   */
+  takeService(now = new Date()): string | null {
     const current = this.requireConflict();
-    const path = writeRepoConfigFile(this.root, configOfRecord(current));
+    const theirs = configOfRecord(current);
+    // Its bytes as they are, even invalid (a hand edit half done): those are what would be lost.
+    refuseLinkedFolder(this.root);
+    const read = readContained(this.root, REPO_CONFIG_FILE, MAX_FILE_BYTES);
+    const mine =
+      read.missing || read.unreadable || read.warning || !read.bytes ? null : read.bytes.toString('utf8');
+    let keptAs: string | null = null;
+    if (mine !== null && hashOfText(mine) !== current.hash) {
+      keptAs = `${REPO_CONFIG_FILE}.conflict-${now.toISOString().replaceAll(':', '-')}`;
+      const outside = writeContained(this.root, keptAs, mine);
+      if (outside) throw notPlainFolder(outside);
+    }
+    writeRepoConfigFile(this.root, theirs);
     this.synced.synced(current.hash);
     this.problem = null;
-    return path;
+    return keptAs;
   }
 
   /** Keep mine: the file's config sent on top of the service's (its hash the base); a newer one is a new conflict. */

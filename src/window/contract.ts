@@ -423,7 +423,11 @@ export const AGENT_API = {
     }),
   ),
   /** Settles a repo config conflict: `theirs` writes the service's config to the file, `mine` sends the file's on it. */
-  settleRepoConfig: method(z.object({ root, keep: z.enum(['mine', 'theirs']) }), repoConfigViewSchema),
+  settleRepoConfig: method(
+    z.object({ root, keep: z.enum(['mine', 'theirs']) }),
+    /** `keptAs`: where `theirs` kept this checkout's config (repository-relative), or null. */
+    repoConfigViewSchema.extend({ keptAs: z.string().nullable() }),
+  ),
   getSettings: method(none, settingsSchema),
   saveSettings: method(z.object({ serviceUrl: z.string().max(2000) }), settingsSchema),
   signIn: method(

@@ -320,9 +320,12 @@ export function createAgentApi(agent: Agent): AgentApi {
     },
 
     settleRepoConfig: async ({ root, keep }) => {
-      if (keep === 'mine') await repoConfig(sending(root).identity.root).keepMine();
-      else repoConfig(root).takeService();
-      return repoConfigView(root);
+      if (keep === 'mine') {
+        await repoConfig(sending(root).identity.root).keepMine();
+        return { ...repoConfigView(root), keptAs: null };
+      }
+      const keptAs = repoConfig(root).takeService();
+      return { ...repoConfigView(root), keptAs };
     },
 
     getSettings: settings,

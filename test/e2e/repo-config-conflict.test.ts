@@ -131,6 +131,11 @@ describe.each(SERVICES)('a teammate’s newer repo config on a %s service', (_, 
     await page.getByRole('button', { name: "Take the service's" }).click();
     await expect.poll(() => conflict.count(), SLOW).toBe(0);
     await expect.poll(() => onDisk(a), SLOW).toEqual({ editor: 'emacs' });
+    // Hers is not lost by the click: kept beside the file, and the screen says where.
+    const kept = await page.getByTestId('repo-config-kept').textContent();
+    const keptAs = /yours was kept in (\S+)\.$/.exec(kept ?? '')?.[1];
+    expect(keptAs).toMatch(/^\.flowsync\/repo-config\.json\.conflict-/);
+    expect(JSON.parse(readFileSync(join(a.root, keptAs!), 'utf8'))).toEqual({ editor: 'code' });
     expect(onService()).toEqual({ editor: 'emacs' });
     await expect.poll(() => page.getByLabel('Editor').inputValue(), SLOW).toBe('emacs');
 

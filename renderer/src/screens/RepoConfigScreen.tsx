@@ -82,6 +82,7 @@ export function RepoConfigScreen({ api }: ScreenProps) {
   // A settled conflict puts the chosen config in the file: the form starts again from it (a reset of the form kept
   // what had been typed, as its `values` keep dirty fields).
   const [settled, setSettled] = useState(0);
+  const [keptAs, setKeptAs] = useState<string | null>(null);
   const chosen = root ?? repositories[0]?.root ?? null;
   if (repositories.length === 0) return <p>Add a repository on the Sync screen first.</p>;
   return (
@@ -100,14 +101,30 @@ export function RepoConfigScreen({ api }: ScreenProps) {
           key={`${chosen}#${settled}`}
           api={api}
           root={chosen}
-          onSettled={() => setSettled((count) => count + 1)}
+          onSettled={(kept) => {
+            setKeptAs(kept);
+            setSettled((count) => count + 1);
+          }}
         />
+      )}
+      {keptAs && (
+        <p role="status" data-testid="repo-config-kept">
+          The service's config is in the file; yours was kept in {keptAs}.
+        </p>
       )}
     </section>
   );
 }
 
-function ConfigForm({ api, root, onSettled }: { api: AgentApi; root: string; onSettled: () => void }) {
+function ConfigForm({
+  api,
+  root,
+  onSettled,
+}: {
+  api: AgentApi;
+  root: string;
+  onSettled: (keptAs: string | null) => void;
+}) {
   const current = useQuery({ queryKey: ['repoConfig', root], queryFn: () => api.getRepoConfig({ root }) });
   // The form follows the loaded config, and a later refetch never overwrites a field the user has changed. Until
   // the config arrives nothing can be edited: a reset on arrival would wipe what was typed (issue 9, item 9).
@@ -148,7 +165,7 @@ function ConfigForm({ api, root, onSettled }: { api: AgentApi; root: string; onS
     mutationFn: (keep: 'mine' | 'theirs') => api.settleRepoConfig({ root, keep }),
     onSuccess: (view) => {
       queries.setQueryData(['repoConfig', root], view);
-      onSettled();
+      onSettled(view.keptAs);
     },
   });
   const conflict = current.data?.conflict ?? null;
