@@ -11,6 +11,7 @@ const UNIT = [
   'test/agent/branch-follower.test.ts',
   'test/agent/folder-check.test.ts',
   'test/agent/git-emails.test.ts',
+  'test/agent/repo-config-step.test.ts',
   'test/client/backoff.test.ts',
   'test/client/listener-table.test.ts',
   'test/agent/repo-config-containment.test.ts',

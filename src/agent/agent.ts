@@ -20,6 +20,7 @@ import {
   SyncEngine,
   type FileConflict,
   type FileState,
+  RepoConfigBase,
   type SyncState,
   type SyncEngineOptions,
   type SyncProgress,
@@ -113,6 +114,8 @@ interface AgentEvents {
   renamed: [WatchedRepository, string];
   /** Its `.flowsync/repo-config.json` became invalid (the words that say why), or valid again (null). */
   'repo-config': [WatchedRepository, string | null];
+  /** Its `.flowsync/repo-config.json` was refused for a teammate's newer config: the line that says so. */
+  repoConfig: [WatchedRepository, string];
 }
 
 /**
@@ -192,6 +195,11 @@ export class Agent extends EventEmitter<AgentEvents> {
   /** One repository being synced: by its root, or the first one; null when there is none. */
   find(root?: string): WatchedRepository | null {
     return (root ? this.table.running(root)?.watched : this.table.watched()[0]) ?? null;
+  }
+
+  /** A running repository's config: its file, the base it was last synced on, and a conflict standing. */
+  repoConfigOf(root: string): RepoConfigFilePublisher | null {
+    return this.table.running(root)?.configFile ?? null;
   }
 
   /** Every repository the agent knows, synced, paused or missing, by root, sorted. */
@@ -382,7 +390,15 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.table.update(identity.root, () => ({
       kind: 'running',
       watched,
-      configFile: new RepoConfigFilePublisher(identity.root, identity.owner, identity.name, this.client),
+      configFile: new RepoConfigFilePublisher(
+        identity.root,
+        identity.owner,
+        identity.name,
+        this.client,
+        new RepoConfigBase(this.state.db, engine.repoId),
+        async () => (await this.serviceInfo.capabilities())?.repo_config_bases ?? null,
+        (line) => this.emit('repoConfig', watched, line),
+      ),
       branch,
       progress: null,
       rename: renamed ?? undefined,

@@ -48,6 +48,8 @@ export {
   RepoConfigFilePublisher,
   readRepoConfigFile,
   repoConfigProblem,
+  repoConfigConflictLine,
+  repoConfigHash,
   writeRepoConfigFile,
 } from './repo-config-file.ts';
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';

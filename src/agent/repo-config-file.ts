@@ -1,19 +1,32 @@
+import { createHash } from 'node:crypto';
 import { lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { RemoteClient } from '../client/index.ts';
+import { repoConfigConflictOf, type RemoteClient } from '../client/index.ts';
 import {
   FILE_WARNINGS,
   MAX_FILE_BYTES,
   MAX_JSON_DEPTH,
+  configOfRecord,
   describeFileWarning,
   describeIssues,
   findDeepNesting,
+  repoConfigHashInput,
   repoConfigSchema,
   toWireIssues,
   type RepoConfig,
+  type RepoConfigCurrent,
+  type RepoConfigRecord,
   type WireIssue,
 } from '../protocol/index.ts';
-import { notRealFolder, readContained, writeContained, type NotContained } from '../sync/index.ts';
+import {
+  notRealFolder,
+  readContained,
+  writeContained,
+  type NotContained,
+  type RepoConfigBase,
+} from '../sync/index.ts';
+import { repoConfigStep } from './repo-config-step.ts';
+import { writerName } from './writer.ts';
 
 /** Where a repository keeps its configuration, relative to its root. */
 export const REPO_CONFIG_FILE = '.flowsync/repo-config.json';
@@ -120,10 +133,38 @@ export function writeRepoConfigFile(root: string, config: RepoConfig): string {
   return join(root, REPO_CONFIG_FILE);
 }
 
+/** The hash a repository config is kept and sent under (SHA-256 of repoConfigHashInput, as the service's). */
+export function repoConfigHash(config: RepoConfig): string {
+  return createHash('sha256').update(repoConfigHashInput(config)).digest('hex');
+}
+
+/** The hash of a config file's text, or null when it is not a valid config. */
+function hashOfText(text: string): string | null {
+  try {
+    const parsed = repoConfigSchema.safeParse(JSON.parse(text));
+    return parsed.success ? repoConfigHash(parsed.data) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `.flowsync/repo-config.json changed on the service by bob@host:~/app at …`: one line, for status and the terminal. */
+export function repoConfigConflictLine(current: RepoConfigCurrent): string {
+  const who = current.written_by ? ` by ${current.written_by}` : '';
+  return (
+    `${REPO_CONFIG_FILE} changed on the service${who} at ${current.updated_at}: yours is not sent; ` +
+    "choose in Repo config (take the service's, or keep yours)"
+  );
+}
+
 /**
- * Pushes a hand edit of `.flowsync/repo-config.json` to the service, as a save from the window would (docs/architecture.md, "Repository config"):
- * looked at once a second, sent when it changed and is valid. An invalid file is reported, not sent; a service
- * that cannot be reached gets it at the next look.
+ * Keeps `.flowsync/repo-config.json` and the service's copy of it in step, with a base as a flow's files have one
+ * (docs/architecture.md, "Repository config"): a hand edit is looked at once a second and sent, on the base this
+ * checkout last synced, when it changed and is valid; a save from the window is sent the same way. To a service
+ * that takes bases (capabilities `repo_config_bases`), a teammate's newer config is a conflict, kept in the state
+ * and shown, never overwritten; its user takes the service's or keeps theirs. A service of the spec alone takes the
+ * last writer's (said once, in the service-limits line). An invalid file is reported, not sent; a service that
+ * cannot be reached gets it at the next look.
  */
 export class RepoConfigFilePublisher {
   private seen = '';
@@ -137,7 +178,15 @@ export class RepoConfigFilePublisher {
     private readonly owner: string,
     private readonly name: string,
     private readonly client: RemoteClient,
-  ) {}
+    private readonly synced: RepoConfigBase,
+    /** Whether the service takes a base for the config (null: not known yet); without one, the last writer wins. */
+    private readonly takesBases: () => Promise<boolean | null>,
+    /** Told once per conflict: the line the terminal prints. */
+    private readonly announce: (line: string) => void = () => undefined,
+  ) {
+    const standing = synced.conflict();
+    if (standing) this.problem = repoConfigConflictLine(standing);
+  }
 
   async check(): Promise<void> {
     const stat = lstatSync(join(this.root, REPO_CONFIG_FILE), { throwIfNoEntry: false });
@@ -145,7 +194,7 @@ export class RepoConfigFilePublisher {
     if (signature === this.seen) return;
     if (!stat) {
       this.seen = signature;
-      this.problem = null;
+      this.problem = this.conflictLine();
       this.unsent = null;
       return;
     }
@@ -158,14 +207,118 @@ export class RepoConfigFilePublisher {
       this.unsent = null;
       return;
     }
-    this.problem = null;
+    this.problem = this.conflictLine();
     if (config === null) return;
+    const hash = repoConfigHash(config);
+    const step = repoConfigStep(hash, this.synced.base(), this.synced.conflict()?.hash ?? null);
+    if (step === 'send') {
+      try {
+        await this.send(config, this.synced.base());
+      } catch (error) {
+        // Valid and not on the service yet (offline): sent again at the next look, not a problem for its user.
+        this.unsent = `${REPO_CONFIG_FILE} not sent yet: ${error instanceof Error ? error.message : String(error)}`;
+        return;
+      }
+    } else if (step === 'settled') {
+      this.synced.synced(hash);
+    }
+    this.seen = signature;
+    this.unsent = null;
+    this.problem = this.conflictLine();
+  }
+
+  /**
+   * A save from the window: sent on the base last synced, then written to the file. A conflict keeps it on disk
+   * (nothing of its user's is lost) and unsent; any other failure saves nothing anywhere.
+   */
+  async save(config: RepoConfig): Promise<{ path: string; record: RepoConfigRecord | null }> {
+    const answer = await this.send(config, this.synced.base());
+    return {
+      path: writeRepoConfigFile(this.root, config),
+      record: 'record' in answer ? answer.record : null,
+    };
+  }
+
+  /** The conflict standing, if any: the service's config, who wrote it and when. */
+  conflict(): RepoConfigCurrent | null {
+    return this.synced.conflict();
+  }
+
+  /**
+   * Take the service's: its config written to the file (by the containment rule), and synced as the new base. The
+   * file's own config, when it differs, is kept first beside it (`repo-config.json.conflict-<time>`): a click never
+   * loses an edit. Returns where it was kept, or null.
+   */
+  takeService(now = new Date()): string | null {
+    const current = this.requireConflict();
+    const theirs = configOfRecord(current);
+    // Its bytes as they are, even invalid (a hand edit half done): those are what would be lost.
+    refuseLinkedFolder(this.root);
+    const read = readContained(this.root, REPO_CONFIG_FILE, MAX_FILE_BYTES);
+    const mine =
+      read.missing || read.unreadable || read.warning || !read.bytes ? null : read.bytes.toString('utf8');
+    let keptAs: string | null = null;
+    if (mine !== null && hashOfText(mine) !== current.hash) {
+      keptAs = `${REPO_CONFIG_FILE}.conflict-${now.toISOString().replaceAll(':', '-')}`;
+      const outside = writeContained(this.root, keptAs, mine);
+      if (outside) throw notPlainFolder(outside);
+    }
+    writeRepoConfigFile(this.root, theirs);
+    this.synced.synced(current.hash);
+    this.problem = null;
+    return keptAs;
+  }
+
+  /** Keep mine: the file's config sent on top of the service's (its hash the base); a newer one is a new conflict. */
+  async keepMine(): Promise<void> {
+    const current = this.requireConflict();
+    const config = readRepoConfigFile(this.root);
+    if (config === null)
+      throw new RepoConfigFileError(
+        `${REPO_CONFIG_FILE} is not there: save the form, or take the service's.`,
+      );
+    await this.send(config, current.hash);
+  }
+
+  private requireConflict(): RepoConfigCurrent {
+    const current = this.synced.conflict();
+    if (!current) throw new RepoConfigFileError(`${REPO_CONFIG_FILE} is in no conflict with the service.`);
+    return current;
+  }
+
+  private conflictLine(): string | null {
+    const current = this.synced.conflict();
+    return current ? repoConfigConflictLine(current) : null;
+  }
+
+  private async send(
+    config: RepoConfig,
+    base: string | null,
+  ): Promise<{ record: RepoConfigRecord } | { conflict: RepoConfigCurrent }> {
+    const bases = await this.takesBases();
+    // Not known whether it takes a base: sent later rather than over a teammate's config.
+    if (bases === null) throw new Error('the service has not answered yet');
     try {
-      await this.client.repoConfig.update({ owner: this.owner, name: this.name, ...config });
-      this.seen = signature;
-      this.unsent = null;
+      const record = await this.client.repoConfig.update(
+        {
+          owner: this.owner,
+          name: this.name,
+          ...config,
+          ...(bases === true && { base_hash: base }),
+        },
+        // Named as a flow's writes are: the conflict a teammate gets says who.
+        { writer: writerName(this.root) },
+      );
+      this.synced.synced(repoConfigHash(config));
+      this.problem = null;
+      return { record };
     } catch (error) {
-      this.unsent = `${REPO_CONFIG_FILE} not sent yet: ${error instanceof Error ? error.message : String(error)}`;
+      const current = repoConfigConflictOf(error);
+      if (!current) throw error;
+      this.synced.recordConflict(current);
+      this.problem = repoConfigConflictLine(current);
+      this.announce(this.problem);
+      return { conflict: current };
     }
   }
 }

@@ -1,5 +1,5 @@
 import { serviceCapabilities, type RemoteClient } from '../client/index.ts';
-import { specAloneLine, type Capabilities } from '../protocol/index.ts';
+import { serviceLimitsLine, type Capabilities } from '../protocol/index.ts';
 
 /** What the agent's service does beyond the spec (history, bases), asked once it answers. */
 export class ServiceInfo {
@@ -39,7 +39,6 @@ export class ServiceInfo {
   }
 
   private limitsOf(capabilities: Capabilities | null): string | null {
-    if (!capabilities || capabilities.bases) return null;
-    return specAloneLine(this.serviceUrl);
+    return serviceLimitsLine(this.serviceUrl, capabilities);
   }
 }

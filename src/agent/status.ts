@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { SyncState, stateDamage, type RepoCounts } from '../sync/index.ts';
+import type { RepoConfigCurrent } from '../protocol/index.ts';
+import { RepoConfigBase, SyncState, stateDamage, type RepoCounts } from '../sync/index.ts';
+import { repoConfigConflictLine } from './repo-config-file.ts';
 import { notice } from './notice.ts';
 import { openState } from './open-state.ts';
 import { defaultStatePath } from '../host/index.ts';
@@ -23,6 +25,8 @@ export interface RepositoryStatus {
   rejected: { flowPath: string; message: string }[];
   /** Its service answered that it is one of the spec alone (no history, no bases): said once by `status`. */
   specAlone?: boolean;
+  /** What keeps its `.flowsync/repo-config.json` from the service (a teammate's newer config), in one line; else null. */
+  repoConfig?: string | null;
 }
 
 export interface StatusScope {
@@ -71,8 +75,13 @@ export function readRepositoryStatuses(
       warnings: state.warnings(repo.id),
       rejected: state.rejections(repo.id).map(({ flowPath, message }) => ({ flowPath, message })),
       specAlone: state.serviceSpecAlone(repo.id),
+      repoConfig: repoConfigLine(new RepoConfigBase(state.db, repo.id).conflict()),
     }));
   } finally {
     state.close();
   }
+}
+
+function repoConfigLine(conflict: RepoConfigCurrent | null): string | null {
+  return conflict && repoConfigConflictLine(conflict);
 }

@@ -9,6 +9,7 @@ export const SPEC_ONLY: Capabilities = {
   history: false,
   retention_days: 0,
   retention_bytes: 0,
+  repo_config_bases: false,
 };
 
 /**

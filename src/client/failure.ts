@@ -1,4 +1,11 @@
-import { ERROR_REASONS, conflictSchema, type Conflict, type ErrorReason } from '../protocol/index.ts';
+import {
+  ERROR_REASONS,
+  conflictSchema,
+  repoConfigCurrentSchema,
+  type Conflict,
+  type ErrorReason,
+  type RepoConfigCurrent,
+} from '../protocol/index.ts';
 import {
   InvalidArgsError,
   MissingCredentialsError,
@@ -82,6 +89,17 @@ export function conflictOf(error: unknown): Conflict | null {
   if (!(error instanceof RemoteError) || reasonOf(error) !== 'refused') return null;
   if (error.errorData.reason !== 'conflict') return null;
   const parsed = conflictSchema.safeParse(error.errorData.conflict);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * The service's repository config a refusal carries (an update on a stale `base_hash`: 422 with `reason: conflict`),
+ * or null for any other failure: the service holds another config than the one the write was based on, and kept it.
+ */
+export function repoConfigConflictOf(error: unknown): RepoConfigCurrent | null {
+  if (!(error instanceof RemoteError) || reasonOf(error) !== 'refused') return null;
+  if (error.errorData.reason !== 'conflict') return null;
+  const parsed = repoConfigCurrentSchema.safeParse(error.errorData.repo_config);
   return parsed.success ? parsed.data : null;
 }
 

@@ -20,4 +20,12 @@ export {
   socketOwnersKnown,
 } from './listener-owner.ts';
 export { SPEC_ONLY, askCapabilities, serviceCapabilities } from './capabilities.ts';
-export { conflictOf, failureKind, isRetryable, reasonOf, statusNote, type FailureKind } from './failure.ts';
+export {
+  conflictOf,
+  failureKind,
+  repoConfigConflictOf,
+  isRetryable,
+  reasonOf,
+  statusNote,
+  type FailureKind,
+} from './failure.ts';

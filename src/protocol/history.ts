@@ -27,6 +27,11 @@ export const capabilitiesValueSchema = z.looseObject({
   retention_bytes: count,
   /** `keep_copy`: a checkout's bytes kept as a version of the file's history, not its current one (issue 41). */
   conflict_copies: z.boolean().optional(),
+  /**
+   * `repo_config/update` takes `base_hash` and a stale one is a conflict carrying the service's config (absent: an
+   * older flowsync service, which does not).
+   */
+  repo_config_bases: z.boolean().optional(),
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
 
@@ -37,9 +42,25 @@ export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
 export function specAloneLine(service: string): string {
   return (
     `${service} keeps no history and cannot detect overwrites (a service of the spec alone): no versions to ` +
-    "restore; no conflict check, the last writer wins (a teammate's edit of the same file can be replaced without " +
-    'a word); deletions are sent as full listings of a flow. flowsync serve keeps every version and refuses lost updates.'
+    "restore; no conflict check, the last writer wins (a teammate's edit of the same file, or of the repository's " +
+    'config, can be replaced without a word); deletions are sent as full listings of a flow. flowsync serve keeps every version and refuses lost updates.'
   );
+}
+
+/**
+ * The one line that says what a service cannot protect, from its capabilities (null: it has not answered yet, or
+ * it protects everything): a service of the spec alone (specAloneLine), or a flowsync service older than the
+ * repository config's bases, whose last writer's config wins.
+ */
+export function serviceLimitsLine(service: string, capabilities: Capabilities | null): string | null {
+  if (!capabilities) return null;
+  if (!capabilities.bases) return specAloneLine(service);
+  if (capabilities.repo_config_bases !== true)
+    return (
+      `${service} cannot detect overwrites of a repository's config (an older flowsync service): the last ` +
+      "writer's .flowsync/repo-config.json wins there. Flow files are protected."
+    );
+  return null;
 }
 
 export const listFlowsArgsSchema = z.strictObject(repoArgs);

@@ -66,6 +66,16 @@ export const repoConfigUpdateArgsSchema = z.strictObject({
   owner: repoOwnerSchema,
   name: repoSlugPartSchema,
   ...repoConfigSchema.shape,
+  /**
+   * Extension (capabilities `repo_config_bases`): the hash (repoConfigHashInput) of the config this checkout last
+   * synced, null for "I believe there is none". The service writes only on that base, or when it already holds the
+   * same config; anything else is refused as a conflict that carries the service's config (repoConfigConflictOf).
+   */
+  base_hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'a hex SHA-256')
+    .nullable()
+    .optional(),
 });
 
 export const repoConfigRecordSchema = z.looseObject({
@@ -73,5 +83,43 @@ export const repoConfigRecordSchema = z.looseObject({
   owner: z.string(),
   name: z.string(),
   updated_at: isoTimeSchema,
+  /** flowsync's service's extras: the config's hash (what a later write names as its base) and who wrote it. */
+  hash: z.string().optional(),
+  written_by: z.string().nullable().optional(),
 });
 export type RepoConfigRecord = z.infer<typeof repoConfigRecordSchema>;
+
+/** The service's config that a write on a stale base was refused for: what it holds, who wrote it and when. */
+export const repoConfigCurrentSchema = z.looseObject({
+  ...repoConfigRecordSchema.shape,
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  written_by: z.string().nullable(),
+});
+export type RepoConfigCurrent = z.infer<typeof repoConfigCurrentSchema>;
+
+/** The config fields of a record (owner, name and the service's extras left out), checked by the schema. */
+export function configOfRecord(record: Record<string, unknown>): RepoConfig {
+  const fields = Object.entries(record).filter(([key]) => key in repoConfigSchema.shape);
+  return repoConfigSchema.parse(Object.fromEntries(fields));
+}
+
+/**
+ * What a repository config's hash is the SHA-256 of: its JSON with every object's keys in code-unit order, so that
+ * the same config has the same hash however its file or a request ordered them. The one definition, for the service
+ * that compares bases and the agent that keeps them (the hashing stays with each: this layer runs in the window).
+ */
+export function repoConfigHashInput(config: RepoConfig): string {
+  return canonicalJson(config);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    const keys = Object.keys(object)
+      .filter((key) => object[key] !== undefined)
+      .sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -21,6 +21,7 @@ export { Hasher } from './hasher.ts';
 export { flowRootProblem, normalFlowRoot } from './flow-layout.ts';
 export { nothingToSync } from './presence.ts';
 export { SyncState } from './state.ts';
+export { RepoConfigBase } from './repo-config-base.ts';
 export type { FileConflict, FileState, RepoCounts, RepoRecord } from './state-records.ts';
 export {
   asideName,

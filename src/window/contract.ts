@@ -195,12 +195,26 @@ export const startAtLoginSchema = z.object({
   path: z.string(),
 });
 
+/**
+ * The service's config a save (or a hand edit) was refused for: a teammate's newer one, who wrote it and when, and
+ * the line status and the terminal say. Settled with settleRepoConfig.
+ */
+export const repoConfigConflictViewSchema = z.object({
+  config: repoConfigSchema,
+  writtenBy: z.string().nullable(),
+  writtenAt: z.string(),
+  line: z.string(),
+});
+export type RepoConfigConflictView = z.infer<typeof repoConfigConflictViewSchema>;
+
 export const repoConfigViewSchema = z.object({
   root: z.string(),
   /** Where the document lives: `<repository>/.flowsync/repo-config.json`. */
   path: z.string(),
   exists: z.boolean(),
   config: repoConfigSchema,
+  /** A teammate's newer config on the service, not overwritten; null: none. */
+  conflict: repoConfigConflictViewSchema.nullable(),
 });
 export type RepoConfigView = z.infer<typeof repoConfigViewSchema>;
 
@@ -456,9 +470,23 @@ export const AGENT_API = {
     workflowStateCacheValueSchema,
   ),
   getRepoConfig: method(z.object({ root }), repoConfigViewSchema),
+  /**
+   * Sends the config on the base last synced and writes the file. A teammate's newer config on the service is a
+   * `conflict` (the file is written, the service keeps theirs: `record` null); any other failure saves nothing.
+   */
   saveRepoConfig: method(
     z.object({ root, config: repoConfigSchema }),
-    z.object({ path: z.string(), record: repoConfigRecordSchema }),
+    z.object({
+      path: z.string(),
+      record: repoConfigRecordSchema.nullable(),
+      conflict: repoConfigConflictViewSchema.nullable(),
+    }),
+  ),
+  /** Settles a repo config conflict: `theirs` writes the service's config to the file, `mine` sends the file's on it. */
+  settleRepoConfig: method(
+    z.object({ root, keep: z.enum(['mine', 'theirs']) }),
+    /** `keptAs`: where `theirs` kept this checkout's config (repository-relative), or null. */
+    repoConfigViewSchema.extend({ keptAs: z.string().nullable() }),
   ),
   getSettings: method(none, settingsSchema),
   saveSettings: method(z.object({ serviceUrl: z.string().max(2000) }), settingsSchema),

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { RemoteError, reasonOf } from '../client/index.ts';
 import {
+  configOfRecord,
   folderGone,
   plural,
   workflowStateTeams,
   type HistoryPurge,
+  type RepoConfigCurrent,
   type WorkflowStateCacheValue,
 } from '../protocol/index.ts';
 import { DeletionsNotConfirmed, keptWhere, type KeptFile } from '../sync/index.ts';
@@ -28,12 +30,12 @@ import {
   unclaimedLine,
   unusable,
 } from '../agent/index.ts';
-import { REPO_CONFIG_FILE, readRepoConfigFile, writeRepoConfigFile } from '../agent/index.ts';
+import { REPO_CONFIG_FILE, readRepoConfigFile, repoConfigConflictLine } from '../agent/index.ts';
 import { activityOf } from './activity.ts';
 import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
 import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
-import { AgentApiError, type AgentApi, type Settings } from './contract.ts';
+import { AgentApiError, type AgentApi, type RepoConfigConflictView, type Settings } from './contract.ts';
 
 /** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
 export function createAgentApi(agent: Agent): AgentApi {
@@ -183,6 +185,27 @@ export function createAgentApi(agent: Agent): AgentApi {
         'refused',
         `${agent.serviceUrl} keeps no history (a service of the spec alone): there are no versions to list or restore.`,
       );
+  };
+
+  /** A running repository's config: its file, its base and its conflict. */
+  const repoConfig = (root: string) => {
+    const found = agent.repoConfigOf(repository(root).identity.root);
+    if (!found) throw new AgentApiError('not_found', `${root} is not a repository flowsync syncs.`);
+    return found;
+  };
+  const conflictView = (current: RepoConfigCurrent | null): RepoConfigConflictView | null =>
+    current && {
+      config: configOfRecord(current),
+      writtenBy: current.written_by,
+      writtenAt: current.updated_at,
+      line: repoConfigConflictLine(current),
+    };
+  const repoConfigView = (root: string) => {
+    const { identity } = repository(root);
+    const path = join(identity.root, REPO_CONFIG_FILE);
+    const config = readRepoConfigFile(identity.root);
+    const conflict = conflictView(repoConfig(root).conflict());
+    return { root: identity.root, path, exists: config !== null, config: config ?? {}, conflict };
   };
 
   const api: AgentApi = {
@@ -453,22 +476,22 @@ export function createAgentApi(agent: Agent): AgentApi {
       return found;
     },
 
-    getRepoConfig: async ({ root }) => {
-      const { identity } = repository(root);
-      const path = join(identity.root, REPO_CONFIG_FILE);
-      const config = readRepoConfigFile(identity.root);
-      return { root: identity.root, path, exists: config !== null, config: config ?? {} };
-    },
+    getRepoConfig: async ({ root }) => repoConfigView(root),
 
     saveRepoConfig: async ({ root, config }) => {
-      const { identity } = repository(root);
-      // The service first: if it refuses or cannot be reached, nothing is saved anywhere.
-      const record = await agent.client.repoConfig.update({
-        owner: identity.owner,
-        name: identity.name,
-        ...config,
-      });
-      return { path: writeRepoConfigFile(identity.root, config), record };
+      // The service first: if it refuses or cannot be reached, nothing is saved anywhere; a teammate's newer config
+      // there keeps this one on disk, unsent, as a conflict to settle.
+      const saved = await repoConfig(root).save(config);
+      return { ...saved, conflict: saved.record === null ? conflictView(repoConfig(root).conflict()) : null };
+    },
+
+    settleRepoConfig: async ({ root, keep }) => {
+      if (keep === 'mine') {
+        await repoConfig(sending(root).identity.root).keepMine();
+        return { ...repoConfigView(root), keptAs: null };
+      }
+      const keptAs = repoConfig(root).takeService();
+      return { ...repoConfigView(root), keptAs };
     },
 
     getSettings: settings,

@@ -244,6 +244,9 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
     expect(tombstone.map((r) => r.row[4])).toEqual([sha256('steps: [old]\n'), null]);
   });
 
+  /** Left out on purpose (src/service/transfer/catalog.ts says why). */
+  const leftOut = (table: string, column: string) => table === 'repo_configs' && column === 'written_by';
+
   it('lists every column of both schemas (a migration that adds one must add it to the export)', async () => {
     const header = JSON.parse(sqliteExport.split('\n')[0]!) as {
       tables: Record<string, { columns: string[] }>;
@@ -261,7 +264,7 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
       const exported = header.tables[table]!.columns.filter(
         (c) => !(table === 'tracker_attachments' && c === 'rowid'),
       );
-      expect(exported.sort(), table).toEqual(columns.sort());
+      expect(exported.sort(), table).toEqual(columns.filter((c) => !leftOut(table, c)).sort());
     }
     const url = await cluster.createDatabase();
     const opened = await createService({ dbPath: url, logLevel: 'silent' });
@@ -270,7 +273,7 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
       "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'flowsync_schema' AND column_name <> 'words'",
     );
     const byTable = new Map<string, string[]>();
-    for (const { table_name, column_name } of columns)
+    for (const { table_name, column_name } of columns.filter((c) => !leftOut(c.table_name, c.column_name)))
       byTable.set(table_name, [...(byTable.get(table_name) ?? []), column_name]);
     expect([...byTable.keys()].sort()).toEqual(sqliteTables);
     for (const [table, names] of byTable)

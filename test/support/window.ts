@@ -61,7 +61,7 @@ export async function windowSession(bridge: Bridge): Promise<string> {
  */
 export async function openWindow(
   browser: Browser,
-  svc: TestService,
+  svc: Pick<TestService, 'url' | 'tokens'>,
   repo: TestRepo,
   browsing: { options?: BrowserContextOptions; initScript?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<OpenWindow> {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
+import { createClient } from '../../src/client/index.ts';
 import {
   connectToBridge,
   createAgentApi,
@@ -370,6 +371,42 @@ describe('AgentApi through the bridge', () => {
       expect(configs().map((row) => JSON.parse(row.config))).toEqual([{ editor: 'emacs' }]),
     );
     expect((await call('status')).body.value.repositories[0].configProblem).toBeNull();
+  });
+
+  it('a hand edit over a teammate’s newer config is a conflict, not sent; the disk made equal to theirs settles it', async () => {
+    const { root } = (await call('addRepository', { path: repo.root })).body.value;
+    const configs = () =>
+      svc
+        .read<{ config: string }>("SELECT config FROM repo_configs WHERE owner = 'acme' AND name = 'app'")
+        .map((row) => JSON.parse(row.config) as unknown);
+    const problem = async () =>
+      (await call('status')).body.value.repositories[0].configProblem as string | null;
+    repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'vim' }));
+    await eventually(() => expect(configs()).toEqual([{ editor: 'vim' }]));
+
+    // Bob, from another checkout, replaces it; this checkout's next hand edit is not sent over his.
+    const bob = createClient({
+      baseUrl: svc.url,
+      auth: { userToken: svc.tokens.user },
+      writer: 'bob@desk:~/src/app',
+    });
+    await bob.repoConfig.update({ owner: 'acme', name: 'app', editor: 'emacs' });
+    await bob.close();
+    repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'code' }));
+    await eventually(async () =>
+      expect(await problem()).toMatch(/repo-config\.json changed on the service by bob@desk:~\/src\/app at /),
+    );
+    expect(configs()).toEqual([{ editor: 'emacs' }]);
+    expect((await call('getRepoConfig', { root })).body.value.conflict).toMatchObject({
+      config: { editor: 'emacs' },
+      writtenBy: 'bob@desk:~/src/app',
+    });
+
+    // Made equal to the service's by hand: settled, and nothing sent.
+    repo.write('.flowsync/repo-config.json', JSON.stringify({ editor: 'emacs' }, null, 2));
+    await eventually(async () => expect(await problem()).toBeNull());
+    expect((await call('getRepoConfig', { root })).body.value.conflict).toBeNull();
+    expect(configs()).toEqual([{ editor: 'emacs' }]);
   });
 
   it('refuses JSON nested deeper than 64 levels, in a call (400) and in the config file (reported), naming the field', async () => {

@@ -79,6 +79,10 @@ export function RepoConfigScreen({ api }: ScreenProps) {
   const status = useStatus(api);
   const repositories = status.data?.repositories ?? [];
   const [root, setRoot] = useState<string | null>(null);
+  // A settled conflict puts the chosen config in the file: the form starts again from it (a reset of the form kept
+  // what had been typed, as its `values` keep dirty fields).
+  const [settled, setSettled] = useState(0);
+  const [keptAs, setKeptAs] = useState<string | null>(null);
   const chosen = root ?? repositories[0]?.root ?? null;
   if (repositories.length === 0) return <p>Add a repository on the Sync screen first.</p>;
   return (
@@ -92,12 +96,35 @@ export function RepoConfigScreen({ api }: ScreenProps) {
           </option>
         ))}
       </select>
-      {chosen && <ConfigForm key={chosen} api={api} root={chosen} />}
+      {chosen && (
+        <ConfigForm
+          key={`${chosen}#${settled}`}
+          api={api}
+          root={chosen}
+          onSettled={(kept) => {
+            setKeptAs(kept);
+            setSettled((count) => count + 1);
+          }}
+        />
+      )}
+      {keptAs && (
+        <p role="status" data-testid="repo-config-kept">
+          The service's config is in the file; yours was kept in {keptAs}.
+        </p>
+      )}
     </section>
   );
 }
 
-function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
+function ConfigForm({
+  api,
+  root,
+  onSettled,
+}: {
+  api: AgentApi;
+  root: string;
+  onSettled: (keptAs: string | null) => void;
+}) {
   const current = useQuery({ queryKey: ['repoConfig', root], queryFn: () => api.getRepoConfig({ root }) });
   // The form follows the loaded config, and a later refetch never overwrites a field the user has changed. Until
   // the config arrives nothing can be edited: a reset on arrival would wipe what was typed (issue 9, item 9).
@@ -112,7 +139,7 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
   const queries = useQueryClient();
   const save = useMutation({
     mutationFn: (values: Form) => api.saveRepoConfig({ root, config: toConfig(values) }),
-    // The file exists now: "New file" must not stay.
+    // The file exists now: "New file" must not stay; a conflict is shown from the view.
     onSuccess: () => queries.invalidateQueries({ queryKey: ['repoConfig', root] }),
     onError: (error) => {
       // The agent's own check (the same schema) names fields too: show them where they are.
@@ -133,6 +160,15 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
     });
     return () => watching.unsubscribe();
   }, [form, forgetSave]);
+  // A teammate's newer config on the service: theirs written here, or mine sent on top; the form then shows the file.
+  const settle = useMutation({
+    mutationFn: (keep: 'mine' | 'theirs') => api.settleRepoConfig({ root, keep }),
+    onSuccess: (view) => {
+      queries.setQueryData(['repoConfig', root], view);
+      onSettled(view.keptAs);
+    },
+  });
+  const conflict = current.data?.conflict ?? null;
   const permissionMode = form.watch('permissionMode');
   const { errors } = form.formState;
   const fieldError = (message: string | undefined, id: string) =>
@@ -154,6 +190,25 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
         <p className="muted">{current.data.exists ? current.data.path : `New file: ${current.data.path}`}</p>
       ) : (
         !current.error && <p className="muted">Loading the repository's config…</p>
+      )}
+      {conflict && (
+        <div role="alert" className="error" data-testid="repo-config-conflict">
+          <p>
+            The repository's config changed on the service by {conflict.writtenBy ?? 'someone'} at{' '}
+            {conflict.writtenAt}: yours is saved in this checkout, not sent, and the service's was not
+            overwritten.
+          </p>
+          <p className="muted">
+            The service's: <code>{JSON.stringify(conflict.config)}</code>
+          </p>
+          <button type="button" disabled={settle.isPending} onClick={() => settle.mutate('theirs')}>
+            Take the service's
+          </button>
+          <button type="button" disabled={settle.isPending} onClick={() => settle.mutate('mine')}>
+            Keep mine
+          </button>
+          <ErrorLine error={settle.error} />
+        </div>
       )}
       <fieldset className="plain" disabled={!loaded}>
         <fieldset>
@@ -218,7 +273,10 @@ function ConfigForm({ api, root }: { api: AgentApi; root: string }) {
           {save.isPending ? 'Saving…' : 'Save'}
         </button>
       </fieldset>
-      {save.isSuccess && <p role="status">Saved to {save.data.path} and the service.</p>}
+      {save.isSuccess && save.data.record && <p role="status">Saved to {save.data.path} and the service.</p>}
+      {save.isSuccess && save.data.conflict && (
+        <p role="status">Saved to {save.data.path}; not sent: the service has a newer config (above).</p>
+      )}
       {save.error && !(save.error instanceof ApiError && save.error.body.issues) && (
         <ErrorLine error={save.error} />
       )}

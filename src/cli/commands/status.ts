@@ -151,7 +151,11 @@ function fromLive(repository: LiveRepository, service: string): RepositoryStatus
 /** The file's status with the running agent's counts, phase and message for the current service. */
 function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryStatus & LiveFacts {
   const repository = status.current ? live.find((repo) => repo.root === status.root) : undefined;
-  const configProblem = status.current ? repoConfigProblem(status.root) : null;
+  // The file read here (an invalid hand edit shows with or without an agent), else a conflict with a teammate's
+  // newer config: the running agent's, or the state's when none runs.
+  const configProblem = status.current
+    ? (repoConfigProblem(status.root) ?? repository?.configProblem ?? status.repoConfig ?? null)
+    : null;
   // Without a running agent, held deletions and the files not in this checkout are not known: the state has them not.
   const facts = {
     configProblem,

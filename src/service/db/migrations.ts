@@ -222,4 +222,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 5: a checkout's bytes kept before it took the service's version (keep_copy, issue 41) */ `
   ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;
   `,
+  /* 6: who wrote a repository's config, for the conflict a write on a stale base is refused with */ `
+  ALTER TABLE repo_configs ADD COLUMN written_by TEXT;
+  `,
 ];

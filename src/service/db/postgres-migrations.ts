@@ -207,4 +207,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `,
   // 3: SQLite's version 5, a checkout's bytes kept before it took the service's version (keep_copy, issue 41).
   `ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;`,
+  /* 4: SQLite's version 6 (who wrote a repository's config) */ `
+  ALTER TABLE repo_configs ADD COLUMN written_by TEXT COLLATE "C";
+  `,
 ];

@@ -133,6 +133,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       retention_days: retention.days,
       retention_bytes: retention.bytes,
       conflict_copies: true,
+      repo_config_bases: true,
     }),
 
     'svc/flow_def/public/list_flows': (args) =>

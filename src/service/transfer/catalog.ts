@@ -7,8 +7,10 @@
  *
  * Left out on purpose: SQLite's FTS5 table (its triggers fill it again as tracker_issues is imported), Postgres's
  * generated `words` column (computed again the same way), and each database's own bookkeeping (user_version,
- * flowsync_schema, sqlite_sequence). test/cli/service-transfer.test.ts checks that every other column of both
- * schemas is listed here, so a migration that adds one cannot be forgotten.
+ * flowsync_schema, sqlite_sequence), and `repo_configs.written_by` (who wrote a config last, only named in the
+ * conflict a stale write gets: after an import it is unknown, and that conflict says when without who; moving it
+ * would need export format 2 and an import of format 1). test/cli/service-transfer.test.ts checks that every other
+ * column of both schemas is listed here, so a migration that adds one cannot be forgotten.
  */
 import type { Sql } from '../db/open.ts';
 
