@@ -23,6 +23,10 @@ export interface RepositoryStatus {
   rejected: { flowPath: string; message: string }[];
   /** Its service answered that it is one of the spec alone (no history, no bases): said once by `status`. */
   specAlone?: boolean;
+  /** Files newer on the service, untouched here (behind: a teammate's edits), with who wrote them. */
+  newer?: { flowPath: string; path: string; writtenBy: string | null }[];
+  /** Conflicts whose version the service no longer has (it went back in time: a restored backup). */
+  lost?: number;
 }
 
 export interface StatusScope {
@@ -71,6 +75,8 @@ export function readRepositoryStatuses(
       warnings: state.warnings(repo.id),
       rejected: state.rejections(repo.id).map(({ flowPath, message }) => ({ flowPath, message })),
       specAlone: state.serviceSpecAlone(repo.id),
+      newer: state.behind(repo.id).map(({ flowPath, path, writtenBy }) => ({ flowPath, path, writtenBy })),
+      lost: state.conflicts(repo.id).filter((conflict) => conflict.lost).length,
     }));
   } finally {
     state.close();

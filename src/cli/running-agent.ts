@@ -119,7 +119,7 @@ async function handOver(
     const { counts } = view;
     out(
       `${where(view, view.branch, root)}: ${plural(counts.flows, 'flow')}, ${plural(counts.files, 'file')}, ` +
-        `${counts.pending === 0 ? 'in sync' : `${counts.pending} pending`}, synced by the running agent with ${service}`,
+        `${counts.pending > 0 ? `${counts.pending} pending` : counts.behind > 0 ? `your changes are sent, ${plural(counts.behind, 'file')} newer on the service` : 'in sync'}, synced by the running agent with ${service}`,
     );
     if (view.rename) out(view.rename.message);
   }

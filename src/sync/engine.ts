@@ -34,6 +34,7 @@ import {
   withPaused,
   withPhase,
   withSent,
+  wentBackLine,
   type StatusFacts,
   type SyncPhase,
 } from './engine-status.ts';
@@ -94,6 +95,8 @@ export interface SyncEngineOptions {
    * rescan finds is sent and counted in `missed`.
    */
   rescanIntervalMs?: number;
+  /** How often a watching engine looks at the service for what changed there, ±20 % (default SERVICE_CHECK_MS). */
+  serviceCheckIntervalMs?: number;
   /** Starts paused (a repository its user paused before a restart): see pause(). */
   paused?: { since: string | null };
   /** The folders watched, shared with the other engines of the process (default: the process's own). */
@@ -119,6 +122,14 @@ interface EngineEvents {
 export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
 /**
+ * A watching engine asks the service what changed there this often (±20 %, so at most 54 s): a teammate's edit shows
+ * as "newer on the service" within a minute (issue 41: only "Sync now" showed it). A quick check is one
+ * `list_flows` call, and a listing of the flows whose aggregate changed since the last one: 50 agents on a
+ * repository of 100,000 files cost the service a few % of one core (bench/service-check.ts, README).
+ */
+export const SERVICE_CHECK_MS = 45_000;
+
+/**
  * Keeps one repository's flows in sync. The reconciler brings the state in line with the disk (scan, hash); the
  * planner says what differs from what the service acknowledged; the uploader sends it; the scheduler runs all
  * of it in one loop and decides when to try again. The watcher and the presence check feed the loop.
@@ -139,6 +150,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** Files the rescans found that the watcher had not reported. */
   private missed = 0;
   private rescanTimer: NodeJS.Timeout | null = null;
+  private serviceCheckTimer: NodeJS.Timeout | null = null;
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
   private readonly newFolders = new Set<string>();
   private newFoldersQueued = false;
@@ -330,9 +342,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private standingProblems(): string[] {
     const conflicts = this.options.state.conflictCount(this.repoId);
     const nothing = this.nothingToSync();
+    const newer = this.service.newerLine();
+    const wentBack = wentBackLine(this.options.state.conflicts(this.repoId).filter((c) => c.lost).length);
     return [
       ...(nothing !== null ? [nothing] : []),
+      ...(wentBack !== null ? [wentBack] : []),
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
+      ...(newer !== null ? [newer] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
       ...(this.service.notInCheckout > 0
         ? [
@@ -374,10 +390,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * The service checked against the state (checkService) where it can be; a failure (offline, a gateway) waits for
    * the next check, at the next periodic rescan.
    */
-  private async checkQuietly(): Promise<void> {
+  private async checkQuietly(quick = false): Promise<void> {
     // Only after a round that went through: a service failing or out of reach is not asked once more for this.
     if (this.stopped || this.facts.phase !== 'idle') return;
-    await this.service.checkService().catch(() => 0);
+    await this.service.checkService({ quick }).catch(() => 0);
   }
 
   /**
@@ -398,6 +414,18 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     }, interval);
     this.presenceTimer.unref();
     this.scheduleRescan();
+    this.scheduleServiceCheck();
+  }
+
+  /** The next quick look at the service (checkService), at the interval ±20 %. */
+  private scheduleServiceCheck(): void {
+    if (this.stopped) return;
+    const interval = this.options.serviceCheckIntervalMs ?? SERVICE_CHECK_MS;
+    this.serviceCheckTimer = setTimeout(
+      () => this.inBackground(this.checkQuietly(true).finally(() => this.scheduleServiceCheck())),
+      interval * (0.8 + Math.random() * 0.4),
+    );
+    this.serviceCheckTimer.unref();
   }
 
   /** The next periodic rescan, at the interval ±20 %, so that many repositories do not rescan at once. */
@@ -601,6 +629,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.coalescer.clear();
     if (this.presenceTimer) clearInterval(this.presenceTimer);
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
+    if (this.serviceCheckTimer) clearTimeout(this.serviceCheckTimer);
     await this.watcher.close();
     await this.scheduler.stop();
     this.setPhase('stopped', null);

@@ -12,6 +12,7 @@ export {
   type SyncStatus,
 } from './engine.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
+export { behindLine, lostMessage, wentBackLine } from './engine-status.ts';
 export type { ConflictComparison, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
 export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';

@@ -79,6 +79,8 @@ const SCHEMA = [
   // binary, a link…) keeps its version on the service. The index holds the deletions alone again.
   `DROP INDEX files_deletions;
   CREATE INDEX files_deletions ON files (repo_id) WHERE acked_hash IS NOT NULL AND local_hash IS NULL;`,
+  // A conflict whose base version the service no longer has (issue 41: it went back in time): never "behind".
+  `ALTER TABLE conflicts ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

@@ -60,6 +60,8 @@ export const repositoryViewSchema = z.object({
     rejected: z.number(),
     /** Files in conflict with the service's version: never shown as synced. */
     conflicts: z.number(),
+    /** Files newer on the service, unchanged here (a teammate's edit): never shown as synced either. */
+    behind: z.number(),
   }),
   progress: z
     .object({ stage: z.enum(['hashing', 'uploading']), done: z.number(), total: z.number() })
@@ -221,6 +223,8 @@ export const conflictViewSchema = z.object({
   writtenBy: z.string().nullable(),
   writtenAt: z.string().nullable(),
   foundAt: z.string(),
+  /** The service no longer has the version synced here (it went back in time): only "keep mine" is safe. */
+  lost: z.boolean().optional(),
 });
 export type ConflictView = z.infer<typeof conflictViewSchema>;
 
@@ -276,7 +280,21 @@ export const AGENT_API = {
   activity: method(none, z.object({ entries: z.array(activityEntrySchema) })),
   conflicts: method(
     z.object({ root }),
-    z.object({ root: z.string(), conflicts: z.array(conflictViewSchema), heldDeletions: z.number() }),
+    z.object({
+      root: z.string(),
+      conflicts: z.array(conflictViewSchema),
+      heldDeletions: z.number(),
+      /** Files newer on the service and untouched here (behind, not a conflict): takeNewer takes them. */
+      newer: z.array(conflictViewSchema),
+    }),
+  ),
+  /**
+   * "Take them": writes the service's copy of the files newer there (and untouched here) to disk. Nothing here is
+   * lost: a file changed here since the last look is not written, and said in `notWritten`.
+   */
+  takeNewer: method(
+    z.object({ root }),
+    z.object({ taken: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten }),
   ),
   /**
    * Settles conflicts (all of the repository's when `files` is absent): `mine` sends this checkout's file on top of

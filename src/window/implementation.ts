@@ -179,8 +179,11 @@ export function createAgentApi(agent: Agent): AgentApi {
         root: identity.root,
         conflicts: agent.conflicts(identity.root),
         heldDeletions: engine.status().heldDeletions,
+        newer: engine.service.newer(),
       };
     },
+
+    takeNewer: async ({ root }) => await sending(root).engine.service.takeNewer(),
 
     resolveConflicts: async ({ root, side, files }) => {
       const { engine } = sending(root);

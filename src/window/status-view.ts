@@ -52,6 +52,9 @@ export function trayLine(status: AgentStatus): string {
     return `flowsync: ${which} paused${pending > 0 ? `, ${plural(pending, 'file')} pending` : ''}`;
   }
   if (pending > 0) return `flowsync: ${plural(pending, 'file')} pending`;
+  // Disk and service differ while a teammate's edits are not here yet: never "in sync" (issue 41).
+  const behind = sum((repo) => repo.counts.behind);
+  if (behind > 0) return `flowsync: your changes are sent; ${plural(behind, 'file')} newer on the service`;
   // A repository with none of its flow folders is not "in sync" (nothing of it is synced at all); a lasting state,
   // so said last, not over what else waits.
   const empty = status.repositories.find((repo) => repo.nothingToSync !== null);

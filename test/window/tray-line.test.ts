@@ -21,6 +21,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
       warnings: 0,
       rejected: 0,
       conflicts: 0,
+      behind: 0,
       ...counts,
     },
     progress: null,
@@ -52,6 +53,10 @@ describe('the tray line', () => {
       'flowsync: 159 deletions held',
     );
     expect(trayLine(status(repository({}, { pending: 3 })))).toBe('flowsync: 3 files pending');
+    // Behind (a teammate's edits of files untouched here) is not a conflict, and not "in sync" either (issue 41).
+    expect(trayLine(status(repository({}, { behind: 2 })))).toBe(
+      'flowsync: your changes are sent; 2 files newer on the service',
+    );
     expect(trayLine(status(repository({ phase: 'offline' }, { conflicts: 1 })))).toBe(
       'flowsync: acme/app offline',
     );

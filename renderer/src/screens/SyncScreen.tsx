@@ -291,11 +291,13 @@ function WaitingForYou(props: {
                   </th>
                   <td>{serviceSide(conflict)}</td>
                   <td>
-                    {conflict.sentHash === null
-                      ? 'deleted'
-                      : conflict.sentHash === conflict.baseHash
-                        ? 'unchanged (behind)'
-                        : 'changed'}
+                    {conflict.lost
+                      ? 'the only copy may be here: the service lost the version synced here'
+                      : conflict.sentHash === null
+                        ? 'deleted'
+                        : conflict.sentHash === conflict.baseHash
+                          ? 'unchanged'
+                          : 'changed'}
                   </td>
                   <td className="row">
                     <button
@@ -311,12 +313,15 @@ function WaitingForYou(props: {
                     >
                       Keep mine
                     </button>
-                    <button
-                      disabled={busy || repo.paused}
-                      onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
-                    >
-                      Take the service's
-                    </button>
+                    {/* Never offered for a version the service lost: it would age or delete the only copy. */}
+                    {!conflict.lost && (
+                      <button
+                        disabled={busy || repo.paused}
+                        onClick={() => resolve.mutate({ side: 'theirs', files: [fileOf(conflict)] })}
+                      >
+                        Take the service's
+                      </button>
+                    )}
                   </td>
                 </tr>,
                 comparing === file && (

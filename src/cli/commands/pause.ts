@@ -70,7 +70,7 @@ function pausing(command: 'pause' | 'resume'): Command {
           out(
             pause
               ? `${name}: paused; changes are counted and sent when resumed (flowsync resume ${view.root})`
-              : `${name}: resumed${pending > 0 ? `; ${plural(pending, 'change')} waiting to be sent` : ', in sync'}`,
+              : `${name}: resumed${pending > 0 ? `; ${plural(pending, 'change')} waiting to be sent` : view.counts.behind > 0 ? `; your changes are sent, ${plural(view.counts.behind, 'file')} newer on the service` : ', in sync'}`,
           );
         }
         return;
