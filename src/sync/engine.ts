@@ -497,6 +497,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** One scan and one round of uploads, without watching: `flowsync sync`. Throws when the service is unreachable. */
   async syncOnce(): Promise<SyncReport> {
     const ran: { round?: Awaited<ReturnType<SyncEngine['uploadRound']>> } = {};
+    await this.checkFirst();
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
       ran.round = await this.uploadRound();
@@ -509,6 +510,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * A one-shot run (`flowsync sync`, its dry run) looks at the service before it plans: a file changed there is
+   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (issue 41: it said
+   * "would send 3 files", and the service refused the whole flow for the one file it had changed). Not for a state
+   * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet.
+   */
+  private async checkFirst(): Promise<void> {
+    if (this.options.state.acknowledgedCount(this.repoId) === 0) return;
+    await this.service.checkService({ round: false }).catch(() => 0);
+  }
+
+  /**
    * What a round would send now, flow by flow, and nothing sent: a rescan, then the same planner a round uses
    * (`flowsync sync --dry-run`). The rescan records what it finds in the state this engine was given, so a dry run
    * gives it a copy.
@@ -518,6 +530,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
     });
+    await this.checkFirst();
     this.guard.checkAll();
     const pending = state.pendingFlows(this.repoId);
     const options = await this.planOptions();

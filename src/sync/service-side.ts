@@ -402,7 +402,7 @@ export class ServiceSide {
    * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
    * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
    */
-  async checkService({ quick = false } = {}): Promise<number> {
+  async checkService({ quick = false, round = true } = {}): Promise<number> {
     const { state, client } = this.options;
     if (!(await this.takesBases())) return 0;
     const { flows } = await client.flowDef.listFlows({
@@ -505,7 +505,8 @@ export class ServiceSide {
       this.notInCheckoutCount = unknown;
       this.port.refresh();
     }
-    if (found.length > 0) this.port.scheduler.want(); // own versions adopted: sent on them now
+    // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
+    if (found.length > 0 && round) this.port.scheduler.want();
     return recorded.length;
   }
 

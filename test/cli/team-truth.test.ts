@@ -203,4 +203,46 @@ describe('the truth of the status between two developers', () => {
     expect(stored()).toEqual({ 'flows/ci/build.yml': 'build: 2\n', 'flows/ci/deploy.yml': 'deploy: 1\n' });
     expect(a.read('flows/ci/deploy.yml')).toBe('deploy: 1\n');
   }, 180_000);
+
+  it('sync --dry-run says what the run then does, flow by flow, with what a conflict holds back', async () => {
+    const {
+      alice: a,
+      bob: b,
+      stored,
+    } = await team({
+      'flows/ci/build.yml': 'build: 1\n',
+      'flows/ci/test.yml': 'test: 1\n',
+      'flows/deploy/main.yml': 'deploy: 1\n',
+    });
+    expect((await a.flowsync('sync', a.root)).code).toBe(0);
+    expect((await b.flowsync('sync', b.root)).code).toBe(0);
+    b.write('flows/ci/build.yml', 'build: bob\n');
+    expect((await b.flowsync('sync', b.root)).code).toBe(0);
+    // Alice changes the file Bob changed, and two others of its flow, and one of another flow.
+    a.write('flows/ci/build.yml', 'build: alice\n');
+    a.write('flows/ci/test.yml', 'test: alice\n');
+    a.write('flows/ci/new.yml', 'new: alice\n');
+    a.write('flows/deploy/main.yml', 'deploy: alice\n');
+    const before = stored();
+
+    const dry = await a.flowsync('sync', '--dry-run', a.root);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('  flows/ci: 1 new, 1 changed, 0 deleted\n    + new.yml\n    ~ test.yml\n');
+    expect(dry.stdout).toMatch(
+      / {2}flows\/ci\/build\.yml: conflict: changed on the service by \S*bob\S*.*; not sent\n/,
+    );
+    expect(dry.stdout).toContain('  flows/deploy: 0 new, 1 changed, 0 deleted\n    ~ main.yml\n');
+    expect(dry.stdout).toContain('would send 3 files; 1 not sent');
+    expect(stored()).toEqual(before);
+
+    // The run does that: the three files, and not the one in conflict, whose service version (Bob's) stays.
+    const run = await a.flowsync('sync', a.root);
+    expect(run.code).toBe(4);
+    expect(stored()).toEqual({
+      'flows/ci/build.yml': 'build: bob\n',
+      'flows/ci/new.yml': 'new: alice\n',
+      'flows/ci/test.yml': 'test: alice\n',
+      'flows/deploy/main.yml': 'deploy: alice\n',
+    });
+  }, 180_000);
 });
