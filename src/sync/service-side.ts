@@ -545,6 +545,18 @@ export class ServiceSide {
     for (const file of changed) file.lost = true;
   }
 
+  /** When the service's size cap last removed older versions of this repository (null: never, or not said). */
+  async historyCapped(flowPath: string, path: string): Promise<{ at: string; capBytes: number } | null> {
+    const { capped } = await this.options.client.flowDef.fileVersions({
+      repo_owner: this.repo.owner,
+      repo_name: this.repo.name,
+      flow_path: flowPath,
+      path,
+      first: 1,
+    });
+    return capped ? { at: capped.at, capBytes: capped.cap_bytes } : null;
+  }
+
   /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
   async history(flowPath: string, path: string): Promise<FileVersion[]> {
     return fileVersions(this.options.client, this.repo, flowPath, path);

@@ -328,6 +328,8 @@ export const AGENT_API = {
           current: z.boolean(),
         }),
       ),
+      /** When the service's size cap last removed older versions of the repository (cappedLine says it); or null. */
+      capped: z.object({ at: z.string(), capBytes: z.number() }).nullable(),
     }),
   ),
   /** One of those versions' text (null: the version is a deletion), or why it is not shown (too large). */

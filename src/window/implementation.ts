@@ -203,9 +203,11 @@ export function createAgentApi(agent: Agent): AgentApi {
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
       const versions = await engine.service.history(flowPath, path);
+      const capped = await engine.service.historyCapped(flowPath, path);
       return {
         flowPath,
         path,
+        capped,
         versions: versions.map((v) => ({
           version: v.version,
           hash: v.hash,

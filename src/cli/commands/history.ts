@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { printable, printableJson } from '../../protocol/index.ts';
+import { cappedLine, printable, printableJson } from '../../protocol/index.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { urlOption } from '../service-url.ts';
@@ -34,6 +34,7 @@ export function historyCommand(): Command {
             `${v.hash === null ? 'deleted' : `${v.size} bytes`}  ${v.writtenBy ?? 'unnamed writer'}` +
             (v.current ? '  (current)' : ''),
         );
+      if (history.capped) out(cappedLine(history.capped));
       out(`Restore one: flowsync restore ${inside} --version N`);
     });
 }

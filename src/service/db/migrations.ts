@@ -206,4 +206,12 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 3: an identifier is looked up in any case: lower() in SQL both databases speak, and its index */ `
   CREATE INDEX tracker_issues_by_lower_identifier ON tracker_issues (lower(identifier));
   `,
+  /* 4: when the size cap last removed versions of a repository, said to its users (issue 41) */ `
+  CREATE TABLE history_pruned (
+    repo_id TEXT PRIMARY KEY REFERENCES repos (id),
+    pruned_at TEXT NOT NULL,
+    cap_bytes INTEGER NOT NULL,
+    versions INTEGER NOT NULL
+  );
+  `,
 ];

@@ -192,4 +192,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX file_versions_file ON file_versions (repo_id, flow_path, path, version);
   CREATE INDEX file_versions_replaced ON file_versions (repo_id, replaced_at) WHERE replaced_at IS NOT NULL;
   `,
+  /* 2: SQLite's version 4: when the size cap last removed versions of a repository (issue 41) */ `
+  CREATE TABLE history_pruned (
+    repo_id TEXT COLLATE "C" PRIMARY KEY REFERENCES repos (id),
+    pruned_at TEXT COLLATE "C" NOT NULL,
+    cap_bytes BIGINT NOT NULL,
+    versions BIGINT NOT NULL
+  );
+  `,
 ];

@@ -167,6 +167,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           path: args.path,
           versions,
           next: versions.length === limit && last ? String(last.version) : null,
+          capped: await flows.history.lastCapped(repoId),
         };
       }),
 
