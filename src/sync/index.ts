@@ -1,6 +1,7 @@
 // Owns syncing one repository with a service: scanner, hasher (a worker pool), watcher (chokidar), the state (the
 // outbox), planner, uploader and the SyncEngine that joins them. May import: protocol, host, client.
 export {
+  SERVICE_CHECK_MS,
   SyncEngine,
   type PlannedFlow,
   type RepositorySpec,
