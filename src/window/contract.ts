@@ -113,7 +113,9 @@ export const flowViewSchema = z.object({
   notSent: z.number(),
   /** Files of the flow in conflict with the service's version. */
   conflicts: z.number(),
-  state: z.enum(['synced', 'pending', 'refused', 'not-sent', 'conflict']),
+  /** Files of the flow newer on the service, untouched here (a teammate's edits): never "synced". */
+  newer: z.number(),
+  state: z.enum(['synced', 'pending', 'refused', 'not-sent', 'conflict', 'newer']),
   message: z.string().nullable(),
 });
 export type FlowView = z.infer<typeof flowViewSchema>;
@@ -121,7 +123,7 @@ export type FlowView = z.infer<typeof flowViewSchema>;
 /** One file of a flow: `reason` says why it is pending (deleted here) or not sent, and what to do. */
 export const fileViewSchema = z.object({
   path: z.string(),
-  state: z.enum(['synced', 'pending', 'not-sent', 'conflict']),
+  state: z.enum(['synced', 'pending', 'not-sent', 'conflict', 'newer']),
   reason: z.string().nullable(),
 });
 export type FileView = z.infer<typeof fileViewSchema>;

@@ -108,6 +108,7 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
       pending: 0,
       notSent: 0,
       conflicts: 0,
+      newer: 0,
       state: 'synced',
       message: refused.get(file.flowPath) ?? null,
     };
@@ -115,6 +116,7 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
     if (file.localHash !== null) flow.files++;
     if (file.pending) flow.pending++;
     if (file.conflict) flow.conflicts++;
+    if (file.behind) flow.newer++;
     if (fileState(file) === 'not-sent') flow.notSent++;
   }
   for (const flow of flows.values()) {
@@ -124,9 +126,11 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
         ? 'conflict'
         : flow.pending > 0
           ? 'pending'
-          : flow.notSent === flow.files
-            ? 'not-sent'
-            : 'synced';
+          : flow.newer > 0
+            ? 'newer'
+            : flow.notSent === flow.files
+              ? 'not-sent'
+              : 'synced';
   }
   // A flow whose files are all deleted and acknowledged is gone; one only deleted here is still pending.
   return {
@@ -146,11 +150,13 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
     .map((file) => {
       const reason = file.conflict
         ? "changed on the service since this checkout synced it: keep yours or take the service's"
-        : file.localHash === null
-          ? 'deleted here: the service still has it'
-          : file.warning !== null
-            ? describeFileWarning(file.warning)
-            : null;
+        : file.behind
+          ? 'newer on the service, unchanged here: take them (nothing here is lost)'
+          : file.localHash === null
+            ? 'deleted here: the service still has it'
+            : file.warning !== null
+              ? describeFileWarning(file.warning)
+              : null;
       return { path: file.path, state: fileState(file), reason };
     });
   return { root, flowPath, files };
@@ -159,6 +165,7 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
 /** A file on disk that cannot be sent is `not-sent` (the service keeps its last version: not a deletion). */
 function fileState(file: FileState): FileView['state'] {
   if (file.conflict) return 'conflict';
+  if (file.behind) return 'newer';
   if (file.localHash !== null && file.warning !== null) return 'not-sent';
   return file.pending ? 'pending' : 'synced';
 }

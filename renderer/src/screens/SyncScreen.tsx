@@ -80,6 +80,7 @@ function settledVersion(repo: RepositoryView): string {
     counts.warnings,
     counts.rejected,
     counts.conflicts,
+    counts.behind,
     repo.heldDeletions,
     repo.notInCheckout,
   ].join('|');
@@ -127,8 +128,10 @@ function Repository({ repo, api, onChange }: { repo: RepositoryView; api: AgentA
         {counts.warnings} not sent
         {counts.rejected > 0 ? ` · ${counts.rejected} refused` : ''}
         {counts.conflicts > 0 ? ` · ${counts.conflicts} in conflict` : ''}
+        {counts.behind > 0 ? ` · ${counts.behind} newer on the service` : ''}
         {repo.heldDeletions > 0 ? ` · ${plural(repo.heldDeletions, 'deletion')} held` : ''}
       </p>
+      {counts.behind > 0 && <Newer api={api} repo={repo} version={version} onChange={onChange} />}
       {(counts.conflicts > 0 || repo.heldDeletions > 0 || repo.notInCheckout > 0) && (
         <WaitingForYou api={api} repo={repo} version={version} onChange={onChange} />
       )}
@@ -213,7 +216,51 @@ const FLOW_STATES: Record<FlowView['state'], string> = {
   refused: 'refused',
   'not-sent': 'not sent',
   conflict: 'conflict',
+  newer: 'newer on the service',
 };
+
+/**
+ * Files newer on the service and untouched here (a teammate's edits, issue 41): not a conflict, and not "synced"
+ * either; one action, Take them, which writes the service's copies to disk and touches nothing changed here (a file
+ * edited meanwhile is not written, and said).
+ */
+function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; onChange: () => void }) {
+  const { api, repo, onChange } = props;
+  const root = repo.root;
+  const listed = useQuery({
+    queryKey: ['newer', root, props.version],
+    queryFn: () => api.conflicts({ root }),
+    placeholderData: keepPreviousData,
+  });
+  const take = useMutation({ mutationFn: () => api.takeNewer({ root }), onSettled: onChange });
+  const newer = listed.data?.newer ?? [];
+  const writers = [...new Set(newer.map((file) => file.writtenBy).filter((by) => by !== null))].sort();
+  return (
+    <section className="newer" aria-label={`Newer on the service in ${repo.owner}/${repo.name}`}>
+      <p>
+        {plural(repo.counts.behind, 'file')} newer on the service
+        {writers.length > 0 ? `, by ${writers.join(', ')}` : ''}: your changes are sent, and these are not
+        here yet.
+      </p>
+      <ul className="files">
+        {newer.slice(0, 10).map((file) => (
+          <li key={`${file.flowPath}/${file.path}`}>
+            <code>
+              {file.flowPath}/{file.path}
+            </code>
+            {file.serviceHash === null ? ' (deleted there)' : ''}
+          </li>
+        ))}
+        {newer.length > 10 && <li>… and {newer.length - 10} more</li>}
+      </ul>
+      <button disabled={take.isPending || repo.paused} onClick={() => take.mutate()}>
+        Take them
+      </button>
+      <ErrorLine error={listed.error ?? take.error} />
+      <NotWritten files={take.data?.notWritten ?? []} />
+    </section>
+  );
+}
 
 /**
  * What waits for the user in one repository: each file in conflict (who changed the service's version, when),
@@ -539,6 +586,7 @@ const FILE_STATES = {
   pending: 'pending',
   'not-sent': 'not sent',
   conflict: 'conflict',
+  newer: 'newer on the service',
 } as const;
 
 /** Files whose service copy was not written to disk, a line each with why (the others were settled). */
