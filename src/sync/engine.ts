@@ -34,7 +34,6 @@ import {
   withPaused,
   withPhase,
   withSent,
-  wentBackLine,
   type StatusFacts,
   type SyncPhase,
 } from './engine-status.ts';
@@ -343,7 +342,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const conflicts = this.options.state.conflictCount(this.repoId);
     const nothing = this.nothingToSync();
     const newer = this.service.newerLine();
-    const wentBack = wentBackLine(this.options.state.conflicts(this.repoId).filter((c) => c.lost).length);
+    const wentBack = this.service.wentBackLine();
     return [
       ...(nothing !== null ? [nothing] : []),
       ...(wentBack !== null ? [wentBack] : []),
@@ -497,13 +496,22 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** One scan and one round of uploads, without watching: `flowsync sync`. Throws when the service is unreachable. */
   async syncOnce(): Promise<SyncReport> {
     const ran: { round?: Awaited<ReturnType<SyncEngine['uploadRound']>> } = {};
-    await this.checkFirst();
+    const known = await this.checkFirst();
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
       ran.round = await this.uploadRound();
     });
     if (!ran.round) return emptyReport(); // stopped before it ran
     if (ran.round.error !== undefined) throw ran.round.error;
+    // What the look before found is this run's news as much as a refusal would have been.
+    const key = (c: { flowPath: string; path: string }) => `${c.flowPath}\0${c.path}`;
+    const reported = new Set(ran.round.report.conflicts.map(key));
+    ran.round.report.conflicts.unshift(
+      ...this.options.state
+        .conflicts(this.repoId)
+        .filter((c) => !known.has(key(c)) && !reported.has(key(c)))
+        .map(({ flowPath, path, writtenBy }) => ({ flowPath, path, writtenBy })),
+    );
     this.settled(ran.round.outcome);
     await this.checkQuietly();
     return ran.round.report;
@@ -515,9 +523,15 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * "would send 3 files", and the service refused the whole flow for the one file it had changed). Not for a state
    * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet.
    */
-  private async checkFirst(): Promise<void> {
-    if (this.options.state.acknowledgedCount(this.repoId) === 0) return;
-    await this.service.checkService({ round: false }).catch(() => 0);
+  private async checkFirst(): Promise<Set<string>> {
+    const { state } = this.options;
+    // The conflicts known before (and what was behind, which an edit here makes one): the others are this run's.
+    const known = new Set(
+      [...state.conflicts(this.repoId), ...state.behind(this.repoId)].map((c) => `${c.flowPath}\0${c.path}`),
+    );
+    if (state.acknowledgedCount(this.repoId) > 0)
+      await this.service.checkService({ round: false }).catch(() => 0);
+    return known;
   }
 
   /**

@@ -7,7 +7,7 @@ import { notRealFolder } from './contained-fs.mjs';
 import { wentBackInTime } from './three-way.ts';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { recordConflicts } from './conflicts.ts';
-import { behindLine } from './engine-status.ts';
+import { behindLine, wentBackLine } from './engine-status.ts';
 import {
   conflictSides,
   fileVersions,
@@ -158,6 +158,11 @@ export class ServiceSide {
   /** The files newer on the service and untouched here (three-way.ts's 'behind'), as the last check found them. */
   newer(): FileConflict[] {
     return this.options.state.behind(this.repoId);
+  }
+
+  /** The line that says the service went back in time (wentBackLine), or null while no conflict is of that kind. */
+  wentBackLine(): string | null {
+    return wentBackLine(this.options.state.conflicts(this.repoId).filter((c) => c.lost).length);
   }
 
   /** The line that says which files are newer on the service (behindLine), or null when none is. */
@@ -448,6 +453,9 @@ export class ServiceSide {
       const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
       return want !== (onService.get(flowPath) ?? null);
     });
+    const compared = new Set(
+      [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => !skip(flowPath)),
+    );
     const found: Parameters<typeof recordConflicts>[1][number][] = [];
     // Files on the service this checkout never had, per flow: a quick check counts again only the flows it lists.
     const unknownByFlow = new Map(last === null ? [] : this.unknownByFlow);
@@ -492,6 +500,17 @@ export class ServiceSide {
       };
       const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
       recorded = recordConflicts({ state, repoId: this.repoId, target: this.repo }, found.filter(stillAcked));
+      // A file recorded as changed there that the service holds at its base again (a teammate's revert) is no
+      // longer behind nor in conflict: what was compared and not found differing is at its base.
+      const differs = new Set(found.map((c) => serviceFileKey(c.flowPath, c.path)));
+      for (const c of [...state.conflicts(this.repoId), ...state.behind(this.repoId)])
+        if (
+          compared.has(c.flowPath) &&
+          c.baseHash !== null &&
+          !differs.has(serviceFileKey(c.flowPath, c.path)) &&
+          stillAcked(c)
+        )
+          state.settleConflict(this.repoId, c.flowPath, c.path, c.baseHash);
     });
     // What was compared now is the point the next quick check starts from; flows left for their round are not.
     const seen = new Map(last ?? []);

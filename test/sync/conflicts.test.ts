@@ -75,6 +75,21 @@ describe('two checkouts on one service that takes bases', () => {
     expect(b.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
   });
 
+  it("is behind no longer once the teammate's edit is reverted on the service (issue 41)", async () => {
+    const { a, b, A } = await twoCheckouts();
+    A.write('flows/ci/a.yml', 'a: A\n');
+    await a.engine.syncOnce();
+    await b.engine.service.checkService();
+    expect(b.state.behind(b.engine.repoId).map((c) => c.path)).toEqual(['a.yml']);
+    // A puts it back as it was: the service holds B's base again, and B is in sync, by a quick check too.
+    A.write('flows/ci/a.yml', 'a: 1\n');
+    await a.engine.syncOnce();
+    await b.engine.service.checkService({ quick: true });
+    expect(b.state.behind(b.engine.repoId)).toEqual([]);
+    expect(b.state.conflicts(b.engine.repoId)).toEqual([]);
+    expect(b.engine.status().counts).toMatchObject({ behind: 0, conflicts: 0, pending: 0 });
+  });
+
   it("makes an edit of a stale copy a conflict, sends the flow's other files, and settles it either way", async () => {
     const { a, b, A, B, service } = await twoCheckouts();
     B.write('flows/ci/b.yml', 'b: B\n');

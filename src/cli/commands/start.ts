@@ -248,8 +248,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     );
   };
   for (const watched of agent.watched()) followRecovery(watched);
-  // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some.
+  // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some. A
+  // service gone back in time: its line once, when it is first seen (and again if it comes back after settling).
   const newerCounts = new Map<WatchedRepository, number>();
+  const wentBack = new Map<WatchedRepository, string | null>();
   agent.on('status', (watched, status) => {
     followRecovery(watched);
     const newer = status.counts.behind;
@@ -257,6 +259,13 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       newerCounts.set(watched, newer);
       const line = watched.engine.service.newerLine();
       if (newer > 0 && line !== null) out(`${time()} ${named(watched)}: ${line}`);
+    }
+    if (status.phase === 'idle') {
+      const line = watched.engine.service.wentBackLine();
+      if (line !== (wentBack.get(watched) ?? null)) {
+        wentBack.set(watched, line);
+        if (line !== null) out(`${time()} ${named(watched)}: ${line}`);
+      }
     }
     const previous = phases.get(watched);
     phases.set(watched, status.phase);
