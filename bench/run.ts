@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints their tables. `npm run bench` runs all; `npm run bench -- service` one
- * (service, service-db, client, sync, cli, peer).
+ * (service, service-db, service-check, client, sync, cli, peer).
  * Benchmarks are never part of `npm test`: timings on a shared machine are for reading, not asserting.
  */
 import { buildCommand } from '../test/support/build.ts';
@@ -9,12 +9,17 @@ import { runCliBench } from './cli.ts';
 import { PEER_NAME, runPeerBench } from './peer.ts';
 import { runClientBench } from './client.ts';
 import { runServiceBench } from './service.ts';
+import { runServiceCheckBench } from './service-check.ts';
 import { runServiceDbBench } from './service-db.ts';
 import { runSyncBench } from './sync.ts';
 
 const benches: Record<string, { title: string; run: () => Promise<BenchRow[]>; peer?: string }> = {
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
   'service-db': { title: 'service on SQLite and Postgres (bench/service-db.ts)', run: runServiceDbBench },
+  'service-check': {
+    title: "the agents' check of the service every minute (bench/service-check.ts)",
+    run: runServiceCheckBench,
+  },
   client: { title: 'client (bench/client.ts)', run: runClientBench },
   sync: { title: 'sync (bench/sync.ts)', run: runSyncBench },
   cli: { title: 'cli (bench/cli.ts)', run: runCliBench },

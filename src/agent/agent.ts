@@ -74,7 +74,13 @@ export interface AgentOptions {
   /** Engine timings, for tests that cannot wait a minute for a back-off. */
   timings?: Pick<
     SyncEngineOptions,
-    'quietMs' | 'maxWaitMs' | 'retryBaseMs' | 'retryMaxMs' | 'presenceIntervalMs' | 'rescanIntervalMs'
+    | 'quietMs'
+    | 'maxWaitMs'
+    | 'retryBaseMs'
+    | 'retryMaxMs'
+    | 'presenceIntervalMs'
+    | 'rescanIntervalMs'
+    | 'serviceCheckIntervalMs'
   >;
 }
 
@@ -362,6 +368,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       hasher: this.hasher,
       serviceKey: this.serviceKey,
       rescanIntervalMs: rescanIntervalFromEnv(),
+      serviceCheckIntervalMs: intervalFromEnv('FLOWSYNC_SERVICE_CHECK_MS'),
       // Paused by its user before: watched and counted from the start, nothing sent until resumed.
       ...(pause && { paused: pause }),
       ...this.options.timings,
@@ -804,6 +811,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.state.close();
     await this.embedded?.close();
   }
+}
+
+/** $FLOWSYNC_SERVICE_CHECK_MS (and the like): an engine's interval set by a test; unset or below 100 ms, the default. */
+function intervalFromEnv(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value >= 100 ? value : undefined;
 }
 
 /** $FLOWSYNC_RESCAN_INTERVAL_MS: how often each repository is rescanned whole (tests set it small). */

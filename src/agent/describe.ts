@@ -47,6 +47,7 @@ export const NO_COUNTS: RepoCounts = {
   warnings: 0,
   rejected: 0,
   conflicts: 0,
+  behind: 0,
 };
 
 /** What describing an entry reads besides it: the state's records of the repository (null: it never synced). */

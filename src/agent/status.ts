@@ -27,6 +27,10 @@ export interface RepositoryStatus {
   specAlone?: boolean;
   /** What keeps its `.flowsync/repo-config.json` from the service (a teammate's newer config), in one line; else null. */
   repoConfig?: string | null;
+  /** Files newer on the service, untouched here (behind: a teammate's edits), with who wrote them. */
+  newer?: { flowPath: string; path: string; writtenBy: string | null }[];
+  /** Conflicts whose version the service no longer has (it went back in time: a restored backup). */
+  lost?: number;
 }
 
 export interface StatusScope {
@@ -76,6 +80,8 @@ export function readRepositoryStatuses(
       rejected: state.rejections(repo.id).map(({ flowPath, message }) => ({ flowPath, message })),
       specAlone: state.serviceSpecAlone(repo.id),
       repoConfig: repoConfigLine(new RepoConfigBase(state.db, repo.id).conflict()),
+      newer: state.behind(repo.id).map(({ flowPath, path, writtenBy }) => ({ flowPath, path, writtenBy })),
+      lost: state.conflicts(repo.id).filter((conflict) => conflict.lost).length,
     }));
   } finally {
     state.close();

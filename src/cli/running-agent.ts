@@ -144,5 +144,9 @@ async function handOver(
 function syncedWords(view: RepositoryView): string {
   const waiting = needsOf(view).map((need) => need.words);
   const pending = view.counts.pending > 0 ? [`${view.counts.pending} pending`] : [];
-  return [...pending, ...waiting].join(', ') || 'in sync';
+  // "In sync" only when the disk is the service's (issue 41): what was sent is all that is, with files newer there.
+  const newer = view.counts.behind > 0 ? [`${plural(view.counts.behind, 'file')} newer on the service`] : [];
+  const said = [...pending, ...waiting, ...newer].join(', ');
+  if (said === '') return 'in sync';
+  return pending.length === 0 && waiting.length === 0 ? `your changes are sent, ${said}` : said;
 }

@@ -173,7 +173,26 @@ export const fileVersionsValueSchema = z.looseObject({
   purges: z.array(historyPurgeSchema).optional(),
   /** The cursor of the next (older) page; null or absent on the last (a service that does not page sends all). */
   next: z.string().nullable().optional(),
+  /**
+   * When the repository's size cap last removed older versions (of any of its files), and the cap: a history that
+   * lacks them says so. Null or absent: never (or a service that does not say).
+   */
+  capped: z.looseObject({ at: isoTimeSchema, cap_bytes: count }).nullable().optional(),
 });
+
+/**
+ * "older versions of this repository were removed at the 256 MiB cap on 2026-11-26 17:19 UTC": a history that lacks
+ * versions says why, in `flowsync history` and the window (issue 41: pruned silently before).
+ */
+export function cappedLine(capped: { at: string; capBytes: number }): string {
+  const mib = capped.capBytes / 1024 / 1024;
+  const cap = Number.isInteger(mib) ? `${mib} MiB` : `${capped.capBytes} bytes`;
+  const at = capped.at.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
+  return (
+    `older versions of this repository were removed at the ${cap} cap on ${at} ` +
+    "(each file's last versions are kept first)"
+  );
+}
 
 export const versionContentArgsSchema = z.strictObject({
   baggage: baggageSchema,

@@ -39,6 +39,8 @@ export interface SyncEngineOptions {
    * rescan finds is sent and counted in `missed`.
    */
   rescanIntervalMs?: number;
+  /** How often a watching engine looks at the service for what changed there, ±20 % (default SERVICE_CHECK_MS). */
+  serviceCheckIntervalMs?: number;
   /** Starts paused (a repository its user paused before a restart): see pause(). */
   paused?: { since: string | null };
   /** The folders watched, shared with the other engines of the process (default: the process's own). */

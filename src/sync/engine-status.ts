@@ -161,6 +161,44 @@ export function notInCheckoutLine(count: number): string {
   );
 }
 
+/**
+ * "2 files newer on the service, by bob@laptop:~/app: `flowsync resolve --newer` takes them (nothing here changes)":
+ * a teammate's edits of files untouched here (three-way.ts's 'behind'), which is no conflict; null when none.
+ */
+export function behindLine(behind: readonly { writtenBy: string | null }[], root?: string): string | null {
+  if (behind.length === 0) return null;
+  const writers = [...new Set(behind.map((file) => file.writtenBy).filter((by) => by !== null))].sort();
+  const by =
+    writers.length === 0
+      ? ''
+      : `, by ${writers.slice(0, 3).join(', ')}${writers.length > 3 ? ` and ${writers.length - 3} more` : ''}`;
+  return (
+    `${behind.length} ${behind.length === 1 ? 'file' : 'files'} newer on the service${by}: ` +
+    `\`flowsync resolve --newer${root === undefined ? '' : ` ${root}`}\` takes them (nothing changed here is touched)`
+  );
+}
+
+/** A conflict whose base the service lost: what it holds is older, and this checkout's may be the only copy. */
+export function lostMessage(conflict: { serviceHash: string | null }): string {
+  return (
+    `the service no longer has the version this checkout synced (it ${conflict.serviceHash === null ? 'has no such file' : 'holds an older one'}): ` +
+    "this checkout's may be the only copy; `--mine` sends it again"
+  );
+}
+
+/**
+ * "the service went back in time: 16 versions this checkout synced are gone from it (…)": said once in the status
+ * while any conflict is of that kind (null otherwise); the one action it names sends them again, never deletes.
+ */
+export function wentBackLine(lost: number): string | null {
+  if (lost === 0) return null;
+  return (
+    `the service went back in time (restored from an older backup, or another database at its address?): ` +
+    `${lost} ${lost === 1 ? 'version' : 'versions'} this checkout synced ${lost === 1 ? 'is' : 'are'} gone from it; nothing here was changed, ` +
+    '`flowsync resolve . --mine` sends them again'
+  );
+}
+
 /** "159 deletions held: …" */
 export function heldLine(count: number): string {
   return (
@@ -173,6 +211,7 @@ export function heldLine(count: number): string {
 export function conflictMessage(conflict: FileConflict): string {
   const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
   const at = conflict.writtenAt ? ` at ${conflict.writtenAt}` : '';
+  if (conflict.lost === true) return lostMessage(conflict);
   const what = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
   return `${what}${by}${at} since this checkout last synced it`;
 }

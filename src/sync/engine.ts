@@ -27,7 +27,7 @@ import {
 import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
 import { IgnoreRules } from './ignore-rules.ts';
-import { Lookout, RESCAN_INTERVAL_MS } from './lookout.ts';
+import { Lookout, RESCAN_INTERVAL_MS, SERVICE_CHECK_MS } from './lookout.ts';
 import { planUploads, plansKey } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
@@ -35,6 +35,7 @@ import {
   addTally,
   emptyReport,
   pagesOf,
+  withConflictsFound,
   type PlannedFlow,
   type SyncReport,
   type SyncStatus,
@@ -192,7 +193,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       watcherIdle: () => this.coalescer.idle,
       local: (task, thenRound) => this.local(task, thenRound),
       inBackground: (work) => this.inBackground(work),
-      checkQuietly: () => this.checkQuietly(),
+      checkQuietly: (quick) => this.checkQuietly(quick),
       missed: (miss) => {
         this.emit('missed', miss);
         this.refresh();
@@ -200,6 +201,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       rescanned: () => this.emit('rescanned'),
       presenceIntervalMs: options.presenceIntervalMs ?? 1000,
       rescanIntervalMs: options.rescanIntervalMs ?? RESCAN_INTERVAL_MS,
+      serviceCheckIntervalMs: options.serviceCheckIntervalMs ?? SERVICE_CHECK_MS,
     });
   }
 
@@ -276,9 +278,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private standingProblems(): string[] {
     const conflicts = this.options.state.conflictCount(this.repoId);
     const nothing = this.nothingToSync();
+    const newer = this.service.newerLine();
+    const wentBack = this.service.wentBackLine();
     return [
       ...(nothing !== null ? [nothing] : []),
+      ...(wentBack !== null ? [wentBack] : []),
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
+      ...(newer !== null ? [newer] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
       ...(this.service.notInCheckout > 0 ? [notInCheckoutLine(this.service.notInCheckout)] : []),
       ...this.reconciler.refusedRoots.values(),
@@ -316,10 +322,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * The service checked against the state (checkService) where it can be; a failure (offline, a gateway) waits for
    * the next check, at the next periodic rescan.
    */
-  private async checkQuietly(): Promise<void> {
+  private async checkQuietly(quick = false): Promise<void> {
     // Only after a round that went through: a service failing or out of reach is not asked once more for this.
     if (this.stopped || this.facts.phase !== 'idle') return;
-    await this.service.checkService().catch(() => 0);
+    await this.service.checkService({ quick }).catch(() => 0);
   }
 
   /**
@@ -335,12 +341,15 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** One scan and one round of uploads, without watching: `flowsync sync`. Throws when the service is unreachable. */
   async syncOnce(): Promise<SyncReport> {
     const ran: { round?: Awaited<ReturnType<SyncEngine['uploadRound']>> } = {};
+    const known = await this.service.checkBeforeRun();
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
       ran.round = await this.uploadRound();
     });
     if (!ran.round) return emptyReport(); // stopped before it ran
     if (ran.round.error !== undefined) throw ran.round.error;
+    // What the look before found is this run's news as much as a refusal would have been.
+    withConflictsFound(ran.round.report, this.options.state.conflicts(this.repoId), known);
     this.settled(ran.round.outcome);
     await this.checkQuietly();
     return ran.round.report;
@@ -355,6 +364,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
     });
+    await this.service.checkBeforeRun();
     this.guard.checkAll();
     const options = await this.planOptions();
     const { state } = this.options;

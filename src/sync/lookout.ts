@@ -10,6 +10,14 @@ import type { SyncMiss } from './round-report.ts';
  */
 export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
+/**
+ * A watching engine asks the service what changed there this often (±20 %, so at most 54 s): a teammate's edit shows
+ * as "newer on the service" within a minute (issue 41: only "Sync now" showed it). A quick check is one
+ * `list_flows` call, and a listing of the flows whose aggregate changed since the last one: 50 agents on a
+ * repository of 100,000 files cost the service a few % of one core (bench/service-check.ts, README).
+ */
+export const SERVICE_CHECK_MS = 45_000;
+
 /** What the lookout needs of the engine: its queue, its background, what it tells. */
 export interface LookoutPort {
   reconciler: Reconciler;
@@ -23,17 +31,18 @@ export interface LookoutPort {
   local(task: () => Promise<unknown>, thenRound?: boolean): Promise<void>;
   /** Work nobody awaits: its failure shows in the status. */
   inBackground(work: Promise<void>): void;
-  /** After a periodic rescan: the service checked where it can be. */
-  checkQuietly(): Promise<void>;
+  /** After a periodic rescan (full) and every SERVICE_CHECK_MS (quick): the service checked where it can be. */
+  checkQuietly(quick?: boolean): Promise<void>;
   missed(miss: SyncMiss): void;
   rescanned(): void;
   presenceIntervalMs: number;
   rescanIntervalMs: number;
+  serviceCheckIntervalMs: number;
 }
 
 /**
  * What looks at the disk besides the watcher's reports: the presence check each second (roots and the repository
- * coming and going), the periodic rescan, and the rescan of folders the watcher just started to watch. What a
+ * coming and going), the periodic rescan, the quick look at the service each minute, and the rescan of folders the watcher just started to watch. What a
  * rescan finds that the watcher did not report is counted as missed and said, so that a miss is never silent.
  */
 export class Lookout {
@@ -42,6 +51,7 @@ export class Lookout {
   private presenceTimer: NodeJS.Timeout | null = null;
   private presenceQueued = false;
   private rescanTimer: NodeJS.Timeout | null = null;
+  private serviceCheckTimer: NodeJS.Timeout | null = null;
   private readonly newFolders = new Set<string>();
   private newFoldersQueued = false;
   private stopped = false;
@@ -65,12 +75,24 @@ export class Lookout {
     }, this.port.presenceIntervalMs);
     this.presenceTimer.unref();
     this.scheduleRescan();
+    this.scheduleServiceCheck();
   }
 
   stop(): void {
     this.stopped = true;
     if (this.presenceTimer) clearInterval(this.presenceTimer);
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
+    if (this.serviceCheckTimer) clearTimeout(this.serviceCheckTimer);
+  }
+
+  /** The next quick look at the service (checkService), at the interval ±20 %. */
+  private scheduleServiceCheck(): void {
+    if (this.stopped) return;
+    this.serviceCheckTimer = setTimeout(
+      () => this.port.inBackground(this.port.checkQuietly(true).finally(() => this.scheduleServiceCheck())),
+      this.port.serviceCheckIntervalMs * (0.8 + Math.random() * 0.4),
+    );
+    this.serviceCheckTimer.unref();
   }
 
   /** The next periodic rescan, at the interval ±20 %, so that many repositories do not rescan at once. */

@@ -117,3 +117,21 @@ export function emptyReport(): SyncReport {
     ms: 0,
   };
 }
+
+/**
+ * The conflicts a one-shot run's look before found (the state's, but those `known` before the run and those the
+ * round's answers reported), put first in its report: this run's news as much as a refusal would have been.
+ */
+export function withConflictsFound(
+  report: SyncReport,
+  conflicts: readonly { flowPath: string; path: string; writtenBy: string | null }[],
+  known: ReadonlySet<string>,
+): void {
+  const key = (c: { flowPath: string; path: string }) => `${c.flowPath}\0${c.path}`;
+  const reported = new Set(report.conflicts.map(key));
+  report.conflicts.unshift(
+    ...conflicts
+      .filter((c) => !known.has(key(c)) && !reported.has(key(c)))
+      .map(({ flowPath, path, writtenBy }) => ({ flowPath, path, writtenBy })),
+  );
+}

@@ -1,12 +1,19 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
-import { flowHashInput, type FileVersion, type HistoryPurge } from '../protocol/index.ts';
+import {
+  FILE_VERSIONS_PAGE_MAX,
+  flowHashInput,
+  type FileVersion,
+  type HistoryPurge,
+} from '../protocol/index.ts';
 import { notRealFolder } from './contained-fs.mjs';
+import { wentBackInTime } from './three-way.ts';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import { recordConflicts } from './conflicts.ts';
+import { behindLine, wentBackLine } from './engine-status.ts';
 import {
   conflictSides,
   fileVersions,
@@ -31,6 +38,7 @@ import {
   type ServiceRepository,
 } from './service-copy.ts';
 import type { SyncState } from './state.ts';
+import type { FileConflict } from './state-records.ts';
 
 /*
  * What the engine asks of the service and writes of its copy to disk (issue 39, step 4; Mutagen's controller keeps
@@ -45,6 +53,12 @@ import type { SyncState } from './state.ts';
  * flowsync service's 500 while it starts), and a service can be upgraded in place.
  */
 const SPEC_ONLY_RECHECK_MS = 60_000;
+
+/**
+ * Files whose history is asked when a check finds versions changed on the service: one call each, enough to tell a
+ * teammate's edits (the base is in every file's history) from a service that went back in time (in none).
+ */
+const LOST_SAMPLES = 20;
 
 /** A conflict as two diffs from the version last synced here (engine.compare). */
 export interface ConflictComparison {
@@ -86,6 +100,10 @@ export class ServiceSide {
   private learned = false;
   /** Files on the service that this checkout does not have, as the last look at the service found them. */
   private notInCheckoutCount = 0;
+  /** Each flow's aggregate on the service at the last check (null: no files there), for the quick check. */
+  private lastListing: Map<string, string | null> | null = null;
+  /** Files on the service this checkout never had, per flow, as the last checks counted them. */
+  private unknownByFlow = new Map<string, number>();
 
   constructor(private readonly port: ServicePort) {
     this.options = { state: port.state, client: port.client };
@@ -185,6 +203,61 @@ export class ServiceSide {
       return `your version could not be kept first (${(error as Error).message}): not replaced`;
     }
     return this.putOnDisk(flowPath, path, copy);
+  }
+
+  /** The files newer on the service and untouched here (three-way.ts's 'behind'), as the last check found them. */
+  newer(): FileConflict[] {
+    return this.options.state.behind(this.repoId);
+  }
+
+  /** The line that says the service went back in time (wentBackLine), or null while no conflict is of that kind. */
+  wentBackLine(): string | null {
+    return wentBackLine(this.options.state.conflicts(this.repoId).filter((c) => c.lost).length);
+  }
+
+  /** The line that says which files are newer on the service (behindLine), or null when none is. */
+  newerLine(): string | null {
+    return behindLine(this.options.state.behind(this.repoId));
+  }
+
+  /**
+   * "Take them": writes to disk the service's copy of the files newer there and untouched here (three-way.ts's
+   * 'behind'), by the containment rule, each settled as in sync. Safe because nothing here changes: each file's
+   * bytes on disk are read again just before, and one that is not what this checkout last synced any more (edited
+   * since the last scan) is not written, and said (it is a conflict now). Returns the files taken and those not.
+   */
+  async takeNewer(): Promise<{ taken: { flowPath: string; path: string }[]; notWritten: NotWrittenFile[] }> {
+    const { state, client } = this.options;
+    const behind = state.behind(this.repoId);
+    const notWritten: NotWrittenFile[] = [];
+    const taken: { flowPath: string; path: string }[] = [];
+    if (behind.length === 0) return { taken, notWritten };
+    const copies = await readServiceFiles(client, this.serviceRepo, behind);
+    await this.port.scheduler.run(async () => {
+      const still = new Map(state.behind(this.repoId).map((b) => [serviceFileKey(b.flowPath, b.path), b]));
+      for (const file of behind) {
+        const { flowPath, path } = file;
+        const key = serviceFileKey(flowPath, path);
+        const now = still.get(key);
+        if (!now) continue; // settled meanwhile (a round, a pull)
+        const copy = copies.found.get(key) ?? null;
+        // The service's version listed now, not the one the check saw: a later write there is what is taken.
+        const why =
+          copies.unwritable.get(key)?.why ??
+          (diskHash(join(this.repo.root, flowPath, path)) !== now.baseHash
+            ? 'changed here since it was last looked at: a conflict now, not taken'
+            : this.putOnDisk(flowPath, path, copy));
+        if (why !== null) {
+          notWritten.push({ flowPath, path, reason: why });
+          continue;
+        }
+        state.settleConflict(this.repoId, flowPath, path, copy?.hash ?? null);
+        taken.push({ flowPath, path });
+      }
+    });
+    this.port.scheduler.want();
+    this.port.refresh();
+    return { taken, notWritten };
   }
 
   /**
@@ -401,7 +474,7 @@ export class ServiceSide {
    * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
    * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
    */
-  async checkService(): Promise<number> {
+  async checkService({ quick = false, round = true } = {}): Promise<number> {
     const { state, client } = this.options;
     if (!(await this.takesBases())) return 0;
     const { flows } = await client.flowDef.listFlows({
@@ -409,9 +482,26 @@ export class ServiceSide {
       repo_name: this.repo.name,
     });
     const held = new Set(state.uncertainFlows(this.repoId));
-    const skip = (flowPath: string) => held.has(flowPath) || this.guard.holds(flowPath);
+    // Quick (the check every minute): only the flows whose aggregate changed on the service since the last check
+    // are compared, so a check of an unchanged repository is one call and no read of the state (bench/service-check.ts).
+    const last = quick ? this.lastListing : null;
+    const listedNow = new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
+    const changedThere = (flowPath: string) =>
+      last === null || (last.get(flowPath) ?? null) !== (listedNow.get(flowPath) ?? null);
+    const skip = (flowPath: string) =>
+      held.has(flowPath) || this.guard.holds(flowPath) || !changedThere(flowPath);
     const expected = new Map<string, { path: string; hash: string; localHash: string | null }[]>();
-    for (const file of state.acknowledged(this.repoId)) {
+    const acknowledged =
+      last === null
+        ? state.acknowledged(this.repoId)
+        : [...listedNow.keys(), ...last.keys()]
+            .filter((flowPath) => changedThere(flowPath))
+            .flatMap((flowPath) =>
+              state
+                .filesOfFlow(this.repoId, flowPath)
+                .flatMap((file) => (file.ackedHash === null ? [] : [{ ...file, ackedHash: file.ackedHash }])),
+            );
+    for (const file of acknowledged) {
       const files = expected.get(file.flowPath) ?? [];
       files.push({
         path: file.path,
@@ -430,8 +520,14 @@ export class ServiceSide {
       const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
       return want !== (onService.get(flowPath) ?? null);
     });
+    const compared = new Set(
+      [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => !skip(flowPath)),
+    );
     const found: Parameters<typeof recordConflicts>[1][number][] = [];
-    let unknown = 0;
+    // Files on the service this checkout never had, per flow: a quick check counts again only the flows it lists.
+    const unknownByFlow = new Map(last === null ? [] : this.unknownByFlow);
+    for (const flowPath of unknownByFlow.keys())
+      if (changedThere(flowPath) && !differing.includes(flowPath)) unknownByFlow.delete(flowPath);
     for (const flowPath of differing) {
       const listed = new Map(
         (await listServiceFiles(client, this.serviceRepo, flowPath)).map((file) => [file.path, file]),
@@ -451,8 +547,11 @@ export class ServiceSide {
         });
       }
       const known = new Set(acknowledged.map((file) => file.path));
-      unknown += [...listed.keys()].filter((path) => !known.has(path)).length;
+      unknownByFlow.set(flowPath, [...listed.keys()].filter((path) => !known.has(path)).length);
     }
+    let unknown = 0;
+    for (const count of unknownByFlow.values()) unknown += count;
+    await this.markLost(found);
     // Recorded in the queue, and only where the state still acknowledges what was compared: a round that ran
     // while the service was listed changed it (its own write, not a conflict).
     let recorded: typeof found = [];
@@ -468,13 +567,96 @@ export class ServiceSide {
       };
       const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
       recorded = recordConflicts({ state, repoId: this.repoId, target: this.repo }, found.filter(stillAcked));
+      // A file recorded as changed there that the service holds at its base again (a teammate's revert) is no
+      // longer behind nor in conflict: what was compared and not found differing is at its base.
+      const differs = new Set(found.map((c) => serviceFileKey(c.flowPath, c.path)));
+      for (const c of [...state.conflicts(this.repoId), ...state.behind(this.repoId)])
+        if (
+          compared.has(c.flowPath) &&
+          c.baseHash !== null &&
+          !differs.has(serviceFileKey(c.flowPath, c.path)) &&
+          stillAcked(c)
+        )
+          state.settleConflict(this.repoId, c.flowPath, c.path, c.baseHash);
     });
+    // What was compared now is the point the next quick check starts from; flows left for their round are not.
+    const seen = new Map(last ?? []);
+    for (const [flowPath, hash] of listedNow) seen.set(flowPath, hash);
+    for (const flowPath of last?.keys() ?? []) if (!listedNow.has(flowPath)) seen.delete(flowPath);
+    for (const flowPath of [...seen.keys()])
+      if (held.has(flowPath) || this.guard.holds(flowPath)) seen.delete(flowPath);
+    this.lastListing = seen;
+    this.unknownByFlow = unknownByFlow;
     if (differing.length > 0 || this.notInCheckoutCount !== unknown) {
       this.notInCheckoutCount = unknown;
       this.port.refresh();
     }
-    if (found.length > 0) this.port.scheduler.want(); // own versions adopted: sent on them now
+    // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
+    if (found.length > 0 && round) this.port.scheduler.want();
     return recorded.length;
+  }
+
+  /**
+   * Whether the service went back in time (three-way.ts's wentBackInTime), asked of the history of a few of the
+   * files it holds in another version than their base: then none of them is "newer on the service" (taking it would
+   * write an older version over what may be the only copy), each is marked `lost`, and the status says it once.
+   */
+  private async markLost(
+    found: {
+      flowPath: string;
+      path: string;
+      baseHash: string | null;
+      serviceHash: string | null;
+      lost?: boolean;
+    }[],
+  ): Promise<void> {
+    const changed = found.filter((file) => file.baseHash !== null && file.serviceHash !== file.baseHash);
+    const samples = await Promise.all(
+      changed.slice(0, LOST_SAMPLES).map(async (file) => {
+        const { versions } = await this.options.client.flowDef.fileVersions({
+          repo_owner: this.repo.owner,
+          repo_name: this.repo.name,
+          flow_path: file.flowPath,
+          path: file.path,
+          first: FILE_VERSIONS_PAGE_MAX,
+        });
+        return {
+          base: file.baseHash,
+          service: file.serviceHash,
+          versions: versions.map((version) => version.hash),
+        };
+      }),
+    );
+    if (!wentBackInTime(samples)) return;
+    for (const file of changed) file.lost = true;
+  }
+
+  /** When the service's size cap last removed older versions of this repository (null: never, or not said). */
+  async historyCapped(flowPath: string, path: string): Promise<{ at: string; capBytes: number } | null> {
+    const { capped } = await this.options.client.flowDef.fileVersions({
+      repo_owner: this.repo.owner,
+      repo_name: this.repo.name,
+      flow_path: flowPath,
+      path,
+      first: 1,
+    });
+    return capped ? { at: capped.at, capBytes: capped.cap_bytes } : null;
+  }
+
+  /**
+   * A one-shot run (`flowsync sync`, its dry run) looks at the service before it plans: a file changed there is
+   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (issue 41: it said
+   * "would send 3 files", and the service refused the whole flow for the one file it had changed). Not for a state
+   * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet. Returns the conflicts (and files behind) known before it.
+   */
+  async checkBeforeRun(): Promise<Set<string>> {
+    const { state } = this.options;
+    // The conflicts known before (and what was behind, which an edit here makes one): the others are this run's.
+    const known = new Set(
+      [...state.conflicts(this.repoId), ...state.behind(this.repoId)].map((c) => `${c.flowPath}\0${c.path}`),
+    );
+    if (state.acknowledgedCount(this.repoId) > 0) await this.checkService({ round: false }).catch(() => 0);
+    return known;
   }
 
   /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
@@ -805,6 +987,15 @@ function onlySeen(listed: ListedServiceFile[], seen: readonly SeenFile[] | undef
     const hash = hashes.get(serviceFileKey(file.flowPath, file.path));
     return hash === undefined ? [] : [{ ...file, hash }];
   });
+}
+
+/** The sha256 of the bytes at `path` (the hash the state and the service use); null when no file is there. */
+function diskHash(path: string): string | null {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex');
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -21,6 +21,8 @@ export interface FileState {
   ackedHash: string | null;
   pending: boolean;
   conflict: boolean;
+  /** Changed on the service only since this checkout last synced it (three-way.ts's 'behind'). */
+  behind: boolean;
 }
 
 /**
@@ -37,6 +39,12 @@ export interface FileConflict {
   writtenBy: string | null;
   writtenAt: string | null;
   foundAt: string;
+  /**
+   * The service no longer has the version this checkout last synced (it went back in time: restored from an older
+   * backup, another database): whatever it holds now is no teammate's newer edit, and what is here may be the only
+   * copy. A conflict, whose one safe way out is sending this checkout's version again (never "take theirs").
+   */
+  lost?: boolean;
 }
 
 /**
@@ -68,6 +76,8 @@ export interface RepoCounts {
   rejected: number;
   /** Files in conflict with the service's version: never "in sync" until their user settles them. */
   conflicts: number;
+  /** Files changed on the service only (a teammate's edit of a file untouched here): never "in sync" either. */
+  behind: number;
 }
 
 /** What the service confirmed for one flow: files it now has (with their hash and id) and files it dropped. */

@@ -90,6 +90,8 @@ const SCHEMA = [
     base_hash TEXT,
     conflict TEXT
   );`,
+  // A conflict whose base version the service no longer has (issue 41: it went back in time): never "behind".
+  `ALTER TABLE conflicts ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
-import { IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
+import { FILE_SIDE_SQL, IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
 import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
 import type {
@@ -25,6 +25,11 @@ const DIFFERS = `${wantedOnServiceSql()} IS NOT acked_hash`;
 const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
   AND c.path = files.path)`;
 const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT})`;
+/** The conflicts rows with their files row: the three sides of each (three-way.ts's fileSide, in FILE_SIDE_SQL). */
+const SIDES = `conflicts c LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path`;
+/** A files row whose service side is `side` (behind, conflict), by the conflicts row of it. */
+const SIDE_IS = (side: string) => `EXISTS (SELECT 1 FROM ${SIDES} WHERE c.repo_id = files.repo_id
+  AND c.flow_path = files.flow_path AND c.path = files.path AND ${FILE_SIDE_SQL} = '${side}')`;
 /**
  * A refused flow still refused: one with a file on disk or on the service. A flow removed from disk before the
  * service ever took it has nothing left to send or to refuse (issue 25: it stayed "1 refused" forever).
@@ -94,7 +99,7 @@ export class SyncState {
       ),
       fileStates: db.prepare(
         `SELECT flow_path AS flowPath, path, local_hash AS localHash, warning, acked_hash AS ackedHash,
-           ${PENDING} AS pending, ${IN_CONFLICT} AS conflict FROM files
+           ${PENDING} AS pending, ${SIDE_IS('conflict')} AS conflict, ${SIDE_IS('behind')} AS behind FROM files
            WHERE repo_id = @repoId AND (@flowPath IS NULL OR flow_path = @flowPath) ORDER BY flow_path, path`,
       ),
       filesOfFlow: db.prepare(
@@ -182,7 +187,8 @@ export class SyncState {
              + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (
                  SELECT 1 FROM files p WHERE p.repo_id = @repoId AND p.flow_path = i.flow_path
                    AND ${wantedOnServiceSql('p')} IS NOT p.acked_hash)) AS pending,
-           (SELECT count(*) FROM conflicts c WHERE c.repo_id = @repoId) AS conflicts,
+           (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'conflict') AS conflicts,
+           (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'behind') AS behind,
            (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
            (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId AND ${LIVE_REJECTION}) AS rejected
@@ -206,16 +212,19 @@ export class SyncState {
       ),
       addConflict: db.prepare(
         `INSERT INTO conflicts (repo_id, flow_path, path, base_hash, service_hash, sent_hash, written_by, written_at,
-           found_at)
-         VALUES (@repoId, @flowPath, @path, @baseHash, @serviceHash, @sentHash, @writtenBy, @writtenAt, @foundAt)
+           found_at, lost)
+         VALUES (@repoId, @flowPath, @path, @baseHash, @serviceHash, @sentHash, @writtenBy, @writtenAt, @foundAt, @lost)
          ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET base_hash = excluded.base_hash,
            service_hash = excluded.service_hash, sent_hash = excluded.sent_hash, written_by = excluded.written_by,
-           written_at = excluded.written_at`,
+           written_at = excluded.written_at, lost = excluded.lost`,
       ),
-      conflicts: db.prepare(
-        `SELECT flow_path AS flowPath, path, base_hash AS baseHash, service_hash AS serviceHash, sent_hash AS sentHash,
-           written_by AS writtenBy, written_at AS writtenAt, found_at AS foundAt
-         FROM conflicts WHERE repo_id = ? ORDER BY flow_path, path`,
+      // Of the files whose service version differs from their base, those changed here too (conflicts) or not
+      // (behind): decided by the disk now, so a conflict its user settled on disk (a git pull) is no longer listed.
+      sided: db.prepare(
+        `SELECT c.flow_path AS flowPath, c.path, c.base_hash AS baseHash, c.service_hash AS serviceHash,
+           c.sent_hash AS sentHash, c.written_by AS writtenBy, c.written_at AS writtenAt, c.found_at AS foundAt,
+           c.lost
+         FROM ${SIDES} WHERE c.repo_id = ? AND ${FILE_SIDE_SQL} = ? ORDER BY c.flow_path, c.path`,
       ),
       conflictsOf: db.prepare(`SELECT path FROM conflicts WHERE repo_id = ? AND flow_path = ?`).pluck(),
       dropConflict: db.prepare('DELETE FROM conflicts WHERE repo_id = ? AND flow_path = ? AND path = ?'),
@@ -226,11 +235,12 @@ export class SyncState {
       ),
       // Settled on disk: its user made the file what the service has (or removed it where the service has none).
       settledOnDisk: db.prepare(
-        `SELECT c.flow_path AS flowPath, c.path, c.service_hash AS serviceHash FROM conflicts c
-         LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path
-         WHERE c.repo_id = ? AND ${wantedOnServiceSql('f')} IS c.service_hash`,
+        `SELECT c.flow_path AS flowPath, c.path, c.service_hash AS serviceHash FROM ${SIDES}
+         WHERE c.repo_id = ? AND ${FILE_SIDE_SQL} IN ('in sync', 'yours to send')`,
       ),
-      conflictCount: db.prepare('SELECT count(*) FROM conflicts WHERE repo_id = ?').pluck(),
+      conflictCount: db
+        .prepare(`SELECT count(*) FROM ${SIDES} WHERE c.repo_id = ? AND ${FILE_SIDE_SQL} = 'conflict'`)
+        .pluck(),
       // Deletions a round would send: files gone from disk that the service has (three-way.ts's isDeletion).
       deletionCount: db
         .prepare(
@@ -346,9 +356,14 @@ export class SyncState {
   fileStates(repoId: number, flowPath: string | null = null): FileState[] {
     const rows = this.statements.fileStates.all({ repoId, flowPath }) as (Omit<
       FileState,
-      'pending' | 'conflict'
-    > & { pending: number; conflict: number })[];
-    return rows.map((row) => ({ ...row, pending: row.pending === 1, conflict: row.conflict === 1 }));
+      'pending' | 'conflict' | 'behind'
+    > & { pending: number; conflict: number; behind: number })[];
+    return rows.map((row) => ({
+      ...row,
+      pending: row.pending === 1,
+      conflict: row.conflict === 1,
+      behind: row.behind === 1,
+    }));
   }
 
   filesOfFlow(repoId: number, flowPath: string): FileRecord[] {
@@ -564,12 +579,29 @@ export class SyncState {
   recordConflicts(repoId: number, conflicts: readonly Omit<FileConflict, 'foundAt'>[]): void {
     const foundAt = new Date().toISOString();
     this.db.transaction(() => {
-      for (const conflict of conflicts) this.statements.addConflict.run({ repoId, foundAt, ...conflict });
+      for (const conflict of conflicts)
+        this.statements.addConflict.run({ repoId, foundAt, ...conflict, lost: conflict.lost ? 1 : 0 });
     })();
   }
 
+  /** The files changed both here and on the service since this checkout last synced them (fileSide 'conflict'). */
   conflicts(repoId: number): FileConflict[] {
-    return this.statements.conflicts.all(repoId) as FileConflict[];
+    return (
+      this.statements.sided.all(repoId, 'conflict') as (Omit<FileConflict, 'lost'> & { lost: number })[]
+    ).map((c) => ({
+      ...c,
+      lost: c.lost === 1,
+    }));
+  }
+
+  /** The files changed on the service only (fileSide 'behind'): "newer on the service", taken without loss. */
+  behind(repoId: number): FileConflict[] {
+    return (
+      this.statements.sided.all(repoId, 'behind') as (Omit<FileConflict, 'lost'> & { lost: number })[]
+    ).map((c) => ({
+      ...c,
+      lost: false,
+    }));
   }
 
   /** The paths of a flow that are in conflict (the planner leaves them out). */

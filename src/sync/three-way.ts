@@ -40,3 +40,60 @@ export function wantedOnServiceSql(alias = 'files'): string {
 
 /** `isDeletion` in SQL; the index files_deletions (state.ts) is made on these same terms. */
 export const IS_DELETION_SQL = 'acked_hash IS NOT NULL AND local_hash IS NULL';
+
+/**
+ * Where one file stands between its three sides (issue 41): `disk` is the hash of what is on disk (null: nothing;
+ * '' for a file not read: over 1 MiB, a link…), `base` what this checkout last synced (acknowledged), `service` what the service holds now
+ * (null: nothing). Decided here once; the state asks it in SQL (fileSideSql) for its counts and lists.
+ * - 'in sync': the disk is what the service has, whatever the base (a git pull that made the disk the service's
+ *   settles a conflict: it is no longer one).
+ * - 'yours to send': changed here only; the next round sends it.
+ * - 'behind': changed on the service only (a teammate's edit of a file untouched here): nothing here is at stake,
+ *   and taking the service's copy loses nothing. Never a conflict.
+ * - 'conflict': changed on both sides, differently.
+ */
+export type FileSide = 'in sync' | 'yours to send' | 'behind' | 'conflict';
+
+export function fileSide(sides: {
+  disk: string | null;
+  base: string | null;
+  service: string | null;
+  /** The service no longer has the base version (it went back in time): what it holds is not newer. */
+  lost?: boolean;
+}): FileSide {
+  const { disk, base, service } = sides;
+  if (disk === service) return 'in sync';
+  if (service === base) return 'yours to send';
+  if (sides.lost === true) return 'conflict';
+  if (disk === base) return 'behind';
+  return 'conflict';
+}
+
+/**
+ * Whether the service went back in time (restored from an older backup, another database put at its address, its
+ * files lost): a file it holds in another version than this checkout's base, whose history lacks that base, or
+ * whose newest version is not what it holds. A teammate's edit or deletion is the newest version, and replaces the
+ * base, which stays in the history (30 days, and the last versions of every file at the size cap); a service that
+ * never had the base, or lost the file, shows no such thing. `versions`: the file's newest versions first (hashes,
+ * null for a deletion) as the service lists them; `service`: what it holds now (null: nothing).
+ */
+export function wentBackInTime(
+  samples: readonly { base: string | null; service: string | null; versions: readonly (string | null)[] }[],
+): boolean {
+  return samples.some(
+    (sample) =>
+      (sample.base !== null && !sample.versions.includes(sample.base)) ||
+      (sample.versions[0] ?? null) !== sample.service,
+  );
+}
+
+/**
+ * `fileSide` in SQL, over a conflicts row `c` (the service's side, as last seen) joined to its files row `f` (the
+ * disk and the base; null when the state has no row of it: nothing on disk, nothing synced).
+ */
+export const FILE_SIDE_SQL = `(CASE
+  WHEN f.local_hash IS c.service_hash THEN 'in sync'
+  WHEN c.service_hash IS f.acked_hash THEN 'yours to send'
+  WHEN c.lost = 1 THEN 'conflict'
+  WHEN f.local_hash IS f.acked_hash THEN 'behind'
+  ELSE 'conflict' END)`;

@@ -49,6 +49,8 @@ export const repositoryViewSchema = z.object({
     rejected: z.number(),
     /** Files in conflict with the service's version: never shown as synced. */
     conflicts: z.number(),
+    /** Files newer on the service, unchanged here (a teammate's edit): never shown as synced either. */
+    behind: z.number(),
   }),
   progress: z
     .object({ stage: z.enum(['hashing', 'uploading']), done: z.number(), total: z.number() })
@@ -102,7 +104,9 @@ export const flowViewSchema = z.object({
   notSent: z.number(),
   /** Files of the flow in conflict with the service's version. */
   conflicts: z.number(),
-  state: z.enum(['synced', 'pending', 'refused', 'not-sent', 'conflict']),
+  /** Files of the flow newer on the service, untouched here (a teammate's edits): never "synced". */
+  newer: z.number(),
+  state: z.enum(['synced', 'pending', 'refused', 'not-sent', 'conflict', 'newer']),
   message: z.string().nullable(),
 });
 export type FlowView = z.infer<typeof flowViewSchema>;
@@ -110,7 +114,7 @@ export type FlowView = z.infer<typeof flowViewSchema>;
 /** One file of a flow: `reason` says why it is pending (deleted here) or not sent, and what to do. */
 export const fileViewSchema = z.object({
   path: z.string(),
-  state: z.enum(['synced', 'pending', 'not-sent', 'conflict']),
+  state: z.enum(['synced', 'pending', 'not-sent', 'conflict', 'newer']),
   reason: z.string().nullable(),
 });
 export type FileView = z.infer<typeof fileViewSchema>;
@@ -232,6 +236,8 @@ export const conflictViewSchema = z.object({
   writtenBy: z.string().nullable(),
   writtenAt: z.string().nullable(),
   foundAt: z.string(),
+  /** The service no longer has the version synced here (it went back in time): only "keep mine" is safe. */
+  lost: z.boolean().optional(),
 });
 export type ConflictView = z.infer<typeof conflictViewSchema>;
 
@@ -308,7 +314,21 @@ export const AGENT_API = {
   activity: method(none, z.object({ entries: z.array(activityEntrySchema) })),
   conflicts: method(
     z.object({ root }),
-    z.object({ root: z.string(), conflicts: z.array(conflictViewSchema), heldDeletions: z.number() }),
+    z.object({
+      root: z.string(),
+      conflicts: z.array(conflictViewSchema),
+      heldDeletions: z.number(),
+      /** Files newer on the service and untouched here (behind, not a conflict): takeNewer takes them. */
+      newer: z.array(conflictViewSchema),
+    }),
+  ),
+  /**
+   * "Take them": writes the service's copy of the files newer there (and untouched here) to disk. Nothing here is
+   * lost: a file changed here since the last look is not written, and said in `notWritten`.
+   */
+  takeNewer: method(
+    z.object({ root }),
+    z.object({ taken: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten }),
   ),
   /**
    * Settles conflicts (all of the repository's when `files` is absent): `mine` sends this checkout's file on top of
@@ -346,6 +366,8 @@ export const AGENT_API = {
       ),
       /** What operators purged of it (newest first). */
       purges: z.array(historyPurgeView),
+      /** When the service's size cap last removed older versions of the repository (cappedLine says it); or null. */
+      capped: z.object({ at: z.string(), capBytes: z.number() }).nullable(),
     }),
   ),
   /**

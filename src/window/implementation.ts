@@ -264,8 +264,11 @@ export function createAgentApi(agent: Agent): AgentApi {
         root: identity.root,
         conflicts: agent.conflicts(identity.root),
         heldDeletions: engine.status().heldDeletions,
+        newer: engine.service.newer(),
       };
     },
+
+    takeNewer: async ({ root }) => await sending(root).engine.service.takeNewer(),
 
     resolveConflicts: async ({ root, side, files }) => {
       const watched = sending(root);
@@ -292,13 +295,15 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const [versions, purges] = await Promise.all([
+      const [versions, purges, capped] = await Promise.all([
         engine.service.history(flowPath, path),
         engine.service.purges(flowPath, path),
+        engine.service.historyCapped(flowPath, path),
       ]);
       return {
         flowPath,
         path,
+        capped,
         versions: versions.map((v) => ({
           version: v.version,
           hash: v.hash,

@@ -45,6 +45,9 @@ export function trayLine(status: AgentStatus): string {
     return `flowsync: ${which} paused${pending > 0 ? `, ${plural(pending, 'file')} pending` : ''}`;
   }
   if (pending > 0) return `flowsync: ${plural(pending, 'file')} pending`;
+  // Disk and service differ while a teammate's edits are not here yet: never "in sync" (issue 41).
+  const behind = sum((repo) => repo.counts.behind);
+  if (behind > 0) return `flowsync: your changes are sent; ${plural(behind, 'file')} newer on the service`;
   // A repository with none of its flow folders is not "in sync" (nothing of it is synced at all); a lasting state,
   // so said last, not over what else waits.
   const empty = status.repositories.find((repo) => repo.nothingToSync !== null);
@@ -102,6 +105,7 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
       pending: 0,
       notSent: 0,
       conflicts: 0,
+      newer: 0,
       state: 'synced',
       message: refused.get(file.flowPath) ?? null,
     };
@@ -109,6 +113,7 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
     if (file.localHash !== null) flow.files++;
     if (file.pending) flow.pending++;
     if (file.conflict) flow.conflicts++;
+    if (file.behind) flow.newer++;
     if (fileState(file) === 'not-sent') flow.notSent++;
   }
   for (const flow of flows.values()) {
@@ -118,9 +123,11 @@ export function repositoryDetail(agent: Agent, root: string): { root: string; fl
         ? 'conflict'
         : flow.pending > 0
           ? 'pending'
-          : flow.notSent === flow.files
-            ? 'not-sent'
-            : 'synced';
+          : flow.newer > 0
+            ? 'newer'
+            : flow.notSent === flow.files
+              ? 'not-sent'
+              : 'synced';
   }
   // A flow whose files are all deleted and acknowledged is gone; one only deleted here is still pending.
   return {
@@ -140,11 +147,13 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
     .map((file) => {
       const reason = file.conflict
         ? "changed on the service since this checkout synced it: keep yours or take the service's"
-        : file.localHash === null
-          ? 'deleted here: the service still has it'
-          : file.warning !== null
-            ? describeFileWarning(file.warning)
-            : null;
+        : file.behind
+          ? 'newer on the service, unchanged here: take them (nothing here is lost)'
+          : file.localHash === null
+            ? 'deleted here: the service still has it'
+            : file.warning !== null
+              ? describeFileWarning(file.warning)
+              : null;
       return { path: file.path, state: fileState(file), reason };
     });
   return { root, flowPath, files };
@@ -153,6 +162,7 @@ export function flowFiles(agent: Agent, root: string, flowPath: string) {
 /** A file on disk that cannot be sent is `not-sent` (the service keeps its last version: not a deletion). */
 function fileState(file: FileState): FileView['state'] {
   if (file.conflict) return 'conflict';
+  if (file.behind) return 'newer';
   if (file.localHash !== null && file.warning !== null) return 'not-sent';
   return file.pending ? 'pending' : 'synced';
 }

@@ -5,7 +5,7 @@ import { createClient } from '../../src/client/index.ts';
 import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { sha256 } from '../support/flows.ts';
-import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
 
@@ -103,5 +103,38 @@ describe('flowsync history and restore', () => {
     expect(crossed.stderr).toMatch(/^flowsync: version \d+ is not a version of flows\/ci\/lint.yml: .*\n$/);
     expect(crossed.code).toBe(2);
     expect(readFileSync(join(tree.root, 'flows/ci/lint.yml'), 'utf8')).toBe('lint: 1\n');
+  }, 120_000);
+
+  it('says when the size cap removed older versions of the repository (issue 41)', async () => {
+    repo = makeRepo({ 'flows/ci/build.yml': 'build: 0\n', 'flows/ci/big.yml': 'big: 0\n' });
+    const tree = repo;
+    serve = await startServeProcess(
+      join(tree.dir, 'service.db'),
+      join(tree.dir, 'service.log'),
+      ['--history-max-mb', '1'],
+      undefined,
+      { FLOWSYNC_HISTORY_PRUNE_MS: '200' },
+    );
+    const env = {
+      ...userEnv(join(tree.dir, 'home'), serve),
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
+    const run = (...args: string[]) => runFlowsync(args, { env, cwd: tree.root });
+    expect((await run('sync', '.')).code).toBe(0);
+    const before = await run('history', 'flows/ci/build.yml');
+    expect(before.stdout).not.toContain('cap');
+    // A busy file: eight versions of 300 KiB, 2.4 MiB of history over a 1 MiB cap.
+    for (let n = 1; n <= 8; n++) {
+      tree.write('flows/ci/big.yml', `big: ${n}\n${'x'.repeat(300 * 1024)}`);
+      expect((await run('sync', '.')).code).toBe(0);
+    }
+    // The quiet file keeps its history, and says that the repository's was cut.
+    await eventually(async () => {
+      const shown = await run('history', 'flows/ci/build.yml');
+      expect(shown.stdout).toMatch(
+        /older versions of this repository were removed at the 1 MiB cap on \d{4}-\d\d-\d\d \d\d:\d\d UTC/,
+      );
+    });
   }, 120_000);
 });

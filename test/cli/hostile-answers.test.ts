@@ -246,7 +246,8 @@ describe('a service that names paths outside the repository', () => {
     const history = await runFlowsync(['history', join(repo.root, 'flows/a/x.yml')], { env });
     expect(history.code, history.stderr).toBe(0);
     expect(history.stdout).toContain(`${first}`);
-    expect(historyPages).toBeLessThanOrEqual(2);
+    // Two pages at most, and one call of one version for the size cap's notice (issue 41).
+    expect(historyPages).toBeLessThanOrEqual(3);
     expectHomeUntouched(before);
   });
 });

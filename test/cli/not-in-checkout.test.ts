@@ -139,10 +139,13 @@ describe('flowsync resolve --not-in-checkout', () => {
     const left = await runB('resolve', '--not-in-checkout');
     expect(left.code, left.stderr).toBe(0);
     expect(left.stdout).toContain(`${b.root}: every file on the service is in this checkout`);
-    // A's checkout still has them: its next round finds them deleted on the service, a conflict for A to settle,
-    // never silently sent back nor silently removed from A's disk.
+    // A's checkout still has them: its next round finds them deleted on the service, untouched here: newer on the
+    // service (issue 41: behind, not a conflict), never silently sent back nor silently removed from A's disk.
     const seen = await runA('sync', '.');
-    expect(seen.code).toBe(4);
+    expect(seen.code).toBe(0);
+    expect((await runA('conflicts', '.')).stdout).toContain(
+      '3 files newer on the service, unchanged here (not a conflict)',
+    );
     expect(existsSync(join(a.root, 'flows/ci/lint.yml'))).toBe(true);
     expect(stored()).toEqual({ 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: B\n' });
   }, 90_000);

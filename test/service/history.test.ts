@@ -442,6 +442,32 @@ describe('history retention', () => {
       expect(kept.map((v) => v.hash)).toEqual([sha(big(2)), sha(big(3)), sha(big(4))]);
     });
   });
+
+  it("keeps every file's last versions before it removes any file's older ones, and says when it cut", async () => {
+    await start(['--history-max-mb', '1'], { FLOWSYNC_HISTORY_PRUNE_MS: '200' });
+    const big = (n: number) => `${n}\n${'x'.repeat(300 * 1024)}`;
+    // A quiet file, edited once long ago; then a busy one edited nine times, 300 KiB each.
+    await batch(ada, [{ flow_path: 'flows/quiet', files: [file('q.yml', 'q1\n', null)] }]);
+    await batch(bob, [{ flow_path: 'flows/quiet', files: [file('q.yml', 'q2\n', sha('q1\n'))] }]);
+    const history = (flowPath: string, path: string) =>
+      ada.flowDef.fileVersions({ repo_owner: 'acme', repo_name: 'app', flow_path: flowPath, path });
+    // Nothing cut yet: the history says nothing of a cap.
+    expect((await history('flows/quiet', 'q.yml')).capped ?? null).toBeNull();
+    await batch(ada, [{ flow_path: 'flows/busy', files: [file('b.yml', big(0), null)] }]);
+    for (let n = 1; n <= 9; n++)
+      await batch(ada, [{ flow_path: 'flows/busy', files: [file('b.yml', big(n), sha(big(n - 1)))] }]);
+
+    // 9 replaced versions of 300 KiB are 2.7 MiB: the busy file's beyond its last 5 go first, then its 5th newest;
+    // the quiet file's older version (the oldest of the repository, which oldest-first removed first) stays.
+    await eventually(async () => {
+      const quiet = await history('flows/quiet', 'q.yml');
+      expect(quiet.versions.map((v) => v.hash)).toEqual([sha('q2\n'), sha('q1\n')]);
+      const busy = await history('flows/busy', 'b.yml');
+      expect(busy.versions.map((v) => v.hash)).toEqual([9, 8, 7, 6].map((n) => sha(big(n))));
+      // Said by the service for every file of the repository: when the cap cut, and the cap.
+      expect(quiet.capped).toEqual({ at: expect.any(String) as string, cap_bytes: 1024 * 1024 });
+    });
+  });
 });
 
 describe('an operator purges a file from the history (issue 42)', () => {

@@ -60,19 +60,34 @@ describe('two checkouts on one service that takes bases', () => {
       'flows/ci/new-from-a.yml': 'new: A\n',
       'flows/deploy/d.yml': 'd: 1\n',
     });
-    // B's check of the service finds A's edit of a file B has not changed: B is behind, shown, and takes it.
-    expect(b.state.conflicts(b.engine.repoId)).toEqual([
-      expect.objectContaining({
-        flowPath: 'flows/ci',
-        path: 'a.yml',
-        sentHash: expect.any(String) as string,
-      }),
+    // B's check of the service finds A's edit of a file B has not changed: B is behind (never a conflict: issue
+    // 41), shown as newer on the service, and takes it.
+    expect(b.state.conflicts(b.engine.repoId)).toEqual([]);
+    expect(b.state.behind(b.engine.repoId)).toEqual([
+      expect.objectContaining({ flowPath: 'flows/ci', path: 'a.yml', lost: false }),
     ]);
-    const [behind] = b.state.conflicts(b.engine.repoId);
-    expect(behind!.sentHash).toBe(behind!.baseHash);
-    await b.engine.service.resolve(null, 'theirs');
+    expect(b.engine.status().message).toContain('1 file newer on the service, by ');
+    expect(await b.engine.service.takeNewer()).toEqual({
+      taken: [{ flowPath: 'flows/ci', path: 'a.yml' }],
+      notWritten: [],
+    });
     expect(readFileSync(join(B.root, 'flows/ci/a.yml'), 'utf8')).toBe('a: A\n');
     expect(b.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
+  });
+
+  it("is behind no longer once the teammate's edit is reverted on the service (issue 41)", async () => {
+    const { a, b, A } = await twoCheckouts();
+    A.write('flows/ci/a.yml', 'a: A\n');
+    await a.engine.syncOnce();
+    await b.engine.service.checkService();
+    expect(b.state.behind(b.engine.repoId).map((c) => c.path)).toEqual(['a.yml']);
+    // A puts it back as it was: the service holds B's base again, and B is in sync, by a quick check too.
+    A.write('flows/ci/a.yml', 'a: 1\n');
+    await a.engine.syncOnce();
+    await b.engine.service.checkService({ quick: true });
+    expect(b.state.behind(b.engine.repoId)).toEqual([]);
+    expect(b.state.conflicts(b.engine.repoId)).toEqual([]);
+    expect(b.engine.status().counts).toMatchObject({ behind: 0, conflicts: 0, pending: 0 });
   });
 
   it("makes an edit of a stale copy a conflict, sends the flow's other files, and settles it either way", async () => {

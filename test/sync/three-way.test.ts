@@ -1,9 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SyncState } from '../../src/sync/state.ts';
 import {
+  fileSide,
   isDeletion,
   wantedOnService,
   wantedOnServiceSql,
+  wentBackInTime,
+  type FileSide,
   type OutboxSides,
 } from '../../src/sync/three-way.ts';
 
@@ -130,5 +133,180 @@ describe("the state's SQL says what the predicate says", () => {
     ]);
     expect(state.deletionCount(repoId)).toBe(0);
     expect(state.goneAcknowledged(repoId)).toEqual([]);
+  });
+});
+
+/**
+ * Where a file stands between the disk, its base and the service (issue 41): behind is not a conflict, and a file
+ * whose disk is the service's is in sync whatever its base (a git pull settles a conflict). The state's lists and
+ * counts ask FILE_SIDE_SQL; each row is asked of both.
+ */
+const C = 'c'.repeat(64);
+interface SideRow {
+  name: string;
+  localHash: string | null;
+  warning: string | null;
+  ackedHash: string | null;
+  serviceHash: string | null;
+  side: FileSide;
+}
+const SIDE_ROWS: SideRow[] = [
+  { name: 'all three equal', localHash: A, warning: null, ackedHash: A, serviceHash: A, side: 'in sync' },
+  {
+    name: 'edited here only',
+    localHash: B,
+    warning: null,
+    ackedHash: A,
+    serviceHash: A,
+    side: 'yours to send',
+  },
+  {
+    name: 'edited by a teammate only',
+    localHash: A,
+    warning: null,
+    ackedHash: A,
+    serviceHash: B,
+    side: 'behind',
+  },
+  {
+    name: 'deleted on the service only',
+    localHash: A,
+    warning: null,
+    ackedHash: A,
+    serviceHash: null,
+    side: 'behind',
+  },
+  {
+    name: 'new on the service',
+    localHash: null,
+    warning: null,
+    ackedHash: null,
+    serviceHash: B,
+    side: 'behind',
+  },
+  {
+    name: 'edited on both sides',
+    localHash: C,
+    warning: null,
+    ackedHash: A,
+    serviceHash: B,
+    side: 'conflict',
+  },
+  {
+    name: 'deleted here, edited there',
+    localHash: null,
+    warning: null,
+    ackedHash: A,
+    serviceHash: B,
+    side: 'conflict',
+  },
+  {
+    name: 'pulled: disk is the service',
+    localHash: B,
+    warning: null,
+    ackedHash: A,
+    serviceHash: B,
+    side: 'in sync',
+  },
+  {
+    name: 'deleted on both sides',
+    localHash: null,
+    warning: null,
+    ackedHash: A,
+    serviceHash: null,
+    side: 'in sync',
+  },
+  // Grown over 1 MiB here (not read, not sent): changed here too, so a conflict, never "untouched here".
+  {
+    name: 'not sent here, edited there',
+    localHash: '',
+    warning: 'oversized',
+    ackedHash: A,
+    serviceHash: B,
+    side: 'conflict',
+  },
+  {
+    name: 'unreadable now, edited there',
+    localHash: A,
+    warning: 'unreadable',
+    ackedHash: A,
+    serviceHash: B,
+    side: 'behind',
+  },
+];
+
+describe('fileSide, and the state that asks it in SQL', () => {
+  it.each(SIDE_ROWS)('$name: $side', (row) => {
+    expect(fileSide({ disk: row.localHash, base: row.ackedHash, service: row.serviceHash })).toBe(row.side);
+  });
+
+  it("the state's conflicts and behind lists and counts say what fileSide says", () => {
+    const state = new SyncState(':memory:');
+    try {
+      const repoId = state.ensureRepo('/repo', 'embedded', 'acme', 'app');
+      const insert = state.db.prepare(
+        `INSERT INTO files (repo_id, flow_path, path, size, mtime_ms, local_hash, warning, acked_hash)
+         VALUES (?, 'flows/a', ?, 1, 1, ?, ?, ?)`,
+      );
+      for (const row of SIDE_ROWS)
+        if (row.localHash !== null || row.ackedHash !== null)
+          insert.run(repoId, row.name, row.localHash, row.warning, row.ackedHash);
+      state.recordConflicts(
+        repoId,
+        SIDE_ROWS.map((row) => ({
+          flowPath: 'flows/a',
+          path: row.name,
+          baseHash: row.ackedHash,
+          serviceHash: row.serviceHash,
+          sentHash: row.localHash,
+          writtenBy: 'bob@laptop:~/app',
+          writtenAt: null,
+        })),
+      );
+      const named = (side: FileSide) =>
+        SIDE_ROWS.filter((row) => row.side === side)
+          .map((row) => row.name)
+          .sort();
+      expect(state.conflicts(repoId).map((c) => c.path)).toEqual(named('conflict'));
+      expect(state.behind(repoId).map((c) => c.path)).toEqual(named('behind'));
+      expect(state.conflictCount(repoId)).toBe(named('conflict').length);
+      expect(state.counts(repoId)).toMatchObject({
+        conflicts: named('conflict').length,
+        behind: named('behind').length,
+      });
+      const files = state.fileStates(repoId);
+      expect(files.filter((f) => f.conflict).map((f) => f.path)).toEqual(named('conflict'));
+      expect(files.filter((f) => f.behind).map((f) => f.path)).toEqual(
+        named('behind').filter((name) => files.some((f) => f.path === name)),
+      );
+      // What stopped being a conflict or behind (in sync, or only changed here) is settled at the next round.
+      expect(
+        state
+          .settleConflictsMatchingDisk(repoId)
+          .map((f) => f.path)
+          .sort(),
+      ).toEqual([...named('in sync'), ...named('yours to send')].sort());
+    } finally {
+      state.close();
+    }
+  });
+});
+
+describe('wentBackInTime: a teammate writes on top of the base; a service restored from a backup lost it', () => {
+  it.each([
+    { name: "a teammate's edit", base: A, service: B, versions: [B, A], back: false },
+    { name: "a teammate's deletion", base: A, service: null, versions: [null, A], back: false },
+    { name: 'a new file on the service', base: null, service: B, versions: [B], back: false },
+    { name: 'an older backup: the base never reached it', base: B, service: A, versions: [A], back: true },
+    { name: 'a wiped database: no trace of the file', base: A, service: null, versions: [], back: true },
+    { name: 'files lost, their history kept', base: A, service: null, versions: [A], back: true },
+  ])('$name', ({ base, service, versions, back }) => {
+    expect(wentBackInTime([{ base, service, versions }])).toBe(back);
+  });
+
+  it('a lost base is a conflict, never "behind" (taking the service\'s would age or delete the only copy)', () => {
+    expect(fileSide({ disk: A, base: A, service: null, lost: true })).toBe('conflict');
+    expect(fileSide({ disk: A, base: A, service: C, lost: true })).toBe('conflict');
+    expect(fileSide({ disk: C, base: A, service: C, lost: true })).toBe('in sync');
   });
 });

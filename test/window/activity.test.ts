@@ -162,6 +162,7 @@ describe('flows and files', () => {
         pending: 0,
         notSent: 1,
         conflicts: 0,
+        newer: 0,
         state: 'synced',
         message: null,
       },

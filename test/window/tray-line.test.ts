@@ -21,6 +21,7 @@ function repository(overrides: Partial<RepositoryView> = {}, counts: Partial<Rep
       warnings: 0,
       rejected: 0,
       conflicts: 0,
+      behind: 0,
       ...counts,
     },
     progress: null,
@@ -58,6 +59,10 @@ describe('the tray line', () => {
     expect(
       trayLine(status(repository({ configProblem: '.flowsync/repo-config.json: unknown field "x"' }))),
     ).toBe('flowsync: repo-config.json not valid');
+    // Behind (a teammate's edits of files untouched here) is not a conflict, and not "in sync" either (issue 41).
+    expect(trayLine(status(repository({}, { behind: 2 })))).toBe(
+      'flowsync: your changes are sent; 2 files newer on the service',
+    );
     expect(trayLine(status(repository({ phase: 'offline' }, { conflicts: 1 })))).toBe(
       'flowsync: acme/app offline',
     );

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { AgentApi, ConflictView } from '../../../src/window/index.ts';
+import { cappedLine } from '../../../src/protocol/index.ts';
 import { plural } from '../plural.ts';
 import { ErrorLine } from './common.tsx';
 
@@ -106,10 +107,23 @@ export function FileHistory(props: {
   });
   if (history.error) return <ErrorLine error={history.error} />;
   if (!history.data) return <p className="muted">Reading the history of {file}…</p>;
-  const { versions } = history.data;
-  if (versions.length === 0) return <p className="muted">The service keeps no version of {file}.</p>;
+  const { versions, capped } = history.data;
+  // A history the size cap cut says so (issue 41): versions missing from it were removed, not never written.
+  const cut = capped && (
+    <p className="muted" data-testid="history-capped">
+      {cappedLine(capped)}
+    </p>
+  );
+  if (versions.length === 0)
+    return (
+      <>
+        <p className="muted">The service keeps no version of {file}.</p>
+        {cut}
+      </>
+    );
   return (
     <div className="history">
+      {cut}
       <table aria-label={`Versions of ${file}`}>
         <thead>
           <tr>

@@ -91,6 +91,7 @@ function settledVersion(repo: RepositoryView): string {
     counts.warnings,
     counts.rejected,
     counts.conflicts,
+    counts.behind,
     repo.heldDeletions,
     repo.notInCheckout,
   ].join('|');
@@ -163,8 +164,10 @@ function Repository({
         {counts.warnings} not sent
         {counts.rejected > 0 ? ` · ${counts.rejected} refused` : ''}
         {counts.conflicts > 0 ? ` · ${counts.conflicts} in conflict` : ''}
+        {counts.behind > 0 ? ` · ${counts.behind} newer on the service` : ''}
         {repo.heldDeletions > 0 ? ` · ${plural(repo.heldDeletions, 'deletion')} held` : ''}
       </p>
+      {counts.behind > 0 && <Newer api={api} repo={repo} version={version} onChange={onChange} />}
       {waiting.some((need) => need.kind !== 'repo-config') && (
         <WaitingForYou api={api} repo={repo} name={name} version={version} onChange={onChange} />
       )}
@@ -267,7 +270,51 @@ const FLOW_STATES: Record<FlowView['state'], string> = {
   refused: 'refused',
   'not-sent': 'not sent',
   conflict: 'conflict',
+  newer: 'newer on the service',
 };
+
+/**
+ * Files newer on the service and untouched here (a teammate's edits, issue 41): not a conflict, and not "synced"
+ * either; one action, Take them, which writes the service's copies to disk and touches nothing changed here (a file
+ * edited meanwhile is not written, and said).
+ */
+function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; onChange: () => void }) {
+  const { api, repo, onChange } = props;
+  const root = repo.root;
+  const listed = useQuery({
+    queryKey: ['newer', root, props.version],
+    queryFn: () => api.conflicts({ root }),
+    placeholderData: keepPreviousData,
+  });
+  const take = useMutation({ mutationFn: () => api.takeNewer({ root }), onSettled: onChange });
+  const newer = listed.data?.newer ?? [];
+  const writers = [...new Set(newer.map((file) => file.writtenBy).filter((by) => by !== null))].sort();
+  return (
+    <section className="newer" aria-label={`Newer on the service in ${repo.owner}/${repo.name}`}>
+      <p>
+        {plural(repo.counts.behind, 'file')} newer on the service
+        {writers.length > 0 ? `, by ${writers.join(', ')}` : ''}: your changes are sent, and these are not
+        here yet.
+      </p>
+      <ul className="files">
+        {newer.slice(0, 10).map((file) => (
+          <li key={`${file.flowPath}/${file.path}`}>
+            <code>
+              {file.flowPath}/{file.path}
+            </code>
+            {file.serviceHash === null ? ' (deleted there)' : ''}
+          </li>
+        ))}
+        {newer.length > 10 && <li>… and {newer.length - 10} more</li>}
+      </ul>
+      <button disabled={take.isPending || repo.paused} onClick={() => take.mutate()}>
+        Take them
+      </button>
+      <ErrorLine error={listed.error ?? take.error} />
+      <NotWritten files={take.data?.notWritten ?? []} />
+    </section>
+  );
+}
 
 /**
  * What waits for the user in one repository: each file in conflict (who changed the service's version, when),
@@ -381,13 +428,15 @@ function WaitingForYou(props: {
                   <td>{serviceSide(conflict)}</td>
                   <td>
                     {/* No base: never synced from this checkout (a worktree made the source): not an edit here. */}
-                    {conflict.sentHash === null
-                      ? 'deleted'
-                      : conflict.baseHash === null
-                        ? 'another version (never synced from here)'
-                        : conflict.sentHash === conflict.baseHash
-                          ? 'unchanged (behind)'
-                          : 'changed'}
+                    {conflict.lost
+                      ? 'the only copy may be here: the service lost the version synced here'
+                      : conflict.sentHash === null
+                        ? 'deleted'
+                        : conflict.baseHash === null
+                          ? 'another version (never synced from here)'
+                          : conflict.sentHash === conflict.baseHash
+                            ? 'unchanged (behind)'
+                            : 'changed'}
                   </td>
                   <td className="row">
                     {/* Named with their file: a row's buttons read alone ("Keep mine") say nothing of which. */}
@@ -406,13 +455,16 @@ function WaitingForYou(props: {
                     >
                       Keep mine
                     </button>
-                    <button
-                      disabled={busy || repo.paused}
-                      aria-label={`Take the service's for ${file}`}
-                      onClick={() => settle('theirs', [fileOf(conflict)])}
-                    >
-                      Take the service's
-                    </button>
+                    {/* Never offered for a version the service lost: it would age or delete the only copy. */}
+                    {!conflict.lost && (
+                      <button
+                        disabled={busy || repo.paused}
+                        aria-label={`Take the service's for ${file}`}
+                        onClick={() => settle('theirs', [fileOf(conflict)])}
+                      >
+                        Take the service's
+                      </button>
+                    )}
                   </td>
                 </tr>,
                 comparing === file && (
@@ -686,6 +738,7 @@ const FILE_STATES = {
   pending: 'pending',
   'not-sent': 'not sent',
   conflict: 'conflict',
+  newer: 'newer on the service',
 } as const;
 
 /** Files whose service copy was not written to disk, a line each with why (the others were settled). */

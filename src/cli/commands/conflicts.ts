@@ -4,6 +4,7 @@ import type { ConflictView } from '../../window/index.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { EXIT } from '../exit-codes.ts';
 import { urlOption } from '../service-url.ts';
+import { lostMessage } from '../../sync/index.ts';
 
 export function conflictsCommand(): Command {
   return new Command('conflicts')
@@ -29,28 +30,48 @@ export function conflictsCommand(): Command {
     });
 }
 
-function describe(repository: { root: string; conflicts: ConflictView[]; heldDeletions: number }): string[] {
-  const { root, conflicts, heldDeletions } = repository;
+function describe(repository: {
+  root: string;
+  conflicts: ConflictView[];
+  heldDeletions: number;
+  newer: ConflictView[];
+}): string[] {
+  const { root, conflicts, heldDeletions, newer } = repository;
   const lines: string[] = [];
-  if (conflicts.length === 0 && heldDeletions === 0) return [`${root}: no conflicts, no deletions held`];
+  // Newer on the service, untouched here: no conflict (nothing here is at stake), said with its one action.
+  const behind =
+    newer.length === 0
+      ? []
+      : [
+          `${root}: ${plural(newer.length, 'file')} newer on the service, unchanged here (not a conflict): ` +
+            `\`flowsync resolve --newer ${root}\` takes them`,
+          ...newer.map((file) => `  ${file.flowPath}/${file.path}: ${conflictLine(file).split(';')[0]}`),
+        ];
+  if (conflicts.length === 0 && heldDeletions === 0)
+    return [`${root}: no conflicts, no deletions held`, ...behind];
   if (conflicts.length > 0) {
     lines.push(`${root}: ${plural(conflicts.length, 'file')} in conflict`);
     for (const conflict of conflicts)
       lines.push(`  ${conflict.flowPath}/${conflict.path}: ${conflictLine(conflict)}`);
-    lines.push(
-      "  Settle them: flowsync resolve <path…> --mine (send yours on top of the service's) or --theirs (take the service's)",
-    );
+    // A version the service lost has one safe way out (the hint never names --theirs for it: issue 41).
+    if (conflicts.some((conflict) => conflict.lost !== true))
+      lines.push(
+        "  Settle them: flowsync resolve <path…> --mine (send yours on top of the service's) or --theirs (take the service's)",
+      );
+    else lines.push("  Settle them: flowsync resolve <path…> --mine (sends this checkout's copies again)");
   }
   if (heldDeletions > 0)
     lines.push(
       `${root}: ${plural(heldDeletions, 'deletion')} held: \`flowsync sync --yes ${root}\` deletes them on the service, ` +
         `\`flowsync resolve --held --theirs ${root}\` puts them back on disk`,
     );
-  return lines;
+  return [...lines, ...behind];
 }
 
 /** "changed on the service by bob@laptop:~/app at 2026-11-25 11:02:07 UTC; yours: changed" */
 export function conflictLine(conflict: ConflictView): string {
+  // Never "--theirs takes it" for a version the service lost: that would delete or age the only copy (issue 41).
+  if (conflict.lost === true) return lostMessage(conflict);
   const theirs = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
   const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
   const at = conflict.writtenAt

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { plural, printable, printableJson } from '../../protocol/index.ts';
+import { cappedLine, plural, printable, printableJson } from '../../protocol/index.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { urlOption } from '../service-url.ts';
@@ -40,6 +40,7 @@ export function historyCommand(): Command {
             (v.current ? '  (current)' : '') +
             (v.conflictCopy ? "  (conflict copy: what was on disk when it took the service's version)" : ''),
         );
+      if (history.capped) out(cappedLine(history.capped));
       out(`Restore one: flowsync restore ${inside} --version N`);
       const kept = stillInHistory(history.versions);
       if (kept > 0)

@@ -96,6 +96,8 @@ function pausing(command: 'pause' | 'resume'): Command {
 function resumedWords(view: RepositoryView): string {
   const pending = view.counts.pending;
   const waiting = needsOf(view).map((need) => need.words);
-  if (pending === 0 && waiting.length === 0) return ', in sync';
-  return `; ${[pending > 0 ? `${plural(pending, 'change')} waiting to be sent` : '', ...waiting].filter(Boolean).join(', ')}`;
+  // "In sync" only when the disk is the service's: files newer there are not (issue 41).
+  const newer = view.counts.behind > 0 ? `${plural(view.counts.behind, 'file')} newer on the service` : '';
+  if (pending === 0 && waiting.length === 0 && newer === '') return ', in sync';
+  return `; ${[pending > 0 ? `${plural(pending, 'change')} waiting to be sent` : '', ...waiting, newer].filter(Boolean).join(', ')}`;
 }

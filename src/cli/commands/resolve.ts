@@ -20,7 +20,9 @@ export function resolveCommand(): Command {
         "service's copies back on disk. With --not-in-checkout, the files on the service that this checkout\n" +
         'never had (a fresh clone, CI, a rebuilt state): alone it lists them (exit 4 when there are any),\n' +
         '--mine lists them and deletes them on the service once you confirm (or with --yes), --theirs writes\n' +
-        "the service's copies to disk (never over a file that is there).",
+        "the service's copies to disk (never over a file that is there). With --newer, the files newer on the\n" +
+        "service and untouched here (behind, not in conflict: a teammate's edits): the service's copies are\n" +
+        'written to disk, and nothing changed here is.',
     )
     .argument(
       '[paths...]',
@@ -33,6 +35,12 @@ export function resolveCommand(): Command {
         'list (or with --mine/--theirs settle) the files on the service that are not in this checkout',
       ).conflicts('held'),
     )
+    .addOption(
+      new Option(
+        '--newer',
+        "take the files newer on the service, untouched here (a teammate's edits: nothing here is lost)",
+      ).conflicts(['held', 'notInCheckout', 'mine', 'theirs']),
+    )
     .addOption(new Option('--mine', "keep this checkout's version").conflicts('theirs'))
     .addOption(new Option('--theirs', "take the service's version").conflicts('mine'))
     .option(
@@ -43,11 +51,13 @@ export function resolveCommand(): Command {
     .addHelpText(
       'after',
       '\nExamples:\n  $ flowsync resolve flows/ci/build.yml --theirs\n  $ flowsync resolve flows/ci --mine\n  $ flowsync resolve . --theirs\n  $ flowsync resolve --held --theirs\n' +
-        '  $ flowsync resolve --not-in-checkout\n  $ flowsync resolve --not-in-checkout --theirs',
+        '  $ flowsync resolve --not-in-checkout\n  $ flowsync resolve --not-in-checkout --theirs\n' +
+        '  $ flowsync resolve --newer',
     )
     .action(async (given: string[], options: ResolveOptions) => {
       const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
       if (options.notInCheckout) return notInCheckout(given.length > 0 ? given : ['.'], options, out);
+      if (options.newer) return takeNewer(given.length > 0 ? given : ['.'], options, out);
       if (!options.mine && !options.theirs)
         throw new UsageError(
           "Say which version to keep: --mine (this checkout's) or --theirs (the service's).",
@@ -127,7 +137,35 @@ interface ResolveOptions {
   theirs?: boolean;
   held?: boolean;
   notInCheckout?: boolean;
+  newer?: boolean;
   url?: string;
+}
+
+/**
+ * "Take them": the files newer on the service, untouched here, written to disk from the service's copy. A file
+ * changed here meanwhile is not written (a conflict now): said on stderr, exit 4.
+ */
+async function takeNewer(
+  folders: string[],
+  options: ResolveOptions,
+  out: (line: string) => void,
+): Promise<void> {
+  const { taken, unwritten } = await withAgentApi(folders, options, async (call, roots) => {
+    let taken = 0;
+    let unwritten = 0;
+    for (const root of roots) {
+      const result = await call('takeNewer', { root });
+      for (const file of result.taken)
+        out(`${file.flowPath}/${file.path}: the service's newer version is on disk`);
+      sayNotWritten(result.notWritten);
+      taken += result.taken.length;
+      unwritten += result.notWritten.length;
+    }
+    return { taken, unwritten };
+  });
+  if (taken === 0 && unwritten === 0) out('Nothing is newer on the service.');
+  else if (taken > 0) out(`${plural(taken, 'file')} taken from the service`);
+  process.exitCode = unwritten > 0 ? EXIT.attention : EXIT.ok;
 }
 
 /**

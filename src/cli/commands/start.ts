@@ -270,8 +270,25 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     watched.engine.on('missed', (miss) => out(`${time()} ${rescanLine(named(watched), miss)}`));
   };
   for (const watched of agent.watched()) followRecovery(watched);
+  // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some. A
+  // service gone back in time: its line once, when it is first seen (and again if it comes back after settling).
+  const newerCounts = new Map<WatchedRepository, number>();
+  const wentBack = new Map<WatchedRepository, string | null>();
   agent.on('status', (watched, status) => {
     followRecovery(watched);
+    const newer = status.counts.behind;
+    if (newer !== (newerCounts.get(watched) ?? 0)) {
+      newerCounts.set(watched, newer);
+      const line = watched.engine.service.newerLine();
+      if (newer > 0 && line !== null) out(`${time()} ${named(watched)}: ${line}`);
+    }
+    if (status.phase === 'idle') {
+      const line = watched.engine.service.wentBackLine();
+      if (line !== (wentBack.get(watched) ?? null)) {
+        wentBack.set(watched, line);
+        if (line !== null) out(`${time()} ${named(watched)}: ${line}`);
+      }
+    }
     const previous = phases.get(watched);
     phases.set(watched, status.phase);
     const name = named(watched);
@@ -315,6 +332,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await stopping;
   setTimeout(force, 15_000).unref();
   const pending = agent.watched().reduce((sum, { engine }) => sum + engine.status().counts.pending, 0);
+  const newer = agent.watched().reduce((sum, { engine }) => sum + engine.status().counts.behind, 0);
   stage = 'closing the window';
   await bridge.close();
   stage = 'stopping the sync engines, the hasher and the embedded service';
@@ -323,9 +341,11 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   const closed = await endsWithin(agent.close(), STOP_MS);
   lock.release();
   out(
-    pending === 0
-      ? 'Stopped; everything was in sync.'
-      : `Stopped; ${plural(pending, 'file')} pending, sent at the next start.`,
+    pending > 0
+      ? `Stopped; ${plural(pending, 'file')} pending, sent at the next start.`
+      : newer > 0
+        ? `Stopped; your changes are sent; ${plural(newer, 'file')} newer on the service (\`flowsync resolve --newer\` takes them).`
+        : 'Stopped; everything was in sync.',
   );
   // Not closed: the unanswered request and what waits on it would keep the process alive. (A flow sent and not
   // answered counts as pending, so the line above never says "in sync" then.)
@@ -416,12 +436,14 @@ function summary(
   // The line names the folder itself.
   if (nothing !== null)
     return `${where(identity, currentBranch(identity.root))}: ${about ? `${about}: ` : ''}${nothing}`;
-  const { flows, files, pending, warnings, rejected, conflicts } = status.counts;
+  const { flows, files, pending, warnings, rejected, conflicts, behind } = status.counts;
   // What waits for its user (needsOf) is never "in sync"; said below with the command that settles it.
   const waiting = needsOf({ ...status, configProblem });
-  const settled = pending === 0 && waiting.length === 0 && !status.paused;
+  const sent = pending === 0 && waiting.length === 0 && !status.paused;
   const extra = [
-    settled ? 'in sync' : '',
+    // "In sync" only when the disk is what the service has: behind, what was sent is all that is (issue 41).
+    sent ? (behind === 0 ? 'in sync' : 'your changes are sent') : '',
+    behind > 0 ? `${plural(behind, 'file')} newer on the service (flowsync resolve --newer)` : '',
     pending > 0 && status.paused ? `${pending} pending` : '',
     pending > 0 && !status.paused
       ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`

@@ -24,7 +24,7 @@ import {
   warnedPath,
 } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
-import { nothingToSync } from '../../sync/index.ts';
+import { behindLine, nothingToSync, wentBackLine } from '../../sync/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { where } from '../where.ts';
 import { localTime } from '../local-time.ts';
@@ -258,6 +258,12 @@ function describe(
   if (status.current && status.waiting.length > 0)
     lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
   if (status.configProblem) lines.push(`  ${status.configProblem}`);
+  // Disk and service differ though nothing is pending here: said, never left to read as in sync (issue 41).
+  const wentBack = status.current ? wentBackLine(status.lost ?? 0) : null;
+  if (wentBack !== null) lines.push(`  ${wentBack}`);
+  const newer = behindLine(status.newer ?? [], status.root);
+  if (newer !== null && status.current)
+    lines.push(`  ${pending === 0 ? 'your changes are sent; ' : ''}${newer}`);
   // The running agent's idle message starts with that same line: said once.
   if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
     lines.push(`  now: ${status.now}`);

@@ -225,4 +225,12 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   /* 6: who wrote a repository's config, for the conflict a write on a stale base is refused with */ `
   ALTER TABLE repo_configs ADD COLUMN written_by TEXT;
   `,
+  /* 7: when the size cap last removed versions of a repository, said to its users (issue 41) */ `
+  CREATE TABLE history_pruned (
+    repo_id TEXT PRIMARY KEY REFERENCES repos (id),
+    pruned_at TEXT NOT NULL,
+    cap_bytes INTEGER NOT NULL,
+    versions INTEGER NOT NULL
+  );
+  `,
 ];

@@ -210,4 +210,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   /* 4: SQLite's version 6 (who wrote a repository's config) */ `
   ALTER TABLE repo_configs ADD COLUMN written_by TEXT COLLATE "C";
   `,
+  /* 5: SQLite's version 7: when the size cap last removed versions of a repository (issue 41) */ `
+  CREATE TABLE history_pruned (
+    repo_id TEXT COLLATE "C" PRIMARY KEY REFERENCES repos (id),
+    pruned_at TEXT COLLATE "C" NOT NULL,
+    cap_bytes BIGINT NOT NULL,
+    versions BIGINT NOT NULL
+  );
+  `,
 ];

@@ -186,6 +186,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           versions,
           purges: await flows.history.purges(repoId, args.flow_path, args.path),
           next: versions.length === limit && last ? String(last.version) : null,
+          capped: await flows.history.lastCapped(repoId),
         };
       }),
 

@@ -29,6 +29,12 @@ export interface HistoryRetention {
 
 export const DEFAULT_RETENTION: HistoryRetention = { days: 30, bytes: 256 * 1024 * 1024 };
 
+/**
+ * The size cap removes no file's last this-many versions (its current one counted) while any file has older ones
+ * to remove: a quiet file keeps its history however busy another file of the repository is.
+ */
+export const KEEP_PER_FILE = 5;
+
 /** One stored version, as `version_content` and `restore_version` read it. */
 export interface StoredVersion {
   version: number;
@@ -247,23 +253,58 @@ export class FileHistory {
        GROUP BY repo_id HAVING sum(size) > ?`,
       [retention.bytes],
     );
-    for (const { repo_id, bytes } of over) {
-      let excess = bytes - retention.bytes;
-      while (excess > 0) {
-        const oldest = await this.sql.all<{ version: number; size: number }>(
-          `SELECT version, size FROM file_versions WHERE repo_id = ? AND replaced_at IS NOT NULL
-           ORDER BY replaced_at, version LIMIT 500`,
-          [repo_id],
-        );
-        if (oldest.length === 0) break;
-        for (const { version, size } of oldest) {
-          if (excess <= 0) break;
-          await this.sql.run('DELETE FROM file_versions WHERE version = ?', [version]);
-          excess -= size;
-          removed++;
+    for (const { repo_id } of over) {
+      // One pruning at a time per repository (two processes on one Postgres prune at once): measured again under
+      // the lock, or both would remove the same excess and the history would lose twice what the cap asks.
+      await this.sql.lock(`history cap ${repo_id}`);
+      const measured = await this.sql.get<{ bytes: number | null }>(
+        'SELECT sum(size) AS bytes FROM file_versions WHERE repo_id = ? AND replaced_at IS NOT NULL',
+        [repo_id],
+      );
+      let excess = Number(measured?.bytes ?? 0) - retention.bytes;
+      let capped = 0;
+      // First what is older than every file's last KEEP_PER_FILE versions, oldest first; only then, if that is not
+      // enough, each file's next-oldest in turn, one rank at a time (issue 41: oldest-first over the repository let
+      // one busy file push out every other file's history). A file's current version is never removed.
+      for (let keep = KEEP_PER_FILE; keep >= 1; keep--) {
+        while (excess > 0) {
+          const oldest = await this.sql.all<{ version: number; size: number }>(
+            `SELECT version, size FROM (
+               SELECT version, size, replaced_at,
+                 ROW_NUMBER() OVER (PARTITION BY flow_path, path ORDER BY version DESC) AS newest
+               FROM file_versions WHERE repo_id = ?
+             ) v WHERE replaced_at IS NOT NULL AND newest > ? ORDER BY replaced_at, version LIMIT 500`,
+            [repo_id, keep],
+          );
+          if (oldest.length === 0) break;
+          for (const { version, size } of oldest) {
+            if (excess <= 0) break;
+            await this.sql.run('DELETE FROM file_versions WHERE version = ?', [version]);
+            excess -= size;
+            capped++;
+          }
         }
+      }
+      if (capped > 0) {
+        removed += capped;
+        // Said in `history` and the window: "older versions … were removed at the 256 MiB cap on …".
+        await this.sql.run(
+          `INSERT INTO history_pruned (repo_id, pruned_at, cap_bytes, versions) VALUES (?, ?, ?, ?)
+           ON CONFLICT (repo_id) DO UPDATE SET pruned_at = excluded.pruned_at, cap_bytes = excluded.cap_bytes,
+             versions = history_pruned.versions + excluded.versions`,
+          [repo_id, new Date(now).toISOString(), retention.bytes, capped],
+        );
       }
     }
     return removed;
+  }
+
+  /** When the size cap last removed versions of this repository (null: never), for `file_versions`. */
+  async lastCapped(repoId: string): Promise<{ at: string; cap_bytes: number } | null> {
+    const found = await this.sql.get<{ at: string; cap_bytes: number }>(
+      'SELECT pruned_at AS at, cap_bytes FROM history_pruned WHERE repo_id = ?',
+      [repoId],
+    );
+    return found ? { at: found.at, cap_bytes: Number(found.cap_bytes) } : null;
   }
 }

@@ -173,6 +173,12 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     numericKey: true,
     identity: 'id',
   },
+  {
+    // When the size cap last cut a repository's history (issue 41): moved with it, so the cut is still said.
+    name: 'history_pruned',
+    columns: ['repo_id', 'pruned_at', 'cap_bytes', 'versions'],
+    key: ['repo_id'],
+  },
 ];
 
 /** How many rows a table of the catalog holds (an export's header, an import's checks). */
