@@ -1,45 +1,25 @@
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename } from 'node:path';
+import type { RemoteClient } from '../client/index.ts';
+import { logUnexpected } from '../host/index.ts';
+import type { RunningService } from '../service/index.ts';
+import type { SecretStore } from '../secrets/index.ts';
 import {
-  MissingCredentialsError,
-  createClient,
-  type ClientAuth,
-  type RemoteClient,
-} from '../client/index.ts';
-import { ensurePrivateFolder, logUnexpected } from '../host/index.ts';
-import { type RunningService } from '../service/index.ts';
-import {
-  createSecretStore,
-  normalizeServiceUrl,
-  secretStoreAuth,
-  type SecretStore,
-} from '../secrets/index.ts';
-import {
-  Hasher,
   SyncEngine,
+  RepoConfigBase,
   type FileConflict,
   type FileState,
-  RepoConfigBase,
+  type Hasher,
   type SyncState,
-  type SyncEngineOptions,
   type SyncProgress,
   type SyncReport,
   type SyncStatus,
 } from '../sync/index.ts';
-import {
-  DEFAULT_SERVICE_PORT,
-  loadConfig,
-  repositoryConfigSchema,
-  saveConfig,
-  type AgentConfig,
-  type RepositoryConfig,
-} from './config.ts';
-import { startEmbeddedService, type TokensNotice } from './embedded-service.ts';
-import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
-import { openState } from './open-state.ts';
-import { defaultServiceDbPath, defaultStatePath } from '../host/index.ts';
+import { repositoryConfigSchema, saveConfig, type AgentConfig, type RepositoryConfig } from './config.ts';
+import type { TokensNotice } from './embedded-service.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
+import { openAgentParts, type AgentOptions, type AgentParts } from './agent-parts.ts';
 import { ServiceInfo } from './service-info.ts';
 import { describeEntry, type RepositoryDescription } from './describe.ts';
 import { RepositoryTable, type RepositoryEntry, type WatchedRepository } from './repository-table.ts';
@@ -60,29 +40,7 @@ import {
   type RepositoryIdentity,
 } from './repositories.ts';
 
-export interface AgentOptions {
-  config?: AgentConfig;
-  statePath?: string;
-  serviceDbPath?: string;
-  secrets?: SecretStore;
-  /** The embedded service's port (default 7420, or $FLOWSYNC_EMBEDDED_PORT; 0 = any free port). */
-  embeddedPort?: number;
-  /** Save config changes (added, paused, removed repositories) to the config file. */
-  persistConfig?: boolean;
-  /** The service to use; default $FLOWSYNC_URL, else the config's serviceUrl, else the embedded service. */
-  serviceUrl?: string;
-  /** Engine timings, for tests that cannot wait a minute for a back-off. */
-  timings?: Pick<
-    SyncEngineOptions,
-    | 'quietMs'
-    | 'maxWaitMs'
-    | 'retryBaseMs'
-    | 'retryMaxMs'
-    | 'presenceIntervalMs'
-    | 'rescanIntervalMs'
-    | 'serviceCheckIntervalMs'
-  >;
-}
+export type { AgentOptions } from './agent-parts.ts';
 
 /**
  * How often the folders of absent repositories are looked for: as often as a running engine looks for a folder
@@ -90,23 +48,6 @@ export interface AgentOptions {
  * was unmounted on. One stat per absent folder (microseconds; an empty mount point adds one readdir of nothing).
  */
 const ABSENT_CHECK_MS = 1000;
-
-/** What makes an agent: built by `Agent.open`. */
-interface AgentParts {
-  serviceUrl: string;
-  serviceKey: string;
-  /** The address the service's secrets are filed under in the keychain. */
-  secretsUrl: string;
-  /** Set when the service runs inside this process. */
-  embedded: RunningService | null;
-  /** Where the embedded service's tokens are, to show once; null otherwise. */
-  notice: TokensNotice | null;
-  client: RemoteClient;
-  state: SyncState;
-  secrets: SecretStore;
-  hasher: Hasher;
-  options: AgentOptions & { config: AgentConfig };
-}
 
 interface AgentEvents {
   status: [WatchedRepository, SyncStatus];
@@ -276,61 +217,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   static async open(options: AgentOptions = {}): Promise<Agent> {
-    const config = options.config ?? loadConfig();
-    const secrets = options.secrets ?? createSecretStore();
-    const configuredUrl = configuredServiceUrl(options.serviceUrl, config);
-    let url: string;
-    let auth: ClientAuth;
-    let secretsUrl: string;
-    let embedded: RunningService | null = null;
-    let socketPath: string | null = null;
-    let notice: TokensNotice | null = null;
-    if (configuredUrl) {
-      url = normalizeServiceUrl(configuredUrl);
-      secretsUrl = url;
-      auth = secretStoreAuth(secrets, url);
-      if (
-        (await secrets.get(url, 'access-token')) === null &&
-        (await secrets.get(url, 'admin-token')) === null
-      ) {
-        throw new MissingCredentialsError(`No token for ${url}: run \`flowsync login --url ${url}\` first.`);
-      }
-    } else {
-      const envPort = process.env.FLOWSYNC_EMBEDDED_PORT;
-      const started = await startEmbeddedService({
-        dbPath: options.serviceDbPath ?? defaultServiceDbPath(),
-        port: options.embeddedPort ?? (envPort ? Number(envPort) : DEFAULT_SERVICE_PORT),
-        secrets,
-      });
-      ({ url, auth, notice, secretsUrl } = started);
-      embedded = started.service;
-      socketPath = started.socketPath;
-    }
-    // The engine backs off on its own: the client retries only briefly before reporting a failure. The embedded
-    // service through its private socket: another user holding every slot of its port cuts the agent off from nothing.
-    const client = createClient({
-      baseUrl: url,
-      auth,
-      retry: { attempts: 2, baseDelayMs: 100, maxDelayMs: 500 },
-      ...(socketPath && { socketPath }),
-    });
-    const statePath = options.statePath ?? defaultStatePath();
-    // The state's folder is flowsync's data folder, also with a remote service: 0700 (0755 before issue 8).
-    ensurePrivateFolder(dirname(statePath));
-    const state = openState(statePath);
-    const serviceKey = embedded ? EMBEDDED_SERVICE : url;
-    return new Agent({
-      serviceUrl: url,
-      serviceKey,
-      secretsUrl,
-      embedded,
-      notice,
-      client,
-      state,
-      secrets,
-      hasher: new Hasher(),
-      options: { ...options, config },
-    });
+    return new Agent(await openAgentParts(options));
   }
 
   /**

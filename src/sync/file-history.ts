@@ -1,6 +1,11 @@
 import { createTwoFilesPatch } from 'diff';
 import type { RemoteClient } from '../client/index.ts';
-import { FILE_VERSIONS_PAGE_MAX, MAX_FILE_BYTES, type FileVersion } from '../protocol/index.ts';
+import {
+  FILE_VERSIONS_PAGE_MAX,
+  MAX_FILE_BYTES,
+  type FileVersion,
+  type HistoryPurge,
+} from '../protocol/index.ts';
 import { readContained } from './contained-fs.mjs';
 import { NotWritten } from './contained-write.ts';
 import { contentNotWritable, refusedAnswer } from './service-answers.ts';
@@ -199,4 +204,69 @@ export function sideDiff(
 
 function kib(bytes: number): string {
   return `${Math.ceil(bytes / 1024).toLocaleString('en')} KiB`;
+}
+
+/** When the service's size cap last removed older versions of a repository (null: never, or not said). */
+export async function historyCapped(
+  client: RemoteClient,
+  repo: RepositoryName,
+  flowPath: string,
+  path: string,
+): Promise<{ at: string; capBytes: number } | null> {
+  const { capped } = await client.flowDef.fileVersions({
+    repo_owner: repo.owner,
+    repo_name: repo.name,
+    flow_path: flowPath,
+    path,
+    first: 1,
+  });
+  return capped ? { at: capped.at, capBytes: capped.cap_bytes } : null;
+}
+
+/** What operators purged of a file's history (newest first); none from a service that cannot purge. */
+export async function purgesOf(
+  client: RemoteClient,
+  repo: RepositoryName,
+  flowPath: string,
+  path: string,
+): Promise<HistoryPurge[]> {
+  const answer = await client.flowDef.fileVersions({
+    repo_owner: repo.owner,
+    repo_name: repo.name,
+    flow_path: flowPath,
+    path,
+    first: 1,
+  });
+  return answer.purges ?? [];
+}
+
+/**
+ * An operator's purge of a file's past versions, all or one (`flowsync history purge`): purge_history, an
+ * extension only flowsync's own service has, called with the admin token.
+ */
+export async function purgeHistory(
+  client: RemoteClient,
+  repo: RepositoryName & { writer?: string },
+  flowPath: string,
+  path: string,
+  version?: number,
+): Promise<HistoryPurge> {
+  // Named as this checkout's writes are (`ada@laptop:~/code/app`): the tombstone says who purged.
+  const answer = await client.flowDef.purgeHistory(
+    {
+      repo_owner: repo.owner,
+      repo_name: repo.name,
+      flow_path: flowPath,
+      path,
+      ...(version !== undefined && { version }),
+    },
+    repo.writer === undefined ? {} : { writer: repo.writer },
+  );
+  if (answer.flow_path !== flowPath || answer.path !== path)
+    throw refusedAnswer(
+      'svc/flow_def/private/purge_history',
+      `${answer.flow_path}/${answer.path}`,
+      `is not ${flowPath}/${path}, whose history was purged`,
+    );
+  return answer.purge;
 }

@@ -2,21 +2,20 @@ import { lstatSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
-import {
-  FILE_VERSIONS_PAGE_MAX,
-  flowHashInput,
-  type FileVersion,
-  type HistoryPurge,
-} from '../protocol/index.ts';
+import type { FileVersion, HistoryPurge } from '../protocol/index.ts';
 import { notRealFolder } from './contained-fs.mjs';
-import { wentBackInTime } from './three-way.ts';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import { recordConflicts } from './conflicts.ts';
+import type { ServicePort } from './service-port.ts';
+import { ServiceCheck } from './service-check.ts';
 import { behindLine, wentBackLine } from './engine-status.ts';
 import {
   conflictSides,
   fileVersions,
+  historyCapped,
+  purgeHistory,
+  purgesOf,
   sideDiff,
   versionText,
   versionToShow,
@@ -25,9 +24,8 @@ import {
 import type { FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
-import type { Scheduler } from './scheduler.ts';
-import { checkServiceFile, refusedAnswer } from './service-answers.ts';
-import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionGuard } from './safety.ts';
+import { checkServiceFile } from './service-answers.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict } from './safety.ts';
 import { restoreOutcome, type RestoreOutcome } from './restore-outcome.ts';
 import {
   listDeletedFiles,
@@ -54,38 +52,13 @@ import type { FileConflict } from './state-records.ts';
  */
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
-/**
- * Files whose history is asked when a check finds versions changed on the service: one call each, enough to tell a
- * teammate's edits (the base is in every file's history) from a service that went back in time (in none).
- */
-const LOST_SAMPLES = 20;
-
 /** A conflict as two diffs from the version last synced here (engine.compare). */
 export interface ConflictComparison {
   toService: SideDiff;
   toDisk: SideDiff;
 }
 
-/** What the service side needs of the engine that owns it. */
-export interface ServicePort {
-  state: SyncState;
-  client: RemoteClient;
-  repoId: number;
-  repo: { root: string; owner: string; name: string; writer?: string; deletionGuard?: DeletionGuard | null };
-  layout: FlowLayout;
-  guard: RootGuard;
-  rules: IgnoreRules;
-  /** The engine's one queue: a write of the state that must not interleave with a round. */
-  scheduler: Pick<Scheduler, 'run' | 'want'>;
-  /** The status changed: the engine says it again. */
-  refresh(): void;
-  /** Held deletions were put back on disk: none is held now. */
-  clearHeld(): void;
-  /** The held deletions may go in the next round (see SyncEngine.allowDeletions). */
-  allowDeletions(): void;
-  /** A round now. */
-  sync(): Promise<void>;
-}
+export type { ServicePort } from './service-port.ts';
 
 export class ServiceSide {
   private readonly options: { state: SyncState; client: RemoteClient };
@@ -100,10 +73,8 @@ export class ServiceSide {
   private learned = false;
   /** Files on the service that this checkout does not have, as the last look at the service found them. */
   private notInCheckoutCount = 0;
-  /** Each flow's aggregate on the service at the last check (null: no files there), for the quick check. */
-  private lastListing: Map<string, string | null> | null = null;
-  /** Files on the service this checkout never had, per flow, as the last checks counted them. */
-  private unknownByFlow = new Map<string, number>();
+  /** The look at the service: what it holds against what this checkout acknowledged. */
+  private readonly checker: ServiceCheck;
 
   constructor(private readonly port: ServicePort) {
     this.options = { state: port.state, client: port.client };
@@ -112,6 +83,15 @@ export class ServiceSide {
     this.layout = port.layout;
     this.guard = port.guard;
     this.rules = port.rules;
+    this.checker = new ServiceCheck({
+      ...port,
+      takesBases: () => this.takesBases(),
+      serviceRepo: () => this.serviceRepo,
+      notInCheckout: {
+        get: () => this.notInCheckoutCount,
+        set: (files) => (this.notInCheckoutCount = files),
+      },
+    });
   }
 
   /** Files the service holds that this checkout never had, from the last check of the service (0: none, or unknown). */
@@ -468,195 +448,21 @@ export class ServiceSide {
   }
 
   /**
-   * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
-   * aggregate hash) and a listing of each flow that differs: a file the service lost (a wiped database) or holds in
-   * another version (a restored backup, another writer, a late duplicate) is a conflict, shown and settled as any;
-   * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
-   * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
+   * Compares what the service holds with what this checkout acknowledged (service-check.ts): the conflicts it found.
+   * `quick`: only the flows whose aggregate changed since the last check are listed.
    */
-  async checkService({ quick = false, round = true } = {}): Promise<number> {
-    const { state, client } = this.options;
-    if (!(await this.takesBases())) return 0;
-    const { flows } = await client.flowDef.listFlows({
-      repo_owner: this.repo.owner,
-      repo_name: this.repo.name,
-    });
-    const held = new Set(state.uncertainFlows(this.repoId));
-    // Quick (the check every minute): only the flows whose aggregate changed on the service since the last check
-    // are compared, so a check of an unchanged repository is one call and no read of the state (bench/service-check.ts).
-    const last = quick ? this.lastListing : null;
-    const listedNow = new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
-    const changedThere = (flowPath: string) =>
-      last === null || (last.get(flowPath) ?? null) !== (listedNow.get(flowPath) ?? null);
-    const skip = (flowPath: string) =>
-      held.has(flowPath) || this.guard.holds(flowPath) || !changedThere(flowPath);
-    const expected = new Map<string, { path: string; hash: string; localHash: string | null }[]>();
-    const acknowledged =
-      last === null
-        ? state.acknowledged(this.repoId)
-        : [...listedNow.keys(), ...last.keys()]
-            .filter((flowPath) => changedThere(flowPath))
-            .flatMap((flowPath) =>
-              state
-                .filesOfFlow(this.repoId, flowPath)
-                .flatMap((file) => (file.ackedHash === null ? [] : [{ ...file, ackedHash: file.ackedHash }])),
-            );
-    for (const file of acknowledged) {
-      const files = expected.get(file.flowPath) ?? [];
-      files.push({
-        path: file.path,
-        hash: file.ackedHash,
-        // A file on disk but not sent (over 1 MiB, binary…) is not deleted here (three-way.ts): changed, as said.
-        localHash: file.localHash,
-      });
-      expected.set(file.flowPath, files);
-    }
-    const onService = new Map(
-      flows.filter((flow) => flow.files > 0).map((flow) => [flow.flow_path, flow.hash]),
-    );
-    const differing = [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => {
-      if (skip(flowPath)) return false;
-      const files = expected.get(flowPath);
-      const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
-      return want !== (onService.get(flowPath) ?? null);
-    });
-    const compared = new Set(
-      [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => !skip(flowPath)),
-    );
-    const found: Parameters<typeof recordConflicts>[1][number][] = [];
-    // Files on the service this checkout never had, per flow: a quick check counts again only the flows it lists.
-    const unknownByFlow = new Map(last === null ? [] : this.unknownByFlow);
-    for (const flowPath of unknownByFlow.keys())
-      if (changedThere(flowPath) && !differing.includes(flowPath)) unknownByFlow.delete(flowPath);
-    for (const flowPath of differing) {
-      const listed = new Map(
-        (await listServiceFiles(client, this.serviceRepo, flowPath)).map((file) => [file.path, file]),
-      );
-      const acknowledged = expected.get(flowPath) ?? [];
-      for (const file of acknowledged) {
-        const now = listed.get(file.path);
-        if (now?.hash === file.hash) continue;
-        found.push({
-          flowPath,
-          path: file.path,
-          baseHash: file.hash,
-          serviceHash: now?.hash ?? null,
-          sentHash: file.localHash,
-          writtenBy: now?.writtenBy ?? null,
-          writtenAt: now?.writtenAt ?? null,
-        });
-      }
-      const known = new Set(acknowledged.map((file) => file.path));
-      unknownByFlow.set(flowPath, [...listed.keys()].filter((path) => !known.has(path)).length);
-    }
-    let unknown = 0;
-    for (const count of unknownByFlow.values()) unknown += count;
-    await this.markLost(found);
-    // Recorded in the queue, and only where the state still acknowledges what was compared: a round that ran
-    // while the service was listed changed it (its own write, not a conflict).
-    let recorded: typeof found = [];
-    await this.port.scheduler.run(async () => {
-      const acked = new Map<string, Map<string, string | null>>();
-      const ackedOf = (flowPath: string) => {
-        let files = acked.get(flowPath);
-        if (!files) {
-          files = new Map(state.filesOfFlow(this.repoId, flowPath).map((f) => [f.path, f.ackedHash]));
-          acked.set(flowPath, files);
-        }
-        return files;
-      };
-      const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
-      recorded = recordConflicts({ state, repoId: this.repoId, target: this.repo }, found.filter(stillAcked));
-      // A file recorded as changed there that the service holds at its base again (a teammate's revert) is no
-      // longer behind nor in conflict: what was compared and not found differing is at its base.
-      const differs = new Set(found.map((c) => serviceFileKey(c.flowPath, c.path)));
-      for (const c of [...state.conflicts(this.repoId), ...state.behind(this.repoId)])
-        if (
-          compared.has(c.flowPath) &&
-          c.baseHash !== null &&
-          !differs.has(serviceFileKey(c.flowPath, c.path)) &&
-          stillAcked(c)
-        )
-          state.settleConflict(this.repoId, c.flowPath, c.path, c.baseHash);
-    });
-    // What was compared now is the point the next quick check starts from; flows left for their round are not.
-    const seen = new Map(last ?? []);
-    for (const [flowPath, hash] of listedNow) seen.set(flowPath, hash);
-    for (const flowPath of last?.keys() ?? []) if (!listedNow.has(flowPath)) seen.delete(flowPath);
-    for (const flowPath of [...seen.keys()])
-      if (held.has(flowPath) || this.guard.holds(flowPath)) seen.delete(flowPath);
-    this.lastListing = seen;
-    this.unknownByFlow = unknownByFlow;
-    if (differing.length > 0 || this.notInCheckoutCount !== unknown) {
-      this.notInCheckoutCount = unknown;
-      this.port.refresh();
-    }
-    // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
-    if (found.length > 0 && round) this.port.scheduler.want();
-    return recorded.length;
-  }
-
-  /**
-   * Whether the service went back in time (three-way.ts's wentBackInTime), asked of the history of a few of the
-   * files it holds in another version than their base: then none of them is "newer on the service" (taking it would
-   * write an older version over what may be the only copy), each is marked `lost`, and the status says it once.
-   */
-  private async markLost(
-    found: {
-      flowPath: string;
-      path: string;
-      baseHash: string | null;
-      serviceHash: string | null;
-      lost?: boolean;
-    }[],
-  ): Promise<void> {
-    const changed = found.filter((file) => file.baseHash !== null && file.serviceHash !== file.baseHash);
-    const samples = await Promise.all(
-      changed.slice(0, LOST_SAMPLES).map(async (file) => {
-        const { versions } = await this.options.client.flowDef.fileVersions({
-          repo_owner: this.repo.owner,
-          repo_name: this.repo.name,
-          flow_path: file.flowPath,
-          path: file.path,
-          first: FILE_VERSIONS_PAGE_MAX,
-        });
-        return {
-          base: file.baseHash,
-          service: file.serviceHash,
-          versions: versions.map((version) => version.hash),
-        };
-      }),
-    );
-    if (!wentBackInTime(samples)) return;
-    for (const file of changed) file.lost = true;
+  checkService(options: { quick?: boolean; round?: boolean } = {}): Promise<number> {
+    return this.checker.check(options);
   }
 
   /** When the service's size cap last removed older versions of this repository (null: never, or not said). */
-  async historyCapped(flowPath: string, path: string): Promise<{ at: string; capBytes: number } | null> {
-    const { capped } = await this.options.client.flowDef.fileVersions({
-      repo_owner: this.repo.owner,
-      repo_name: this.repo.name,
-      flow_path: flowPath,
-      path,
-      first: 1,
-    });
-    return capped ? { at: capped.at, capBytes: capped.cap_bytes } : null;
+  historyCapped(flowPath: string, path: string): Promise<{ at: string; capBytes: number } | null> {
+    return historyCapped(this.options.client, this.repo, flowPath, path);
   }
 
-  /**
-   * A one-shot run (`flowsync sync`, its dry run) looks at the service before it plans: a file changed there is
-   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (issue 41: it said
-   * "would send 3 files", and the service refused the whole flow for the one file it had changed). Not for a state
-   * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet. Returns the conflicts (and files behind) known before it.
-   */
-  async checkBeforeRun(): Promise<Set<string>> {
-    const { state } = this.options;
-    // The conflicts known before (and what was behind, which an edit here makes one): the others are this run's.
-    const known = new Set(
-      [...state.conflicts(this.repoId), ...state.behind(this.repoId)].map((c) => `${c.flowPath}\0${c.path}`),
-    );
-    if (state.acknowledgedCount(this.repoId) > 0) await this.checkService({ round: false }).catch(() => 0);
-    return known;
+  /** A one-shot run looks at the service before it plans (service-check.ts): the conflicts known before it. */
+  checkBeforeRun(): Promise<Set<string>> {
+    return this.checker.beforeRun();
   }
 
   /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
@@ -665,40 +471,13 @@ export class ServiceSide {
   }
 
   /** What operators purged of a file's history (newest first); none from a service that cannot purge. */
-  async purges(flowPath: string, path: string): Promise<HistoryPurge[]> {
-    const answer = await this.options.client.flowDef.fileVersions({
-      repo_owner: this.repo.owner,
-      repo_name: this.repo.name,
-      flow_path: flowPath,
-      path,
-      first: 1,
-    });
-    return answer.purges ?? [];
+  purges(flowPath: string, path: string): Promise<HistoryPurge[]> {
+    return purgesOf(this.options.client, this.repo, flowPath, path);
   }
 
-  /**
-   * An operator's purge of a file's past versions, all or one (`flowsync history purge`): purge_history, an
-   * extension only flowsync's own service has, called with the admin token.
-   */
-  async purgeHistory(flowPath: string, path: string, version?: number): Promise<HistoryPurge> {
-    // Named as this checkout's writes are (`ada@laptop:~/code/app`): the tombstone says who purged.
-    const answer = await this.options.client.flowDef.purgeHistory(
-      {
-        repo_owner: this.repo.owner,
-        repo_name: this.repo.name,
-        flow_path: flowPath,
-        path,
-        ...(version !== undefined && { version }),
-      },
-      this.repo.writer === undefined ? {} : { writer: this.repo.writer },
-    );
-    if (answer.flow_path !== flowPath || answer.path !== path)
-      throw refusedAnswer(
-        'svc/flow_def/private/purge_history',
-        `${answer.flow_path}/${answer.path}`,
-        `is not ${flowPath}/${path}, whose history was purged`,
-      );
-    return answer.purge;
+  /** An operator's purge of a file's past versions, all or one (`flowsync history purge`; file-history.ts). */
+  purgeHistory(flowPath: string, path: string, version?: number): Promise<HistoryPurge> {
+    return purgeHistory(this.options.client, this.repo, flowPath, path, version);
   }
 
   /**
