@@ -206,38 +206,25 @@ function kib(bytes: number): string {
   return `${Math.ceil(bytes / 1024).toLocaleString('en')} KiB`;
 }
 
-/** When the service's size cap last removed older versions of a repository (null: never, or not said). */
-export async function historyCapped(
+/**
+ * What a file's history says besides its versions, in one call of one version: what operators purged of it (newest
+ * first; none from a service that cannot purge), and when the size cap last removed older versions of the
+ * repository (null: never, or not said).
+ */
+export async function historyNotes(
   client: RemoteClient,
   repo: RepositoryName,
   flowPath: string,
   path: string,
-): Promise<{ at: string; capBytes: number } | null> {
-  const { capped } = await client.flowDef.fileVersions({
+): Promise<{ purges: HistoryPurge[]; capped: { at: string; capBytes: number } | null }> {
+  const { purges, capped } = await client.flowDef.fileVersions({
     repo_owner: repo.owner,
     repo_name: repo.name,
     flow_path: flowPath,
     path,
     first: 1,
   });
-  return capped ? { at: capped.at, capBytes: capped.cap_bytes } : null;
-}
-
-/** What operators purged of a file's history (newest first); none from a service that cannot purge. */
-export async function purgesOf(
-  client: RemoteClient,
-  repo: RepositoryName,
-  flowPath: string,
-  path: string,
-): Promise<HistoryPurge[]> {
-  const answer = await client.flowDef.fileVersions({
-    repo_owner: repo.owner,
-    repo_name: repo.name,
-    flow_path: flowPath,
-    path,
-    first: 1,
-  });
-  return answer.purges ?? [];
+  return { purges: purges ?? [], capped: capped ? { at: capped.at, capBytes: capped.cap_bytes } : null };
 }
 
 /**

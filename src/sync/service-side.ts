@@ -13,9 +13,8 @@ import { behindLine, wentBackLine } from './engine-status.ts';
 import {
   conflictSides,
   fileVersions,
-  historyCapped,
+  historyNotes,
   purgeHistory,
-  purgesOf,
   sideDiff,
   versionText,
   versionToShow,
@@ -455,9 +454,12 @@ export class ServiceSide {
     return this.checker.check(options);
   }
 
-  /** When the service's size cap last removed older versions of this repository (null: never, or not said). */
-  historyCapped(flowPath: string, path: string): Promise<{ at: string; capBytes: number } | null> {
-    return historyCapped(this.options.client, this.repo, flowPath, path);
+  /** What a file's history says besides its versions: purges, and the size cap's last cut (file-history.ts). */
+  historyNotes(
+    flowPath: string,
+    path: string,
+  ): Promise<{ purges: HistoryPurge[]; capped: { at: string; capBytes: number } | null }> {
+    return historyNotes(this.options.client, this.repo, flowPath, path);
   }
 
   /** A one-shot run looks at the service before it plans (service-check.ts): the conflicts known before it. */
@@ -468,11 +470,6 @@ export class ServiceSide {
   /** Every version the service keeps of a file (newest first), deleted ones included: `flowsync history`. */
   async history(flowPath: string, path: string): Promise<FileVersion[]> {
     return fileVersions(this.options.client, this.repo, flowPath, path);
-  }
-
-  /** What operators purged of a file's history (newest first); none from a service that cannot purge. */
-  purges(flowPath: string, path: string): Promise<HistoryPurge[]> {
-    return purgesOf(this.options.client, this.repo, flowPath, path);
   }
 
   /** An operator's purge of a file's past versions, all or one (`flowsync history purge`; file-history.ts). */

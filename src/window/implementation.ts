@@ -295,10 +295,9 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { engine } = repository(root);
       await keepsHistory();
       const { flowPath, path } = located(engine, file);
-      const [versions, purges, capped] = await Promise.all([
+      const [versions, { purges, capped }] = await Promise.all([
         engine.service.history(flowPath, path),
-        engine.service.purges(flowPath, path),
-        engine.service.historyCapped(flowPath, path),
+        engine.service.historyNotes(flowPath, path),
       ]);
       return {
         flowPath,

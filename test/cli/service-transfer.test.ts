@@ -224,7 +224,7 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
     const result = await flowsync('service', 'export', '--db', svc.dbPath, '--out', out);
     expect(result.stderr).not.toMatch(/flowsync:/);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^exported 18 tables, \d+ rows to .*sqlite\.jsonl\n$/);
+    expect(result.stdout).toMatch(/^exported 19 tables, \d+ rows to .*sqlite\.jsonl\n$/);
     // Not a terminal: a line per table.
     expect(result.stderr).toContain('exporting file_versions: ');
     expect(statSync(out).mode & 0o777).toBe(0o600);
@@ -299,7 +299,7 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
     expect(imported.stderr).not.toMatch(/flowsync:/);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(
-      /^imported 18 tables, \d+ rows into postgres:\/\/flowsync:\*\*\*@127\.0\.0\.1:\d+\/flowsync_\w+; each table's count matches the export's\n$/,
+      /^imported 19 tables, \d+ rows into postgres:\/\/flowsync:\*\*\*@127\.0\.0\.1:\d+\/flowsync_\w+; each table's count matches the export's\n$/,
     );
     const out = join(dir, 'postgres.jsonl');
     const exported = await flowsync('service', 'export', '--db', postgresUrl, '--out', out);
