@@ -541,6 +541,7 @@ export class ServiceSide {
             sentHash: hash,
             writtenBy: current.written_by,
             writtenAt: current.written_at,
+            raised: true,
           },
         ]);
     });
@@ -673,6 +674,7 @@ export class ServiceSide {
         sentHash: local.get(serviceFileKey(file.flowPath, file.path)) ?? null,
         writtenBy: file.deletedBy,
         writtenAt: file.deletedAt,
+        raised: true,
       })),
     );
     this.port.refresh();

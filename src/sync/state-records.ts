@@ -45,6 +45,8 @@ export interface FileConflict {
    * copy. A conflict, whose one safe way out is sending this checkout's version again (never "take theirs").
    */
   lost?: boolean;
+  /** Raised by its user's own act (a restore over a newer version, a file deleted there before the first round). */
+  raised?: boolean;
 }
 
 /**

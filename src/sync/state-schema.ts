@@ -92,6 +92,9 @@ const SCHEMA = [
   );`,
   // A conflict whose base version the service no longer has (issue 41: it went back in time): never "behind".
   `ALTER TABLE conflicts ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;`,
+  // A conflict its user's own act raised (a restore over a newer version, a file deleted there before the first
+  // round): a conflict whatever the hashes say, until settled (three-way.ts fileSide's `raised`).
+  `ALTER TABLE conflicts ADD COLUMN raised INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

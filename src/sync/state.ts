@@ -212,11 +212,12 @@ export class SyncState {
       ),
       addConflict: db.prepare(
         `INSERT INTO conflicts (repo_id, flow_path, path, base_hash, service_hash, sent_hash, written_by, written_at,
-           found_at, lost)
-         VALUES (@repoId, @flowPath, @path, @baseHash, @serviceHash, @sentHash, @writtenBy, @writtenAt, @foundAt, @lost)
+           found_at, lost, raised)
+         VALUES (@repoId, @flowPath, @path, @baseHash, @serviceHash, @sentHash, @writtenBy, @writtenAt, @foundAt, @lost,
+           @raised)
          ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET base_hash = excluded.base_hash,
            service_hash = excluded.service_hash, sent_hash = excluded.sent_hash, written_by = excluded.written_by,
-           written_at = excluded.written_at, lost = excluded.lost`,
+           written_at = excluded.written_at, lost = excluded.lost, raised = excluded.raised`,
       ),
       // Of the files whose service version differs from their base, those changed here too (conflicts) or not
       // (behind): decided by the disk now, so a conflict its user settled on disk (a git pull) is no longer listed.
@@ -580,7 +581,13 @@ export class SyncState {
     const foundAt = new Date().toISOString();
     this.db.transaction(() => {
       for (const conflict of conflicts)
-        this.statements.addConflict.run({ repoId, foundAt, ...conflict, lost: conflict.lost ? 1 : 0 });
+        this.statements.addConflict.run({
+          repoId,
+          foundAt,
+          ...conflict,
+          lost: conflict.lost ? 1 : 0,
+          raised: conflict.raised ? 1 : 0,
+        });
     })();
   }
 

@@ -60,9 +60,16 @@ export function fileSide(sides: {
   service: string | null;
   /** The service no longer has the base version (it went back in time): what it holds is not newer. */
   lost?: boolean;
+  /**
+   * Raised by what happened here, whatever the hashes say (issue 41): a version restored while the service holds a
+   * newer one, or a file deleted on the service before this checkout's first round that its disk would re-create.
+   * A conflict until the disk is the service's or its user settles it, never "behind" nor sent silently.
+   */
+  raised?: boolean;
 }): FileSide {
   const { disk, base, service } = sides;
   if (disk === service) return 'in sync';
+  if (sides.raised === true) return 'conflict';
   if (service === base) return 'yours to send';
   if (sides.lost === true) return 'conflict';
   if (disk === base) return 'behind';
@@ -93,6 +100,7 @@ export function wentBackInTime(
  */
 export const FILE_SIDE_SQL = `(CASE
   WHEN f.local_hash IS c.service_hash THEN 'in sync'
+  WHEN c.raised = 1 THEN 'conflict'
   WHEN c.service_hash IS f.acked_hash THEN 'yours to send'
   WHEN c.lost = 1 THEN 'conflict'
   WHEN f.local_hash IS f.acked_hash THEN 'behind'

@@ -106,7 +106,9 @@ describe('the truth of the status between two developers', () => {
     expect(a.read('flows/ci/build.yml')).toBe('build: 1\n');
 
     // Alice's agent says so by itself (no Sync now), in its terminal, naming who: newer, not in conflict.
-    await alice.waitFor(/1 file newer on the service, by \S*bob\S*: `flowsync resolve --newer` takes them/);
+    await alice.waitFor(
+      /1 file newer on the service, by \S*bob\S*( \(checkout [0-9a-f]+\))?: `flowsync resolve --newer` takes them/,
+    );
     expect(alice.output()).not.toMatch(/conflict flows\/ci\/build\.yml/);
     const status = await a.flowsync('status');
     expect(status.stdout).toContain('your changes are sent; 1 file newer on the service, by ');

@@ -306,6 +306,13 @@ describe('wentBackInTime: a teammate writes on top of the base; a service restor
 
   it('a lost base is a conflict, never "behind" (taking the service\'s would age or delete the only copy)', () => {
     expect(fileSide({ disk: A, base: A, service: null, lost: true })).toBe('conflict');
+    // Deleted on the service before this checkout's first round, still on its disk: re-creating it is a conflict
+    // (issue 41; raising a conflict in one more case was this row and one line of fileSide and its SQL).
+    expect(fileSide({ disk: A, base: null, service: null, raised: true })).toBe('conflict');
+    // Restored here while the service holds a newer version: the disk is the base, yet its user chose it.
+    expect(fileSide({ disk: A, base: A, service: B, raised: true })).toBe('conflict');
+    expect(fileSide({ disk: B, base: A, service: B, raised: true })).toBe('in sync');
+    expect(fileSide({ disk: A, base: null, service: null })).toBe('yours to send');
     expect(fileSide({ disk: A, base: A, service: C, lost: true })).toBe('conflict');
     expect(fileSide({ disk: C, base: A, service: C, lost: true })).toBe('in sync');
   });
