@@ -142,7 +142,8 @@ describe('flowsync resolve --not-in-checkout', () => {
     // A's checkout still has them: its next round finds them deleted on the service, untouched here: newer on the
     // service (issue 41: behind, not a conflict), never silently sent back nor silently removed from A's disk.
     const seen = await runA('sync', '.');
-    expect(seen.code, seen.stdout + seen.stderr).toBe(0);
+    // Exit 4: B's file is on the service and not in A's checkout, which waits for A's user (needsOf, issue 42).
+    expect(seen.code, seen.stdout + seen.stderr).toBe(4);
     expect((await runA('conflicts', '.')).stdout).toContain(
       '3 files newer on the service, unchanged here (not a conflict)',
     );

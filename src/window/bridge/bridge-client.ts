@@ -1,4 +1,3 @@
-import { logUnexpected } from '../../host/index.ts';
 import { AGENT_API, AgentApiError, readReply, type AgentApiMethod, type AgentEvent } from '../contract.ts';
 
 export interface BridgeClient {
@@ -63,14 +62,16 @@ export function connectToBridge(address: string): BridgeClient {
             if (data) listener(JSON.parse(data.slice(6)) as AgentEvent);
           }
         }
-      })().catch(
+      })().catch((error: unknown) => {
         // Unsubscribed (an abort), or the agent went away mid-stream (fetch's TypeError): the caller's reconnect
-        // says so. A malformed event is a bug.
-        logUnexpected('reading the agent’s events', (error) => {
-          const name = (error as Error).name;
-          return name === 'AbortError' || name === 'TypeError';
-        }),
-      );
+        // says so. A malformed event is a bug, logged; the log is loaded only then: `flowsync status` reaches the
+        // agent through this module, and must not load the log (pino) at every run.
+        const name = (error as Error).name;
+        if (name === 'AbortError' || name === 'TypeError') return;
+        void import('../../host/index.ts').then(({ reportIncident }) =>
+          reportIncident(error, { during: 'reading the agent’s events' }),
+        );
+      });
       return () => controller.abort();
     },
   };
