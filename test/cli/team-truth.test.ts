@@ -8,6 +8,7 @@ import { runFlowsync } from '../support/cli.ts';
 import { eventually, serviceTree } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
+import { agentStatusSchema, connectToBridge, trayLine } from '../../src/window/index.ts';
 
 /**
  * Issue 41, the truth of the status, as two developers live it: Alice and Bob, each with a HOME of their own and a
@@ -117,6 +118,15 @@ describe('the truth of the status between two developers', () => {
     expect(conflicts.code, conflicts.stdout).toBe(0);
     expect(conflicts.stdout).toContain('no conflicts');
     expect(conflicts.stdout).toContain('1 file newer on the service, unchanged here (not a conflict)');
+    // The window's status (its cards' counts and the tray), through the running agent's bridge: never "in sync".
+    const lock = JSON.parse(
+      readFileSync(join(dirname(a.root), 'home/.local/share/flowsync/agent.lock'), 'utf8'),
+    ) as {
+      bridge: string;
+    };
+    const shown = agentStatusSchema.parse(await connectToBridge(lock.bridge).call('status', {}));
+    expect(shown.repositories[0]!.counts.behind).toBe(1);
+    expect(trayLine(shown)).toBe('flowsync: your changes are sent; 1 file newer on the service');
 
     // "Take them": Bob's version on Alice's disk; nothing sent, nothing else touched.
     const taken = await a.flowsync('resolve', '--newer', a.root);
