@@ -1,9 +1,9 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
-import type { FileVersion, HistoryPurge } from '../protocol/index.ts';
-import { notRealFolder } from './contained-fs.mjs';
+import { MAX_FILE_BYTES, type FileVersion, type HistoryPurge } from '../protocol/index.ts';
+import { notRealFolder, readContained } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import { recordConflicts } from './conflicts.ts';
@@ -223,7 +223,7 @@ export class ServiceSide {
         // The service's version listed now, not the one the check saw: a later write there is what is taken.
         const why =
           copies.unwritable.get(key)?.why ??
-          (diskHash(join(this.repo.root, flowPath, path)) !== now.baseHash
+          (diskHash(this.repo.root, `${flowPath}/${path}`) !== now.baseHash
             ? 'changed here since it was last looked at: a conflict now, not taken'
             : this.putOnDisk(flowPath, path, copy));
         if (why !== null) {
@@ -767,13 +767,16 @@ function onlySeen(listed: ListedServiceFile[], seen: readonly SeenFile[] | undef
   });
 }
 
-/** The sha256 of the bytes at `path` (the hash the state and the service use); null when no file is there. */
-function diskHash(path: string): string | null {
-  try {
-    return createHash('sha256').update(readFileSync(path)).digest('hex');
-  } catch {
-    return null;
-  }
+/**
+ * The sha256 of a repository file's bytes (the hash the state and the service use), read by the containment rule
+ * (no link followed, a regular file inside the root); null when no file is there, '' when something is there that
+ * is not read (a link, a FIFO, too large, unreadable): never equal to a base, so nothing is written over it.
+ */
+function diskHash(root: string, path: string): string | null {
+  const read = readContained(root, path, MAX_FILE_BYTES);
+  if (read.missing) return null;
+  if (read.unreadable || read.warning || !read.bytes) return '';
+  return createHash('sha256').update(read.bytes).digest('hex');
 }
 
 /**
