@@ -121,7 +121,15 @@ export interface EngineOnService {
    * restart on the same state file. Each is closed at close(), if the test has not closed it.
    */
   engine(overrides?: Partial<EngineSetup>): EngineHarness;
-  /** The engines, then the service, then the repository. */
+  /**
+   * Another checkout of the same repository on the same service (a teammate's clone): its own folder of `files`,
+   * its own state and writer; closed and removed at close().
+   */
+  otherCheckout(
+    files: Record<string, string | Buffer>,
+    writer: string,
+  ): { repo: TestRepo; harness: EngineHarness };
+  /** The engines, then the service, then the repositories. */
   close(): Promise<void>;
 }
 
@@ -136,9 +144,23 @@ export async function engineOnService(
   const svc = await startTestService(service);
   const repo = makeRepo(files);
   const engines: EngineHarness[] = [];
+  const others: TestRepo[] = [];
   return {
     svc,
     repo,
+    otherCheckout(files, writer) {
+      const other = makeRepo(files);
+      others.push(other);
+      const harness = testEngine({
+        root: other.root,
+        statePath: join(other.dir, 'state.db'),
+        url: svc.url,
+        userToken: svc.tokens.user,
+        writer,
+      });
+      engines.push(harness);
+      return { repo: other, harness };
+    },
     engine(overrides = {}) {
       const harness = testEngine({
         root: repo.root,
@@ -154,6 +176,7 @@ export async function engineOnService(
       for (const harness of engines.splice(0)) await harness.close();
       await svc.close();
       repo.cleanup();
+      for (const other of others.splice(0)) other.cleanup();
     },
   };
 }

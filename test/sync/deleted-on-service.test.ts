@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { engineOnService, testEngine, type EngineHarness, type EngineOnService } from '../support/engine.ts';
-import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
+import { eventually, serviceTree } from '../support/repo.ts';
 import { readDatabase } from '../support/service.ts';
 
 /**
@@ -10,13 +9,9 @@ import { readDatabase } from '../support/service.ts';
  * without a hold or a conflict. Ada (A) and Bob (B) are two engines with their own states on one real service.
  */
 let setup: EngineOnService;
-let other: TestRepo;
-const extra: EngineHarness[] = [];
 
 afterEach(async () => {
-  for (const harness of extra.splice(0)) await harness.close();
   await setup?.close();
-  other?.cleanup();
 });
 
 describe('a file deleted on the service, still in a checkout that syncs for the first time', () => {
@@ -30,19 +25,14 @@ describe('a file deleted on the service, still in a checkout that syncs for the 
     expect(Object.keys(service())).toEqual(['flows/ci/build.yml']);
 
     // Bob's clone still has the file (made before Ada deleted it), and a state that knows nothing yet.
-    other = makeRepo({
-      'flows/ci/build.yml': 'build: 1\n',
-      'flows/ci/old.yml': 'old: 1\n',
-      'flows/ci/new.yml': 'new\n',
-    });
-    const b = testEngine({
-      root: other.root,
-      statePath: join(other.dir, 'state.db'),
-      url: setup.svc.url,
-      userToken: setup.svc.tokens.user,
-      writer: 'bob@desk:~/app',
-    });
-    extra.push(b);
+    const { harness: b } = setup.otherCheckout(
+      {
+        'flows/ci/build.yml': 'build: 1\n',
+        'flows/ci/old.yml': 'old: 1\n',
+        'flows/ci/new.yml': 'new\n',
+      },
+      'bob@desk:~/app',
+    );
     await b.engine.initialSync();
 
     // Not re-created; Bob's other new file went (its flow is not held for the one in conflict).

@@ -1,8 +1,7 @@
 import { lstatSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { engineOnService, testEngine, type EngineHarness, type EngineOnService } from '../support/engine.ts';
-import { makeRepo, type TestRepo } from '../support/repo.ts';
+import { engineOnService, type EngineOnService } from '../support/engine.ts';
 
 /**
  * "Take them" (files newer on the service) first looks at what is on disk, to write over nothing edited since. That
@@ -10,12 +9,8 @@ import { makeRepo, type TestRepo } from '../support/repo.ts';
  * pointed to, outside the repository, were hashed, and equal to the base they let the service's version in).
  */
 let setup: EngineOnService;
-let other: TestRepo;
-const extra: EngineHarness[] = [];
 afterEach(async () => {
-  for (const harness of extra.splice(0)) await harness.close();
   await setup?.close();
-  other?.cleanup();
 });
 
 describe('taking the files newer on the service', () => {
@@ -23,15 +18,10 @@ describe('taking the files newer on the service', () => {
     setup = await engineOnService({ 'flows/ci/build.yml': 'build: 1\n' });
     const a = setup.engine({ writer: 'ada@laptop:~/app' });
     await a.engine.initialSync();
-    other = makeRepo({ 'flows/ci/build.yml': 'build: 1\n' });
-    const b = testEngine({
-      root: other.root,
-      statePath: join(other.dir, 'state.db'),
-      url: setup.svc.url,
-      userToken: setup.svc.tokens.user,
-      writer: 'bob@desk:~/app',
-    });
-    extra.push(b);
+    const { repo: other, harness: b } = setup.otherCheckout(
+      { 'flows/ci/build.yml': 'build: 1\n' },
+      'bob@desk:~/app',
+    );
     await b.engine.initialSync();
     setup.repo.write('flows/ci/build.yml', 'build: ada\n');
     await a.engine.syncOnce();
