@@ -1,0 +1,180 @@
+/*
+ * What happens when the service differs from what this checkout knows of a flow, decided once, as a plan (issue 45;
+ * Mutagen's Reconcile(ancestor, alpha, beta) returns its changes and conflicts the same way). Pure: the check of
+ * the service, the first learning of a service, a refused write, a flow sent without an answer and a restore ask it
+ * and carry out its plan; nothing here reads the disk, the state, the service or the clock. Its rows:
+ * test/sync/reconcile.test.ts. The model of a whole team (test/model) drives it.
+ */
+
+/** Who this checkout is, as the service names the writer of each version (its random checkout id). */
+export interface Me {
+  writer?: string;
+}
+
+/** One file of the flow as this checkout knows it. */
+export interface KnownFile {
+  path: string;
+  /** The version the service last acknowledged for this checkout (its base); null: none. */
+  base: string | null;
+  /** What is on disk: its hash; null: nothing; '' (or any hash) for a file on disk that is not sent. */
+  disk: string | null;
+  /** The hash this checkout sent of it without an answer, when one is known (a flow in flight). */
+  sent?: string | null;
+}
+
+/** A file as the service lists it now (its current version). */
+export interface ServiceFile {
+  path: string;
+  hash: string;
+  id?: string;
+  writtenBy: string | null;
+  writtenAt: string | null;
+}
+
+/** A difference recorded before (a behind or conflict row) and the base it was recorded on. */
+export interface Recorded {
+  path: string;
+  base: string | null;
+}
+
+export interface FlowFacts {
+  flowPath: string;
+  /** Every file of the flow the state knows (on disk, acknowledged, or both). */
+  files: readonly KnownFile[];
+  /** What the service lists of the flow now. */
+  listed: readonly ServiceFile[];
+  /** The differences recorded before, not yet settled. */
+  recorded?: readonly Recorded[];
+  /**
+   * The service went back in time (its history lacks a base this checkout synced: three-way.ts's wentBackInTime,
+   * asked of the history by the I/O around this): nothing it holds is newer than what is here.
+   */
+  wentBack?: boolean;
+  /**
+   * The first look of a checkout that knows nothing acknowledged (a new clone, a rebuilt state): a file here that
+   * the service holds in another version is a conflict it raised, never written over either way.
+   */
+  first?: boolean;
+  me: Me;
+}
+
+/** A file whose service version differs from this checkout's base: behind, a conflict, or deleted there. */
+export interface Difference {
+  flowPath: string;
+  path: string;
+  baseHash: string | null;
+  /** What the service holds now; null: deleted there (or never had). */
+  serviceHash: string | null;
+  /** What is on disk here. */
+  sentHash: string | null;
+  writtenBy: string | null;
+  writtenAt: string | null;
+  /** The service went back in time: what it holds is not newer (never "take theirs"). */
+  lost?: boolean;
+  /** Raised by this checkout's own situation: a conflict whatever the hashes say, until its user settles it. */
+  raised?: boolean;
+}
+
+/** The plan for one flow. */
+export interface ServicePlan {
+  flowPath: string;
+  /** Differences to record for their user (three-way.ts's fileSide says behind or conflict of each). */
+  record: Difference[];
+  /**
+   * Service versions that become this checkout's base without a word: its own (a lost acknowledgement), or the
+   * very bytes on disk here (a git pull made the disk the service's). What is on disk is sent on them next round.
+   */
+  adopt: { path: string; hash: string; id?: string; why: 'own' | 'same as disk' }[];
+  /** Recorded differences the service no longer has (a teammate's revert): settled at their base. */
+  settle: { path: string; hash: string }[];
+  /** Files on the service that this checkout never had and does not have on disk: listed, neither taken nor deleted. */
+  notInCheckout: string[];
+}
+
+/**
+ * Whether the service's current version of a file is one this checkout wrote: named by its writer id AND one of
+ * the bytes this checkout had (on disk now, or sent without an answer). The name alone is not proof: a checkout
+ * copied with its state (one machine image, a copied home) carries the same id, and took a teammate's edit for its
+ * own lost acknowledgement, then sent its old bytes over it (the model's known-bad variant "label alone").
+ */
+export function isOwnVersion(
+  version: { hash: string; writtenBy: string | null },
+  file: KnownFile,
+  me: Me,
+): boolean {
+  if (me.writer === undefined || version.writtenBy !== me.writer) return false;
+  return version.hash === file.disk || (file.sent != null && version.hash === file.sent);
+}
+
+/** Where a service file stands for a checkout that never had it: not on disk and never acknowledged here. */
+export function isNotInCheckout(file: KnownFile | undefined): boolean {
+  return file === undefined || (file.base === null && file.disk === null);
+}
+
+/** The plan for one flow: what the service holds against what this checkout knows. */
+export function reconcileFlow(facts: FlowFacts): ServicePlan {
+  const { flowPath, me } = facts;
+  const plan: ServicePlan = { flowPath, record: [], adopt: [], settle: [], notInCheckout: [] };
+  const listed = new Map(facts.listed.map((file) => [file.path, file]));
+  const known = new Map(facts.files.map((file) => [file.path, file]));
+  const differs = new Set<string>();
+  for (const file of facts.files) {
+    const now = listed.get(file.path);
+    if (file.base === null) {
+      if (now === undefined || file.disk === null) continue;
+      // Never acknowledged here, on the service: the same bytes, or this checkout's own lost acknowledgement.
+      if (now.hash === file.disk) plan.adopt.push(adoption(now, 'same as disk'));
+      else if (isOwnVersion(now, file, me)) plan.adopt.push(adoption(now, 'own'));
+      else if (facts.first === true) {
+        differs.add(file.path);
+        plan.record.push(difference(facts, file, now, { raised: true }));
+      }
+      // Otherwise a new file here meets one there: its round's write (on no base) is refused as a conflict.
+      continue;
+    }
+    if (now?.hash === file.base) continue;
+    differs.add(file.path);
+    if (now !== undefined && !facts.wentBack && now.hash === file.disk)
+      plan.adopt.push(adoption(now, 'same as disk'));
+    else if (now !== undefined && !facts.wentBack && isOwnVersion(now, file, me))
+      plan.adopt.push(adoption(now, 'own'));
+    else plan.record.push(difference(facts, file, now, { lost: facts.wentBack === true }));
+  }
+  for (const file of facts.listed)
+    if (isNotInCheckout(known.get(file.path))) plan.notInCheckout.push(file.path);
+  for (const row of facts.recorded ?? []) {
+    const file = known.get(row.path);
+    // Recorded on the base still acknowledged, and the service holds that base again: a revert, nothing waits.
+    if (
+      row.base !== null &&
+      file?.base === row.base &&
+      !differs.has(row.path) &&
+      listed.get(row.path)?.hash === row.base
+    )
+      plan.settle.push({ path: row.path, hash: row.base });
+  }
+  return plan;
+}
+
+function adoption(now: ServiceFile, why: 'own' | 'same as disk'): ServicePlan['adopt'][number] {
+  return { path: now.path, hash: now.hash, ...(now.id === undefined ? {} : { id: now.id }), why };
+}
+
+function difference(
+  facts: FlowFacts,
+  file: KnownFile,
+  now: ServiceFile | undefined,
+  marks: { lost?: boolean; raised?: boolean },
+): Difference {
+  return {
+    flowPath: facts.flowPath,
+    path: file.path,
+    baseHash: file.base,
+    serviceHash: now?.hash ?? null,
+    sentHash: file.disk,
+    writtenBy: now?.writtenBy ?? null,
+    writtenAt: now?.writtenAt ?? null,
+    ...(marks.lost === true ? { lost: true } : {}),
+    ...(marks.raised === true ? { raised: true } : {}),
+  };
+}
