@@ -439,7 +439,7 @@ async function rescanCost(dir: string, service: ServeProcess): Promise<BenchRow[
       for (let run = 0; run < 3; run++) {
         const cpu = process.cpuUsage();
         const start = performance.now();
-        await engine.service.checkService();
+        await engine.round.check();
         const used = process.cpuUsage(cpu);
         checks.push({ ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000 });
       }

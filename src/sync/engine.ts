@@ -43,7 +43,8 @@ import {
 import { RootGuard } from './root-guard.ts';
 import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionState } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
-import { ServiceSide } from './service-side.ts';
+import { ServiceSide, type ServicePort } from './service-side.ts';
+import { ServiceRound } from './service-round.ts';
 import { StateFaults } from './state-faults.ts';
 import { uploadPlans } from './uploader.ts';
 import { FlowWatcher } from './watcher.ts';
@@ -66,6 +67,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly guard: RootGuard;
   /** What is asked of the service and written of its copy to disk: the window and the CLI call `engine.service`. */
   readonly service: ServiceSide;
+  /** The round's negotiation with the service: bases, what a new state learns, the look at the service. */
+  readonly round: ServiceRound;
   private readonly lookout: Lookout;
   /** Files the rescans found that the watcher had not reported. */
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
@@ -166,7 +169,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         probeMaxMs: options.probeMaxMs ?? DEFAULT_TIMINGS.probeMaxMs,
       },
     );
-    this.service = new ServiceSide({
+    const port: ServicePort = {
       state: options.state,
       client: options.client,
       repoId: this.repoId,
@@ -179,7 +182,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       clearHeld: () => (this.deletions.held = 0),
       allowDeletions: () => this.allowDeletions(),
       sync: () => this.sync(),
-    });
+    };
+    this.round = new ServiceRound(port);
+    this.service = new ServiceSide(port, this.round);
     this.faults = new StateFaults(
       options.state.folder,
       this.reconciler,
@@ -236,7 +241,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       retryAt: this.scheduler.retryAt,
       missed: this.lookout.missed,
       heldDeletions: this.deletions.held,
-      notInCheckout: this.service.notInCheckout,
+      notInCheckout: this.round.notInCheckout,
       paused: this.paused !== null,
       pausedSince: this.paused?.since ?? null,
       nothingToSync: this.nothingToSync(),
@@ -286,7 +291,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
       ...(newer !== null ? [newer] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
-      ...(this.service.notInCheckout > 0 ? [notInCheckoutLine(this.service.notInCheckout)] : []),
+      ...(this.round.notInCheckout > 0 ? [notInCheckoutLine(this.round.notInCheckout)] : []),
       ...this.reconciler.refusedRoots.values(),
       ...this.watcher.refused.values(),
       ...this.rules.problems.values(),
@@ -325,7 +330,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private async checkQuietly(quick = false): Promise<void> {
     // Only after a round that went through: a service failing or out of reach is not asked once more for this.
     if (this.stopped || this.facts.phase !== 'idle') return;
-    await this.service.checkService({ quick }).catch(() => 0);
+    await this.round.check({ quick }).catch(() => 0);
   }
 
   /**
@@ -341,7 +346,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** One scan and one round of uploads, without watching: `flowsync sync`. Throws when the service is unreachable. */
   async syncOnce(): Promise<SyncReport> {
     const ran: { round?: Awaited<ReturnType<SyncEngine['uploadRound']>> } = {};
-    const known = await this.service.checkBeforeRun();
+    const known = await this.round.beforeRun();
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
       ran.round = await this.uploadRound();
@@ -364,7 +369,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     await this.scheduler.run(async () => {
       await this.reconciler.rescan();
     });
-    await this.service.checkBeforeRun();
+    await this.round.beforeRun();
     this.guard.checkAll();
     const options = await this.planOptions();
     const { state } = this.options;
@@ -439,10 +444,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       this.deletions.held = held;
       this.refresh();
     }
-    const bases = await this.service.takesBases();
+    const bases = await this.round.takesBases();
     if (bases) {
-      await this.service.learnService();
-      await this.service.settleUncertain();
+      await this.round.learnService();
+      await this.round.settleUncertain();
     }
     return { bases, holdDeletions: decided.verdict !== 'send' };
   }

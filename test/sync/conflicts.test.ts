@@ -79,12 +79,12 @@ describe('two checkouts on one service that takes bases', () => {
     const { a, b, A } = await twoCheckouts();
     A.write('flows/ci/a.yml', 'a: A\n');
     await a.engine.syncOnce();
-    await b.engine.service.checkService();
+    await b.engine.round.check();
     expect(b.state.behind(b.engine.repoId).map((c) => c.path)).toEqual(['a.yml']);
     // A puts it back as it was: the service holds B's base again, and B is in sync, by a quick check too.
     A.write('flows/ci/a.yml', 'a: 1\n');
     await a.engine.syncOnce();
-    await b.engine.service.checkService({ quick: true });
+    await b.engine.round.check({ quick: true });
     expect(b.state.behind(b.engine.repoId)).toEqual([]);
     expect(b.state.conflicts(b.engine.repoId)).toEqual([]);
     expect(b.engine.status().counts).toMatchObject({ behind: 0, conflicts: 0, pending: 0 });

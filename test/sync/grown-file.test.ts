@@ -131,7 +131,7 @@ describe('a file grown over 1 MiB on disk', () => {
     await engine.syncOnce();
     teammate.repo.write('flows/a/data.yaml', 'small: bob\n');
     await teammate.harness.engine.syncOnce();
-    expect(await engine.service.checkService()).toBe(1);
+    expect(await engine.round.check()).toBe(1);
 
     // `flowsync conflicts` and the window say "you changed it" for a sent hash that is not null (null: "you deleted
     // it"), and not the base ("unchanged here").

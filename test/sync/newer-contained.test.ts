@@ -25,7 +25,7 @@ describe('taking the files newer on the service', () => {
     await b.engine.initialSync();
     setup.repo.write('flows/ci/build.yml', 'build: ada\n');
     await a.engine.syncOnce();
-    await b.engine.service.checkService();
+    await b.engine.round.check();
     expect(b.state.behind(b.engine.repoId).map((file) => file.path)).toEqual(['build.yml']);
 
     // The file replaced by a link to a file outside with the same bytes as the base.

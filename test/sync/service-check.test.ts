@@ -99,7 +99,7 @@ describe('the service checked against what this checkout acknowledged', () => {
     const harness = setup.engine({ writer: WRITER, url: proxy.url });
     await harness.engine.syncOnce();
     const before = proxy.requests.length;
-    expect(await harness.engine.service.checkService()).toBe(0);
+    expect(await harness.engine.round.check()).toBe(0);
     expect(proxy.requests.slice(before)).toEqual(['/api/run/svc/flow_def/public/list_flows']);
     expect(harness.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
     await harness.close();

@@ -1,0 +1,214 @@
+import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
+import { recordConflicts } from './conflicts.ts';
+import type { FlowLayout } from './flow-layout.ts';
+import { isOwnVersion, reconcileFlow } from './reconcile.ts';
+import { ServiceCheck } from './service-check.ts';
+import {
+  listDeletedFiles,
+  listServiceFiles,
+  serviceFileKey,
+  type ListedServiceFile,
+  type ServiceRepository,
+} from './service-copy.ts';
+import type { ServicePort } from './service-port.ts';
+import type { SyncState } from './state.ts';
+
+/**
+ * A service that said it takes no bases is asked again after this long: the answer may have been a passing one (a
+ * flowsync service's 500 while it starts), and a service can be upgraded in place.
+ */
+const SPEC_ONLY_RECHECK_MS = 60_000;
+
+/**
+ * The round's negotiation with the service (issue 45 split it from the user's settle actions, service-side.ts):
+ * whether it takes bases, what a state that knows nothing learns of it first, what a flow sent without an answer
+ * settles to, and the look at the service (service-check.ts). Each decides by reconcile.ts's plan and carries it out.
+ */
+export class ServiceRound {
+  private readonly options: { state: SyncState; client: RemoteClient };
+  private readonly repoId: number;
+  private readonly repo: ServicePort['repo'];
+  private readonly layout: FlowLayout;
+  /** Whether the service takes bases, once asked (and when a "no" was heard, to ask again after a while). */
+  private bases: { takes: boolean; at: number } | null = null;
+  /** Whether a state that knew nothing learned the service's files (once per engine). */
+  private learned = false;
+  /** Files on the service that this checkout does not have, as the last look at the service found them. */
+  private notInCheckoutCount = 0;
+  /** The look at the service: what it holds against what this checkout acknowledged. */
+  private readonly checker: ServiceCheck;
+
+  constructor(private readonly port: ServicePort) {
+    this.options = { state: port.state, client: port.client };
+    this.repoId = port.repoId;
+    this.repo = port.repo;
+    this.layout = port.layout;
+    this.checker = new ServiceCheck({
+      ...port,
+      takesBases: () => this.takesBases(),
+      serviceRepo: () => this.serviceRepo,
+      notInCheckout: {
+        get: () => this.notInCheckoutCount,
+        set: (files) => (this.notInCheckoutCount = files),
+      },
+    });
+  }
+
+  /** Files the service holds that this checkout never had, from the last look at the service (0: none, or unknown). */
+  get notInCheckout(): number {
+    return this.notInCheckoutCount;
+  }
+
+  /** The count of files on the service not in this checkout (a settle action changed it), said when it changes. */
+  set notInCheckout(files: number) {
+    if (files === this.notInCheckoutCount) return;
+    this.notInCheckoutCount = files;
+    this.port.refresh();
+  }
+
+  /** The repository as the service side sees it: its name, and the layout its answers are checked against. */
+  get serviceRepo(): ServiceRepository {
+    return { owner: this.repo.owner, name: this.repo.name, layout: this.layout };
+  }
+
+  /**
+   * A state that knows nothing acknowledged (a first sync, a state rebuilt after damage, CI) learns the service's
+   * files first, once: the versions this checkout wrote (the service names their writer) are its own bases, so its
+   * edits of them go through; anyone else's are not, so an old clone's copy is a conflict, never an overwrite.
+   * Files on the service that are not in this checkout are counted and said, neither deleted nor fetched.
+   */
+  async learnService(): Promise<void> {
+    const { state, client } = this.options;
+    if (this.learned) return;
+    this.learned = state.acknowledgedCount(this.repoId) > 0;
+    if (this.learned) return;
+    const listed = await listServiceFiles(client, this.serviceRepo, null);
+    const disk = new Map(
+      state
+        .fileStates(this.repoId, null)
+        .map((file) => [serviceFileKey(file.flowPath, file.path), file.localHash]),
+    );
+    const own = listed.filter((file) =>
+      isOwnVersion(
+        file,
+        {
+          path: file.path,
+          base: null,
+          disk: disk.get(serviceFileKey(file.flowPath, file.path)) ?? null,
+          ackMayBeLost: true,
+        },
+        { writer: this.repo.writer },
+      ),
+    );
+    state.adoptOwnVersions(this.repoId, own);
+    const present = new Set<string>();
+    for (const { flowPath, path } of state.presentFiles(this.repoId))
+      present.add(serviceFileKey(flowPath, path));
+    this.notInCheckout = listed.filter(
+      (file) => !present.has(serviceFileKey(file.flowPath, file.path)),
+    ).length;
+    await this.learnDeletions(listed, present);
+    this.learned = true;
+  }
+
+  /**
+   * A file this checkout has that the service holds as deleted (its latest version a deletion) is deleted on the
+   * service for this checkout's first round too: a conflict, never re-created without a word. A checkout made the
+   * source (`--source`), renamed or with a fresh state re-uploaded 149 files a teammate had just deleted (issue 41).
+   */
+  private async learnDeletions(
+    listed: readonly { flowPath: string; path: string }[],
+    present: ReadonlySet<string>,
+  ): Promise<void> {
+    const { state, client } = this.options;
+    const onService = new Set(listed.map((file) => serviceFileKey(file.flowPath, file.path)));
+    const deleted = (await listDeletedFiles(client, this.serviceRepo)).filter((file) => {
+      const key = serviceFileKey(file.flowPath, file.path);
+      return present.has(key) && !onService.has(key);
+    });
+    if (deleted.length === 0) return;
+    const local = new Map(
+      state
+        .fileStates(this.repoId, null)
+        .map((file) => [serviceFileKey(file.flowPath, file.path), file.localHash]),
+    );
+    recordConflicts(
+      { state, repoId: this.repoId, target: this.repo },
+      deleted.map((file) => ({
+        flowPath: file.flowPath,
+        path: file.path,
+        baseHash: null,
+        serviceHash: null,
+        sentHash: local.get(serviceFileKey(file.flowPath, file.path)) ?? null,
+        writtenBy: file.deletedBy,
+        writtenAt: file.deletedAt,
+        raised: true,
+      })),
+    );
+    this.port.refresh();
+  }
+
+  /**
+   * Flows sent without an answer (a lost answer, a crash), settled by what the service lists of them: with bases
+   * there is no full listing to send whatever the state holds, so the service is asked what it took. A few flows
+   * are listed one by one, many by one listing of the repository.
+   */
+  async settleUncertain(): Promise<void> {
+    const { state, client } = this.options;
+    const uncertain = state.uncertainFlows(this.repoId);
+    if (uncertain.length === 0) return;
+    const listed = new Map<string, Map<string, ListedServiceFile>>(
+      uncertain.map((flowPath) => [flowPath, new Map()]),
+    );
+    const lists =
+      uncertain.length <= 20
+        ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.serviceRepo, flowPath)))
+        : [await listServiceFiles(client, this.serviceRepo, null)];
+    for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
+    for (const [flowPath, files] of listed) {
+      // Sent without an answer: a version under this checkout's id is its own (reconcile.ts), whatever is on disk now.
+      const plan = reconcileFlow({
+        flowPath,
+        files: state.filesOfFlow(this.repoId, flowPath).map((file) => ({
+          path: file.path,
+          base: file.ackedHash,
+          disk: file.localHash,
+          ackMayBeLost: true,
+        })),
+        listed: [...files.values()],
+        me: { writer: this.repo.writer },
+      });
+      state.settleFromListing(this.repoId, flowPath, plan.adopt);
+    }
+  }
+
+  async takesBases(): Promise<boolean> {
+    const { state, client } = this.options;
+    if (this.bases?.takes === true) return true;
+    if (this.bases && performance.now() - this.bases.at < SPEC_ONLY_RECHECK_MS) return false;
+    const { bases } = await askCapabilities(client);
+    if (!bases && state.serviceTakesBases(this.repoId))
+      throw new ProtocolError(
+        'The service answered that it does not know `capabilities`, which it answered before (another service at ' +
+          'this address, or one in front of it?): nothing is sent without bases to a service that took them; retrying.',
+        'svc/flow_def/public/capabilities',
+        404,
+      );
+    if (bases) state.rememberServiceTakesBases(this.repoId);
+    else state.rememberServiceSpecAlone(this.repoId);
+    this.bases = { takes: bases, at: performance.now() };
+    return bases;
+  }
+  /**
+   * Compares what the service holds with what this checkout acknowledged (service-check.ts): the conflicts it found.
+   * `quick`: only the flows whose aggregate changed since the last check are listed.
+   */
+  check(options: { quick?: boolean; round?: boolean } = {}): Promise<number> {
+    return this.checker.check(options);
+  }
+
+  /** A one-shot run looks at the service before it plans (service-check.ts): the conflicts known before it. */
+  beforeRun(): Promise<Set<string>> {
+    return this.checker.beforeRun();
+  }
+}
