@@ -149,5 +149,12 @@ describe('held deletions confirmed while a file of their flow is in conflict (is
     expect(left.code).toBe(4);
     expect(left.stdout).toContain('1 file in conflict');
     expect(left.stdout).not.toMatch(/deletions? held/);
+
+    // Bob pulls the deletion (his disk loses the 149 files the service no longer has): nothing is held for him.
+    for (let i = 1; i < 150; i++) b.remove(`flows/gen/step-${i}.yml`);
+    const pulled = await runFlowsync(['sync', b.root], { env: bobEnv });
+    expect(pulled.code, pulled.stdout + pulled.stderr).toBe(0);
+    expect(pulled.stderr).not.toMatch(/deletions? held/);
+    expect(stored()).toEqual({ 'flows/ci/build.yml': 'build: 1\n', 'flows/gen/step-0.yml': 'step: bob\n' });
   }, 180_000);
 });
