@@ -40,9 +40,11 @@ export class DeletionMarks {
            count(CASE WHEN deletion = 'held' THEN 1 END) AS held
          FROM files INDEXED BY files_deletions WHERE repo_id = ? AND ${waitingSql}`,
       ),
+      // Only the deletions new to the set: rewriting the whole set at each round while 5,000 were held took 100 ms
+      // among 100,000 files, the new ones alone 20 ms (as `look`).
       hold: db.prepare(
         `UPDATE files INDEXED BY files_deletions SET deletion = 'held'
-         WHERE repo_id = ? AND ${waitingSql} AND deletion IS NOT 'confirmed'`,
+         WHERE repo_id = ? AND ${waitingSql} AND deletion IS NULL`,
       ),
       confirmAll: db.prepare(
         `UPDATE files INDEXED BY files_deletions SET deletion = 'confirmed' WHERE repo_id = ? AND ${waitingSql}
