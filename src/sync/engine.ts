@@ -28,7 +28,7 @@ import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { Lookout, RESCAN_INTERVAL_MS, SERVICE_CHECK_MS } from './lookout.ts';
-import { planUploads, plansKey } from './planner.ts';
+import { planUploads, plansKey, type PlanOptions } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
 import {
@@ -43,8 +43,10 @@ import {
 import { RootGuard } from './root-guard.ts';
 import { DEFAULT_DELETION_GUARD, deletionVerdict, type DeletionState } from './safety.ts';
 import { DEFAULT_TIMINGS, Scheduler, type RoundOutcome } from './scheduler.ts';
-import { ServiceSide, type ServicePort } from './service-side.ts';
+import { serviceFileKey } from './service-copy.ts';
 import { ServiceRound } from './service-round.ts';
+import { ServiceSide, type ServicePort } from './service-side.ts';
+import type { FlowFile } from './state-deletions.ts';
 import { StateFaults } from './state-faults.ts';
 import { uploadPlans } from './uploader.ts';
 import { FlowWatcher } from './watcher.ts';
@@ -81,8 +83,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   private readonly faults: StateFaults;
   private stopped = false;
-  /** Deletions held, allowed by their user, seen settling (safety.ts decides what each means). */
-  private deletions: DeletionState = { held: 0, allowed: 0, seen: null, settlingMs: 0 };
+  /**
+   * Deletions held at the last plan and seen settling (safety.ts decides what each means); the held set and its
+   * user's word are in the state (state.deletions), so that a restart keeps them.
+   */
+  private deletions: DeletionState = { held: 0, seen: null, settlingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
 
@@ -180,8 +185,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       scheduler: this.scheduler,
       refresh: () => this.refresh(),
       clearHeld: () => (this.deletions.held = 0),
-      allowDeletions: () => this.allowDeletions(),
-      sync: () => this.sync(),
+      sendDeletions: (files) => this.sendHeldDeletions(files),
     };
     this.round = new ServiceRound(port);
     this.service = new ServiceSide(port, this.round);
@@ -397,23 +401,33 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Its user said the held deletions may go (`flowsync sync --yes`, "Delete them on the service"): the next round
-   * sends them, up to as many as are held now (more than that is a new question).
+   * Its user said the deletions waiting may go (`flowsync sync --yes`, "Delete them on the service"), every one of
+   * them or these files: confirmed in the state, they go in each round, whatever the guard, until the service took
+   * them. A deletion made after this is a new question. Returns the files confirmed.
    */
-  allowDeletions(): void {
-    this.deletions.allowed = Math.max(this.deletions.held, this.options.state.deletionCount(this.repoId));
+  confirmDeletions(files?: readonly FlowFile[]): FlowFile[] {
+    return this.options.state.deletions.confirm(this.repoId, files);
   }
 
   /**
-   * Sends the deletions waiting now ("Delete them on the service", `resolve --held --mine`) in a round, and returns
-   * how many went: counted in the state, which knows them also in an engine that has not run a round yet.
+   * Sends the deletions waiting now ("Delete them on the service", `resolve --held --mine`), or these files, and
+   * returns how many the service took (not how many stopped waiting: a conflict is not a deletion sent). A conflict
+   * the service finds refuses its flow whole, and the planner leaves it out of the round after: a round more while
+   * confirmed deletions still wait and the last round settled some of them.
    */
-  async sendHeldDeletions(): Promise<number> {
-    const waiting = () => this.options.state.deletionCount(this.repoId);
-    const before = waiting();
-    this.allowDeletions();
-    await this.sync();
-    return before - waiting();
+  async sendHeldDeletions(files?: readonly FlowFile[]): Promise<number> {
+    const { deletions } = this.options.state;
+    const confirmed = this.confirmDeletions(files);
+    const stillWaiting = () => deletions.confirmed(this.repoId).length;
+    let left = stillWaiting();
+    for (let rounds = 0; rounds < 3 && left > 0; rounds++) {
+      await this.sync();
+      const now = stillWaiting();
+      const progressed = now < left;
+      left = now;
+      if (!progressed) break;
+    }
+    return deletions.taken(this.repoId, confirmed);
   }
 
   /** Where a file of this repository (its path relative to the root) sits among the flows; null: in none. */
@@ -426,12 +440,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * minute, and a "no" from a service that said yes before is a failure, not a reason to send without them), and
    * with deletions held when there are more than the guard lets through. Throws what asking the service threw.
    */
-  private async planOptions(): Promise<{ bases: boolean; holdDeletions: boolean }> {
+  private async planOptions(): Promise<PlanOptions & { bases: boolean; holdDeletions: boolean }> {
     const { state } = this.options;
+    const waiting = state.deletions.look(this.repoId);
     const decided = deletionVerdict({
-      waiting: state.deletionCount(this.repoId),
+      ...waiting,
       acknowledged: state.acknowledgedCount(this.repoId),
-      allowed: this.deletions.allowed,
       guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
       watching: this.lookout.watching,
       seen: this.deletions.seen,
@@ -439,17 +453,22 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     });
     this.deletions.seen = decided.seen;
     const held = decided.verdict === 'hold' ? decided.held : 0;
+    if (held > 0) state.deletions.hold(this.repoId);
     this.deletions.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
     if (held !== this.deletions.held) {
       this.deletions.held = held;
       this.refresh();
     }
+    const confirmed =
+      waiting.confirmed > 0
+        ? new Set(state.deletions.confirmed(this.repoId).map((f) => serviceFileKey(f.flowPath, f.path)))
+        : undefined;
     const bases = await this.round.takesBases();
     if (bases) {
       await this.round.learnService();
       await this.round.settleUncertain();
     }
-    return { bases, holdDeletions: decided.verdict !== 'send' };
+    return { bases, holdDeletions: decided.verdict !== 'send', ...(confirmed && { confirmed }) };
   }
 
   async stop(): Promise<void> {
@@ -572,8 +591,6 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         settlingMs: this.deletions.settlingMs,
         unreadable,
       });
-      // Deletions allowed go once: a later round that would delete as many again asks again.
-      if (!('holdDeletions' in options) || !options.holdDeletions) this.deletions.allowed = 0;
       if (sent.length === 0) return { report, outcome: done };
       report.ms = Math.round(performance.now() - started);
       state.recordSyncResult(this.repoId, null);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { serviceFileKey } from './service-copy.ts';
 import type { SyncState } from './state.ts';
 import type { FileRecord } from './state-records.ts';
 import { isDeletion, isKeptAsOnService } from './three-way.ts';
@@ -32,8 +33,21 @@ export interface FlowPlan {
 export interface PlanOptions {
   /** The service takes bases: no full listing, every write and deletion on its base. */
   bases?: boolean;
-  /** Deletions are held (a round that would delete more than the repository's threshold): none is planned. */
+  /**
+   * Deletions are held (a round that would delete more than the repository's threshold, or a held set waiting for
+   * its user): none is planned but those confirmed.
+   */
   holdDeletions?: boolean;
+  /**
+   * The deletions its user confirmed (serviceFileKey: flow and path): planned even while the others are held, in
+   * every round until the service took them.
+   */
+  confirmed?: ReadonlySet<string>;
+}
+
+/** Whether a deletion is planned: none held, or its user confirmed it. */
+function deletionGoes(flowPath: string, file: FileRecord, options: PlanOptions): boolean {
+  return !options.holdDeletions || options.confirmed?.has(serviceFileKey(flowPath, file.path)) === true;
 }
 
 function isSendable(file: FileRecord): boolean {
@@ -80,8 +94,8 @@ export function planUploads(
     const gone = files.filter(isDeletion);
     // A file on disk but not sent (unreadable now, over 1 MiB, binary, a link…) stays on the service as it is: no
     // full listing of its flow (which would drop it) while it is so; the flow's changed files still go. With
-    // deletions held, a flow that lost files is not listed whole either.
-    const held = files.some(isKeptAsOnService) || (options.holdDeletions === true && gone.length > 0);
+    // deletions held, a flow that lost files not all confirmed is not listed whole either.
+    const held = files.some(isKeptAsOnService) || gone.some((file) => !deletionGoes(flowPath, file, options));
     const deletes = held ? [] : gone;
     const upserts = present.filter((file) => file.localHash !== file.ackedHash);
     // Sent but not answered, with a file held: only a full listing would settle it, so it waits whole.
@@ -116,7 +130,7 @@ function planOnBases(
   const files = state.filesOfFlow(repoId, flowPath).filter((file) => !conflicts.has(file.path));
   const present = files.filter(isSendable);
   const upserts = present.filter((file) => file.localHash !== file.ackedHash);
-  const deletes = options.holdDeletions ? [] : files.filter(isDeletion);
+  const deletes = files.filter((file) => isDeletion(file) && deletionGoes(flowPath, file, options));
   if (upserts.length === 0 && deletes.length === 0) return null;
   return {
     flowPath,

@@ -40,12 +40,10 @@ export interface DeletionsSeen {
   first: number;
 }
 
-/** What the engine keeps of deletions between rounds. */
+/** What the engine keeps of deletions between rounds (the held set and its user's word are in the state). */
 export interface DeletionState {
   /** Deletions held at the last plan (0: none). */
   held: number;
-  /** How many its user allowed to go in the next round (`allowDeletions`); 0: none. */
-  allowed: number;
   /** What the last plan saw settling (see DELETION_SETTLE_MS). */
   seen: DeletionsSeen | null;
   /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
@@ -57,8 +55,17 @@ export interface DeletionFacts {
   waiting: number;
   /** Files the service acknowledged for this checkout: the share is of these. */
   acknowledged: number;
-  /** How many its user allowed to go (`sync --yes`, "Delete them on the service"); 0: none. */
-  allowed: number;
+  /**
+   * Of them, how many its user confirmed (`sync --yes`, "Delete them on the service"): they go whatever the guard
+   * says, in every round until the service took them (a round refused for a conflict does not undo the word).
+   */
+  confirmed: number;
+  /**
+   * Of them, how many belong to a held set its user has not confirmed. Once deletions are held they stay held as a
+   * set (kept in the state: a restart does not release them) until confirmed or all back on disk: a partial undo
+   * shrinks the set, it does not release the rest (issue 45: 10 of 106 put back, the other 96 went for the team).
+   */
+  held: number;
   /** The repository's guard; null: deletions are never held. */
   guard: DeletionGuard | null;
   /** Whether the engine watches (a rescan, `flowsync sync` and the first round see the disk whole). */
@@ -69,9 +76,10 @@ export interface DeletionFacts {
 }
 
 /**
- * `send`: the deletions go in this round. `hold`: more than the guard lets through and more than its user allowed:
- * they wait for their user. `settle`: the count is still moving while watching: the round looks again in `waitMs`.
- * `seen` is what the engine keeps for the next plan.
+ * The verdict is on the deletions its user has not confirmed (the confirmed ones go in any case). `send`: they go
+ * in this round. `hold`: they wait for their user, every one of them joining the held set (`held`: how many).
+ * `settle`: the count is still moving while watching: the round looks again in `waitMs`. `seen` is what the
+ * engine keeps for the next plan.
  */
 export type DeletionVerdict =
   | { verdict: 'send'; seen: DeletionsSeen | null }
@@ -79,14 +87,18 @@ export type DeletionVerdict =
   | { verdict: 'settle'; waitMs: number; seen: DeletionsSeen };
 
 export function deletionVerdict(facts: DeletionFacts): DeletionVerdict {
-  const { waiting, acknowledged, allowed, guard, watching, seen, now } = facts;
+  const { waiting, confirmed, held, acknowledged, guard, watching, seen, now } = facts;
+  const unconfirmed = waiting - confirmed;
+  // While a set is held, a deletion made since joins it: an `rm -r` undone in part and redone stays one question.
+  if (held > 0) return { verdict: 'hold', held: unconfirmed, seen };
   const over =
     guard !== null &&
-    (waiting > guard.files || (waiting >= MIN_HELD_DELETIONS && waiting > guard.share * acknowledged));
-  if (over && waiting > allowed) return { verdict: 'hold', held: waiting, seen };
-  if (waiting === 0 || !watching || allowed > 0) return { verdict: 'send', seen: null };
+    (unconfirmed > guard.files ||
+      (unconfirmed >= MIN_HELD_DELETIONS && unconfirmed > guard.share * acknowledged));
+  if (over) return { verdict: 'hold', held: unconfirmed, seen };
+  if (unconfirmed === 0 || !watching) return { verdict: 'send', seen: null };
   const first = seen?.first ?? now;
-  const standing = seen?.count === waiting ? seen : { count: waiting, since: now, first };
+  const standing = seen?.count === unconfirmed ? seen : { count: unconfirmed, since: now, first };
   // A count that never stands still (a generator rewriting its folder) does not hold deletions back for ever.
   const until = Math.min(standing.since + DELETION_SETTLE_MS, first + DELETION_SETTLE_MAX_MS);
   const waitMs = Math.max(0, until - now);

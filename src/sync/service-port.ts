@@ -4,6 +4,7 @@ import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import type { DeletionGuard } from './safety.ts';
 import type { Scheduler } from './scheduler.ts';
+import type { FlowFile } from './state-deletions.ts';
 import type { SyncState } from './state.ts';
 
 /** What the service side needs of the engine that owns it. */
@@ -21,8 +22,6 @@ export interface ServicePort {
   refresh(): void;
   /** Held deletions were put back on disk: none is held now. */
   clearHeld(): void;
-  /** The held deletions may go in the next round (see SyncEngine.allowDeletions). */
-  allowDeletions(): void;
-  /** A round now. */
-  sync(): Promise<void>;
+  /** Its user's word on these deletions: sent in rounds, how many the service took (SyncEngine.sendHeldDeletions). */
+  sendDeletions(files: readonly FlowFile[]): Promise<number>;
 }

@@ -284,9 +284,9 @@ export class ServiceSide {
    * Deletes on the service the files this checkout never had ("Delete them on the service", `flowsync resolve
    * --not-in-checkout --mine`): each is taken as acknowledged at the hash the service listed and gone here, so the
    * next round sends it as any deletion, an explicit path on that base (a file changed there since is a conflict,
-   * not deleted), through the held-deletion guard's allowance as `sendHeldDeletions`. `seen`: only these files, on
-   * the versions its user saw listed (one written there since is not deleted: its base differs, a conflict; one
-   * added since is not among them). Returns how many went.
+   * not deleted), confirmed as held deletions are (`sendHeldDeletions`). `seen`: only these files, on the versions
+   * its user saw listed (one written there since is not deleted: its base differs, a conflict; one added since is
+   * not among them). Returns how many the service took.
    */
   async deleteNotInCheckout(seen: readonly SeenFile[], confirmed = false): Promise<number> {
     const { state } = this.options;
@@ -297,7 +297,8 @@ export class ServiceSide {
     const verdict = deletionVerdict({
       waiting: listed.length,
       acknowledged: state.acknowledgedCount(this.repoId) + listed.length,
-      allowed: confirmed ? listed.length : 0,
+      confirmed: confirmed ? listed.length : 0,
+      held: 0,
       guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
       watching: false,
       seen: null,
@@ -313,42 +314,10 @@ export class ServiceSide {
       );
       files = listed.filter((file) => gone.has(serviceFileKey(file.flowPath, file.path)));
     });
-    // A conflict refuses its flow whole, and the flow's other files go in the round after: a round more while the
-    // last one sent some (not while the service does not answer).
-    let left = this.stillToDelete(files);
-    for (let rounds = 0; rounds < 3 && left.waiting > 0; rounds++) {
-      this.port.allowDeletions();
-      await this.port.sync();
-      const now = this.stillToDelete(files);
-      const progressed = now.waiting < left.waiting;
-      left = now;
-      if (!progressed) break;
-    }
-    const gone = files.length - left.waiting - left.conflicts;
+    // On its user's word (as held deletions): a conflict refuses its flow whole, and its other files go after.
+    const gone = await this.port.sendDeletions(files);
     this.round.notInCheckout -= gone;
     return gone;
-  }
-
-  /** Of these files taken as gone here: how many deletions still wait, and how many are conflicts now. */
-  private stillToDelete(files: readonly { flowPath: string; path: string }[]): {
-    waiting: number;
-    conflicts: number;
-  } {
-    const { state } = this.options;
-    const conflicts = new Set(
-      state.conflicts(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
-    );
-    const waiting = new Set(
-      state.goneAcknowledged(this.repoId).map((file) => serviceFileKey(file.flowPath, file.path)),
-    );
-    let stillWaiting = 0;
-    let inConflict = 0;
-    for (const file of files) {
-      const key = serviceFileKey(file.flowPath, file.path);
-      if (conflicts.has(key)) inConflict++;
-      else if (waiting.has(key)) stillWaiting++;
-    }
-    return { waiting: stillWaiting, conflicts: inConflict };
   }
 
   /**

@@ -95,6 +95,10 @@ const SCHEMA = [
   // A conflict its user's own act raised (a restore over a newer version, a file deleted there before the first
   // round): a conflict whatever the hashes say, until settled (three-way.ts fileSide's `raised`).
   `ALTER TABLE conflicts ADD COLUMN raised INTEGER NOT NULL DEFAULT 0;`,
+  // A deletion waiting for its user (issue 45): 'held' in a held set, 'confirmed' on its user's word until the
+  // service takes it. In the state, so that a restart neither releases a held set nor forgets a confirmation.
+  `ALTER TABLE files ADD COLUMN deletion TEXT;
+  CREATE INDEX files_marked ON files (repo_id) WHERE deletion IS NOT NULL;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

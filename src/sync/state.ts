@@ -4,6 +4,7 @@ import { ensurePrivateFile } from '../host/index.ts';
 import { FILE_SIDE_SQL, IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
 import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
+import { DeletionMarks } from './state-deletions.ts';
 import type {
   CachedStat,
   FileConflict,
@@ -25,6 +26,8 @@ const DIFFERS = `${wantedOnServiceSql()} IS NOT acked_hash`;
 const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
   AND c.path = files.path)`;
 const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT})`;
+/** A deletion a round would send (three-way.ts's isDeletion), unless held: its user settles a conflict first. */
+const WAITING_DELETION = `${IS_DELETION_SQL} AND NOT ${IN_CONFLICT}`;
 /** The conflicts rows with their files row: the three sides of each (three-way.ts's fileSide, in FILE_SIDE_SQL). */
 const SIDES = `conflicts c LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path`;
 /** A files row whose service side is `side` (behind, conflict), by the conflicts row of it. */
@@ -51,6 +54,8 @@ const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND $
  */
 export class SyncState {
   readonly db: Database.Database;
+  /** The deletions that wait for their user: held in a set, or confirmed until sent. */
+  readonly deletions: DeletionMarks;
   private readonly statements;
   /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
   private readonly idsFile: string | null;
@@ -68,6 +73,7 @@ export class SyncState {
     // read of 100,000 rows takes 0.23 s instead of 0.19-0.23 s (the OS keeps the file in its page cache).
     this.db.pragma('cache_size = -2000');
     migrateState(this.db);
+    this.deletions = new DeletionMarks(this.db, WAITING_DELETION);
 
     const db = this.db;
     this.statements = {
@@ -244,15 +250,13 @@ export class SyncState {
         .prepare(
           // Asked before every round that has something to send: by the partial index it costs what it finds, 0.03 ms
           // with 50 deletions among 100,000 files, against 15 ms for a count over every row at each burst of edits.
-          `SELECT count(*) FROM files INDEXED BY files_deletions WHERE repo_id = ? AND ${IS_DELETION_SQL}
-             AND NOT ${IN_CONFLICT}`,
+          `SELECT count(*) FROM files INDEXED BY files_deletions WHERE repo_id = ? AND ${WAITING_DELETION}`,
         )
         .pluck(),
       // The same files, named: held, sent, or put back on disk ("restore them on disk").
       goneAcknowledged: db.prepare(
         `SELECT flow_path AS flowPath, path, acked_hash AS ackedHash FROM files
-         WHERE repo_id = ? AND ${IS_DELETION_SQL} AND NOT ${IN_CONFLICT}
-         ORDER BY flow_path, path`,
+         WHERE repo_id = ? AND ${WAITING_DELETION} ORDER BY flow_path, path`,
       ),
       adopt: db.prepare(
         `UPDATE files SET acked_hash = @hash, file_id = @id

@@ -93,3 +93,65 @@ describe('flowsync sync --yes while an agent runs', () => {
     expect(again.stdout).toContain('no deletions held');
   }, 120_000);
 });
+
+describe('a held set of deletions stays held until its user says so (issue 45)', () => {
+  let agent: AgentProcess | null = null;
+  afterEach(async () => {
+    agent?.signal('SIGINT');
+    await agent?.exitWithin(10_000);
+    agent = null;
+  });
+
+  it('an rm -r held, then 10 of its files put back: the other 96 stay held, across a restart, until sync --yes', async () => {
+    // 106 files in flows/ci among 506: the 96 left after the undo are under the guard on their own (fewer than
+    // 100, under a quarter), so only the held set keeps them.
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 106; i++) files[`flows/ci/step-${i}.yml`] = `step: ${i}\n`;
+    for (let i = 0; i < 400; i++) files[`flows/app/part-${i}.yml`] = `part: ${i}\n`;
+    repo = makeRepo(files);
+    const tree = repo;
+    serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
+    const env = {
+      ...userEnv(join(tree.dir, 'home'), serve),
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
+    const stored = () => Object.keys(serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app'));
+    agent = startAgentProcess(['start', tree.root], env);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
+    await eventually(() => expect(stored()).toHaveLength(506));
+
+    tree.remove('flows/ci');
+    await agent.waitFor(/acme\/app: 106 deletions held/, 30_000);
+    // A partial undo (`git checkout --` of 10 files): the held set shrinks to 96, it is not released.
+    for (let i = 0; i < 10; i++) tree.write(`flows/ci/step-${i}.yml`, `step: ${i}\n`);
+    const running = agent;
+    await eventually(() => {
+      if (stored().length < 506) return; // released: the assertion below says so
+      expect(running.output()).toMatch(/acme\/app: 96 deletions held/);
+    }, 30_000);
+    expect(stored(), 'the 96 went to the service with nobody confirming').toHaveLength(506);
+
+    // A restart does not release them either: the held set is in the state.
+    agent.signal('SIGINT');
+    expect(await agent.exitWithin(10_000)).toBe(0);
+    agent = startAgentProcess(['start', tree.root], env);
+    // Its line at start says them (the line of a change in what is held is for changes while it runs).
+    await agent.waitFor(/Watching 1 repository/, 60_000);
+    expect(agent.output()).toMatch(/96 pending \(idle: 96 deletions held/);
+    expect(stored()).toHaveLength(506);
+
+    // A deletion made while the set is held joins it, held too (alone it would have gone).
+    tree.remove('flows/app/part-0.yml');
+    await agent.waitFor(/acme\/app: 97 deletions held/, 30_000);
+    expect(stored()).toHaveLength(506);
+
+    // Its user's word sends them, and only then.
+    const yes = await runFlowsync(['sync', '--yes', tree.root], { env });
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(yes.stdout).toContain('97 held deletions sent to the service');
+    expect(stored()).toHaveLength(409);
+    expect(stored()).toContain('flows/ci/step-9.yml');
+    expect(stored()).not.toContain('flows/ci/step-10.yml');
+  }, 180_000);
+});

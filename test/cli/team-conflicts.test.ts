@@ -111,3 +111,50 @@ describe('two developers on one service', () => {
     });
   }, 180_000);
 });
+
+describe('held deletions confirmed while a file of their flow is in conflict (issue 45)', () => {
+  it('sync --yes sends the flow without the conflict, says what the service took, and nothing is held again', async () => {
+    const files: Record<string, string> = { 'flows/ci/build.yml': 'build: 1\n' };
+    for (let i = 0; i < 150; i++) files[`flows/gen/step-${i}.yml`] = `step: ${i}\n`;
+    const a = checkout(files);
+    const b = checkout(files);
+    const dir = a.dir;
+    serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
+    const stored = () => serviceTree(readDatabase(join(dir, 'service.db')), 'acme', 'app');
+    // Alice's check of the service waits longer than the test: she learns of Bob's edit from the refusal.
+    const aliceEnv = {
+      ...userEnv(join(dir, 'alice'), serve),
+      ...NO_KEYCHAIN,
+      FLOWSYNC_SERVICE_CHECK_MS: '3600000',
+    };
+    const bobEnv = { ...userEnv(join(b.dir, 'bob'), serve), ...NO_KEYCHAIN };
+    configure(aliceEnv, a.root);
+    configure(bobEnv, b.root);
+    alice = startAgentProcess(['start', a.root], aliceEnv);
+    await alice.waitFor(/Watching 1 repository/, 60_000);
+    expect((await runFlowsync(['sync', b.root], { env: bobEnv })).code).toBe(0);
+
+    // Bob changes step-0.yml; Alice, who has not seen it, removes the whole generated folder: held.
+    b.write('flows/gen/step-0.yml', 'step: bob\n');
+    expect((await runFlowsync(['sync', b.root], { env: bobEnv })).code).toBe(0);
+    a.remove('flows/gen');
+    await alice.waitFor(/acme\/app: 150 deletions held/, 30_000);
+
+    // Her word: the service refuses the flow for step-0.yml (a conflict), and the other 149 still go.
+    const yes = await runFlowsync(['sync', '--yes', a.root], { env: aliceEnv });
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(yes.stdout).toContain(`${a.root}: 149 held deletions sent to the service`);
+    expect(stored()).toEqual({ 'flows/ci/build.yml': 'build: 1\n', 'flows/gen/step-0.yml': 'step: bob\n' });
+    const left = await runFlowsync(['conflicts', a.root], { env: aliceEnv });
+    expect(left.code).toBe(4);
+    expect(left.stdout).toContain('1 file in conflict');
+    expect(left.stdout).not.toMatch(/deletions? held/);
+
+    // Bob pulls the deletion (his disk loses the 149 files the service no longer has): nothing is held for him.
+    for (let i = 1; i < 150; i++) b.remove(`flows/gen/step-${i}.yml`);
+    const pulled = await runFlowsync(['sync', b.root], { env: bobEnv });
+    expect(pulled.code, pulled.stdout + pulled.stderr).toBe(0);
+    expect(pulled.stderr).not.toMatch(/deletions? held/);
+    expect(stored()).toEqual({ 'flows/ci/build.yml': 'build: 1\n', 'flows/gen/step-0.yml': 'step: bob\n' });
+  }, 180_000);
+});

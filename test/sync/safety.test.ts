@@ -16,7 +16,8 @@ const NOW = 1_000_000;
 const base: DeletionFacts = {
   waiting: 0,
   acknowledged: 500,
-  allowed: 0,
+  confirmed: 0,
+  held: 0,
   guard: DEFAULT_DELETION_GUARD,
   watching: true,
   seen: null,
@@ -89,14 +90,56 @@ const rows: { description: string; facts: Partial<DeletionFacts>; expected: Dele
     expected: { verdict: 'send', seen: null },
   },
   {
-    description: 'held ones its user allowed (sync --yes): they go at once, no settle',
-    facts: { waiting: 150, allowed: 150 },
+    description: 'held ones its user confirmed (sync --yes): they go at once, no settle',
+    facts: { waiting: 150, confirmed: 150, held: 0 },
     expected: { verdict: 'send', seen: null },
   },
   {
-    description: 'more than its user allowed (the count grew since): held again, a new question',
-    facts: { waiting: 151, allowed: 150 },
-    expected: { verdict: 'hold', held: 151, seen: null },
+    description:
+      'confirmed ones still waiting after a round the service refused for a conflict: the word stands, they go again',
+    facts: { waiting: 149, confirmed: 149 },
+    expected: { verdict: 'send', seen: null },
+  },
+  {
+    description:
+      'one more deleted after its user confirmed 150: the 150 go, the new one is judged alone and settles',
+    facts: { waiting: 151, confirmed: 150 },
+    expected: { verdict: 'settle', waitMs: DELETION_SETTLE_MS, seen: { count: 1, since: NOW, first: NOW } },
+  },
+  {
+    description:
+      'a new rm -r over the guard while confirmed ones still wait: the new ones are held, a new question',
+    facts: { waiting: 270, confirmed: 150 },
+    expected: { verdict: 'hold', held: 120, seen: null },
+  },
+  {
+    description:
+      'a held rm -r of 106 with 10 put back (506 synced): the 96 left stay held, though alone they are under the guard',
+    facts: { waiting: 96, held: 96, acknowledged: 506 },
+    expected: { verdict: 'hold', held: 96, seen: null },
+  },
+  {
+    description:
+      'one file deleted while a set of 96 is held: it joins the set, held too (alone it would have gone)',
+    facts: { waiting: 97, held: 96, acknowledged: 506 },
+    expected: { verdict: 'hold', held: 97, seen: null },
+  },
+  {
+    description: 'a held set after a restart (the first round, not watching yet): still held',
+    facts: { waiting: 96, held: 96, acknowledged: 506, watching: false },
+    expected: { verdict: 'hold', held: 96, seen: null },
+  },
+  {
+    description:
+      'every file of the held set back on disk, one other deletion made meanwhile: no set held, it is judged alone',
+    facts: { waiting: 1, held: 0, acknowledged: 506 },
+    expected: { verdict: 'settle', waitMs: DELETION_SETTLE_MS, seen: { count: 1, since: NOW, first: NOW } },
+  },
+  {
+    description:
+      'a held set next to confirmed ones (confirmed, then more held): the held ones wait, the confirmed go',
+    facts: { waiting: 200, confirmed: 150, held: 50 },
+    expected: { verdict: 'hold', held: 50, seen: null },
   },
   {
     description: 'a repository whose guard is off: never held, still settles while watching',

@@ -296,3 +296,133 @@ describe('the planner, on a real state file', () => {
     expect(state.files(repoId)).toMatchObject([{ path: 'x', localHash: 'h2' }]);
   });
 });
+
+/**
+ * Which deletions a plan carries (issue 45), row by row: a flow `flows/gen` whose files a, b and c the service
+ * acknowledged and that are gone from disk, and d on disk changed; c in conflict in the rows that say so.
+ */
+describe("the planner's deletions: held, confirmed, in conflict", () => {
+  const rows: {
+    description: string;
+    bases: boolean;
+    holdDeletions: boolean;
+    confirmed: string[];
+    conflict: boolean;
+    expected: { deletes: string[]; upserts: string[]; full: boolean } | null;
+  }[] = [
+    {
+      description: 'nothing held, with bases: each deletion is an explicit path',
+      bases: true,
+      holdDeletions: false,
+      confirmed: [],
+      conflict: false,
+      expected: { deletes: ['a', 'b', 'c'], upserts: ['d'], full: false },
+    },
+    {
+      description: 'a file in conflict is left out of its flow: the others (and the change) go',
+      bases: true,
+      holdDeletions: false,
+      confirmed: [],
+      conflict: true,
+      expected: { deletes: ['a', 'b'], upserts: ['d'], full: false },
+    },
+    {
+      description: 'deletions held, none confirmed: the change goes, no deletion',
+      bases: true,
+      holdDeletions: true,
+      confirmed: [],
+      conflict: false,
+      expected: { deletes: [], upserts: ['d'], full: false },
+    },
+    {
+      description: 'deletions held, some confirmed (a set confirmed, then more held): the confirmed go',
+      bases: true,
+      holdDeletions: true,
+      confirmed: ['a'],
+      conflict: false,
+      expected: { deletes: ['a'], upserts: ['d'], full: false },
+    },
+    {
+      description:
+        'confirmed deletions after a round refused for the conflict the service found: the others go, the conflict waits',
+      bases: true,
+      holdDeletions: true,
+      confirmed: ['a', 'b', 'c'],
+      conflict: true,
+      expected: { deletes: ['a', 'b'], upserts: ['d'], full: false },
+    },
+    {
+      description: 'without bases, every deletion of the flow confirmed: listed whole, they go',
+      bases: false,
+      holdDeletions: true,
+      confirmed: ['a', 'b', 'c'],
+      conflict: false,
+      expected: { deletes: ['a', 'b', 'c'], upserts: ['d'], full: true },
+    },
+    {
+      description:
+        'without bases, one deletion of the flow not confirmed: not listed whole (it would delete it)',
+      bases: false,
+      holdDeletions: true,
+      confirmed: ['a', 'b'],
+      conflict: false,
+      expected: { deletes: [], upserts: ['d'], full: false },
+    },
+  ];
+
+  for (const row of rows)
+    it(row.description, () => {
+      const state = new SyncState(':memory:');
+      try {
+        const repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
+        const flowPath = 'flows/gen';
+        const files = ['a', 'b', 'c', 'd'].map((path) => ({
+          flowPath,
+          path,
+          size: 1,
+          mtimeMs: 1,
+          localHash: 'h1',
+          warning: null,
+        }));
+        state.saveLocal(repoId, files);
+        state.acknowledge(repoId, [
+          { flowPath, stored: files.map(({ path }) => ({ path, hash: 'h1', fileId: null })), dropped: [] },
+        ]);
+        state.saveLocal(repoId, [{ ...files[3]!, localHash: 'h2' }]);
+        state.markGone(repoId, [
+          { flowPath, path: 'a' },
+          { flowPath, path: 'b' },
+          { flowPath, path: 'c' },
+        ]);
+        if (row.conflict)
+          state.recordConflicts(repoId, [
+            {
+              flowPath,
+              path: 'c',
+              baseHash: 'h1',
+              serviceHash: 'h3',
+              sentHash: null,
+              writtenBy: null,
+              writtenAt: null,
+            },
+          ]);
+        const { plans } = planUploads(state, repoId, [flowPath], {
+          bases: row.bases,
+          holdDeletions: row.holdDeletions,
+          confirmed: new Set(row.confirmed.map((path) => `${flowPath}\0${path}`)),
+        });
+        const plan = plans[0];
+        expect(
+          plan === undefined
+            ? null
+            : {
+                deletes: plan.deletes.map((f) => f.path),
+                upserts: plan.upserts.map((f) => f.path),
+                full: plan.full,
+              },
+        ).toEqual(row.expected);
+      } finally {
+        state.close();
+      }
+    });
+});

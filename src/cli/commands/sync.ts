@@ -74,7 +74,7 @@ export function syncCommand(): Command {
           let report = await watched.engine.syncOnce();
           // Held deletions are known once the round has looked: with --yes, a second round sends them.
           if (options.yes && watched.engine.status().heldDeletions > 0) {
-            watched.engine.allowDeletions();
+            watched.engine.confirmDeletions();
             report = await watched.engine.syncOnce();
           }
           const described = agent.describe(watched.identity.root);
