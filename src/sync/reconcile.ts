@@ -182,7 +182,8 @@ function difference(
 /**
  * The flows a look at the service compares, from each flow's aggregate hash (null: no files) as the service lists
  * it now, as it listed it at the last look (`last`; null: a full look, every flow), and as this checkout
- * acknowledged it: `changed` are those whose listing moved since the last look (all, for a full look), `differing`
+ * acknowledged it: `changed` are those whose listing moved since the last look, or whose acknowledged versions
+ * changed here since (all, for a full look), `differing`
  * those of them whose aggregate is not what this checkout acknowledged (only these are listed file by file). Flows
  * sent without an answer, or under a held root, are left for their round.
  */
@@ -190,6 +191,8 @@ export function flowsToCompare(input: {
   listed: ReadonlyMap<string, string | null>;
   last: ReadonlyMap<string, string | null> | null;
   acknowledged: ReadonlyMap<string, string | null>;
+  /** Flows whose acknowledged versions changed here since the last look: compared whatever the service lists. */
+  ackedHere?: readonly string[];
   leftForTheirRound: (flowPath: string) => boolean;
 }): { changed: string[]; differing: Set<string> } {
   const { listed, last, acknowledged } = input;
@@ -201,7 +204,7 @@ export function flowsToCompare(input: {
             ...[...listed].filter(([, hash]) => hash !== null).map(([path]) => path),
           ]),
         ]
-      : changedSince(listed, last);
+      : [...new Set([...changedSince(listed, last), ...(input.ackedHere ?? [])])];
   const changed = candidates.filter((flowPath) => !input.leftForTheirRound(flowPath));
   const differing = new Set(
     changed.filter((flowPath) => (acknowledged.get(flowPath) ?? null) !== (listed.get(flowPath) ?? null)),

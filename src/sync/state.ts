@@ -59,6 +59,13 @@ export class SyncState {
   private readonly statements;
   /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
   private readonly idsFile: string | null;
+  /**
+   * Flows whose acknowledged versions changed since the look at the service last asked (ackedChanges), per
+   * repository: the quick look compares them whatever the service's aggregate says (ackedChanges). Its memo holds only the
+   * service's side; a write of this checkout between two looks, then a teammate's that brings the service back to
+   * the memo's aggregate, left a file deleted there on disk here, unnamed (issue 45, failure 2).
+   */
+  private readonly ackedChanged = new Map<number, Set<string>>();
 
   constructor(path: string) {
     this.idsFile = checkoutIdsFile(path);
@@ -491,6 +498,7 @@ export class SyncState {
     this.db.transaction(() => {
       for (const { path, hash, id } of adopted)
         this.statements.ackStored.run({ repoId, flowPath, path, hash, fileId: id ?? null });
+      if (adopted.length > 0) this.ackedChange(repoId, flowPath);
       this.settle(repoId, [flowPath]);
     })();
   }
@@ -523,6 +531,7 @@ export class SyncState {
     this.db.transaction(() => {
       for (const ack of acks) {
         this.statements.settle.run(repoId, ack.flowPath);
+        this.ackedChange(repoId, ack.flowPath);
         for (const file of ack.stored) {
           this.statements.ackStored.run({
             repoId,
@@ -615,6 +624,7 @@ export class SyncState {
   settleConflict(repoId: number, flowPath: string, path: string, serviceHash: string | null): void {
     this.db.transaction(() => {
       this.statements.ackService.run({ repoId, flowPath, path, hash: serviceHash });
+      this.ackedChange(repoId, flowPath);
       this.statements.dropConflict.run(repoId, flowPath, path);
       this.statements.dropForgotten.run({ repoId });
     })();
@@ -662,7 +672,10 @@ export class SyncState {
   ): number {
     let adopted = 0;
     this.db.transaction(() => {
-      for (const file of files) adopted += this.statements.adopt.run({ repoId, ...file }).changes;
+      for (const file of files) {
+        adopted += this.statements.adopt.run({ repoId, ...file }).changes;
+        this.ackedChange(repoId, file.flowPath);
+      }
     })();
     return adopted;
   }
@@ -679,9 +692,29 @@ export class SyncState {
   ): number {
     let adopted = 0;
     this.db.transaction(() => {
-      for (const file of files) adopted += this.statements.adoptServiceFile.run({ repoId, ...file }).changes;
+      for (const file of files) {
+        adopted += this.statements.adoptServiceFile.run({ repoId, ...file }).changes;
+        this.ackedChange(repoId, file.flowPath);
+      }
     })();
     return adopted;
+  }
+
+  /** The flows whose acknowledged versions changed since the look at the service compared them (`ackedChanged`). */
+  ackedChanges(repoId: number): string[] {
+    return [...(this.ackedChanged.get(repoId) ?? [])];
+  }
+
+  /** These flows were compared with the service: changes after this are the next look's. */
+  forgetAckedChanges(repoId: number, flowPaths: readonly string[]): void {
+    const flows = this.ackedChanged.get(repoId);
+    for (const flowPath of flowPaths) flows?.delete(flowPath);
+  }
+
+  private ackedChange(repoId: number, flowPath: string): void {
+    let flows = this.ackedChanged.get(repoId);
+    if (flows === undefined) this.ackedChanged.set(repoId, (flows = new Set()));
+    flows.add(flowPath);
   }
 
   /** The checkout a repository is synced from with this service, or null when none is yet. */
