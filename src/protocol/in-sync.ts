@@ -60,7 +60,7 @@ export type SyncState =
   | 'waiting for you'
   | 'nothing to sync'
   | 'not synced'
-  | (typeof TROUBLE_PHASES)[number];
+  | Trouble;
 
 export interface SyncVerdict {
   /** True only for `in sync`: nothing to send, nothing newer there, nothing waiting, and an agent looked. */
@@ -144,7 +144,8 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
   return { inSync: said === 'in sync', state: said, line };
 }
 
-type Trouble = (typeof TROUBLE_PHASES)[number];
+/** The phases of TROUBLE_PHASES, each a state of its own: nothing reaches the service, for a reason said. */
+type Trouble = Extract<SyncPhase, 'offline' | 'unavailable' | 'unauthorized' | 'missing' | 'storage'>;
 
 /** Over several repositories: the order in which one repository's state speaks for all (trouble: any of them). */
 const PRECEDENCE = [
@@ -164,7 +165,7 @@ function same(state: SyncState, of: (typeof PRECEDENCE)[number]): boolean {
   return of === 'trouble' ? isTroubleState(state) : state === of;
 }
 
-function isTroubleState(state: SyncState): state is Trouble {
+function isTroubleState(state: SyncState | SyncPhase): state is Trouble {
   return (TROUBLE_PHASES as readonly string[]).includes(state);
 }
 

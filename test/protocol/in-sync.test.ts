@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   NOT_WATCHED_LINE,
+  TROUBLE_PHASES,
   inSyncOf,
   inSyncOfAll,
   type SyncFacts,
@@ -179,6 +180,11 @@ function facts({ pending = 0, conflicts = 0, behind = 0, ...rest }: Row['facts']
 
 describe('inSyncOf: whether a repository is in sync, and its words', () => {
   for (const row of ROWS) it(row.description, () => expect(inSyncOf(facts(row.facts))).toEqual(row.verdict));
+
+  it('every trouble phase is a state of its own, never in sync (the list is sync-phase.ts’s)', () => {
+    for (const phase of TROUBLE_PHASES)
+      expect(inSyncOf(facts({ phase }))).toEqual(verdict(phase as SyncVerdict['state'], phase));
+  });
 });
 
 const ALL: { description: string; repos: Row['facts'][]; verdict: SyncVerdict }[] = [
