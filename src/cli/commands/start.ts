@@ -33,7 +33,7 @@ import {
   printable,
   serviceAway,
   warnedPath,
-  type SyncVerdict,
+  type SyncFacts,
 } from '../../protocol/index.ts';
 import type { SyncMiss, SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
@@ -334,7 +334,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   await stopping;
   setTimeout(force, 15_000).unref();
   // Read before the engines stop (a stopped engine watches nothing, which is never in sync).
-  const atStop = inSyncOfAll(
+  const atStop = stopLine(
     agent.watched().map(({ identity, engine }) => ({
       ...engine.status(),
       owner: identity.owner,
@@ -349,19 +349,24 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   // again as full listings at the next start. Waiting for it held Ctrl-C up to the 15 s guard (a frozen service).
   const closed = await endsWithin(agent.close(), STOP_MS);
   lock.release();
-  out(`Stopped; ${stopWords(atStop)}`);
+  out(atStop);
   // Not closed: the unanswered request and what waits on it would keep the process alive. (A flow sent and not
   // answered counts as pending, so the line above never says "in sync" then.)
   if (!closed) process.exit(0);
 }
 
-/** What `start` says at stop, of every repository (inSyncOfAll): what waits is said with when it goes. */
-function stopWords({ inSync, state, line }: SyncVerdict): string {
-  if (inSync) return 'everything was in sync.';
-  if (state === 'pending' || state === 'sending') return `${line}, sent at the next start.`;
-  if (state === 'paused') return `${line}${line.includes('pending') ? ', sent when resumed' : ''}.`;
-  if (state === 'behind') return `${line} (\`flowsync resolve --newer\` takes them).`;
-  return `${line}.`;
+/**
+ * What `start` says at stop, of every repository (inSyncOfAll), with when what waits goes: "everything was in sync"
+ * only when it was (it was said over conflicts and held deletions, which needsOf knew and this line did not).
+ */
+export function stopLine(repos: readonly SyncFacts[]): string {
+  const { inSync, state, line } = inSyncOfAll(repos);
+  if (inSync) return 'Stopped; everything was in sync.';
+  if (state === 'pending' || state === 'sending') return `Stopped; ${line}, sent at the next start.`;
+  const pending = repos.some((repo) => repo.counts.pending > 0);
+  if (state === 'paused') return `Stopped; ${line}${pending ? ', sent when resumed' : ''}.`;
+  if (state === 'behind') return `Stopped; ${line} (\`flowsync resolve --newer\` takes them).`;
+  return `Stopped; ${line}.`;
 }
 
 /** How long stopping waits for work in flight: Ctrl-C ends within 2 s whatever the service does. */
