@@ -1,4 +1,4 @@
-import { needsOf, needsOfAll, type WaitingFacts } from './needs-you.ts';
+import { needsOf, needsOfAll, type Waiting, type WaitingFacts } from './needs-you.ts';
 import { plural } from './plural.ts';
 import { TROUBLE_PHASES, type SyncPhase } from './sync-phase.ts';
 
@@ -86,12 +86,7 @@ export function inSyncOf(facts: SyncFacts): SyncVerdict {
   const newerWords = behind > 0 ? `, ${plural(behind, 'file')} newer on the service` : '';
   const line = {
     'not synced': () => facts.message ?? 'not synced here: another checkout is its source',
-    'waiting for you': () =>
-      needsOf(facts)
-        .map((need) => need.words)
-        .join(', ') +
-      pendingWords +
-      newerWords,
+    'waiting for you': () => said(needsOf(facts)) + pendingWords + newerWords,
     paused: () => `paused${pendingWords}`,
     'not watched': () => NOT_WATCHED_LINE,
     sending: () => (pending > 0 ? plural(pending, 'file') + ' pending' + newerWords : 'sending'),
@@ -127,10 +122,7 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
     state === 'trouble'
       ? `${named(first)} ${first!.phase}`
       : {
-          'waiting for you': () =>
-            needsOfAll(synced)
-              .map((need) => need.words)
-              .join(', '),
+          'waiting for you': () => said(needsOfAll(synced)),
           paused: () => `${which} paused${pendingWords}`,
           'not watched': () => `${which}: ${NOT_WATCHED_LINE}`,
           sending: () => (pending > 0 ? plural(pending, 'file') + ' pending' : 'sending'),
@@ -140,8 +132,8 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
           'nothing to sync': () => `${named(first)} has nothing to sync`,
           'in sync': () => 'in sync',
         }[state]();
-  const said: SyncState = state === 'trouble' ? inSyncOf(first!).state : state;
-  return { inSync: said === 'in sync', state: said, line };
+  const verdict: SyncState = state === 'trouble' ? inSyncOf(first!).state : state;
+  return { inSync: verdict === 'in sync', state: verdict, line };
 }
 
 /** The phases of TROUBLE_PHASES, each a state of its own: nothing reaches the service, for a reason said. */
@@ -160,6 +152,11 @@ const PRECEDENCE = [
   'nothing to sync',
   'in sync',
 ] as const;
+
+/** What waits for its user, in needsOf's words: `2 in conflict, 40 deletions held`. */
+function said(needs: readonly Waiting[]): string {
+  return needs.map((need) => need.words).join(', ');
+}
 
 function same(state: SyncState, of: (typeof PRECEDENCE)[number]): boolean {
   return of === 'trouble' ? isTroubleState(state) : state === of;

@@ -284,6 +284,7 @@ function describe(
       paused: boolean;
       pausedSince: string | null;
       nothingToSync: string | null;
+      syncState: SyncState;
     },
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
@@ -309,12 +310,13 @@ function describe(
   if (status.current && status.waiting.length > 0)
     lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
   if (status.configProblem) lines.push(`  ${status.configProblem}`);
-  // Disk and service differ though nothing is pending here: said, never left to read as in sync (issue 41).
+  // Disk and service differ: said, never left to read as in sync (issue 41); "your changes are sent" only when
+  // the verdict is behind (an agent watches it and nothing else differs).
   const wentBack = status.current ? wentBackLine(status.lost ?? 0) : null;
   if (wentBack !== null) lines.push(`  ${wentBack}`);
   const newer = behindLine(status.newer ?? [], status.root);
   if (newer !== null && status.current)
-    lines.push(`  ${pending === 0 ? 'your changes are sent; ' : ''}${newer}`);
+    lines.push(`  ${status.syncState === 'behind' ? 'your changes are sent; ' : ''}${newer}`);
   // The running agent's idle message starts with that same line: said once.
   if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
     lines.push(`  now: ${status.now}`);
