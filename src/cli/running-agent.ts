@@ -1,4 +1,4 @@
-import { needsOf, plural } from '../protocol/index.ts';
+import { inSyncOf, plural } from '../protocol/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentApiError,
@@ -6,7 +6,6 @@ import {
   bridgeAnswers,
   connectToBridge,
   repositoryViewSchema,
-  type RepositoryView,
 } from '../window/index.ts';
 import { AgentLock, claimAgentLock, type AgentLockOwner } from '../host/index.ts';
 import { checkRepositoryFolder } from '../agent/index.ts';
@@ -125,7 +124,7 @@ async function handOver(
     }
     out(
       `${where(view, view.branch, root)}: ${plural(counts.flows, 'flow')}, ${plural(counts.files, 'file')}, ` +
-        `${syncedWords(view)}, synced by the running agent with ${service}`,
+        `${inSyncOf(view).line}, synced by the running agent with ${service}`,
     );
     if (view.rename) out(view.rename.message);
   }
@@ -138,15 +137,4 @@ async function handOver(
       open,
     ),
   );
-}
-
-/** `in sync` only when nothing is pending and nothing waits for its user (needsOf): else what there is. */
-function syncedWords(view: RepositoryView): string {
-  const waiting = needsOf(view).map((need) => need.words);
-  const pending = view.counts.pending > 0 ? [`${view.counts.pending} pending`] : [];
-  // "In sync" only when the disk is the service's (issue 41): what was sent is all that is, with files newer there.
-  const newer = view.counts.behind > 0 ? [`${plural(view.counts.behind, 'file')} newer on the service`] : [];
-  const said = [...pending, ...waiting, ...newer].join(', ');
-  if (said === '') return 'in sync';
-  return pending.length === 0 && waiting.length === 0 ? `your changes are sent, ${said}` : said;
 }

@@ -20,4 +20,5 @@ export * from './printable.ts';
 export * from './plural.ts';
 export * from './doctor.ts';
 export * from './needs-you.ts';
+export * from './in-sync.ts';
 export * from './sync-phase.ts';

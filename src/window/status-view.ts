@@ -6,7 +6,7 @@ import {
   type FlowView,
   type RepositoryView,
 } from './contract.ts';
-import { describeFileWarning, isTrouble, needsOfAll, plural } from '../protocol/index.ts';
+import { describeFileWarning, inSyncOfAll } from '../protocol/index.ts';
 import type { FileState } from '../sync/index.ts';
 
 /*
@@ -24,34 +24,11 @@ export function agentStatus(agent: Agent): AgentStatus {
 }
 
 /**
- * The one line the tray shows for all repositories: trouble first, then what waits for its user (needsOf: never
- * "in sync"), then what is pending.
+ * The one line the tray shows for all repositories, decided as everywhere else (inSyncOfAll): trouble first, then
+ * what waits for its user, paused, pending, files newer on the service; "in sync" only when none of these.
  */
 export function trayLine(status: AgentStatus): string {
-  const trouble = status.repositories.find((repo) => isTrouble(repo.phase));
-  if (trouble) return `flowsync: ${trouble.owner}/${trouble.name} ${trouble.phase}`;
-  const sum = (count: (repo: RepositoryView) => number) =>
-    status.repositories.reduce((total, repo) => total + count(repo), 0);
-  const pending = sum((repo) => repo.counts.pending);
-  const waiting = needsOfAll(status.repositories);
-  if (waiting.length > 0) return `flowsync: ${waiting.map((need) => need.words).join(', ')}`;
-  // Paused is never "in sync": what changed meanwhile waits for the resume.
-  const paused = status.repositories.filter((repo) => repo.paused);
-  if (paused.length > 0) {
-    const which =
-      paused.length === 1
-        ? `${paused[0]!.owner}/${paused[0]!.name}`
-        : plural(paused.length, 'repository', 'repositories');
-    return `flowsync: ${which} paused${pending > 0 ? `, ${plural(pending, 'file')} pending` : ''}`;
-  }
-  if (pending > 0) return `flowsync: ${plural(pending, 'file')} pending`;
-  // Disk and service differ while a teammate's edits are not here yet: never "in sync" (issue 41).
-  const behind = sum((repo) => repo.counts.behind);
-  if (behind > 0) return `flowsync: your changes are sent; ${plural(behind, 'file')} newer on the service`;
-  // A repository with none of its flow folders is not "in sync" (nothing of it is synced at all); a lasting state,
-  // so said last, not over what else waits.
-  const empty = status.repositories.find((repo) => repo.nothingToSync !== null);
-  return empty ? `flowsync: ${empty.owner}/${empty.name} has nothing to sync` : 'flowsync: in sync';
+  return `flowsync: ${inSyncOfAll(status.repositories).line}`;
 }
 
 export function repositoryView(agent: Agent, root: string): RepositoryView {

@@ -66,7 +66,7 @@ describe('a paused repository', () => {
     // Stopped, an edit made meanwhile, started again: still paused, both counted, nothing sent.
     agent.signal('SIGINT');
     expect(await agent.exitWithin()).toBe(0);
-    expect(agent.output()).toContain('Stopped; 1 file pending, sent at the next start.');
+    expect(agent.output()).toContain('Stopped; local/repo paused, 1 file pending, sent when resumed.');
     repo.write('flows/ci/new.yml', 'new: 1\n');
     const sync = await run('sync', '.');
     expect(sync.code).toBe(4);

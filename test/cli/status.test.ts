@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { userEnv } from '../support/agent-process.ts';
+import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -13,6 +13,7 @@ let repo: TestRepo;
 let removed: string;
 let env: NodeJS.ProcessEnv;
 let configPath: string;
+let agent: AgentProcess | null = null;
 
 beforeEach(async () => {
   used = await startTestService();
@@ -31,6 +32,9 @@ beforeEach(async () => {
   configPath = join(home, '.config/flowsync/config.json');
 });
 afterEach(async () => {
+  agent?.signal('SIGKILL');
+  await agent?.exited;
+  agent = null;
   await used.close();
   await triedOnce.close();
   repo.cleanup();
@@ -49,6 +53,10 @@ interface JsonStatus {
   service: string;
   current: boolean;
   counts: { files: number; pending: number };
+  agent: string;
+  inSync: boolean;
+  syncState: string;
+  reason: string | null;
 }
 
 async function status(...args: string[]) {
@@ -100,6 +108,41 @@ describe('flowsync status', () => {
     expect(fromEnv.stdout).toContain(`(${triedOnce.url}, current service)`);
     expect(fromEnv.stdout).not.toContain(used.url);
   }, 60_000);
+
+  // Issue 45, failure 5: with no agent running, the state's counts are not the disk's; `status` said "0 pending"
+  // and nothing else, which read as in sync over an edit made after the agent stopped.
+  it('never reads as in sync while no agent runs: it says so, and that edits since are not counted', async () => {
+    writeConfig([repo.root]);
+    agent = startAgentProcess(['start', repo.root], env);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
+    const watched = (JSON.parse(await status('--json')) as JsonStatus[])[0]!;
+    expect(watched).toMatchObject({ agent: 'running', inSync: true, syncState: 'in sync', reason: null });
+    agent.signal('SIGINT');
+    expect(await agent.exitWithin()).toBe(0);
+    agent = null;
+
+    // An edit while no agent runs: nothing counts it, so nothing may say the repository is in sync.
+    repo.write('flows/a/x.yaml', 'x edited while no agent runs\n');
+    const json = (JSON.parse(await status('--json')) as JsonStatus[])[0]!;
+    expect(json).toMatchObject({ agent: 'not running', inSync: false, syncState: 'not watched' });
+    expect(json.reason).toBe(
+      'no agent watches it: changes on disk since its last sync are not counted (`flowsync sync` looks)',
+    );
+    const text = await status();
+    expect(text).toContain('Agent: not running');
+    expect(text).not.toMatch(/\b0 pending/);
+    expect(text).toMatch(/2 flows, 2 files, pending not known, 0 not sent, last sync /);
+    expect(text).toContain('\n  no agent watches it: changes on disk since its last sync are not counted');
+
+    // `flowsync sync` looks at the disk and sends the edit; still no agent watches what comes next.
+    const synced = await runFlowsync(['sync', repo.root], { env });
+    expect(synced.code, synced.stderr).toBe(0);
+    expect((JSON.parse(await status('--json')) as JsonStatus[])[0]).toMatchObject({
+      agent: 'not running',
+      inSync: false,
+      counts: { pending: 0 },
+    });
+  }, 90_000);
 
   it('names the embedded service when no URL is configured', async () => {
     writeConfig([]);

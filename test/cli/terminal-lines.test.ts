@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { conflictLine } from '../../src/cli/commands/conflicts.ts';
-import { rescanLine } from '../../src/cli/commands/start.ts';
+import { rescanLine, stopLine } from '../../src/cli/commands/start.ts';
+import type { SyncFacts } from '../../src/protocol/index.ts';
 import { ProgressDisplay } from '../../src/cli/progress.ts';
 
 /** What `flowsync start` writes on a terminal, as the terminal shows it (issue 42 point 7). */
@@ -107,4 +108,52 @@ describe('a conflict as `flowsync conflicts` says it', () => {
       'changed on the service by ada@laptop:~/app; another version here (this checkout never synced it)',
     );
   });
+});
+
+describe('the line at stop', () => {
+  const repo = (facts: Partial<SyncFacts> = {}, counts: Partial<SyncFacts['counts']> = {}): SyncFacts => ({
+    phase: 'idle',
+    paused: false,
+    heldDeletions: 0,
+    notInCheckout: 0,
+    configProblem: null,
+    owner: 'acme',
+    name: 'app',
+    ...facts,
+    counts: { pending: 0, conflicts: 0, behind: 0, ...counts },
+  });
+  const rows: { description: string; repos: SyncFacts[]; line: string }[] = [
+    {
+      description: 'says everything was in sync only when it was',
+      repos: [repo()],
+      line: 'Stopped; everything was in sync.',
+    },
+    {
+      description: 'says what is pending and when it goes',
+      repos: [repo({}, { pending: 2 })],
+      line: 'Stopped; 2 files pending, sent at the next start.',
+    },
+    {
+      description: 'says the files newer on the service and what takes them',
+      repos: [repo({}, { behind: 1 })],
+      line: 'Stopped; your changes are sent; 1 file newer on the service (`flowsync resolve --newer` takes them).',
+    },
+    {
+      description:
+        'never says in sync over a conflict (it did: only pending and newer were counted, issue 45)',
+      repos: [repo({}, { conflicts: 1 })],
+      line: 'Stopped; 1 in conflict.',
+    },
+    {
+      description: 'never says in sync over held deletions',
+      repos: [repo({ heldDeletions: 40 })],
+      line: 'Stopped; 40 deletions held.',
+    },
+    {
+      description: 'says a paused repository waits for the resume, not the next start',
+      repos: [repo({ phase: 'paused', paused: true }, { pending: 1 })],
+      line: 'Stopped; acme/app paused, 1 file pending, sent when resumed.',
+    },
+  ];
+  for (const row of rows) it(row.description, () => expect(stopLine(row.repos)).toBe(row.line));
 });

@@ -71,6 +71,8 @@ describe('newer on the service, in the window', () => {
     const counts = await page.getByTestId('counts').textContent();
     expect(counts).toContain('1 newer on the service');
     expect(counts).not.toContain('in conflict');
+    // The badge says it too: behind, not "idle" nor "in sync" (issue 46; inSyncOf decides it, as the tray).
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('behind');
     expect(await page.getByRole('region', { name: 'Waiting for you in acme/app' }).count()).toBe(0);
     await page.getByRole('button', { name: /(^|\s)ci$/ }).click();
     const files = page.getByRole('list', { name: 'Files of ci' });
@@ -87,6 +89,7 @@ describe('newer on the service, in the window', () => {
       'steps:\n  - run: ./deploy.sh\n',
     );
     await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain('2 files · 0 pending');
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('in sync');
     expect(serviceTree(svc.read, 'acme', 'app')['flows/ci/build.yml']).toBe(HIS);
   });
 });

@@ -117,7 +117,7 @@ describe('what waits for the user, in the window', () => {
       "Take the service's version of flows/ci/build.yml? What is on disk here is kept first: in the service's history as your conflict copy (or beside the file, on a service that keeps none).",
     ]);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe(his);
-    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('in sync');
     await expect.poll(() => waiting.count(), SLOW).toBe(0);
     // Where it went, in Recent activity; the copy is in the file's history, and holds Ada's edit.
     const activity = page.getByRole('list', { name: 'Recent activity' });
@@ -322,7 +322,7 @@ describe('an invalid hand edit of .flowsync/repo-config.json (issue 42 point 6)'
     expect(await seriousViolations(page)).toEqual([]);
     repo.write('.flowsync/repo-config.json', '{"editor": "code"}\n');
     await expect.poll(() => problem.count(), SLOW).toBe(0);
-    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('in sync');
   });
 });
 

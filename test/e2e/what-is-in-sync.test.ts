@@ -128,7 +128,7 @@ describe('a paused repository (finding 7; issue 25, paused everywhere)', () => {
     expect(await seriousViolations(page)).toEqual([]);
 
     await page.getByRole('button', { name: 'Resume' }).click();
-    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('idle');
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('in sync');
     await expect.poll(activity, SLOW).toContain('Resumed: sending 1 change made while paused');
     await expect.poll(activity, SLOW).toContain('Sent changes to flows/onboarding/flow.yaml');
     expect(await page.getByTestId('counts').textContent()).toContain('0 pending');

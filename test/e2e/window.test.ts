@@ -74,7 +74,7 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     await expect
       .poll(() => page.getByTestId('counts').textContent())
       .toContain('2 flows · 3 files · 0 pending');
-    expect(await page.getByTestId('phase').textContent()).toBe('idle');
+    expect(await page.getByTestId('phase').textContent()).toBe('in sync');
   });
 
   it('searches tasks seeded by webhooks, opens one and changes its status, sub-tasks included', async () => {

@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
-import { needsOf, warnedPath } from '../../../src/protocol/index.ts';
+import { inSyncOf, needsOf, warnedPath } from '../../../src/protocol/index.ts';
 import { repositoryId, waitingId } from '../notifications.ts';
 import { plural } from '../plural.ts';
 import { CompareConflict, FileHistory, FindHistory, serviceSide } from './FileHistory.tsx';
@@ -132,14 +132,11 @@ function Repository({
   const stopped =
     repo.paused || repo.phase === 'paused' || repo.phase === 'stopped' || repo.phase === 'elsewhere';
   const waiting = needsOf(repo);
-  // Idle is not the word while something waits for its user (needsOf): the badge says so, in its words.
-  // Another checkout is its source: not synced, which is not paused (nothing to resume here, only to switch).
+  // At rest, the badge says the verdict every place says (inSyncOf): `in sync` only when it is, else `waiting for
+  // you`, `behind` (files newer on the service), `pending`; "idle" said nothing of these (issue 46). A busy or
+  // troubled engine says its phase. Another checkout is its source: not synced, which is not paused.
   const notSource = repo.syncedFrom !== null;
-  const badge = notSource
-    ? 'not synced'
-    : repo.phase === 'idle' && waiting.length > 0
-      ? 'waiting for you'
-      : repo.phase;
+  const badge = notSource ? 'not synced' : repo.phase === 'idle' ? inSyncOf(repo).state : repo.phase;
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
     <li className="repository" aria-label={name} id={repositoryId(repo.root)} tabIndex={-1}>

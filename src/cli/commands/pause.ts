@@ -6,7 +6,7 @@ import {
   saveConfig,
   withPausedRepository,
 } from '../../agent/index.ts';
-import { needsOf, plural, printable } from '../../protocol/index.ts';
+import { inSyncOf, printable } from '../../protocol/index.ts';
 import {
   bridgeAnswers,
   connectToBridge,
@@ -92,12 +92,8 @@ function pausing(command: 'pause' | 'resume'): Command {
     });
 }
 
-/** After `resumed`: what is still to send and what waits for its user (needsOf); `, in sync` when neither. */
+/** After `resumed`: `, in sync`, else what there is (inSyncOf: what is still to send, what waits for its user). */
 function resumedWords(view: RepositoryView): string {
-  const pending = view.counts.pending;
-  const waiting = needsOf(view).map((need) => need.words);
-  // "In sync" only when the disk is the service's: files newer there are not (issue 41).
-  const newer = view.counts.behind > 0 ? `${plural(view.counts.behind, 'file')} newer on the service` : '';
-  if (pending === 0 && waiting.length === 0 && newer === '') return ', in sync';
-  return `; ${[pending > 0 ? `${plural(pending, 'change')} waiting to be sent` : '', ...waiting, newer].filter(Boolean).join(', ')}`;
+  const verdict = inSyncOf(view);
+  return verdict.inSync ? ', in sync' : `; ${verdict.line}`;
 }

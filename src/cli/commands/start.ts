@@ -25,13 +25,15 @@ import { defaultWindowMemoryPath, logUnexpected, rendererDir } from '../../host/
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
 import {
   folderGone,
-  needsOf,
+  inSyncOf,
+  inSyncOfAll,
   NOT_SENT_REASONS,
   namedFlows,
   plural,
   printable,
   serviceAway,
   warnedPath,
+  type SyncFacts,
 } from '../../protocol/index.ts';
 import type { SyncMiss, SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
@@ -331,8 +333,15 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
   await stopping;
   setTimeout(force, 15_000).unref();
-  const pending = agent.watched().reduce((sum, { engine }) => sum + engine.status().counts.pending, 0);
-  const newer = agent.watched().reduce((sum, { engine }) => sum + engine.status().counts.behind, 0);
+  // Read before the engines stop (a stopped engine watches nothing, which is never in sync).
+  const atStop = stopLine(
+    agent.watched().map(({ identity, engine }) => ({
+      ...engine.status(),
+      owner: identity.owner,
+      name: identity.name,
+      configProblem: configLines.get(identity.root) ?? null,
+    })),
+  );
   stage = 'closing the window';
   await bridge.close();
   stage = 'stopping the sync engines, the hasher and the embedded service';
@@ -340,16 +349,24 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   // again as full listings at the next start. Waiting for it held Ctrl-C up to the 15 s guard (a frozen service).
   const closed = await endsWithin(agent.close(), STOP_MS);
   lock.release();
-  out(
-    pending > 0
-      ? `Stopped; ${plural(pending, 'file')} pending, sent at the next start.`
-      : newer > 0
-        ? `Stopped; your changes are sent; ${plural(newer, 'file')} newer on the service (\`flowsync resolve --newer\` takes them).`
-        : 'Stopped; everything was in sync.',
-  );
+  out(atStop);
   // Not closed: the unanswered request and what waits on it would keep the process alive. (A flow sent and not
   // answered counts as pending, so the line above never says "in sync" then.)
   if (!closed) process.exit(0);
+}
+
+/**
+ * What `start` says at stop, of every repository (inSyncOfAll), with when what waits goes: "everything was in sync"
+ * only when it was (it was said over conflicts and held deletions, which needsOf knew and this line did not).
+ */
+export function stopLine(repos: readonly SyncFacts[]): string {
+  const { inSync, state, line } = inSyncOfAll(repos);
+  if (inSync) return 'Stopped; everything was in sync.';
+  if (state === 'pending' || state === 'sending') return `Stopped; ${line}, sent at the next start.`;
+  const pending = repos.some((repo) => repo.counts.pending > 0);
+  if (state === 'paused') return `Stopped; ${line}${pending ? ', sent when resumed' : ''}.`;
+  if (state === 'behind') return `Stopped; ${line} (\`flowsync resolve --newer\` takes them).`;
+  return `Stopped; ${line}.`;
 }
 
 /** How long stopping waits for work in flight: Ctrl-C ends within 2 s whatever the service does. */
@@ -437,12 +454,11 @@ function summary(
   if (nothing !== null)
     return `${where(identity, currentBranch(identity.root))}: ${about ? `${about}: ` : ''}${nothing}`;
   const { flows, files, pending, warnings, rejected, conflicts, behind } = status.counts;
-  // What waits for its user (needsOf) is never "in sync"; said below with the command that settles it.
-  const waiting = needsOf({ ...status, configProblem });
-  const sent = pending === 0 && waiting.length === 0 && !status.paused;
+  // Decided once (inSyncOf); what is not in sync is said below, each with the command that settles it. Behind:
+  // what this checkout has is sent, and the files newer there are said below too.
+  const verdict = inSyncOf({ ...status, configProblem });
   const extra = [
-    // "In sync" only when the disk is what the service has: behind, what was sent is all that is (issue 41).
-    sent ? (behind === 0 ? 'in sync' : 'your changes are sent') : '',
+    verdict.inSync ? 'in sync' : verdict.state === 'behind' ? 'your changes are sent' : '',
     behind > 0 ? `${plural(behind, 'file')} newer on the service (flowsync resolve --newer)` : '',
     pending > 0 && status.paused ? `${pending} pending` : '',
     pending > 0 && !status.paused

@@ -16,12 +16,16 @@ import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } f
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import {
   describeFileWarning,
+  inSyncOf,
   needsOf,
+  NOT_WATCHED_LINE,
   plural,
   printable,
   printableJson,
   specAloneLine,
   warnedPath,
+  type SyncPhase,
+  type SyncState,
 } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
 import { behindLine, nothingToSync, wentBackLine } from '../../sync/index.ts';
@@ -70,18 +74,25 @@ export function statusCommand(): Command {
         if (storageFaultOf(error) === null || live.length === 0) throw error;
         every = live.map((repository) => fromLive(repository, service));
       }
+      const agent = agentOf(running);
       const statuses = await Promise.all(
         (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
-          withNothing(withPaused(await withRename(withLive(status, live), config), config), config),
+          withVerdict(
+            withNothing(withPaused(await withRename(withLive(status, live), config), config), config),
+            agent,
+          ),
         ),
       );
       // A repository the running agent knows but the state does not (its folder was never there yet: missing).
       for (const repository of live)
         if (!every.some((status) => status.current && status.root === repository.root))
           statuses.push(
-            withNothing(
-              withPaused({ ...withLive(fromLive(repository, service), live), rename: null }, config),
-              config,
+            withVerdict(
+              withNothing(
+                withPaused({ ...withLive(fromLive(repository, service), live), rename: null }, config),
+                config,
+              ),
+              agent,
             ),
           );
       // Decided by needsOf, as the tray, the window's badge and `start`'s lines decide it: never "in sync" and 0.
@@ -164,12 +175,16 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   };
   const counts = repository?.counts ?? status.counts;
   const waiting = needsOf({ ...facts, counts }).map((need) => need.words);
-  if (!repository) return { ...status, ...facts, waiting };
+  // No agent watches it: the state's counts are all there is, and the disk may differ from them (inSyncOf).
+  if (!repository) return { ...status, ...facts, phase: null, waiting };
   const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
-  return { ...status, ...facts, counts, now, waiting };
+  return { ...status, ...facts, phase: repository.phase, message: repository.message, counts, now, waiting };
 }
 
 interface LiveFacts {
+  /** The running agent's phase for it; null when no agent watches it (none runs, or it is another service's). */
+  phase: SyncPhase | null;
+  message?: string | null;
   now?: string;
   heldDeletions: number;
   notInCheckout: number;
@@ -217,6 +232,35 @@ function withNothing<T extends RepositoryStatus>(
   return { ...status, nothingToSync: synced ? null : nothingToSync(status.root, flowRoots) };
 }
 
+/** Whether an agent runs, as `status` says it first (describeAgent): `flowsync sync` holding the lock is none. */
+type AgentWord = 'running' | 'starting' | 'not running';
+
+function agentOf(running: AgentLockOwner | null): AgentWord {
+  if (!running || running.command === 'sync') return 'not running';
+  return running.bridge ? 'running' : 'starting';
+}
+
+/**
+ * The status with the one verdict on it (inSyncOf, as `start`, the window and the tray decide it): `inSync` only
+ * when an agent watches it and nothing differs; with no agent, `syncState` is `not watched` and `reason` says that
+ * edits since its last sync are not counted (`status` does not read the disk: it stays cheap).
+ */
+function withVerdict<
+  T extends RepositoryStatus & LiveFacts & { paused: boolean; nothingToSync: string | null },
+>(
+  status: T,
+  agent: AgentWord,
+): T & { agent: AgentWord; inSync: boolean; syncState: SyncState; reason: string | null } {
+  const verdict = inSyncOf({ ...status, phase: status.current ? status.phase : null });
+  return {
+    ...status,
+    agent,
+    inSync: verdict.inSync,
+    syncState: verdict.state,
+    reason: verdict.inSync ? null : verdict.line,
+  };
+}
+
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
 }
@@ -240,15 +284,23 @@ function describe(
       paused: boolean;
       pausedSince: string | null;
       nothingToSync: string | null;
+      syncState: SyncState;
     },
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
+  // Not watched: the state's count is what was pending at its last look; edits since are not in it (issue 45).
+  const unknown = status.current && status.phase === null;
+  const pendingWords =
+    unknown && pending === 0
+      ? 'pending not known'
+      : `${unknown ? 'at least ' : ''}${pending} pending${pending > 0 ? ` in ${plural(pendingFlows, 'flow')}` : ''}`;
   const lines = [
     `${where(status, status.branch)}  ${status.root}  ` +
       `(${serviceName(status.service)}, ${status.current ? 'current service' : 'another service'})`,
-    `  ${plural(flows, 'flow')}, ${plural(files, 'file')}, ${pending} pending${pending > 0 ? ` in ${plural(pendingFlows, 'flow')}` : ''}, ` +
+    `  ${plural(flows, 'flow')}, ${plural(files, 'file')}, ${pendingWords}, ` +
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
+  if (unknown) lines.push(`  ${NOT_WATCHED_LINE}`);
   if (status.paused && status.current)
     lines.push(
       `  paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}: nothing is sent until ` +
@@ -258,12 +310,13 @@ function describe(
   if (status.current && status.waiting.length > 0)
     lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
   if (status.configProblem) lines.push(`  ${status.configProblem}`);
-  // Disk and service differ though nothing is pending here: said, never left to read as in sync (issue 41).
+  // Disk and service differ: said, never left to read as in sync (issue 41); "your changes are sent" only when
+  // the verdict is behind (an agent watches it and nothing else differs).
   const wentBack = status.current ? wentBackLine(status.lost ?? 0) : null;
   if (wentBack !== null) lines.push(`  ${wentBack}`);
   const newer = behindLine(status.newer ?? [], status.root);
   if (newer !== null && status.current)
-    lines.push(`  ${pending === 0 ? 'your changes are sent; ' : ''}${newer}`);
+    lines.push(`  ${status.syncState === 'behind' ? 'your changes are sent; ' : ''}${newer}`);
   // The running agent's idle message starts with that same line: said once.
   if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
     lines.push(`  now: ${status.now}`);
