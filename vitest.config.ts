@@ -34,6 +34,7 @@ const UNIT = [
   'test/sync/state-file.test.ts',
   'test/sync/three-way.test.ts',
   'test/sync/uploader.test.ts',
+  'test/sync/model/*.test.ts',
   'test/window/window-policy.test.ts',
   'test/window/window-sessions.test.ts',
 ];

@@ -9,9 +9,14 @@ import { flowOf } from './service.ts';
  * model knows (what this checkout has seen, which deletions were held or confirmed), for the invariants.
  */
 
-/** The repository's files in the model: two flows of four files each. */
+/** The repository's files in the model: two flows, one large enough to hold a mass deletion of its own. */
 export const FLOWS = ['f1', 'f2'] as const;
-export const PATHS = FLOWS.flatMap((flow) => ['a', 'b', 'c', 'd'].map((name) => `${flow}/${name}`));
+export const PATHS = [
+  ...['a', 'b', 'c', 'd', 'e', 'f'].map((name) => `f1/${name}`),
+  ...['a', 'b', 'c'].map((name) => `f2/${name}`),
+];
+/** At the start the service (and every checkout) holds all but the last file of each flow. */
+export const SEEDED = PATHS.filter((path) => path !== 'f1/f' && path !== 'f2/c');
 
 export type Tree = Map<string, string>;
 

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import { PATHS } from './checkout.ts';
+import { FLOWS, PATHS } from './checkout.ts';
 import { look, round, scan } from './agent.ts';
 import { checkoutPaths, commit, edit, pull, remove, rename, switchBranch } from './git.ts';
+import { flowOf } from './service.ts';
 import { versionKey, type Team } from './team.ts';
 import {
   confirmDeletions,
@@ -21,6 +22,7 @@ import {
 export type Step =
   | { do: 'edit'; who: number; path: string }
   | { do: 'delete'; who: number; paths: string[] }
+  | { do: 'rm -r'; who: number; flow: string }
   | { do: 'rename'; who: number; from: string; to: string }
   | { do: 'commit'; who: number }
   | { do: 'switch branch'; who: number; to: string; edits: string[]; deletes: string[] }
@@ -55,6 +57,10 @@ const paths = (max: number) => fc.uniqueArray(path, { minLength: 1, maxLength: m
 export const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ do: fc.constant('edit' as const), who, path }) },
   { weight: 2, arbitrary: fc.record({ do: fc.constant('delete' as const), who, paths: paths(7) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ do: fc.constant('rm -r' as const), who, flow: fc.constantFrom(...FLOWS) }),
+  },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('rename' as const), who, from: path, to: path }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('commit' as const), who }) },
   {
@@ -98,6 +104,12 @@ export function apply(team: Team, step: Step): void {
       return edit(team, c, step.path);
     case 'delete':
       return remove(team, c, step.paths);
+    case 'rm -r':
+      return remove(
+        team,
+        c,
+        PATHS.filter((path) => flowOf(path) === step.flow),
+      );
     case 'rename':
       return rename(team, c, step.from, step.to);
     case 'commit':
@@ -169,6 +181,8 @@ export function describe(step: Step, checkouts: number): string {
       return `${name} edits ${step.path}`;
     case 'delete':
       return `${name} deletes ${step.paths.join(' ')}`;
+    case 'rm -r':
+      return `${name} runs rm -r ${step.flow}`;
     case 'rename':
       return `${name} renames ${step.from} to ${step.to}`;
     case 'switch branch':

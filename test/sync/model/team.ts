@@ -1,5 +1,5 @@
 import type { DeletionGuard } from '../../../src/sync/safety.ts';
-import { PATHS, ModelCheckout } from './checkout.ts';
+import { SEEDED, ModelCheckout } from './checkout.ts';
 import type { Core } from './core.ts';
 import { ModelService } from './service.ts';
 
@@ -34,7 +34,7 @@ export class Team {
     shape: TeamShape,
     readonly guard: DeletionGuard = MODEL_GUARD,
   ) {
-    const seed = new Map(PATHS.filter((_, index) => index % 4 !== 3).map((path) => [path, `${path}@0`]));
+    const seed = new Map(SEEDED.map((path) => [path, `${path}@0`]));
     this.service = new ModelService(seed);
     this.checkouts = Array.from({ length: shape.checkouts }, (_, index) => {
       const name = 'ABCD'[index]!;
