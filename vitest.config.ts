@@ -33,6 +33,7 @@ const UNIT = [
   'test/sync/scheduler.test.ts',
   'test/sync/state-file.test.ts',
   'test/sync/three-way.test.ts',
+  'test/sync/reconcile.test.ts',
   'test/sync/uploader.test.ts',
   'test/sync/model/*.test.ts',
   'test/window/window-policy.test.ts',

@@ -1,14 +1,14 @@
 import type { Conflict } from '../protocol/index.ts';
+import { isOwnVersion } from './reconcile.ts';
 import type { SyncState } from './state.ts';
 import type { FileConflict } from './state-records.ts';
 
 type Found = Omit<FileConflict, 'foundAt'>;
 
 /**
- * Conflicts found (refused writes, or the service's listing differing from what this checkout acknowledged),
- * recorded for their user and returned, except those whose service version this checkout wrote itself (the service
- * names the writer): its state lost that acknowledgement (a state rebuilt, a disk error), so the service's version
- * becomes the base and what is on disk is sent on it in the next round.
+ * Conflicts found (refused writes, a teammate's deletion before the first round), recorded for their user and
+ * returned, except those whose service version is this checkout's own (reconcile.ts's isOwnVersion: its writer id
+ * and the bytes it sent): its state lost that acknowledgement, so the service's version becomes the base.
  */
 export function recordConflicts(
   context: { state: SyncState; repoId: number; target: { writer?: string } },
@@ -16,7 +16,12 @@ export function recordConflicts(
 ): Found[] {
   const { state, repoId, target } = context;
   const own = (c: Found) =>
-    target.writer !== undefined && c.writtenBy === target.writer && c.serviceHash !== null;
+    c.serviceHash !== null &&
+    isOwnVersion(
+      { hash: c.serviceHash, writtenBy: c.writtenBy },
+      { path: c.path, base: c.baseHash, disk: c.sentHash },
+      { writer: target.writer },
+    );
   for (const c of conflicts.filter(own)) state.settleConflict(repoId, c.flowPath, c.path, c.serviceHash);
   const theirs = conflicts.filter((c) => !own(c));
   state.recordConflicts(repoId, theirs);

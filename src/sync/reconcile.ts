@@ -18,8 +18,12 @@ export interface KnownFile {
   base: string | null;
   /** What is on disk: its hash; null: nothing; '' (or any hash) for a file on disk that is not sent. */
   disk: string | null;
-  /** The hash this checkout sent of it without an answer, when one is known (a flow in flight). */
-  sent?: string | null;
+  /**
+   * This checkout may have lost the acknowledgement of a version of it: its flow was sent without an answer (in
+   * flight), or its state knows nothing acknowledged (new, or rebuilt after damage). A version written under its id
+   * is then its own, whatever is on disk now.
+   */
+  ackMayBeLost?: boolean;
 }
 
 /** A file as the service lists it now (its current version). */
@@ -50,11 +54,6 @@ export interface FlowFacts {
    * asked of the history by the I/O around this): nothing it holds is newer than what is here.
    */
   wentBack?: boolean;
-  /**
-   * The first look of a checkout that knows nothing acknowledged (a new clone, a rebuilt state): a file here that
-   * the service holds in another version is a conflict it raised, never written over either way.
-   */
-  first?: boolean;
   me: Me;
 }
 
@@ -92,18 +91,22 @@ export interface ServicePlan {
 }
 
 /**
- * Whether the service's current version of a file is one this checkout wrote: named by its writer id AND one of
- * the bytes this checkout had (on disk now, or sent without an answer). The name alone is not proof: a checkout
- * copied with its state (one machine image, a copied home) carries the same id, and took a teammate's edit for its
- * own lost acknowledgement, then sent its old bytes over it (the model's known-bad variant "label alone").
+ * Whether the service's current version of a file is one this checkout wrote and lost the acknowledgement of: named
+ * by its writer id AND with evidence that an acknowledgement was lost: the bytes on disk here, a flow sent without an
+ * answer, a state that knows nothing acknowledged, or a service that went back in time (what it holds under this id
+ * is an older version of this checkout's, whose newer one it lost). The name alone is not proof: a checkout copied
+ * with its state (one machine image, a copied home) carries the same id, took a teammate's edit for its own and sent
+ * its older bytes over it (the team model's known-bad variant "label alone"). Without evidence it is a conflict of
+ * two versions: asked, never lost.
  */
 export function isOwnVersion(
   version: { hash: string; writtenBy: string | null },
   file: KnownFile,
   me: Me,
+  wentBack = false,
 ): boolean {
   if (me.writer === undefined || version.writtenBy !== me.writer) return false;
-  return version.hash === file.disk || (file.sent != null && version.hash === file.sent);
+  return version.hash === file.disk || file.ackMayBeLost === true || wentBack;
 }
 
 /** Where a service file stands for a checkout that never had it: not on disk and never acknowledged here. */
@@ -121,27 +124,24 @@ export function reconcileFlow(facts: FlowFacts): ServicePlan {
   for (const file of facts.files) {
     const now = listed.get(file.path);
     if (file.base === null) {
-      if (now === undefined || file.disk === null) continue;
-      // Never acknowledged here, on the service: the same bytes, or this checkout's own lost acknowledgement.
-      if (now.hash === file.disk) plan.adopt.push(adoption(now, 'same as disk'));
+      if (now === undefined) continue;
+      // Never acknowledged here, on the service: the same bytes, or this checkout's own lost acknowledgement (a
+      // version sent, then changed or deleted here before the answer: what is on disk goes on it).
+      if (file.disk !== null && now.hash === file.disk) plan.adopt.push(adoption(now, 'same as disk'));
       else if (isOwnVersion(now, file, me)) plan.adopt.push(adoption(now, 'own'));
-      else if (facts.first === true) {
-        differs.add(file.path);
-        plan.record.push(difference(facts, file, now, { raised: true }));
-      }
       // Otherwise a new file here meets one there: its round's write (on no base) is refused as a conflict.
       continue;
     }
     if (now?.hash === file.base) continue;
     differs.add(file.path);
-    if (now !== undefined && !facts.wentBack && now.hash === file.disk)
-      plan.adopt.push(adoption(now, 'same as disk'));
-    else if (now !== undefined && !facts.wentBack && isOwnVersion(now, file, me))
+    if (now !== undefined && now.hash === file.disk) plan.adopt.push(adoption(now, 'same as disk'));
+    else if (now !== undefined && isOwnVersion(now, file, me, facts.wentBack))
       plan.adopt.push(adoption(now, 'own'));
     else plan.record.push(difference(facts, file, now, { lost: facts.wentBack === true }));
   }
+  const adopted = new Set(plan.adopt.map((file) => file.path));
   for (const file of facts.listed)
-    if (isNotInCheckout(known.get(file.path))) plan.notInCheckout.push(file.path);
+    if (!adopted.has(file.path) && isNotInCheckout(known.get(file.path))) plan.notInCheckout.push(file.path);
   for (const row of facts.recorded ?? []) {
     const file = known.get(row.path);
     // Recorded on the base still acknowledged, and the service holds that base again: a revert, nothing waits.
@@ -177,4 +177,44 @@ function difference(
     ...(marks.lost === true ? { lost: true } : {}),
     ...(marks.raised === true ? { raised: true } : {}),
   };
+}
+
+/**
+ * The flows a look at the service compares, from each flow's aggregate hash (null: no files) as the service lists
+ * it now, as it listed it at the last look (`last`; null: a full look, every flow), and as this checkout
+ * acknowledged it: `changed` are those whose listing moved since the last look (all, for a full look), `differing`
+ * those of them whose aggregate is not what this checkout acknowledged (only these are listed file by file). Flows
+ * sent without an answer, or under a held root, are left for their round.
+ */
+export function flowsToCompare(input: {
+  listed: ReadonlyMap<string, string | null>;
+  last: ReadonlyMap<string, string | null> | null;
+  acknowledged: ReadonlyMap<string, string | null>;
+  leftForTheirRound: (flowPath: string) => boolean;
+}): { changed: string[]; differing: Set<string> } {
+  const { listed, last, acknowledged } = input;
+  const candidates =
+    last === null
+      ? [
+          ...new Set([
+            ...acknowledged.keys(),
+            ...[...listed].filter(([, hash]) => hash !== null).map(([path]) => path),
+          ]),
+        ]
+      : changedSince(listed, last);
+  const changed = candidates.filter((flowPath) => !input.leftForTheirRound(flowPath));
+  const differing = new Set(
+    changed.filter((flowPath) => (acknowledged.get(flowPath) ?? null) !== (listed.get(flowPath) ?? null)),
+  );
+  return { changed, differing };
+}
+
+/** The flows whose aggregate the service lists now differs from the one it listed at the last look. */
+export function changedSince(
+  listed: ReadonlyMap<string, string | null>,
+  last: ReadonlyMap<string, string | null>,
+): string[] {
+  return [...new Set([...listed.keys(), ...last.keys()])].filter(
+    (flowPath) => (last.get(flowPath) ?? null) !== (listed.get(flowPath) ?? null),
+  );
 }

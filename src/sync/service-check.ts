@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { FILE_VERSIONS_PAGE_MAX, flowHashInput } from '../protocol/index.ts';
-import { recordConflicts } from './conflicts.ts';
-import { listServiceFiles, serviceFileKey, type ServiceRepository } from './service-copy.ts';
+import {
+  changedSince,
+  flowsToCompare,
+  reconcileFlow,
+  type Difference,
+  type FlowFacts,
+  type Recorded,
+  type ServicePlan,
+} from './reconcile.ts';
+import { listServiceFiles, type ServiceRepository } from './service-copy.ts';
 import type { ServicePort } from './service-port.ts';
 import { wentBackInTime } from './three-way.ts';
 
@@ -34,10 +42,10 @@ export class ServiceCheck {
 
   /**
    * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
-   * aggregate hash) and a listing of each flow that differs: a file the service lost (a wiped database) or holds in
-   * another version (a restored backup, another writer, a late duplicate) is a conflict, shown and settled as any;
-   * files on the service this checkout never had are counted. Only with a service that lists (flowsync's own);
-   * flows sent without an answer, under a held root, are left for their round. Returns the conflicts found.
+   * aggregate hash) and a listing of each flow that differs, and carries out reconcile.ts's plan for each: what it
+   * records (behind, conflict, deleted there), adopts (its own lost acknowledgements, the disk's own bytes),
+   * settles (a teammate's revert) and counts as not in this checkout. Only with a service that lists (flowsync's
+   * own); flows sent without an answer, under a held root, are left for their round. Returns the differences recorded.
    */
   async check({ quick = false, round = true } = {}): Promise<number> {
     const { state, client } = this.port;
@@ -47,106 +55,54 @@ export class ServiceCheck {
       repo_name: this.port.repo.name,
     });
     const held = new Set(state.uncertainFlows(this.port.repoId));
+    const listedNow = new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
     // Quick (the check every minute): only the flows whose aggregate changed on the service since the last check
     // are compared, so a check of an unchanged repository is one call and no read of the state (bench/service-check.ts).
     const last = quick ? this.lastListing : null;
-    const listedNow = new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
-    const changedThere = (flowPath: string) =>
-      last === null || (last.get(flowPath) ?? null) !== (listedNow.get(flowPath) ?? null);
-    const skip = (flowPath: string) =>
-      held.has(flowPath) || this.port.guard.holds(flowPath) || !changedThere(flowPath);
-    const expected = new Map<string, { path: string; hash: string; localHash: string | null }[]>();
-    const acknowledged =
-      last === null
-        ? state.acknowledged(this.port.repoId)
-        : [...listedNow.keys(), ...last.keys()]
-            .filter((flowPath) => changedThere(flowPath))
-            .flatMap((flowPath) =>
-              state
-                .filesOfFlow(this.port.repoId, flowPath)
-                .flatMap((file) => (file.ackedHash === null ? [] : [{ ...file, ackedHash: file.ackedHash }])),
-            );
-    for (const file of acknowledged) {
-      const files = expected.get(file.flowPath) ?? [];
-      files.push({
-        path: file.path,
-        hash: file.ackedHash,
-        // A file on disk but not sent (over 1 MiB, binary…) is not deleted here (three-way.ts): changed, as said.
-        localHash: file.localHash,
-      });
-      expected.set(file.flowPath, files);
-    }
-    const onService = new Map(
-      flows.filter((flow) => flow.files > 0).map((flow) => [flow.flow_path, flow.hash]),
-    );
-    const differing = [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => {
-      if (skip(flowPath)) return false;
-      const files = expected.get(flowPath);
-      const want = files ? createHash('sha256').update(flowHashInput(files)).digest('hex') : null;
-      return want !== (onService.get(flowPath) ?? null);
+    const scope = flowsToCompare({
+      listed: listedNow,
+      last,
+      acknowledged: this.acknowledgedAggregates(last === null ? null : changedSince(listedNow, last)),
+      leftForTheirRound: (flowPath) => held.has(flowPath) || this.port.guard.holds(flowPath),
     });
-    const compared = new Set(
-      [...new Set([...expected.keys(), ...onService.keys()])].filter((flowPath) => !skip(flowPath)),
-    );
-    const found: Parameters<typeof recordConflicts>[1][number][] = [];
-    // Files on the service this checkout never had, per flow: a quick check counts again only the flows it lists.
-    const unknownByFlow = new Map(last === null ? [] : this.unknownByFlow);
-    for (const flowPath of unknownByFlow.keys())
-      if (changedThere(flowPath) && !differing.includes(flowPath)) unknownByFlow.delete(flowPath);
-    for (const flowPath of differing) {
-      const listed = new Map(
-        (await listServiceFiles(client, this.port.serviceRepo(), flowPath)).map((file) => [file.path, file]),
-      );
-      const acknowledged = expected.get(flowPath) ?? [];
-      for (const file of acknowledged) {
-        const now = listed.get(file.path);
-        if (now?.hash === file.hash) continue;
-        found.push({
-          flowPath,
-          path: file.path,
-          baseHash: file.hash,
-          serviceHash: now?.hash ?? null,
-          sentHash: file.localHash,
-          writtenBy: now?.writtenBy ?? null,
-          writtenAt: now?.writtenAt ?? null,
-        });
-      }
-      const known = new Set(acknowledged.map((file) => file.path));
-      unknownByFlow.set(flowPath, [...listed.keys()].filter((path) => !known.has(path)).length);
+    const recorded = new Map<string, Recorded[]>();
+    for (const c of [...state.conflicts(this.port.repoId), ...state.behind(this.port.repoId)])
+      recorded.set(c.flowPath, [...(recorded.get(c.flowPath) ?? []), { path: c.path, base: c.baseHash }]);
+    // Listed file by file: the flows that differ. A flow changed there whose aggregate is what this checkout
+    // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are settled.
+    const facts: FlowFacts[] = [];
+    for (const flowPath of scope.changed) {
+      const differing = scope.differing.has(flowPath);
+      if (!differing && !recorded.has(flowPath)) continue;
+      const files = state
+        .filesOfFlow(this.port.repoId, flowPath)
+        .map((file) => ({ path: file.path, base: file.ackedHash, disk: file.localHash }));
+      facts.push({
+        flowPath,
+        files,
+        listed: differing
+          ? await listServiceFiles(client, this.port.serviceRepo(), flowPath)
+          : files.flatMap((file) =>
+              file.base === null
+                ? []
+                : [{ path: file.path, hash: file.base, writtenBy: null, writtenAt: null }],
+            ),
+        recorded: recorded.get(flowPath) ?? [],
+        me: { writer: this.port.repo.writer },
+      });
     }
+    let plans = facts.map((flow) => reconcileFlow(flow));
+    if (await this.wentBack(plans)) plans = facts.map((flow) => reconcileFlow({ ...flow, wentBack: true }));
+    let differences: Difference[] = [];
+    await this.port.scheduler.run(async () => {
+      differences = this.carryOut(plans, facts);
+    });
+    // Files on the service this checkout never had, per flow: a quick check counts again only the flows it compared.
+    const unknownByFlow = new Map(last === null ? [] : this.unknownByFlow);
+    for (const flowPath of scope.changed) unknownByFlow.delete(flowPath);
+    for (const plan of plans) unknownByFlow.set(plan.flowPath, plan.notInCheckout.length);
     let unknown = 0;
     for (const count of unknownByFlow.values()) unknown += count;
-    await this.markLost(found);
-    // Recorded in the queue, and only where the state still acknowledges what was compared: a round that ran
-    // while the service was listed changed it (its own write, not a conflict).
-    let recorded: typeof found = [];
-    await this.port.scheduler.run(async () => {
-      const acked = new Map<string, Map<string, string | null>>();
-      const ackedOf = (flowPath: string) => {
-        let files = acked.get(flowPath);
-        if (!files) {
-          files = new Map(state.filesOfFlow(this.port.repoId, flowPath).map((f) => [f.path, f.ackedHash]));
-          acked.set(flowPath, files);
-        }
-        return files;
-      };
-      const stillAcked = (c: (typeof found)[number]) => ackedOf(c.flowPath).get(c.path) === c.baseHash;
-      recorded = recordConflicts(
-        { state, repoId: this.port.repoId, target: this.port.repo },
-        found.filter(stillAcked),
-      );
-      // A file recorded as changed there that the service holds at its base again (a teammate's revert) is no
-      // longer behind nor in conflict: what was compared and not found differing is at its base.
-      const differs = new Set(found.map((c) => serviceFileKey(c.flowPath, c.path)));
-      for (const c of [...state.conflicts(this.port.repoId), ...state.behind(this.port.repoId)])
-        if (
-          compared.has(c.flowPath) &&
-          c.baseHash !== null &&
-          !differs.has(serviceFileKey(c.flowPath, c.path)) &&
-          stillAcked(c)
-        )
-          state.settleConflict(this.port.repoId, c.flowPath, c.path, c.baseHash);
-    });
     // What was compared now is the point the next quick check starts from; flows left for their round are not.
     const seen = new Map(last ?? []);
     for (const [flowPath, hash] of listedNow) seen.set(flowPath, hash);
@@ -155,13 +111,68 @@ export class ServiceCheck {
       if (held.has(flowPath) || this.port.guard.holds(flowPath)) seen.delete(flowPath);
     this.lastListing = seen;
     this.unknownByFlow = unknownByFlow;
-    if (differing.length > 0 || this.port.notInCheckout.get() !== unknown) {
+    const changedSomething = plans.some(
+      (plan) => plan.record.length + plan.adopt.length + plan.settle.length > 0,
+    );
+    if (changedSomething || scope.differing.size > 0 || this.port.notInCheckout.get() !== unknown) {
       this.port.notInCheckout.set(unknown);
       this.port.refresh();
     }
     // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
-    if (found.length > 0 && round) this.port.scheduler.want();
-    return recorded.length;
+    if (changedSomething && round) this.port.scheduler.want();
+    return differences.length;
+  }
+
+  /** Each flow's aggregate of what this checkout acknowledged (null: nothing), as the service would list it. */
+  private acknowledgedAggregates(flowPaths: readonly string[] | null): Map<string, string | null> {
+    const { state } = this.port;
+    const byFlow = new Map<string, { path: string; hash: string }[]>();
+    const rows =
+      flowPaths === null
+        ? state.acknowledged(this.port.repoId)
+        : flowPaths.flatMap((flowPath) =>
+            state
+              .filesOfFlow(this.port.repoId, flowPath)
+              .flatMap((file) => (file.ackedHash === null ? [] : [{ ...file, ackedHash: file.ackedHash }])),
+          );
+    for (const file of rows) {
+      const files = byFlow.get(file.flowPath) ?? [];
+      files.push({ path: file.path, hash: file.ackedHash });
+      byFlow.set(file.flowPath, files);
+    }
+    const aggregates = new Map<string, string | null>();
+    for (const [flowPath, files] of byFlow)
+      aggregates.set(flowPath, createHash('sha256').update(flowHashInput(files)).digest('hex'));
+    return aggregates;
+  }
+
+  /**
+   * Carries out the plans, in the queue: only where the state still acknowledges what was compared (a round that
+   * ran while the service was listed changed it: its own write, not a difference). Returns what was recorded.
+   */
+  private carryOut(plans: readonly ServicePlan[], facts: readonly FlowFacts[]): Difference[] {
+    const { state, repoId } = this.port;
+    const recorded: Difference[] = [];
+    plans.forEach((plan, at) => {
+      const then = new Map(facts[at]!.files.map((file) => [file.path, file.base]));
+      const now = new Map(
+        state.filesOfFlow(repoId, plan.flowPath).map((file) => [file.path, file.ackedHash]),
+      );
+      const still = (path: string) => (now.get(path) ?? null) === (then.get(path) ?? null);
+      for (const file of plan.adopt.filter((file) => still(file.path))) {
+        if ((then.get(file.path) ?? null) === null)
+          state.adoptOwnVersions(repoId, [
+            { flowPath: plan.flowPath, path: file.path, hash: file.hash, id: file.id ?? '' },
+          ]);
+        else state.settleConflict(repoId, plan.flowPath, file.path, file.hash);
+      }
+      const differences = plan.record.filter((file) => still(file.path));
+      state.recordConflicts(repoId, differences);
+      recorded.push(...differences);
+      for (const file of plan.settle.filter((file) => still(file.path)))
+        state.settleConflict(repoId, plan.flowPath, file.path, file.hash);
+    });
+    return recorded;
   }
 
   /**
@@ -169,16 +180,8 @@ export class ServiceCheck {
    * files it holds in another version than their base: then none of them is "newer on the service" (taking it would
    * write an older version over what may be the only copy), each is marked `lost`, and the status says it once.
    */
-  private async markLost(
-    found: {
-      flowPath: string;
-      path: string;
-      baseHash: string | null;
-      serviceHash: string | null;
-      lost?: boolean;
-    }[],
-  ): Promise<void> {
-    const changed = found.filter((file) => file.baseHash !== null && file.serviceHash !== file.baseHash);
+  private async wentBack(plans: readonly ServicePlan[]): Promise<boolean> {
+    const changed = plans.flatMap((plan) => plan.record.filter((file) => file.baseHash !== null));
     const samples = await Promise.all(
       changed.slice(0, LOST_SAMPLES).map(async (file) => {
         const { versions } = await this.port.client.flowDef.fileVersions({
@@ -191,12 +194,11 @@ export class ServiceCheck {
         return {
           base: file.baseHash,
           service: file.serviceHash,
-          versions: versions.map((version) => version.hash),
+          versions: versions.map((version) => ({ hash: version.hash, copy: version.conflict_copy === true })),
         };
       }),
     );
-    if (!wentBackInTime(samples)) return;
-    for (const file of changed) file.lost = true;
+    return wentBackInTime(samples);
   }
 
   /**

@@ -7,6 +7,7 @@ import { notRealFolder, readContained } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import { recordConflicts } from './conflicts.ts';
+import { isOwnVersion, reconcileFlow } from './reconcile.ts';
 import type { ServicePort } from './service-port.ts';
 import { ServiceCheck } from './service-check.ts';
 import { behindLine, wentBackLine } from './engine-status.ts';
@@ -629,8 +630,22 @@ export class ServiceSide {
     this.learned = state.acknowledgedCount(this.repoId) > 0;
     if (this.learned) return;
     const listed = await listServiceFiles(client, this.serviceRepo, null);
-    const own = listed.filter(
-      (file) => this.repo.writer !== undefined && file.writtenBy === this.repo.writer,
+    const disk = new Map(
+      state
+        .fileStates(this.repoId, null)
+        .map((file) => [serviceFileKey(file.flowPath, file.path), file.localHash]),
+    );
+    const own = listed.filter((file) =>
+      isOwnVersion(
+        file,
+        {
+          path: file.path,
+          base: null,
+          disk: disk.get(serviceFileKey(file.flowPath, file.path)) ?? null,
+          ackMayBeLost: true,
+        },
+        { writer: this.repo.writer },
+      ),
     );
     state.adoptOwnVersions(this.repoId, own);
     const present = new Set<string>();
@@ -689,7 +704,7 @@ export class ServiceSide {
     const { state, client } = this.options;
     const uncertain = state.uncertainFlows(this.repoId);
     if (uncertain.length === 0) return;
-    const listed = new Map<string, Map<string, { hash: string; id: string; writtenBy: string | null }>>(
+    const listed = new Map<string, Map<string, ListedServiceFile>>(
       uncertain.map((flowPath) => [flowPath, new Map()]),
     );
     const lists =
@@ -697,8 +712,21 @@ export class ServiceSide {
         ? await Promise.all(uncertain.map((flowPath) => listServiceFiles(client, this.serviceRepo, flowPath)))
         : [await listServiceFiles(client, this.serviceRepo, null)];
     for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
-    for (const [flowPath, files] of listed)
-      state.settleFromListing(this.repoId, flowPath, files, this.repo.writer);
+    for (const [flowPath, files] of listed) {
+      // Sent without an answer: a version under this checkout's id is its own (reconcile.ts), whatever is on disk now.
+      const plan = reconcileFlow({
+        flowPath,
+        files: state.filesOfFlow(this.repoId, flowPath).map((file) => ({
+          path: file.path,
+          base: file.ackedHash,
+          disk: file.localHash,
+          ackMayBeLost: true,
+        })),
+        listed: [...files.values()],
+        me: { writer: this.repo.writer },
+      });
+      state.settleFromListing(this.repoId, flowPath, plan.adopt);
+    }
   }
 
   async takesBases(): Promise<boolean> {

@@ -159,9 +159,6 @@ export class SyncState {
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
       settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
-      unacknowledgedOfFlow: db.prepare(
-        `SELECT path, local_hash AS localHash FROM files WHERE repo_id = ? AND flow_path = ? AND acked_hash IS NULL`,
-      ),
       // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
         `UPDATE files SET local_hash = @hash, size = @size, warning = @warning,
@@ -476,29 +473,20 @@ export class SyncState {
   }
 
   /**
-   * A flow sent without an answer, settled by what the service lists of it now. A file the state has no
-   * acknowledgement of, that the service holds as it is on disk or as this checkout wrote it (`writer`: a version
-   * sent, then changed or deleted here before the answer), was stored: it is acknowledged, with its id, so what is on
-   * disk goes on it (a deletion included). Anyone else's file at that path is not this checkout's to delete. The
-   * flow is answered then, and what it kept for this is forgotten.
+   * A flow sent without an answer, settled by what the service lists of it now: the versions reconcile.ts's plan
+   * adopts (what is on disk, or this checkout's own: a version sent, then changed or deleted here before the
+   * answer) are acknowledged, with their ids, so what is on disk goes on them (a deletion included). Anyone else's
+   * file at that path is not this checkout's to delete. The flow is answered then, and what it kept for this is
+   * forgotten.
    */
   settleFromListing(
     repoId: number,
     flowPath: string,
-    listed: ReadonlyMap<string, { hash: string; id: string; writtenBy: string | null }>,
-    writer: string | undefined,
+    adopted: readonly { path: string; hash: string; id?: string }[],
   ): void {
     this.db.transaction(() => {
-      const rows = this.statements.unacknowledgedOfFlow.all(repoId, flowPath) as {
-        path: string;
-        localHash: string | null;
-      }[];
-      for (const { path, localHash } of rows) {
-        const now = listed.get(path);
-        if (!now) continue;
-        if (now.hash === localHash || (writer !== undefined && now.writtenBy === writer))
-          this.statements.ackStored.run({ repoId, flowPath, path, hash: now.hash, fileId: now.id });
-      }
+      for (const { path, hash, id } of adopted)
+        this.statements.ackStored.run({ repoId, flowPath, path, hash, fileId: id ?? null });
       this.settle(repoId, [flowPath]);
     })();
   }

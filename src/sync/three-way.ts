@@ -81,17 +81,23 @@ export function fileSide(sides: {
  * files lost): a file it holds in another version than this checkout's base, whose history lacks that base, or
  * whose newest version is not what it holds. A teammate's edit or deletion is the newest version, and replaces the
  * base, which stays in the history (30 days, and the last versions of every file at the size cap); a service that
- * never had the base, or lost the file, shows no such thing. `versions`: the file's newest versions first (hashes,
- * null for a deletion) as the service lists them; `service`: what it holds now (null: nothing).
+ * never had the base, or lost the file, shows no such thing. `versions`: the file's history, newest first (hashes,
+ * null for a deletion) as the service lists it. A conflict copy (`copy`: a checkout's bytes kept beside the
+ * service's, never the current version) is no version of the file's line: it was the newest, and every other
+ * checkout announced the service had gone back in time and marked its teammates' changes lost (issue 45, the team
+ * model's first catch). `service`: what the service holds now (null: nothing).
  */
 export function wentBackInTime(
-  samples: readonly { base: string | null; service: string | null; versions: readonly (string | null)[] }[],
+  samples: readonly {
+    base: string | null;
+    service: string | null;
+    versions: readonly { hash: string | null; copy?: boolean }[];
+  }[],
 ): boolean {
-  return samples.some(
-    (sample) =>
-      (sample.base !== null && !sample.versions.includes(sample.base)) ||
-      (sample.versions[0] ?? null) !== sample.service,
-  );
+  return samples.some((sample) => {
+    const line = sample.versions.filter((version) => version.copy !== true).map((version) => version.hash);
+    return (sample.base !== null && !line.includes(sample.base)) || (line[0] ?? null) !== sample.service;
+  });
 }
 
 /**

@@ -300,8 +300,27 @@ describe('wentBackInTime: a teammate writes on top of the base; a service restor
     { name: 'an older backup: the base never reached it', base: B, service: A, versions: [A], back: true },
     { name: 'a wiped database: no trace of the file', base: A, service: null, versions: [], back: true },
     { name: 'files lost, their history kept', base: A, service: null, versions: [A], back: true },
+    // The team model's first catch (issue 45, failure 1): a teammate's take-theirs kept a conflict copy, the newest
+    // version; read as the file's line it said the service went back in time, to every other checkout.
+    {
+      name: "a teammate's conflict copy is newest",
+      base: A,
+      service: B,
+      versions: ['copy', B, A],
+      back: false,
+    },
+    {
+      name: 'a copy of the base alone is no history of it',
+      base: A,
+      service: B,
+      versions: ['copy:A', B],
+      back: true,
+    },
   ])('$name', ({ base, service, versions, back }) => {
-    expect(wentBackInTime([{ base, service, versions }])).toBe(back);
+    const history = versions.map((v) =>
+      v === 'copy' ? { hash: C, copy: true } : v === 'copy:A' ? { hash: A, copy: true } : { hash: v },
+    );
+    expect(wentBackInTime([{ base, service, versions: history }])).toBe(back);
   });
 
   it('a lost base is a conflict, never "behind" (taking the service\'s would age or delete the only copy)', () => {

@@ -1,0 +1,372 @@
+import { describe, expect, it } from 'vitest';
+import {
+  changedSince,
+  flowsToCompare,
+  isOwnVersion,
+  reconcileFlow,
+  type FlowFacts,
+  type KnownFile,
+  type ServiceFile,
+} from '../../src/sync/reconcile.ts';
+
+/*
+ * What happens when the service differs from what this checkout knows of a flow (reconcile.ts), row by row in the
+ * manner of Mutagen's reconcile_test.go: each row is one file's three sides (base, disk, service) and who wrote the
+ * service's version, and the plan it must give. `ME` is this checkout's writer id, `ADA` a teammate's.
+ */
+const A = 'a'.repeat(64);
+const B = 'b'.repeat(64);
+const C = 'c'.repeat(64);
+const ME = 'me-checkout-id';
+const ADA = 'ada-checkout-id';
+
+interface Row {
+  name: string;
+  /** This checkout's file (undefined: the state has no row of it). */
+  file?: Omit<KnownFile, 'path'>;
+  /** The service's current version (undefined: none). */
+  service?: { hash: string; by: string | null };
+  wentBack?: boolean;
+  /** The plan for the file: what is recorded (and how it reads), adopted, counted as not here, or nothing. */
+  plan:
+    | { record: { serviceHash: string | null; lost?: boolean } }
+    | { adopt: { hash: string; why: 'own' | 'same as disk' } }
+    | { notInCheckout: true }
+    | 'nothing';
+}
+
+const ROWS: Row[] = [
+  {
+    name: 'in sync: the service holds the base, the disk is the base',
+    file: { base: A, disk: A },
+    service: { hash: A, by: ADA },
+    plan: 'nothing',
+  },
+  {
+    name: 'yours to send: edited here, the service holds the base (the round sends it)',
+    file: { base: A, disk: B },
+    service: { hash: A, by: ME },
+    plan: 'nothing',
+  },
+  {
+    name: "behind: a teammate's edit of a file untouched here",
+    file: { base: A, disk: A },
+    service: { hash: B, by: ADA },
+    plan: { record: { serviceHash: B } },
+  },
+  {
+    name: 'conflict: edited on both sides, differently',
+    file: { base: A, disk: C },
+    service: { hash: B, by: ADA },
+    plan: { record: { serviceHash: B } },
+  },
+  {
+    name: "deleted there: a teammate's deletion of a file untouched here",
+    file: { base: A, disk: A },
+    plan: { record: { serviceHash: null } },
+  },
+  {
+    name: 'deleted there, edited here: a conflict (never a silent re-create nor a silent loss)',
+    file: { base: A, disk: B },
+    plan: { record: { serviceHash: null } },
+  },
+  {
+    name: "a git pull made the disk the service's: adopted as the base, nothing to record",
+    file: { base: A, disk: B },
+    service: { hash: B, by: ADA },
+    plan: { adopt: { hash: B, why: 'same as disk' } },
+  },
+  {
+    name: 'both made the same edit: the same bytes, adopted',
+    file: { base: A, disk: B },
+    service: { hash: B, by: ME },
+    plan: { adopt: { hash: B, why: 'same as disk' } },
+  },
+  {
+    name: 'own version whose acknowledgement may be lost (sent without an answer, or a rebuilt state): adopted, the edit since goes on it',
+    file: { base: A, disk: C, ackMayBeLost: true },
+    service: { hash: B, by: ME },
+    plan: { adopt: { hash: B, why: 'own' } },
+  },
+  {
+    name: 'its id alone, no acknowledgement lost, other bytes: a conflict of two versions, asked, never sent over',
+    file: { base: A, disk: C },
+    service: { hash: B, by: ME },
+    plan: { record: { serviceHash: B } },
+  },
+  {
+    name: "a teammate's version is never own, whatever was lost",
+    file: { base: A, disk: C, ackMayBeLost: true },
+    service: { hash: B, by: ADA },
+    plan: { record: { serviceHash: B } },
+  },
+  {
+    name: 'a version with no writer named is never own',
+    file: { base: A, disk: C, ackMayBeLost: true },
+    service: { hash: B, by: null },
+    plan: { record: { serviceHash: B } },
+  },
+  {
+    name: 'went back in time to an older version of its own: adopted, so its newer base goes back on top',
+    file: { base: A, disk: A },
+    service: { hash: B, by: ME },
+    wentBack: true,
+    plan: { adopt: { hash: B, why: 'own' } },
+  },
+  {
+    name: "went back in time to a teammate's older version: lost, a conflict whose way out is sending this one",
+    file: { base: A, disk: A },
+    service: { hash: B, by: ADA },
+    wentBack: true,
+    plan: { record: { serviceHash: B, lost: true } },
+  },
+  {
+    name: 'went back in time, file gone there: lost, the only copy is here',
+    file: { base: A, disk: A },
+    wentBack: true,
+    plan: { record: { serviceHash: null, lost: true } },
+  },
+  {
+    name: 'went back in time to the very bytes on disk: nothing differs',
+    file: { base: A, disk: B },
+    service: { hash: B, by: ADA },
+    wentBack: true,
+    plan: { adopt: { hash: B, why: 'same as disk' } },
+  },
+  {
+    name: 'new here, the same bytes there (a lost first acknowledgement): adopted',
+    file: { base: null, disk: A },
+    service: { hash: A, by: ADA },
+    plan: { adopt: { hash: A, why: 'same as disk' } },
+  },
+  {
+    name: "new here, other bytes there: the round's write on no base is refused, nothing recorded now",
+    file: { base: null, disk: A },
+    service: { hash: B, by: ADA },
+    plan: 'nothing',
+  },
+  {
+    name: 'sent, then deleted here before the answer: own, adopted, so the deletion goes on it',
+    file: { base: null, disk: null, ackMayBeLost: true },
+    service: { hash: A, by: ME },
+    plan: { adopt: { hash: A, why: 'own' } },
+  },
+  {
+    name: 'on the service, never here (no row): not in this checkout',
+    service: { hash: A, by: ADA },
+    plan: { notInCheckout: true },
+  },
+  {
+    name: 'on the service, a forgotten row here (no base, not on disk): not in this checkout',
+    file: { base: null, disk: null },
+    service: { hash: A, by: ADA },
+    plan: { notInCheckout: true },
+  },
+  {
+    name: 'deleted here, on the service at its base: a deletion to send, not "not in this checkout"',
+    file: { base: A, disk: null },
+    service: { hash: A, by: ADA },
+    plan: 'nothing',
+  },
+  { name: 'new here only: the round sends it', file: { base: null, disk: A }, plan: 'nothing' },
+];
+
+function factsOf(row: Row): FlowFacts {
+  const listed: ServiceFile[] = row.service
+    ? [
+        {
+          path: 'a.yml',
+          hash: row.service.hash,
+          writtenBy: row.service.by,
+          writtenAt: '2026-11-27T10:00:00Z',
+        },
+      ]
+    : [];
+  return {
+    flowPath: 'flows/ci',
+    files: row.file ? [{ path: 'a.yml', ...row.file }] : [],
+    listed,
+    ...(row.wentBack ? { wentBack: true } : {}),
+    me: { writer: ME },
+  };
+}
+
+describe('reconcileFlow: one file against the service, each row described', () => {
+  it.each(ROWS)('$name', (row) => {
+    const plan = reconcileFlow(factsOf(row));
+    const said =
+      plan.record.length > 0
+        ? {
+            record: {
+              serviceHash: plan.record[0]!.serviceHash,
+              ...(plan.record[0]!.lost ? { lost: true } : {}),
+            },
+          }
+        : plan.adopt.length > 0
+          ? { adopt: { hash: plan.adopt[0]!.hash, why: plan.adopt[0]!.why } }
+          : plan.notInCheckout.length > 0
+            ? { notInCheckout: true }
+            : 'nothing';
+    expect(said).toEqual(row.plan);
+    // One answer per file: never recorded and adopted, nor listed as not here while known.
+    expect(plan.record.length + plan.adopt.length + plan.notInCheckout.length).toBeLessThanOrEqual(1);
+  });
+
+  it('a difference carries what is on disk, the base and who wrote the service version, for its user', () => {
+    const plan = reconcileFlow(factsOf(ROWS[3]!));
+    expect(plan.record[0]).toEqual({
+      flowPath: 'flows/ci',
+      path: 'a.yml',
+      baseHash: A,
+      serviceHash: B,
+      sentHash: C,
+      writtenBy: ADA,
+      writtenAt: '2026-11-27T10:00:00Z',
+    });
+  });
+});
+
+describe('reconcileFlow: what a teammate revert settles', () => {
+  const base = { flowPath: 'flows/ci', me: { writer: ME } };
+  it.each([
+    {
+      name: 'the service holds the base again: the recorded difference is settled at it',
+      listed: [{ path: 'a.yml', hash: A, writtenBy: ADA, writtenAt: null }],
+      settled: [{ path: 'a.yml', hash: A }],
+    },
+    {
+      name: 'the service still holds another version: nothing settled, recorded again',
+      listed: [{ path: 'a.yml', hash: B, writtenBy: ADA, writtenAt: null }],
+      settled: [],
+    },
+    { name: 'the file is gone there: nothing settled', listed: [], settled: [] },
+  ])('$name', ({ listed, settled }) => {
+    const plan = reconcileFlow({
+      ...base,
+      files: [{ path: 'a.yml', base: A, disk: A }],
+      listed,
+      recorded: [{ path: 'a.yml', base: A }],
+    });
+    expect(plan.settle).toEqual(settled);
+  });
+
+  it('a difference recorded on an older base (this checkout synced since) is not settled by the plan', () => {
+    const plan = reconcileFlow({
+      ...base,
+      files: [{ path: 'a.yml', base: B, disk: B }],
+      listed: [{ path: 'a.yml', hash: A, writtenBy: ADA, writtenAt: null }],
+      recorded: [{ path: 'a.yml', base: A }],
+    });
+    expect(plan.settle).toEqual([]);
+  });
+});
+
+describe('isOwnVersion: the writer id and the bytes, never the label alone', () => {
+  it.each([
+    { name: 'its id, the bytes on disk', by: ME, disk: B, ackMayBeLost: false, own: true },
+    {
+      name: 'its id, an acknowledgement may be lost, other bytes on disk',
+      by: ME,
+      disk: C,
+      ackMayBeLost: true,
+      own: true,
+    },
+    {
+      name: 'its id alone (a checkout copied with its state): not proof',
+      by: ME,
+      disk: C,
+      ackMayBeLost: false,
+      own: false,
+    },
+    { name: "a teammate's id", by: ADA, disk: B, ackMayBeLost: true, own: false },
+    { name: 'no writer named', by: null, disk: B, ackMayBeLost: true, own: false },
+  ])('$name', ({ by, disk, ackMayBeLost, own }) => {
+    expect(
+      isOwnVersion(
+        { hash: B, writtenBy: by },
+        { path: 'a.yml', base: A, disk, ackMayBeLost },
+        { writer: ME },
+      ),
+    ).toBe(own);
+  });
+
+  it('a checkout with no id owns nothing', () => {
+    expect(isOwnVersion({ hash: B, writtenBy: null }, { path: 'a.yml', base: A, disk: B }, {})).toBe(false);
+  });
+});
+
+describe('flowsToCompare: which flows a look lists file by file', () => {
+  const acknowledged = new Map([
+    ['flows/a', 'h1'],
+    ['flows/b', 'h2'],
+  ]);
+  it.each([
+    {
+      name: 'a full look compares every flow here or there; lists those whose aggregate differs',
+      listed: new Map([
+        ['flows/a', 'h1'],
+        ['flows/b', 'h9'],
+        ['flows/c', 'h3'],
+      ]),
+      last: null,
+      changed: ['flows/a', 'flows/b', 'flows/c'],
+      differing: ['flows/b', 'flows/c'],
+    },
+    {
+      name: 'a quick look compares only what moved on the service since the last look',
+      listed: new Map([
+        ['flows/a', 'h1'],
+        ['flows/b', 'h9'],
+      ]),
+      last: new Map([
+        ['flows/a', 'h1'],
+        ['flows/b', 'h2'],
+      ]),
+      changed: ['flows/b'],
+      differing: ['flows/b'],
+    },
+    {
+      name: 'a flow emptied on the service is compared (its files deleted there)',
+      listed: new Map<string, string | null>([
+        ['flows/a', null],
+        ['flows/b', 'h2'],
+      ]),
+      last: new Map([
+        ['flows/a', 'h1'],
+        ['flows/b', 'h2'],
+      ]),
+      changed: ['flows/a'],
+      differing: ['flows/a'],
+    },
+  ])('$name', ({ listed, last, changed, differing }) => {
+    const scope = flowsToCompare({ listed, last, acknowledged, leftForTheirRound: () => false });
+    expect(scope.changed.sort()).toEqual(changed);
+    expect([...scope.differing].sort()).toEqual(differing);
+  });
+
+  it('flows left for their round (sent without an answer, a held root) are not compared', () => {
+    const scope = flowsToCompare({
+      listed: new Map([['flows/b', 'h9']]),
+      last: null,
+      acknowledged,
+      leftForTheirRound: (flowPath) => flowPath === 'flows/b',
+    });
+    expect(scope.changed.sort()).toEqual(['flows/a']);
+    expect([...scope.differing]).toEqual(['flows/a']);
+  });
+
+  it('changedSince: a flow new, gone or moved on the service', () => {
+    expect(
+      changedSince(
+        new Map([
+          ['x', 'h1'],
+          ['y', 'h2'],
+        ]),
+        new Map([
+          ['y', 'h0'],
+          ['z', 'h3'],
+        ]),
+      ).sort(),
+    ).toEqual(['x', 'y', 'z']);
+  });
+});
