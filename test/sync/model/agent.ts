@@ -29,7 +29,7 @@ export function scan(team: Team, c: ModelCheckout): void {
 }
 
 /** The look at the service: what it lists against what this checkout knows, flow by flow. */
-export function look(team: Team, c: ModelCheckout, { first = false } = {}): void {
+export function look(team: Team, c: ModelCheckout): void {
   if (!c.running) return;
   scan(team, c);
   const { service, core } = team;
@@ -42,9 +42,7 @@ export function look(team: Team, c: ModelCheckout, { first = false } = {}): void
         path: file.path,
         base: file.base,
         service: service.files.get(file.path)?.hash ?? null,
-        versions: service.versionsNewestFirst(file.path).map((version) => version.hash),
-        // Not read by src's wentBackInTime today (it takes hashes only): which of those versions are conflict copies.
-        copies: service.versionsNewestFirst(file.path).map((version) => version.copy === true),
+        versions: service.versionsNewestFirst(file.path),
       })),
   ).slice(0, 20);
   const wentBack = core.wentBackInTime(samples);
@@ -52,7 +50,7 @@ export function look(team: Team, c: ModelCheckout, { first = false } = {}): void
   if (wentBack && !truly)
     team.violation(
       'went back in time said when it did not',
-      `${c.name} sees ${samples.map((s) => `${s.path} ${s.base}→${s.service} (history ${s.versions.join(',')})`).join('; ')}`,
+      `${c.name} sees ${samples.map((s) => `${s.path} ${s.base}→${s.service} (history ${s.versions.map((v) => `${v.hash ?? 'deleted'}${v.copy ? ' (copy)' : ''}`).join(', ')})`).join('; ')}`,
     );
   c.notInCheckout.clear();
   for (const flow of FLOWS) {
@@ -64,7 +62,6 @@ export function look(team: Team, c: ModelCheckout, { first = false } = {}): void
         .filter(([path]) => flowOf(path) === flow)
         .map(([path, row]) => ({ path, base: row.base })),
       wentBack,
-      first,
       me: { writer: c.writer },
     });
     carryOut(c, plan);
@@ -101,8 +98,7 @@ export function round(team: Team, c: ModelCheckout, { answerLost = false } = {})
   if (!c.running) return;
   scan(team, c);
   const { core, service, guard } = team;
-  if (!c.learned && c.bases.size === 0) look(team, c, { first: true });
-  if (c.sent.size > 0) look(team, c);
+  if ((!c.learned && c.bases.size === 0) || c.sent.size > 0) look(team, c);
   const waiting = c.deletions(core);
   const facts = {
     waiting: waiting.length,
@@ -136,7 +132,7 @@ export function round(team: Team, c: ModelCheckout, { answerLost = false } = {})
     const answer = service.write(request, c.writer);
     if (!answer.taken) {
       refused = true;
-      refusedFlow(team, c, answer.refused, request);
+      refusedFlow(team, c, answer.refused);
       continue;
     }
     for (const { path, hash, replaced } of answer.written) {
@@ -177,19 +173,12 @@ function acknowledge(c: ModelCheckout, path: string, hash: string | null, answer
  * version this checkout wrote itself (reconcile.ts's isOwnVersion, the one definition), which becomes its base; the
  * flow's other files go in the next round, the refused one left out.
  */
-function refusedFlow(
-  team: Team,
-  c: ModelCheckout,
-  refused: readonly Refusal[],
-  request: { writes: { path: string; hash: string }[] },
-) {
-  const sent = new Map(request.writes.map((write) => [write.path, write.hash]));
+function refusedFlow(team: Team, c: ModelCheckout, refused: readonly Refusal[]) {
   for (const r of refused) {
-    const file = {
+    const file = c.knownFiles(flowOf(r.path)).find((known) => known.path === r.path) ?? {
       path: r.path,
-      base: c.bases.get(r.path) ?? null,
-      disk: c.scanned.get(r.path) ?? null,
-      sent: sent.get(r.path) ?? null,
+      base: null,
+      disk: null,
     };
     const version = r.service === null ? null : { hash: r.service, writtenBy: r.writtenBy };
     if (version !== null && team.core.isOwnVersion(version, file, { writer: c.writer })) {

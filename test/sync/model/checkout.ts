@@ -105,9 +105,14 @@ export class ModelCheckout {
     else this.bases.set(path, hash);
   }
 
-  /** The files of a flow as the state knows them (on disk as scanned, acknowledged, or both). */
+  /**
+   * The files of a flow as the state knows them (on disk as scanned, acknowledged, or both). An acknowledgement
+   * may be lost when the flow was sent without an answer, or the state knows nothing acknowledged (rebuilt).
+   */
   knownFiles(flow: string): KnownFile[] {
     const paths = [...new Set([...this.scanned.keys(), ...this.bases.keys(), ...this.sent.keys()])];
+    const inFlight = [...this.sent.keys()].some((path) => flowOf(path) === flow);
+    const ackMayBeLost = inFlight || this.bases.size === 0;
     return paths
       .filter((path) => flowOf(path) === flow)
       .sort()
@@ -115,7 +120,7 @@ export class ModelCheckout {
         path,
         base: this.bases.get(path) ?? null,
         disk: this.scanned.get(path) ?? null,
-        ...(this.sent.has(path) ? { sent: this.sent.get(path) ?? null } : {}),
+        ...(ackMayBeLost ? { ackMayBeLost } : {}),
       }));
   }
 

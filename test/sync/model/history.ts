@@ -158,7 +158,7 @@ export function apply(team: Team, step: Step): void {
       c.allowed = 0;
       c.heldSet.clear();
       c.confirmed.clear();
-      return c.running ? look(team, c, { first: true }) : undefined;
+      return c.running ? look(team, c) : undefined;
   }
 }
 

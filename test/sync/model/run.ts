@@ -18,6 +18,8 @@ export interface ModelOptions {
   core?: Core;
   /** The longest history (steps before quiescence). */
   steps?: number;
+  /** Whether a team may have two checkouts carrying one writer label (default: yes). */
+  sharedLabels?: boolean;
 }
 
 export interface ModelResult {
@@ -47,8 +49,12 @@ export function runHistory(core: Core, shape: TeamShape, steps: readonly Step[])
 
 export function checkModel(options: ModelOptions): ModelResult {
   const core = options.core ?? realCore;
+  const shapes =
+    options.sharedLabels === false
+      ? shapeArbitrary.map((shape) => ({ ...shape, sharedLabel: false }))
+      : shapeArbitrary;
   const property = fc.property(
-    shapeArbitrary,
+    shapes,
     fc.array(stepArbitrary, { maxLength: options.steps ?? 30 }),
     (shape, steps) => runHistory(core, shape, steps).length === 0,
   );

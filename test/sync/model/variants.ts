@@ -3,25 +3,16 @@ import { realCore, saysInSync, type Core } from './core.ts';
 
 /*
  * Cores the model runs besides flowsync's own. `sketchedFixes` is src's core with the fixes of issue 45's
- * failures 1, 3, 4 and 5 sketched in the model, so that the model looks past them before they land (a violation
+ * failures 3, 4 and 5 sketched in the model (1 is fixed in src), so that the model looks past them before they land (a violation
  * it still finds is news). The known-bad ones are that core with one rule broken on purpose, and a test asserts the
  * model catches each with a shrunk history: the model can fail.
  */
 
-type Sample = Parameters<Core['wentBackInTime']>[0][number] & { copies?: readonly boolean[] };
 type DeletionFacts = Parameters<Core['deletionVerdict']>[0] & { stillHeld?: number };
 
-/** src's core with the fixes of failures 1, 3, 4 and 5 sketched (each one line: what the fix is to do). */
+/** src's core with the fixes of failures 3, 4 and 5 sketched (each one line: what the fix is to do). */
 export const sketchedFixes: Core = {
   ...realCore,
-  // 1: a conflict copy is never the current version: the history is read without them.
-  wentBackInTime: (samples) =>
-    realCore.wentBackInTime(
-      (samples as readonly Sample[]).map((sample) => ({
-        ...sample,
-        versions: sample.versions.filter((_, index) => sample.copies?.[index] !== true),
-      })),
-    ),
   // 3: the held set stays held until confirmed or put back, whatever this round counts.
   deletionVerdict: (facts: DeletionFacts) => {
     const decided = realCore.deletionVerdict(facts);
@@ -75,7 +66,7 @@ export const copyReadAsNewest: Core = {
   wentBackInTime: (samples) =>
     samples.some(
       (sample) =>
-        (sample.base !== null && !sample.versions.includes(sample.base)) ||
-        (sample.versions[0] ?? null) !== sample.service,
+        (sample.base !== null && !sample.versions.some((version) => version.hash === sample.base)) ||
+        (sample.versions[0]?.hash ?? null) !== sample.service,
     ),
 };
