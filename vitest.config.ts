@@ -36,6 +36,7 @@ const UNIT = [
   'test/sync/three-way.test.ts',
   'test/sync/reconcile.test.ts',
   'test/sync/uploader.test.ts',
+  'test/sync/model/*.test.ts',
   'test/window/tray-line.test.ts',
   'test/window/window-policy.test.ts',
   'test/window/window-sessions.test.ts',

@@ -19,9 +19,13 @@ export interface KnownFile {
   /** What is on disk: its hash; null: nothing; '' (or any hash) for a file on disk that is not sent. */
   disk: string | null;
   /**
-   * This checkout may have lost the acknowledgement of a version of it: its flow was sent without an answer (in
-   * flight), or its state knows nothing acknowledged (new, or rebuilt after damage). A version written under its id
-   * is then its own, whatever is on disk now.
+   * What this checkout sent of it without an answer (its flow in flight): that hash, null for a deletion;
+   * undefined: nothing in flight for it. A version of those very bytes under its id is its own lost acknowledgement.
+   */
+  sent?: string | null;
+  /**
+   * Any version under this checkout's id may be its own: its state knows nothing acknowledged (new, or rebuilt after
+   * damage), or its flow is in flight with nothing recorded of what it carried (a state from before that was kept).
    */
   ackMayBeLost?: boolean;
 }
@@ -92,12 +96,13 @@ export interface ServicePlan {
 
 /**
  * Whether the service's current version of a file is one this checkout wrote and lost the acknowledgement of: named
- * by its writer id AND with evidence that an acknowledgement was lost: the bytes on disk here, a flow sent without an
- * answer, a state that knows nothing acknowledged, or a service that went back in time (what it holds under this id
- * is an older version of this checkout's, whose newer one it lost). The name alone is not proof: a checkout copied
- * with its state (one machine image, a copied home) carries the same id, took a teammate's edit for its own and sent
- * its older bytes over it (the team model's known-bad variant "label alone"). Without evidence it is a conflict of
- * two versions: asked, never lost.
+ * by its writer id AND with evidence that an acknowledgement was lost: the bytes on disk here, the bytes it sent
+ * without an answer, a state that knows nothing acknowledged, or a service that went back in time (what it holds
+ * under this id is an older version of this checkout's, whose newer one it lost). The name alone is not proof: a
+ * checkout copied with its state (one machine image, a copied home) carries the same id, took a teammate's edit for
+ * its own and sent its older bytes over it (the team model's known-bad variant "label alone"); "its flow is in
+ * flight" was not proof either (the model: a deletion sent, its answer lost, and the copy's re-created file taken
+ * for its own and deleted). Without evidence it is a conflict of two versions: asked, never lost.
  */
 export function isOwnVersion(
   version: { hash: string; writtenBy: string | null },
@@ -106,7 +111,7 @@ export function isOwnVersion(
   wentBack = false,
 ): boolean {
   if (me.writer === undefined || version.writtenBy !== me.writer) return false;
-  return version.hash === file.disk || file.ackMayBeLost === true || wentBack;
+  return version.hash === file.disk || version.hash === file.sent || file.ackMayBeLost === true || wentBack;
 }
 
 /** Where a service file stands for a checkout that never had it: not on disk and never acknowledged here. */

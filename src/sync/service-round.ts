@@ -166,14 +166,19 @@ export class ServiceRound {
         : [await listServiceFiles(client, this.serviceRepo, null)];
     for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
     for (const [flowPath, files] of listed) {
-      // Sent without an answer: a version under this checkout's id is its own (reconcile.ts), whatever is on disk now.
+      // Sent without an answer: a version of the bytes it sent, under its id, is its own (reconcile.ts).
+      const sent = state.sentOf(this.repoId, flowPath);
       const plan = reconcileFlow({
         flowPath,
         files: state.filesOfFlow(this.repoId, flowPath).map((file) => ({
           path: file.path,
           base: file.ackedHash,
           disk: file.localHash,
-          ackMayBeLost: true,
+          ...(sent === null
+            ? { ackMayBeLost: true }
+            : sent.has(file.path)
+              ? { sent: sent.get(file.path)! }
+              : {}),
         })),
         listed: [...files.values()],
         me: { writer: this.repo.writer },

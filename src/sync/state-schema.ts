@@ -99,6 +99,16 @@ const SCHEMA = [
   // service takes it. In the state, so that a restart neither releases a held set nor forgets a confirmation.
   `ALTER TABLE files ADD COLUMN deletion TEXT;
   CREATE INDEX files_marked ON files (repo_id) WHERE deletion IS NOT NULL;`,
+  // What a flow sent without an answer carried, file by file (`hash` null: a deletion): the evidence that a
+  // version the service holds under this checkout's id is its own lost acknowledgement (reconcile.ts's
+  // isOwnVersion), not a copy of this checkout's (one id) writing over it. Kept while the flow is in flight.
+  `CREATE TABLE in_flight_files (
+    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+    flow_path TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hash TEXT,
+    PRIMARY KEY (repo_id, flow_path, path)
+  ) WITHOUT ROWID;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

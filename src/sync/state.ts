@@ -172,6 +172,12 @@ export class SyncState {
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
       settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
+      settleSent: db.prepare('DELETE FROM in_flight_files WHERE repo_id = ? AND flow_path = ?'),
+      markSent: db.prepare(
+        `INSERT INTO in_flight_files (repo_id, flow_path, path, hash) VALUES (@repoId, @flowPath, @path, @hash)
+         ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET hash = excluded.hash`,
+      ),
+      sentOfFlow: db.prepare('SELECT path, hash FROM in_flight_files WHERE repo_id = ? AND flow_path = ?'),
       // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
         `UPDATE files SET local_hash = @hash, size = @size, warning = @warning,
@@ -469,16 +475,35 @@ export class SyncState {
   }
 
   /** Written before a request leaves, so that a crash before the answer leaves a trace. */
-  markSending(repoId: number, flowPaths: readonly string[]): void {
+  markSending(
+    repoId: number,
+    flows: readonly { flowPath: string; sent?: readonly { path: string; hash: string | null }[] }[],
+  ): void {
     this.db.transaction(() => {
-      for (const flowPath of flowPaths) this.statements.markSending.run(repoId, flowPath);
+      for (const { flowPath, sent } of flows) {
+        this.statements.markSending.run(repoId, flowPath);
+        for (const { path, hash } of sent ?? [])
+          this.statements.markSent.run({ repoId, flowPath, path, hash });
+      }
     })();
+  }
+
+  /**
+   * What this checkout sent of a flow without an answer, file by file (null: a deletion); null when the flow is in
+   * flight with nothing recorded of it (sent by a version before in_flight_files: every version is taken as sent).
+   */
+  sentOf(repoId: number, flowPath: string): Map<string, string | null> | null {
+    const rows = this.statements.sentOfFlow.all(repoId, flowPath) as { path: string; hash: string | null }[];
+    return rows.length === 0 ? null : new Map(rows.map((row) => [row.path, row.hash]));
   }
 
   /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */
   settle(repoId: number, flowPaths: readonly string[]): void {
     this.db.transaction(() => {
-      for (const flowPath of flowPaths) this.statements.settle.run(repoId, flowPath);
+      for (const flowPath of flowPaths) {
+        this.statements.settle.run(repoId, flowPath);
+        this.statements.settleSent.run(repoId, flowPath);
+      }
       this.statements.dropForgotten.run({ repoId });
     })();
   }
@@ -531,6 +556,7 @@ export class SyncState {
     this.db.transaction(() => {
       for (const ack of acks) {
         this.statements.settle.run(repoId, ack.flowPath);
+        this.statements.settleSent.run(repoId, ack.flowPath);
         this.ackedChange(repoId, ack.flowPath);
         for (const file of ack.stored) {
           this.statements.ackStored.run({

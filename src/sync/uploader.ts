@@ -431,7 +431,16 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
   const sent = await readEntries(context, batch);
   if (sent.length === 0) return;
   const flowPaths = sent.map(({ plan }) => plan.flowPath);
-  state.markSending(repoId, flowPaths);
+  state.markSending(
+    repoId,
+    sent.map(({ plan, entry }) => ({
+      flowPath: plan.flowPath,
+      sent: [
+        ...entry.files.map((file) => ({ path: file.path, hash: file.hash })),
+        ...(entry.deletes ?? []).map((file) => ({ path: file.path, hash: null })),
+      ],
+    })),
+  );
   tally.requests++;
   try {
     const value = await client.flowDef.syncBatch(
@@ -555,7 +564,7 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
   if (!read) return;
   state.recordReads(repoId, [readRecord(plan, file, read)]);
   if (read.missing || read.content === null) return; // changed meanwhile: the next plan says what to do
-  state.markSending(repoId, [plan.flowPath]);
+  state.markSending(repoId, [{ flowPath: plan.flowPath, sent: [{ path: file.path, hash: read.hash }] }]);
   tally.requests++;
   try {
     const record = await client.flowDef.updateFile(

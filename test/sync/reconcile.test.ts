@@ -83,10 +83,28 @@ const ROWS: Row[] = [
     plan: { adopt: { hash: B, why: 'same as disk' } },
   },
   {
-    name: 'own version whose acknowledgement may be lost (sent without an answer, or a rebuilt state): adopted, the edit since goes on it',
+    name: 'own version sent without an answer (the bytes it sent): adopted, the edit made since goes on it',
+    file: { base: A, disk: C, sent: B },
+    service: { hash: B, by: ME },
+    plan: { adopt: { hash: B, why: 'own' } },
+  },
+  {
+    name: 'a rebuilt state (knows nothing acknowledged): a version under its id is its own, the edit goes on it',
     file: { base: A, disk: C, ackMayBeLost: true },
     service: { hash: B, by: ME },
     plan: { adopt: { hash: B, why: 'own' } },
+  },
+  {
+    name: 'its flow in flight with other bytes sent: a copy of this checkout (same id) wrote it, a conflict (the model)',
+    file: { base: A, disk: C, sent: C },
+    service: { hash: B, by: ME },
+    plan: { record: { serviceHash: B } },
+  },
+  {
+    name: 'a deletion sent without an answer, the file re-created under its id by a copy of it: not its own (the model)',
+    file: { base: A, disk: null, sent: null },
+    service: { hash: B, by: ME },
+    plan: { record: { serviceHash: B } },
   },
   {
     name: 'its id alone, no acknowledgement lost, other bytes: a conflict of two versions, asked, never sent over',
@@ -147,7 +165,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'sent, then deleted here before the answer: own, adopted, so the deletion goes on it',
-    file: { base: null, disk: null, ackMayBeLost: true },
+    file: { base: null, disk: null, sent: A },
     service: { hash: A, by: ME },
     plan: { adopt: { hash: A, why: 'own' } },
   },
@@ -265,12 +283,14 @@ describe('isOwnVersion: the writer id and the bytes, never the label alone', () 
   it.each([
     { name: 'its id, the bytes on disk', by: ME, disk: B, ackMayBeLost: false, own: true },
     {
-      name: 'its id, an acknowledgement may be lost, other bytes on disk',
+      name: 'its id, a rebuilt state (any acknowledgement may be lost), other bytes on disk',
       by: ME,
       disk: C,
       ackMayBeLost: true,
       own: true,
     },
+    { name: 'its id, the very bytes it sent without an answer', by: ME, disk: C, sent: B, own: true },
+    { name: 'its id, other bytes sent without an answer', by: ME, disk: C, sent: A, own: false },
     {
       name: 'its id alone (a checkout copied with its state): not proof',
       by: ME,
@@ -280,15 +300,36 @@ describe('isOwnVersion: the writer id and the bytes, never the label alone', () 
     },
     { name: "a teammate's id", by: ADA, disk: B, ackMayBeLost: true, own: false },
     { name: 'no writer named', by: null, disk: B, ackMayBeLost: true, own: false },
-  ])('$name', ({ by, disk, ackMayBeLost, own }) => {
-    expect(
-      isOwnVersion(
-        { hash: B, writtenBy: by },
-        { path: 'a.yml', base: A, disk, ackMayBeLost },
-        { writer: ME },
-      ),
-    ).toBe(own);
-  });
+  ])(
+    '$name',
+    ({
+      by,
+      disk,
+      ackMayBeLost,
+      sent,
+      own,
+    }: {
+      by: string | null;
+      disk: string;
+      ackMayBeLost?: boolean;
+      sent?: string;
+      own: boolean;
+    }) => {
+      expect(
+        isOwnVersion(
+          { hash: B, writtenBy: by },
+          {
+            path: 'a.yml',
+            base: A,
+            disk,
+            ...(ackMayBeLost ? { ackMayBeLost } : {}),
+            ...(sent === undefined ? {} : { sent }),
+          },
+          { writer: ME },
+        ),
+      ).toBe(own);
+    },
+  );
 
   it('a checkout with no id owns nothing', () => {
     expect(isOwnVersion({ hash: B, writtenBy: null }, { path: 'a.yml', base: A, disk: B }, {})).toBe(false);

@@ -255,7 +255,7 @@ describe('the planner, on a real state file', () => {
   it('sends a flow whose request went unanswered as a full listing, even with no file pending or left', () => {
     local('flows/a', 'x', 'h1');
     ack('flows/a', 'x', 'h1');
-    state.markSending(repoId, ['flows/a', 'flows/gone']);
+    state.markSending(repoId, [{ flowPath: 'flows/a' }, { flowPath: 'flows/gone' }]);
     const { plans } = planUploads(state, repoId);
     expect(plans.map((p) => [p.flowPath, p.full, p.uncertain, p.present.length])).toEqual([
       ['flows/a', true, true, 1],
