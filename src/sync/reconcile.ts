@@ -23,11 +23,6 @@ export interface KnownFile {
    * undefined: nothing in flight for it. A version of those very bytes under its id is its own lost acknowledgement.
    */
   sent?: string | null;
-  /**
-   * Any version under this checkout's id may be its own: its state knows nothing acknowledged (new, or rebuilt after
-   * damage), or its flow is in flight with nothing recorded of what it carried (a state from before that was kept).
-   */
-  ackMayBeLost?: boolean;
 }
 
 /** A file as the service lists it now (its current version). */
@@ -96,22 +91,21 @@ export interface ServicePlan {
 
 /**
  * Whether the service's current version of a file is one this checkout wrote and lost the acknowledgement of: named
- * by its writer id AND with evidence that an acknowledgement was lost: the bytes on disk here, the bytes it sent
- * without an answer, a state that knows nothing acknowledged, or a service that went back in time (what it holds
- * under this id is an older version of this checkout's, whose newer one it lost). The name alone is not proof: a
- * checkout copied with its state (one machine image, a copied home) carries the same id, took a teammate's edit for
- * its own and sent its older bytes over it (the team model's known-bad variant "label alone"); "its flow is in
- * flight" was not proof either (the model: a deletion sent, its answer lost, and the copy's re-created file taken
- * for its own and deleted). Without evidence it is a conflict of two versions: asked, never lost.
+ * by its writer id AND with evidence of it: the very bytes on disk here, or the bytes it sent without an answer. The
+ * name alone is not proof: a checkout copied with its state and its id (one machine image, a copied home) took a
+ * teammate's edit for its own and sent its older bytes over it. The team model found four such ways, each a row of
+ * test/sync/reconcile.test.ts: the label alone; "its flow is in flight" (a deletion sent, its answer lost, the
+ * copy's re-created file taken for its own and deleted); "its state knows nothing" (a rebuilt state took the copy's
+ * edit for its own); "the service went back in time" (the copy's edit made after the restore taken for the older
+ * version the service went back to). Without evidence it is a conflict of two versions: asked, a copy kept.
  */
 export function isOwnVersion(
   version: { hash: string; writtenBy: string | null },
   file: KnownFile,
   me: Me,
-  wentBack = false,
 ): boolean {
   if (me.writer === undefined || version.writtenBy !== me.writer) return false;
-  return version.hash === file.disk || version.hash === file.sent || file.ackMayBeLost === true || wentBack;
+  return version.hash === file.disk || version.hash === file.sent;
 }
 
 /** Where a service file stands for a checkout that never had it: not on disk and never acknowledged here. */
@@ -140,7 +134,7 @@ export function reconcileFlow(facts: FlowFacts): ServicePlan {
     if (now?.hash === file.base) continue;
     differs.add(file.path);
     if (now !== undefined && now.hash === file.disk) plan.adopt.push(adoption(now, 'same as disk'));
-    else if (now !== undefined && isOwnVersion(now, file, me, facts.wentBack))
+    else if (now !== undefined && !facts.wentBack && isOwnVersion(now, file, me))
       plan.adopt.push(adoption(now, 'own'));
     else plan.record.push(difference(facts, file, now, { lost: facts.wentBack === true }));
   }

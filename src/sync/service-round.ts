@@ -73,8 +73,9 @@ export class ServiceRound {
 
   /**
    * A state that knows nothing acknowledged (a first sync, a state rebuilt after damage, CI) learns the service's
-   * files first, once: the versions this checkout wrote (the service names their writer) are its own bases, so its
-   * edits of them go through; anyone else's are not, so an old clone's copy is a conflict, never an overwrite.
+   * files first, once: a version that is its own (reconcile.ts's isOwnVersion: its id and the very bytes on disk)
+   * is its base; any other is not, so an old clone's copy, or an edit made while the state was lost, is a conflict
+   * its user settles (a copy kept), never an overwrite.
    * Files on the service that are not in this checkout are counted and said, neither deleted nor fetched.
    */
   async learnService(): Promise<void> {
@@ -91,12 +92,7 @@ export class ServiceRound {
     const own = listed.filter((file) =>
       isOwnVersion(
         file,
-        {
-          path: file.path,
-          base: null,
-          disk: disk.get(serviceFileKey(file.flowPath, file.path)) ?? null,
-          ackMayBeLost: true,
-        },
+        { path: file.path, base: null, disk: disk.get(serviceFileKey(file.flowPath, file.path)) ?? null },
         { writer: this.repo.writer },
       ),
     );
@@ -174,11 +170,7 @@ export class ServiceRound {
           path: file.path,
           base: file.ackedHash,
           disk: file.localHash,
-          ...(sent === null
-            ? { ackMayBeLost: true }
-            : sent.has(file.path)
-              ? { sent: sent.get(file.path)! }
-              : {}),
+          ...(sent.has(file.path) ? { sent: sent.get(file.path)! } : {}),
         })),
         listed: [...files.values()],
         me: { writer: this.repo.writer },

@@ -488,13 +488,10 @@ export class SyncState {
     })();
   }
 
-  /**
-   * What this checkout sent of a flow without an answer, file by file (null: a deletion); null when the flow is in
-   * flight with nothing recorded of it (sent by a version before in_flight_files: every version is taken as sent).
-   */
-  sentOf(repoId: number, flowPath: string): Map<string, string | null> | null {
+  /** What this checkout sent of a flow without an answer, file by file (null: a deletion). */
+  sentOf(repoId: number, flowPath: string): Map<string, string | null> {
     const rows = this.statements.sentOfFlow.all(repoId, flowPath) as { path: string; hash: string | null }[];
-    return rows.length === 0 ? null : new Map(rows.map((row) => [row.path, row.hash]));
+    return new Map(rows.map((row) => [row.path, row.hash]));
   }
 
   /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */

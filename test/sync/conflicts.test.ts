@@ -163,7 +163,7 @@ describe('two checkouts on one service that takes bases', () => {
     expect(a.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
   });
 
-  it('a rebuilt state sends its own edit on its own version; an old clone of a colleague is a conflict, not a revert', async () => {
+  it('a rebuilt state asks before its edit goes over the version it wrote; an old clone of a colleague is a conflict, not a revert', async () => {
     setup = await engineOnService(FILES);
     other = makeRepo(FILES); // the colleague's clone, taken now: it will be old
     const first = setup.engine({ writer: 'ada@laptop:~/app' });
@@ -171,15 +171,24 @@ describe('two checkouts on one service that takes bases', () => {
     setup.repo.write('flows/ci/a.yml', 'a: ada 2\n');
     await first.engine.syncOnce();
     await first.close();
-    // Ada's state is lost (damaged, rebuilt): her next edit is on the version she wrote, so it goes.
+    // Ada's state is lost (damaged, rebuilt) and she edits meanwhile. The service's version carries her id, but a
+    // copy of her checkout carries it too (issue 45: the team model's "a rebuilt state takes the copy's edit for its
+    // own and reverts it"): her edit is a conflict of two versions under her id, sent once she says so.
     for (const suffix of ['', '-wal', '-shm'])
       rmSync(join(setup.repo.dir, `state.db${suffix}`), { force: true });
     setup.repo.write('flows/ci/a.yml', 'a: ada 3\n');
     const rebuilt = setup.engine({ writer: 'ada@laptop:~/app' });
     const report = await rebuilt.engine.syncOnce();
-    expect(report.conflicts).toEqual([]);
+    expect(report.conflicts).toEqual([
+      { flowPath: 'flows/ci', path: 'a.yml', writtenBy: 'ada@laptop:~/app' },
+    ]);
     const service = () => serviceTree(readDatabase(setup.svc.dbPath), 'acme', 'app');
+    expect(service()['flows/ci/a.yml']).toBe('a: ada 2\n');
+    await rebuilt.engine.service.resolve(null, 'mine');
+    await rebuilt.engine.syncOnce();
     expect(service()['flows/ci/a.yml']).toBe('a: ada 3\n');
+    // A file she did not edit meanwhile is in sync at once: the very bytes on disk are her own version.
+    expect(rebuilt.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });
 
     // A colleague's first sync from the old clone: a.yml differs from what the service has, written by Ada.
     const colleague = testEngine({

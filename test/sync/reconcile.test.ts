@@ -88,12 +88,7 @@ const ROWS: Row[] = [
     service: { hash: B, by: ME },
     plan: { adopt: { hash: B, why: 'own' } },
   },
-  {
-    name: 'a rebuilt state (knows nothing acknowledged): a version under its id is its own, the edit goes on it',
-    file: { base: A, disk: C, ackMayBeLost: true },
-    service: { hash: B, by: ME },
-    plan: { adopt: { hash: B, why: 'own' } },
-  },
+
   {
     name: 'its flow in flight with other bytes sent: a copy of this checkout (same id) wrote it, a conflict (the model)',
     file: { base: A, disk: C, sent: C },
@@ -114,22 +109,22 @@ const ROWS: Row[] = [
   },
   {
     name: "a teammate's version is never own, whatever was lost",
-    file: { base: A, disk: C, ackMayBeLost: true },
+    file: { base: A, disk: C, sent: B },
     service: { hash: B, by: ADA },
     plan: { record: { serviceHash: B } },
   },
   {
     name: 'a version with no writer named is never own',
-    file: { base: A, disk: C, ackMayBeLost: true },
+    file: { base: A, disk: C, sent: B },
     service: { hash: B, by: null },
     plan: { record: { serviceHash: B } },
   },
   {
-    name: 'went back in time to an older version of its own: adopted, so its newer base goes back on top',
+    name: 'went back in time to a version under its own id: lost (a copy of it may have written it since), asked',
     file: { base: A, disk: A },
     service: { hash: B, by: ME },
     wentBack: true,
-    plan: { adopt: { hash: B, why: 'own' } },
+    plan: { record: { serviceHash: B, lost: true } },
   },
   {
     name: "went back in time to a teammate's older version: lost, a conflict whose way out is sending this one",
@@ -281,55 +276,31 @@ describe('reconcileFlow: what a teammate revert settles', () => {
 
 describe('isOwnVersion: the writer id and the bytes, never the label alone', () => {
   it.each([
-    { name: 'its id, the bytes on disk', by: ME, disk: B, ackMayBeLost: false, own: true },
-    {
-      name: 'its id, a rebuilt state (any acknowledgement may be lost), other bytes on disk',
-      by: ME,
-      disk: C,
-      ackMayBeLost: true,
-      own: true,
-    },
+    { name: 'its id, the bytes on disk', by: ME, disk: B, own: true },
     { name: 'its id, the very bytes it sent without an answer', by: ME, disk: C, sent: B, own: true },
     { name: 'its id, other bytes sent without an answer', by: ME, disk: C, sent: A, own: false },
     {
-      name: 'its id alone (a checkout copied with its state): not proof',
+      name: 'its id alone (a checkout copied with its state, or a rebuilt state): not proof',
       by: ME,
       disk: C,
-      ackMayBeLost: false,
       own: false,
     },
-    { name: "a teammate's id", by: ADA, disk: B, ackMayBeLost: true, own: false },
-    { name: 'no writer named', by: null, disk: B, ackMayBeLost: true, own: false },
-  ])(
-    '$name',
-    ({
-      by,
-      disk,
-      ackMayBeLost,
-      sent,
-      own,
-    }: {
-      by: string | null;
-      disk: string;
-      ackMayBeLost?: boolean;
-      sent?: string;
-      own: boolean;
-    }) => {
-      expect(
-        isOwnVersion(
-          { hash: B, writtenBy: by },
-          {
-            path: 'a.yml',
-            base: A,
-            disk,
-            ...(ackMayBeLost ? { ackMayBeLost } : {}),
-            ...(sent === undefined ? {} : { sent }),
-          },
-          { writer: ME },
-        ),
-      ).toBe(own);
-    },
-  );
+    { name: "a teammate's id, whatever was sent", by: ADA, disk: C, sent: B, own: false },
+    { name: 'no writer named, whatever was sent', by: null, disk: C, sent: B, own: false },
+  ])('$name', ({ by, disk, sent, own }: { by: string | null; disk: string; sent?: string; own: boolean }) => {
+    expect(
+      isOwnVersion(
+        { hash: B, writtenBy: by },
+        {
+          path: 'a.yml',
+          base: A,
+          disk,
+          ...(sent === undefined ? {} : { sent }),
+        },
+        { writer: ME },
+      ),
+    ).toBe(own);
+  });
 
   it('a checkout with no id owns nothing', () => {
     expect(isOwnVersion({ hash: B, writtenBy: null }, { path: 'a.yml', base: A, disk: B }, {})).toBe(false);

@@ -56,7 +56,14 @@ describe('the service checked against what this checkout acknowledged', () => {
     await svc.restart();
     expect(stored()['flows/a/x.yml']).toBe('x: 1\n');
 
-    // Nothing changed here; the check finds it. The restored version is this checkout's own: sent on it again.
+    // Nothing changed here; the check finds it: the service lost the version this checkout synced. What it holds
+    // carries this checkout's id, but a copy of this checkout (one id) may have written it after the restore (the
+    // team model, issue 45): a conflict marked lost, whose hint (`resolve --mine`) sends the later version again.
+    await harness.engine.syncOnce();
+    expect(harness.engine.status().counts).toMatchObject({ conflicts: 1 });
+    expect(harness.engine.service.wentBackLine()).toMatch(/1 version this checkout synced/);
+    expect(stored()['flows/a/x.yml']).toBe('x: 1\n');
+    await harness.engine.service.resolve(null, 'mine');
     await harness.engine.syncOnce();
     await eventually(() => expect(stored()['flows/a/x.yml']).toBe('x: 2\n'));
     await eventually(() =>

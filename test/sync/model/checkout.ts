@@ -110,8 +110,7 @@ export class ModelCheckout {
    */
   knownFiles(flow: string): KnownFile[] {
     const paths = [...new Set([...this.scanned.keys(), ...this.bases.keys(), ...this.sent.keys()])];
-    // src: a state that knows nothing acknowledged (learnService); what a flow in flight carried (in_flight_files).
-    const ackMayBeLost = this.bases.size === 0;
+    // src: what a flow in flight carried (in_flight_files), the evidence of a lost acknowledgement.
     return paths
       .filter((path) => flowOf(path) === flow)
       .sort()
@@ -119,7 +118,6 @@ export class ModelCheckout {
         path,
         base: this.bases.get(path) ?? null,
         disk: this.scanned.get(path) ?? null,
-        ...(ackMayBeLost ? { ackMayBeLost } : {}),
         ...(this.sent.has(path) ? { sent: this.sent.get(path)! } : {}),
       }));
   }
