@@ -128,7 +128,13 @@ export function reconcileFlow(facts: FlowFacts): ServicePlan {
       // version sent, then changed or deleted here before the answer: what is on disk goes on it).
       if (file.disk !== null && now.hash === file.disk) plan.adopt.push(adoption(now, 'same as disk'));
       else if (isOwnVersion(now, file, me)) plan.adopt.push(adoption(now, 'own'));
-      // Otherwise a new file here meets one there: its round's write (on no base) is refused as a conflict.
+      else if (file.disk !== null) {
+        // A file here meets another there, on no base (an old clone, an edit made while the state was lost): a
+        // conflict now, named, not left for a refused write. The team model: deleted here before that write, it
+        // was on the service, not here, and unnamed while "in sync" was said.
+        differs.add(file.path);
+        plan.record.push(difference(facts, file, now, {}));
+      }
       continue;
     }
     if (now?.hash === file.base) continue;

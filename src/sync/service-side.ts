@@ -109,7 +109,10 @@ export class ServiceSide {
           const copy = copies.found.get(key) ?? null;
           const unwritable = copies.unwritable.get(key)?.why ?? null;
           const why =
-            unwritable ?? (await this.keepThenPut(keeper, c.flowPath, c.path, c.baseHash, copy, kept));
+            unwritable ??
+            // A lost base is in no history (the service went back in time): bytes equal to it are the only copy,
+            // kept like any edit (the team model: "take theirs" on a lost conflict replaced them without one).
+            (await this.keepThenPut(keeper, c.flowPath, c.path, c.lost ? null : c.baseHash, copy, kept));
           if (why !== null) {
             notWritten.push({ flowPath: c.flowPath, path: c.path, reason: why });
             continue;

@@ -153,10 +153,10 @@ const ROWS: Row[] = [
     plan: { adopt: { hash: A, why: 'same as disk' } },
   },
   {
-    name: "new here, other bytes there: the round's write on no base is refused, nothing recorded now",
+    name: 'new here, other bytes there, on no base (an old clone, an edit while the state was lost): a conflict now',
     file: { base: null, disk: A },
     service: { hash: B, by: ADA },
-    plan: 'nothing',
+    plan: { record: { serviceHash: B } },
   },
   {
     name: 'sent, then deleted here before the answer: own, adopted, so the deletion goes on it',

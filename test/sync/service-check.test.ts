@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, type EngineOnService } from '../support/engine.ts';
@@ -69,6 +70,34 @@ describe('the service checked against what this checkout acknowledged', () => {
     await eventually(() =>
       expect(harness.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 }),
     );
+  });
+
+  it("taking the service's version of a lost file keeps this checkout's, the only copy, first (issue 45)", async () => {
+    setup = await engineOnService(FILES, { port: await freePort() });
+    const { svc, repo } = setup;
+    const harness = setup.engine({ writer: WRITER });
+    await harness.engine.syncOnce();
+    await svc.stop();
+    const backup = `${svc.dbPath}.backup`;
+    copyFileSync(svc.dbPath, backup);
+    await svc.restart();
+    repo.write('flows/a/x.yml', 'x: 2\n');
+    await harness.engine.syncOnce();
+    await svc.stop();
+    for (const suffix of ['-wal', '-shm']) rmSync(`${svc.dbPath}${suffix}`, { force: true });
+    copyFileSync(backup, svc.dbPath);
+    await svc.restart();
+    await harness.engine.syncOnce();
+    expect(harness.engine.service.wentBackLine()).not.toBeNull();
+    // x: 2 is on this disk and in no history of the service: "take theirs" keeps it before writing x: 1 over it.
+    const { resolved, kept } = await harness.engine.service.resolve(null, 'theirs');
+    expect(resolved).toEqual([{ flowPath: 'flows/a', path: 'x.yml' }]);
+    expect(kept).toEqual([{ flowPath: 'flows/a', path: 'x.yml', version: expect.any(Number) }]);
+    expect(readFileSync(join(repo.root, 'flows/a/x.yml'), 'utf8')).toBe('x: 1\n');
+    const copies = readDatabase(svc.dbPath)(
+      `SELECT hash FROM file_versions WHERE path = 'x.yml' AND conflict_copy = 1`,
+    );
+    expect(copies).toHaveLength(1);
   });
 
   it('a wiped database: every file is a conflict (deleted on the service), and one resolve sends them all', async () => {

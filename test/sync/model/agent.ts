@@ -137,15 +137,16 @@ export function round(team: Team, c: ModelCheckout, { answerLost = false } = {})
           `${c.name} wrote ${hash ?? 'a deletion'} over ${path} ${replaced}, which it never had`,
         );
       team.acknowledged.add(versionKey(path, hash));
-      if (hash === null) deleted++;
+      // Deletions its user confirmed go whatever the guard: only the others count against it.
+      if (hash === null && !confirmed.includes(path)) deleted++;
     }
     for (const { path, hash } of request.writes) acknowledge(c, path, hash, answerLost);
     for (const { path } of request.deletes) acknowledge(c, path, null, answerLost);
   }
-  if (deleted > guard.files && deleted > confirmed.length)
+  if (deleted > guard.files)
     team.violation(
       'a deletion over the guard reaches the service unconfirmed',
-      `${c.name} deleted ${deleted} files`,
+      `${c.name} deleted ${deleted} files its user did not confirm`,
     );
 }
 

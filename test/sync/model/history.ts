@@ -143,9 +143,13 @@ export function apply(team: Team, step: Step): void {
       c.notInCheckout.clear();
       return;
     case 'start agent':
+      // The engine's start: a scan, a full look at the service (a state that knows nothing learns it first) and its
+      // first round before anything is said; its memory (not in this checkout, the held count) is counted anew.
       if (c.running) return;
       c.running = true;
-      return scan(team, c);
+      c.learned = c.bases.size > 0;
+      look(team, c);
+      return round(team, c);
     case 'lose state':
       // A state rebuilt (deleted, damaged and set aside) as its agent starts: it learns the service at once, as a
       // new clone would (the engine's first round).

@@ -152,6 +152,59 @@ const FAILURES: {
     fixed: true,
   },
   {
+    failure:
+      'found by the model: a rebuilt state takes an edit written under its id by a copy of it for its own, and reverts it',
+    shape: { checkouts: 2, sharedLabel: true },
+    steps: [
+      { do: 'edit', who: 0, path: 'f1/a' },
+      { do: 'sync --yes', who: 0 },
+      { do: 'lose state', who: 1 },
+    ],
+    rule: "a teammate's version is overwritten unseen",
+    fixed: true,
+  },
+  {
+    failure:
+      'found by the model: after the service went back in time, an edit under its id by a copy of it is taken for ' +
+      'the older version it went back to, and written over',
+    shape: { checkouts: 3, sharedLabel: true },
+    steps: [
+      { do: 'edit', who: 0, path: 'f1/b' },
+      { do: 'round', who: 0, answerLost: false },
+      { do: 'restore service backup', back: 1 },
+      { do: 'edit', who: 1, path: 'f1/b' },
+    ],
+    rule: "a teammate's version is overwritten unseen",
+    fixed: true,
+  },
+  {
+    failure:
+      "found by the model: an edit made while the state was lost, then deleted, leaves the service's file unnamed " +
+      'while "in sync" is said',
+    shape: { checkouts: 3, sharedLabel: false },
+    steps: [
+      { do: 'edit', who: 0, path: 'f1/b' },
+      { do: 'lose state', who: 0 },
+      { do: 'delete', who: 0, paths: ['f1/b'] },
+    ],
+    rule: '"in sync" said while the disk differs',
+    fixed: true,
+  },
+  {
+    failure:
+      'found by the model: "take theirs" on a file the service lost replaces the only copy of it without keeping one',
+    shape: { checkouts: 3, sharedLabel: false },
+    steps: [
+      { do: 'edit', who: 0, path: 'f1/b' },
+      { do: 'round', who: 0, answerLost: false },
+      { do: 'restore service backup', back: 1 },
+      { do: 'look', who: 0 },
+      { do: 'resolve theirs', who: 0 },
+    ],
+    rule: 'an edit is replaced without a copy',
+    fixed: true,
+  },
+  {
     failure: '5: status with no agent running says in sync over an unsent edit',
     shape: { checkouts: 2, sharedLabel: false },
     steps: [

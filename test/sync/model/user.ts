@@ -29,8 +29,10 @@ export function resolveTheirs(team: Team, c: ModelCheckout): void {
     if (c.sideOf(team.core, path, row) !== 'conflict') continue;
     const mine = c.disk.get(path) ?? null;
     const now = team.service.files.get(path)?.hash ?? null;
-    // conflict-copy.ts keepLocalBytes: nothing to lose when the disk is the base or the service's version.
-    if (mine !== null && mine !== row.base && mine !== now) team.service.keepCopy(path, mine, c.writer);
+    // conflict-copy.ts keepLocalBytes: nothing to lose when the disk is the service's version, or the base while
+    // the service's history has it (not a lost one: service-side.ts resolve).
+    const base = row.lost === true ? null : row.base;
+    if (mine !== null && mine !== base && mine !== now) team.service.keepCopy(path, mine, c.writer);
     replaceOnDisk(team, c, path, now);
     c.setBase(path, now);
     c.rows.delete(path);
