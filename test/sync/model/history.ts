@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { FLOWS, PATHS } from './checkout.ts';
-import { look, round, scan } from './agent.ts';
+import { look, round } from './agent.ts';
 import { checkoutPaths, commit, edit, pull, remove, rename, switchBranch } from './git.ts';
 import { flowOf } from './service.ts';
 import { versionKey, type Team } from './team.ts';
