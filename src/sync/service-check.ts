@@ -59,7 +59,7 @@ export class ServiceCheck {
     // Quick (the check every minute): only the flows whose aggregate changed on the service since the last check
     // are compared, so a check of an unchanged repository is one call and no read of the state (bench/service-check.ts).
     const last = quick ? this.lastListing : null;
-    const ackedHere = state.ackedChanges(this.port.repoId);
+    const ackedHere = state.ackedChanged.list(this.port.repoId);
     const scope = flowsToCompare({
       listed: listedNow,
       last,
@@ -115,7 +115,7 @@ export class ServiceCheck {
       if (held.has(flowPath) || this.port.guard.holds(flowPath)) seen.delete(flowPath);
     this.lastListing = seen;
     // Compared now; an acknowledgement its own carrying out made is compared again at the next look (one listing).
-    state.forgetAckedChanges(this.port.repoId, ackedHere);
+    state.ackedChanged.forget(this.port.repoId, ackedHere);
     this.unknownByFlow = unknownByFlow;
     const changedSomething = plans.some(
       (plan) => plan.record.length + plan.adopt.length + plan.settle.length > 0,

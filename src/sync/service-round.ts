@@ -163,7 +163,7 @@ export class ServiceRound {
     for (const file of lists.flat()) listed.get(file.flowPath)?.set(file.path, file);
     for (const [flowPath, files] of listed) {
       // Sent without an answer: a version of the bytes it sent, under its id, is its own (reconcile.ts).
-      const sent = state.sentOf(this.repoId, flowPath);
+      const sent = state.sent.of(this.repoId, flowPath);
       const plan = reconcileFlow({
         flowPath,
         files: state.filesOfFlow(this.repoId, flowPath).map((file) => ({

@@ -7,6 +7,7 @@ import { notRealFolder, readContained } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import type { ServicePort } from './service-port.ts';
+import { isNotInCheckout } from './reconcile.ts';
 import type { ServiceRound } from './service-round.ts';
 import { behindLine, wentBackLine } from './engine-status.ts';
 import {
@@ -264,9 +265,10 @@ export class ServiceSide {
     const { state, client } = this.options;
     if (!(await this.round.takesBases())) return [];
     const listed = await listServiceFiles(client, this.serviceRepo, null);
+    // reconcile.ts's one definition, less the files whose difference is recorded already (named there).
     const known = new Set<string>();
     for (const file of state.fileStates(this.repoId))
-      if (file.localHash !== null || file.ackedHash !== null || file.conflict)
+      if (!isNotInCheckout({ path: file.path, base: file.ackedHash, disk: file.localHash }) || file.conflict)
         known.add(serviceFileKey(file.flowPath, file.path));
     for (const c of state.conflicts(this.repoId)) known.add(serviceFileKey(c.flowPath, c.path));
     // Under a flow root that is held (emptied, another drive) or not there at all (a drive not mounted, a sparse

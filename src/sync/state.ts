@@ -4,6 +4,8 @@ import { ensurePrivateFile } from '../host/index.ts';
 import { FILE_SIDE_SQL, IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
 import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
+import { ChangedFlows } from './state-changed-flows.ts';
+import { SentFiles } from './state-sent.ts';
 import { DeletionMarks } from './state-deletions.ts';
 import type {
   CachedStat,
@@ -56,16 +58,13 @@ export class SyncState {
   readonly db: Database.Database;
   /** The deletions that wait for their user: held in a set, or confirmed until sent. */
   readonly deletions: DeletionMarks;
+  /** What each flow in flight carried (state-sent.ts): the evidence of a lost acknowledgement. */
+  readonly sent: SentFiles;
   private readonly statements;
   /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
   private readonly idsFile: string | null;
-  /**
-   * Flows whose acknowledged versions changed since the look at the service last asked (ackedChanges), per
-   * repository: the quick look compares them whatever the service's aggregate says (ackedChanges). Its memo holds only the
-   * service's side; a write of this checkout between two looks, then a teammate's that brings the service back to
-   * the memo's aggregate, left a file deleted there on disk here, unnamed (issue 45, failure 2).
-   */
-  private readonly ackedChanged = new Map<number, Set<string>>();
+  /** Flows whose acknowledged versions changed since the look at the service compared them (state-changed-flows.ts). */
+  readonly ackedChanged = new ChangedFlows();
 
   constructor(path: string) {
     this.idsFile = checkoutIdsFile(path);
@@ -81,6 +80,7 @@ export class SyncState {
     this.db.pragma('cache_size = -2000');
     migrateState(this.db);
     this.deletions = new DeletionMarks(this.db, WAITING_DELETION);
+    this.sent = new SentFiles(this.db);
 
     const db = this.db;
     this.statements = {
@@ -172,12 +172,6 @@ export class SyncState {
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
       settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
-      settleSent: db.prepare('DELETE FROM in_flight_files WHERE repo_id = ? AND flow_path = ?'),
-      markSent: db.prepare(
-        `INSERT INTO in_flight_files (repo_id, flow_path, path, hash) VALUES (@repoId, @flowPath, @path, @hash)
-         ON CONFLICT (repo_id, flow_path, path) DO UPDATE SET hash = excluded.hash`,
-      ),
-      sentOfFlow: db.prepare('SELECT path, hash FROM in_flight_files WHERE repo_id = ? AND flow_path = ?'),
       // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
         `UPDATE files SET local_hash = @hash, size = @size, warning = @warning,
@@ -482,16 +476,9 @@ export class SyncState {
     this.db.transaction(() => {
       for (const { flowPath, sent } of flows) {
         this.statements.markSending.run(repoId, flowPath);
-        for (const { path, hash } of sent ?? [])
-          this.statements.markSent.run({ repoId, flowPath, path, hash });
+        this.sent.mark(repoId, flowPath, sent ?? []);
       }
     })();
-  }
-
-  /** What this checkout sent of a flow without an answer, file by file (null: a deletion). */
-  sentOf(repoId: number, flowPath: string): Map<string, string | null> {
-    const rows = this.statements.sentOfFlow.all(repoId, flowPath) as { path: string; hash: string | null }[];
-    return new Map(rows.map((row) => [row.path, row.hash]));
   }
 
   /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */
@@ -499,7 +486,7 @@ export class SyncState {
     this.db.transaction(() => {
       for (const flowPath of flowPaths) {
         this.statements.settle.run(repoId, flowPath);
-        this.statements.settleSent.run(repoId, flowPath);
+        this.sent.forget(repoId, flowPath);
       }
       this.statements.dropForgotten.run({ repoId });
     })();
@@ -520,7 +507,7 @@ export class SyncState {
     this.db.transaction(() => {
       for (const { path, hash, id } of adopted)
         this.statements.ackStored.run({ repoId, flowPath, path, hash, fileId: id ?? null });
-      if (adopted.length > 0) this.ackedChange(repoId, flowPath);
+      if (adopted.length > 0) this.ackedChanged.add(repoId, flowPath);
       this.settle(repoId, [flowPath]);
     })();
   }
@@ -553,8 +540,8 @@ export class SyncState {
     this.db.transaction(() => {
       for (const ack of acks) {
         this.statements.settle.run(repoId, ack.flowPath);
-        this.statements.settleSent.run(repoId, ack.flowPath);
-        this.ackedChange(repoId, ack.flowPath);
+        this.sent.forget(repoId, ack.flowPath);
+        this.ackedChanged.add(repoId, ack.flowPath);
         for (const file of ack.stored) {
           this.statements.ackStored.run({
             repoId,
@@ -647,7 +634,7 @@ export class SyncState {
   settleConflict(repoId: number, flowPath: string, path: string, serviceHash: string | null): void {
     this.db.transaction(() => {
       this.statements.ackService.run({ repoId, flowPath, path, hash: serviceHash });
-      this.ackedChange(repoId, flowPath);
+      this.ackedChanged.add(repoId, flowPath);
       this.statements.dropConflict.run(repoId, flowPath, path);
       this.statements.dropForgotten.run({ repoId });
     })();
@@ -697,7 +684,7 @@ export class SyncState {
     this.db.transaction(() => {
       for (const file of files) {
         adopted += this.statements.adopt.run({ repoId, ...file }).changes;
-        this.ackedChange(repoId, file.flowPath);
+        this.ackedChanged.add(repoId, file.flowPath);
       }
     })();
     return adopted;
@@ -717,27 +704,10 @@ export class SyncState {
     this.db.transaction(() => {
       for (const file of files) {
         adopted += this.statements.adoptServiceFile.run({ repoId, ...file }).changes;
-        this.ackedChange(repoId, file.flowPath);
+        this.ackedChanged.add(repoId, file.flowPath);
       }
     })();
     return adopted;
-  }
-
-  /** The flows whose acknowledged versions changed since the look at the service compared them (`ackedChanged`). */
-  ackedChanges(repoId: number): string[] {
-    return [...(this.ackedChanged.get(repoId) ?? [])];
-  }
-
-  /** These flows were compared with the service: changes after this are the next look's. */
-  forgetAckedChanges(repoId: number, flowPaths: readonly string[]): void {
-    const flows = this.ackedChanged.get(repoId);
-    for (const flowPath of flowPaths) flows?.delete(flowPath);
-  }
-
-  private ackedChange(repoId: number, flowPath: string): void {
-    let flows = this.ackedChanged.get(repoId);
-    if (flows === undefined) this.ackedChanged.set(repoId, (flows = new Set()));
-    flows.add(flowPath);
   }
 
   /** The checkout a repository is synced from with this service, or null when none is yet. */
