@@ -79,6 +79,8 @@ export function takeNotInCheckout(team: Team, c: ModelCheckout): void {
   if (!c.running) return;
   for (const path of [...c.notInCheckout]) {
     const now = team.service.files.get(path)?.hash ?? null;
+    // service-side.ts restoreNotInCheckout lists the service afresh: a file gone from it meanwhile is seen gone.
+    if (now === null) c.seenService.delete(path);
     if (now === null || c.disk.has(path)) continue;
     replaceOnDisk(team, c, path, now);
     c.setBase(path, now);
