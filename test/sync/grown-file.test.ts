@@ -85,8 +85,14 @@ describe('a file grown over 1 MiB on disk', () => {
     expect(rebuilt.engine.status()).toMatchObject({ heldDeletions: 0, counts: { pending: 0, warnings: 1 } });
     expect(await rebuilt.engine.service.filesNotInCheckout()).toEqual([]);
 
-    // Made small again, it is sent as any edit, on the version the service kept.
+    // Made small again, it is sent on the version the service kept once its user says so: a rebuilt state has no
+    // proof that version is its own (its writer id alone is none: issue 45, a copy of this checkout carries it too).
     repo.write('flows/a/data.yaml', 'small: 2\n');
+    await eventually(() =>
+      expect(rebuilt.state.conflicts(rebuilt.engine.repoId).map((c) => c.path)).toEqual(['data.yaml']),
+    );
+    expect(stored()['flows/a/data.yaml']).toBe('small: 1\n');
+    await rebuilt.engine.service.resolve(null, 'mine');
     await eventually(() => expect(stored()['flows/a/data.yaml']).toBe('small: 2\n'));
     await eventually(() =>
       expect(rebuilt.engine.status()).toMatchObject({ counts: { pending: 0, warnings: 0 } }),
