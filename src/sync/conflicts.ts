@@ -1,31 +1,37 @@
 import type { Conflict } from '../protocol/index.ts';
-import { isOwnVersion } from './reconcile.ts';
+import { reconcileFlow } from './reconcile.ts';
 import type { SyncState } from './state.ts';
 import type { FileConflict } from './state-records.ts';
 
 type Found = Omit<FileConflict, 'foundAt'>;
 
 /**
- * Conflicts found (refused writes, a teammate's deletion before the first round), recorded for their user and
- * returned, except those whose service version is this checkout's own (reconcile.ts's isOwnVersion: its writer id
- * and the bytes it sent): its state lost that acknowledgement, so the service's version becomes the base.
+ * Writes the service refused for a stale base, carried out by reconcile.ts's plan (each refusal one file of its
+ * flow: its base, the bytes sent, the service's version): recorded for their user and returned, except a version
+ * that is this checkout's own (a lost acknowledgement, with evidence: isOwnVersion), which becomes its base.
  */
 export function recordConflicts(
   context: { state: SyncState; repoId: number; target: { writer?: string } },
   conflicts: readonly Found[],
 ): Found[] {
   const { state, repoId, target } = context;
-  const own = (c: Found) =>
-    c.serviceHash !== null &&
-    isOwnVersion(
-      { hash: c.serviceHash, writtenBy: c.writtenBy },
-      { path: c.path, base: c.baseHash, disk: c.sentHash },
-      { writer: target.writer },
-    );
-  for (const c of conflicts.filter(own)) state.settleConflict(repoId, c.flowPath, c.path, c.serviceHash);
-  const theirs = conflicts.filter((c) => !own(c));
-  state.recordConflicts(repoId, theirs);
-  return theirs;
+  const recorded: Found[] = [];
+  for (const c of conflicts) {
+    const plan = reconcileFlow({
+      flowPath: c.flowPath,
+      files: [{ path: c.path, base: c.baseHash, disk: c.sentHash, sent: c.sentHash }],
+      listed:
+        c.serviceHash === null
+          ? []
+          : [{ path: c.path, hash: c.serviceHash, writtenBy: c.writtenBy, writtenAt: c.writtenAt }],
+      me: { writer: target.writer },
+    });
+    for (const own of plan.adopt) state.settleConflict(repoId, c.flowPath, c.path, own.hash);
+    // The service's own words for what it refused (who, when) are kept as it said them.
+    if (plan.adopt.length === 0) recorded.push(c);
+  }
+  state.recordConflicts(repoId, recorded);
+  return recorded;
 }
 
 /** A conflict as the service reports it (a refused write), in the state's words. */

@@ -1,7 +1,6 @@
 import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
-import { recordConflicts } from './conflicts.ts';
 import type { FlowLayout } from './flow-layout.ts';
-import { isOwnVersion, reconcileFlow } from './reconcile.ts';
+import { reconcileFlow, type KnownFile } from './reconcile.ts';
 import { ServiceCheck } from './service-check.ts';
 import {
   listDeletedFiles,
@@ -84,19 +83,29 @@ export class ServiceRound {
     this.learned = state.acknowledgedCount(this.repoId) > 0;
     if (this.learned) return;
     const listed = await listServiceFiles(client, this.serviceRepo, null);
-    const disk = new Map(
-      state
-        .fileStates(this.repoId, null)
-        .map((file) => [serviceFileKey(file.flowPath, file.path), file.localHash]),
-    );
-    const own = listed.filter((file) =>
-      isOwnVersion(
-        file,
-        { path: file.path, base: null, disk: disk.get(serviceFileKey(file.flowPath, file.path)) ?? null },
-        { writer: this.repo.writer },
-      ),
-    );
-    state.adoptOwnVersions(this.repoId, own);
+    // reconcile.ts's plan, flow by flow: its own versions (the very bytes on disk) become bases; a file here that
+    // meets another there is a conflict named now; the rest is counted below.
+    const here = new Map<string, KnownFile[]>();
+    for (const file of state.fileStates(this.repoId, null))
+      here.set(file.flowPath, [
+        ...(here.get(file.flowPath) ?? []),
+        { path: file.path, base: file.ackedHash, disk: file.localHash },
+      ]);
+    const there = new Map<string, ListedServiceFile[]>();
+    for (const file of listed) there.set(file.flowPath, [...(there.get(file.flowPath) ?? []), file]);
+    for (const [flowPath, files] of there) {
+      const plan = reconcileFlow({
+        flowPath,
+        files: here.get(flowPath) ?? [],
+        listed: files,
+        me: { writer: this.repo.writer },
+      });
+      state.adoptOwnVersions(
+        this.repoId,
+        plan.adopt.map((file) => ({ flowPath, path: file.path, hash: file.hash, id: file.id ?? '' })),
+      );
+      state.recordConflicts(this.repoId, plan.record);
+    }
     const present = new Set<string>();
     for (const { flowPath, path } of state.presentFiles(this.repoId))
       present.add(serviceFileKey(flowPath, path));
@@ -128,8 +137,9 @@ export class ServiceRound {
         .fileStates(this.repoId, null)
         .map((file) => [serviceFileKey(file.flowPath, file.path), file.localHash]),
     );
-    recordConflicts(
-      { state, repoId: this.repoId, target: this.repo },
+    // Deleted there, on disk here, never synced: raised by this checkout's first round, not a version to own.
+    state.recordConflicts(
+      this.repoId,
       deleted.map((file) => ({
         flowPath: file.flowPath,
         path: file.path,

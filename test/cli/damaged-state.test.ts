@@ -59,8 +59,17 @@ describe('a damaged state database', () => {
     );
     expect(second.output()).toMatch(line);
     expect(second.output()).not.toMatch(/SqliteError|\n {4}at /);
+    // The new file goes. The edit made while the state was damaged is over a version under this checkout's id, but
+    // the id alone is no proof it is its own (issue 45: a copy of this checkout carries it too): asked, not sent.
+    await eventually(() => expect(stored()['flows/c/new.yaml']).toBe('new\n'));
+    expect(stored()['flows/a/x.yaml']).toBe('x\n');
+    await eventually(async () => {
+      const conflicts = await runFlowsync(['conflicts', repo.root], { env });
+      expect(conflicts.stdout).toContain('x.yaml');
+    });
+    const mine = await runFlowsync(['resolve', join(repo.root, 'flows/a/x.yaml'), '--mine'], { env });
+    expect(mine.code).toBe(0);
     await eventually(() => expect(stored()).toEqual(diskTree(repo.root)));
-    expect(second.output()).toMatch(/local\/repo \(.*\): 3 flows, 3 files, in sync/);
     second.signal('SIGINT');
     expect(await second.exitWithin()).toBe(0);
     expect(setAside('state.db.corrupt-')).toHaveLength(1);
