@@ -70,6 +70,8 @@ export function restoreDeletions(team: Team, c: ModelCheckout): void {
     const now = team.service.files.get(path)?.hash ?? null;
     if (now === null) continue;
     replaceOnDisk(team, c, path, now);
+    // service-side.ts restoreDeleted: the version written is the base (the service's, perhaps newer than it was).
+    c.setBase(path, now);
   }
   scan(team, c);
 }
