@@ -158,10 +158,10 @@ export function repoConfigOnDisk(root: string): RepoConfigOnDisk | null {
   refuseLinkedFolder(root);
   // A hard link is read: a save replaces the name, the other names keep their content.
   const read = readContained(root, REPO_CONFIG_FILE, MAX_FILE_BYTES, undefined, true);
-  if (read.missing || (read.warning && read.warning !== 'hardlink')) return null;
-  if (read.unreadable || read.warning)
+  if (read.missing || read.warning) return null;
+  if (read.unreadable)
     throw new RepoConfigFileError(
-      `${REPO_CONFIG_FILE} could not be read (${read.unreadable ? read.code : read.warning}): check its permissions, then save again.`,
+      `${REPO_CONFIG_FILE} could not be read (${read.code}): check its permissions, then save again.`,
     );
   if (read.bytes === null)
     throw new RepoConfigFileError(
