@@ -47,10 +47,13 @@ export {
   RepoConfigFileError,
   RepoConfigFilePublisher,
   readRepoConfigFile,
+  repoConfigOnDisk,
   repoConfigProblem,
   repoConfigConflictLine,
   repoConfigHash,
   writeRepoConfigFile,
+  type RepoConfigOnDisk,
+  type RepoConfigSaved,
 } from './repo-config-file.ts';
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
 export { checkRepositoryFolder, expandHome, folderNotThere } from './folder-check.ts';

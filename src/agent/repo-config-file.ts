@@ -25,7 +25,7 @@ import {
   type NotContained,
   type RepoConfigBase,
 } from '../sync/index.ts';
-import { repoConfigStep } from './repo-config-step.ts';
+import { repoConfigSave, repoConfigStep } from './repo-config-step.ts';
 import { writerName } from './writer.ts';
 
 /** Where a repository keeps its configuration, relative to its root. */
@@ -128,9 +128,46 @@ function notPlainFolder(outside: NotContained): RepoConfigFileError {
  * ~/.bashrc (issue 20).
  */
 export function writeRepoConfigFile(root: string, config: RepoConfig): string {
-  const outside = writeContained(root, REPO_CONFIG_FILE, `${JSON.stringify(config, null, 2)}\n`);
+  const outside = writeContained(root, REPO_CONFIG_FILE, repoConfigText(config));
   if (outside) throw notPlainFolder(outside);
   return join(root, REPO_CONFIG_FILE);
+}
+
+/** The text a save writes: what the file holds after it, byte for byte. */
+function repoConfigText(config: RepoConfig): string {
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+function hashOfBytes(bytes: string | Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The file on disk as a screen loads it: the hash of its bytes (the base its Save is made on) and the bytes. */
+export interface RepoConfigOnDisk {
+  base: string;
+  bytes: Buffer;
+}
+
+/**
+ * `.flowsync/repo-config.json` as it is now, for the Repo config screen's base; null when there is no file of the
+ * repository's there (none, or a link or a FIFO the containment rule replaces and never reads through). Its bytes
+ * as they are, even invalid (a hand edit half done): they are what a save would replace. One that cannot be read
+ * is an error: saving over what nobody could look at might lose it.
+ */
+export function repoConfigOnDisk(root: string): RepoConfigOnDisk | null {
+  refuseLinkedFolder(root);
+  // A hard link is read: a save replaces the name, the other names keep their content.
+  const read = readContained(root, REPO_CONFIG_FILE, MAX_FILE_BYTES, undefined, true);
+  if (read.missing || read.warning) return null;
+  if (read.unreadable)
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} could not be read (${read.code}): check its permissions, then save again.`,
+    );
+  if (read.bytes === null)
+    throw new RepoConfigFileError(
+      `${REPO_CONFIG_FILE} is ${FILE_WARNINGS.oversized.reason}: make it smaller, then save again.`,
+    );
+  return { base: hashOfBytes(read.bytes), bytes: read.bytes };
 }
 
 /** The hash a repository config is kept and sent under (SHA-256 of repoConfigHashInput, as the service's). */
@@ -146,6 +183,15 @@ function hashOfText(text: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** What a save from the screen did: `fileChanged` set when the file changed since it loaded, and nothing was saved. */
+export interface RepoConfigSaved {
+  path: string;
+  record: RepoConfigRecord | null;
+  /** The file as it is now (`now` null: deleted) when it changed since the screen loaded it; else null. */
+  fileChanged: { now: RepoConfigOnDisk | null } | null;
+  keptAs: string | null;
 }
 
 /** `.flowsync/repo-config.json changed on the service by bob@host:~/app at …`: one line, for status and the terminal. */
@@ -228,15 +274,41 @@ export class RepoConfigFilePublisher {
   }
 
   /**
-   * A save from the window: sent on the base last synced, then written to the file. A conflict keeps it on disk
-   * (nothing of its user's is lost) and unsent; any other failure saves nothing anywhere.
+   * A save from the Repo config screen, made on the file as it loaded it (`loaded`, the hash of its bytes; null: no
+   * file then). A file changed on disk since (a hand edit) is neither written over nor sent: `fileChanged` says what
+   * it holds now, for its user to choose. Else sent on the base last synced, then written to the file: a teammate's
+   * conflict on the service keeps it on disk (nothing of its user's is lost) and unsent; any other failure saves
+   * nothing anywhere. `takeMine`: the user chose the screen's over the file the conflict showed (`loaded` its hash):
+   * the file's content is kept beside it first (`keptAs`), as "Take the service's" keeps this checkout's.
    */
-  async save(config: RepoConfig): Promise<{ path: string; record: RepoConfigRecord | null }> {
+  async save(
+    config: RepoConfig,
+    loaded: string | null,
+    takeMine = false,
+    now = new Date(),
+  ): Promise<RepoConfigSaved> {
+    const path = join(this.root, REPO_CONFIG_FILE);
+    const mine = hashOfBytes(repoConfigText(config));
+    const before = repoConfigOnDisk(this.root);
+    const step = repoConfigSave(loaded, before?.base ?? null, mine, takeMine);
+    if (step === 'file-changed') return { path, record: null, fileChanged: { now: before }, keptAs: null };
     const answer = await this.send(config, this.synced.base());
-    return {
-      path: writeRepoConfigFile(this.root, config),
-      record: 'record' in answer ? answer.record : null,
-    };
+    // Edited by hand while the service answered: the file is still not written over (the next look sends it).
+    const after = repoConfigOnDisk(this.root);
+    if ((after?.base ?? null) !== (before?.base ?? null) && after?.base !== mine)
+      return { path, record: null, fileChanged: { now: after }, keptAs: null };
+    const keptAs = step === 'save-keeping-the-file' && before ? this.keepBeside(before.bytes, now) : null;
+    writeRepoConfigFile(this.root, config);
+    return { path, record: 'record' in answer ? answer.record : null, fileChanged: null, keptAs };
+  }
+
+  /**
+   * Take the file's: the screen's unsaved config is not lost by the click either; kept beside the file, the file
+   * untouched. Returns where it was kept.
+   */
+  keepScreens(config: RepoConfig, now = new Date()): string {
+    refuseLinkedFolder(this.root);
+    return this.keepBeside(repoConfigText(config), now);
   }
 
   /** The conflict standing, if any: the service's config, who wrote it and when. */
@@ -252,17 +324,11 @@ export class RepoConfigFilePublisher {
   takeService(now = new Date()): string | null {
     const current = this.requireConflict();
     const theirs = configOfRecord(current);
-    // Its bytes as they are, even invalid (a hand edit half done): those are what would be lost.
-    refuseLinkedFolder(this.root);
-    const read = readContained(this.root, REPO_CONFIG_FILE, MAX_FILE_BYTES);
-    const mine =
-      read.missing || read.unreadable || read.warning || !read.bytes ? null : read.bytes.toString('utf8');
-    let keptAs: string | null = null;
-    if (mine !== null && hashOfText(mine) !== current.hash) {
-      keptAs = `${REPO_CONFIG_FILE}.conflict-${now.toISOString().replaceAll(':', '-')}`;
-      const outside = writeContained(this.root, keptAs, mine);
-      if (outside) throw notPlainFolder(outside);
-    }
+    const mine = repoConfigOnDisk(this.root);
+    const keptAs =
+      mine && hashOfText(mine.bytes.toString('utf8')) !== current.hash
+        ? this.keepBeside(mine.bytes, now)
+        : null;
     writeRepoConfigFile(this.root, theirs);
     this.synced.synced(current.hash);
     this.problem = null;
@@ -278,6 +344,14 @@ export class RepoConfigFilePublisher {
         `${REPO_CONFIG_FILE} is not there: save the form, or take the service's.`,
       );
     await this.send(config, current.hash);
+  }
+
+  /** A copy beside the file (`repo-config.json.conflict-<time>`), by the containment rule; returns its name. */
+  private keepBeside(bytes: string | Buffer, now: Date): string {
+    const keptAs = `${REPO_CONFIG_FILE}.conflict-${now.toISOString().replaceAll(':', '-')}`;
+    const outside = writeContained(this.root, keptAs, bytes);
+    if (outside) throw notPlainFolder(outside);
+    return keptAs;
   }
 
   private requireConflict(): RepoConfigCurrent {

@@ -211,12 +211,34 @@ export const repoConfigConflictViewSchema = z.object({
 });
 export type RepoConfigConflictView = z.infer<typeof repoConfigConflictViewSchema>;
 
+/**
+ * The hash (SHA-256, hex) of `.flowsync/repo-config.json`'s bytes as getRepoConfig read them: the base a Save is
+ * made on, so that a file changed on disk since (a hand edit) is a conflict, never written over. Null: no file.
+ */
+const repoConfigBaseSchema = z
+  .string({ error: 'Required: the base getRepoConfig gave (null when there was no file)' })
+  .regex(/^[0-9a-f]{64}$/, 'Not a base getRepoConfig gave: 64 hex digits, or null when there was no file')
+  .nullable();
+
+/** The file as it is now, changed since the screen loaded it: what a Save would have written over. */
+export const repoConfigFileChangeSchema = z.object({
+  /** Its hash now: the base a "take mine" is made on. Null: the file was deleted. */
+  base: repoConfigBaseSchema,
+  /** Its text now (null: no file), shown as it is when it is not a valid config. */
+  text: z.string().nullable(),
+  /** Its config, when it is a valid one. */
+  config: repoConfigSchema.nullable(),
+});
+export type RepoConfigFileChange = z.infer<typeof repoConfigFileChangeSchema>;
+
 export const repoConfigViewSchema = z.object({
   root: z.string(),
   /** Where the document lives: `<repository>/.flowsync/repo-config.json`. */
   path: z.string(),
   exists: z.boolean(),
   config: repoConfigSchema,
+  /** The hash of the file's bytes as read here, which saveRepoConfig gets back; null: no file. */
+  base: repoConfigBaseSchema,
   /** A teammate's newer config on the service, not overwritten; null: none. */
   conflict: repoConfigConflictViewSchema.nullable(),
 });
@@ -493,16 +515,35 @@ export const AGENT_API = {
   ),
   getRepoConfig: method(z.object({ root }), repoConfigViewSchema),
   /**
-   * Sends the config on the base last synced and writes the file. A teammate's newer config on the service is a
-   * `conflict` (the file is written, the service keeps theirs: `record` null); any other failure saves nothing.
+   * Saves the config on the file as getRepoConfig read it (`base`). The file changed on disk since (a hand edit) is
+   * `fileChanged`: nothing written, nothing sent; `takeMine` then saves over it on the base it names, its content
+   * kept beside it first (`keptAs`). Else sent on the base last synced and written: a teammate's newer config on the
+   * service is a `conflict` (the file is written, the service keeps theirs: `record` null); any other failure saves
+   * nothing.
    */
   saveRepoConfig: method(
-    z.object({ root, config: repoConfigSchema }),
+    z.object({
+      root,
+      config: repoConfigSchema,
+      base: repoConfigBaseSchema,
+      takeMine: z.boolean().optional(),
+    }),
     z.object({
       path: z.string(),
       record: repoConfigRecordSchema.nullable(),
       conflict: repoConfigConflictViewSchema.nullable(),
+      fileChanged: repoConfigFileChangeSchema.nullable(),
+      /** Where `takeMine` kept the file's content (repository-relative), or null. */
+      keptAs: z.string().nullable(),
     }),
+  ),
+  /**
+   * Take the file's (it changed since the screen loaded it): the file stays as it is; the screen's unsaved `config`
+   * is kept beside it (`keptAs`, repository-relative), and the view is the file's.
+   */
+  takeRepoConfigFile: method(
+    z.object({ root, config: repoConfigSchema }),
+    repoConfigViewSchema.extend({ keptAs: z.string() }),
   ),
   /** Settles a repo config conflict: `theirs` writes the service's config to the file, `mine` sends the file's on it. */
   settleRepoConfig: method(

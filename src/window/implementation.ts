@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { RemoteError, reasonOf } from '../client/index.ts';
 import {
   configOfRecord,
+  repoConfigSchema,
   folderGone,
   plural,
   workflowStateTeams,
@@ -30,12 +31,24 @@ import {
   unclaimedLine,
   unusable,
 } from '../agent/index.ts';
-import { REPO_CONFIG_FILE, readRepoConfigFile, repoConfigConflictLine } from '../agent/index.ts';
+import {
+  REPO_CONFIG_FILE,
+  readRepoConfigFile,
+  repoConfigConflictLine,
+  repoConfigOnDisk,
+  type RepoConfigOnDisk,
+} from '../agent/index.ts';
 import { activityOf } from './activity.ts';
 import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
 import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
-import { AgentApiError, type AgentApi, type RepoConfigConflictView, type Settings } from './contract.ts';
+import {
+  AgentApiError,
+  type AgentApi,
+  type RepoConfigConflictView,
+  type RepoConfigFileChange,
+  type Settings,
+} from './contract.ts';
 
 /** The one implementation of AgentApi, over a running agent. Every transport serves this object. */
 export function createAgentApi(agent: Agent): AgentApi {
@@ -203,9 +216,23 @@ export function createAgentApi(agent: Agent): AgentApi {
   const repoConfigView = (root: string) => {
     const { identity } = repository(root);
     const path = join(identity.root, REPO_CONFIG_FILE);
+    // The base before the config: a hand edit between the two reads makes the next Save a conflict (safe), never
+    // a base newer than the config the form shows (which would let the Save write over that edit).
+    const base = repoConfigOnDisk(identity.root)?.base ?? null;
     const config = readRepoConfigFile(identity.root);
     const conflict = conflictView(repoConfig(root).conflict());
-    return { root: identity.root, path, exists: config !== null, config: config ?? {}, conflict };
+    return { root: identity.root, path, exists: config !== null, config: config ?? {}, base, conflict };
+  };
+  const fileChangeView = (onDisk: RepoConfigOnDisk | null): RepoConfigFileChange => {
+    if (!onDisk) return { base: null, text: null, config: null };
+    const text = onDisk.bytes.toString('utf8');
+    let config: RepoConfigFileChange['config'] = null;
+    try {
+      config = repoConfigSchema.parse(JSON.parse(text));
+    } catch {
+      // Not a valid config (a hand edit half done): shown as its text.
+    }
+    return { base: onDisk.base, text, config };
   };
 
   const api: AgentApi = {
@@ -482,11 +509,23 @@ export function createAgentApi(agent: Agent): AgentApi {
 
     getRepoConfig: async ({ root }) => repoConfigView(root),
 
-    saveRepoConfig: async ({ root, config }) => {
-      // The service first: if it refuses or cannot be reached, nothing is saved anywhere; a teammate's newer config
-      // there keeps this one on disk, unsent, as a conflict to settle.
-      const saved = await repoConfig(root).save(config);
-      return { ...saved, conflict: saved.record === null ? conflictView(repoConfig(root).conflict()) : null };
+    saveRepoConfig: async ({ root, config, base, takeMine }) => {
+      // The file first: changed since the screen loaded it, it is not written over. Then the service: if it refuses
+      // or cannot be reached, nothing is saved anywhere; a teammate's newer config there keeps this one on disk,
+      // unsent, as a conflict to settle.
+      const saved = await repoConfig(root).save(config, base, takeMine ?? false);
+      if (saved.fileChanged !== null)
+        return { ...saved, conflict: null, fileChanged: fileChangeView(saved.fileChanged.now) };
+      return {
+        ...saved,
+        fileChanged: null,
+        conflict: saved.record === null ? conflictView(repoConfig(root).conflict()) : null,
+      };
+    },
+
+    takeRepoConfigFile: async ({ root, config }) => {
+      const keptAs = repoConfig(root).keepScreens(config);
+      return { ...repoConfigView(root), keptAs };
     },
 
     settleRepoConfig: async ({ root, keep }) => {

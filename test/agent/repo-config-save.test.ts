@@ -81,7 +81,7 @@ describe('saving the repository config writes nothing through a link the reposit
       symlinkSync(join(home, '.bashrc'), join(repo.root, `.flowsync/repo-config.json.${pid}.tmp`));
     const before = listing(home);
 
-    await window.call('saveRepoConfig', { root, config: hostile });
+    await window.call('saveRepoConfig', { root, config: hostile, base: null });
 
     expect(readFileSync(join(home, '.bashrc'), 'utf8')).toBe(BASHRC);
     expect(listing(home)).toEqual(before);
@@ -96,7 +96,7 @@ describe('saving the repository config writes nothing through a link the reposit
     for (let pid = Math.max(1, process.pid - 200); pid <= process.pid + 200; pid++)
       symlinkSync(join(home, '.bash_aliases'), join(repo.root, `.flowsync/repo-config.json.${pid}.tmp`));
 
-    await window.call('saveRepoConfig', { root, config: hostile });
+    await window.call('saveRepoConfig', { root, config: hostile, base: null });
 
     expect(existsSync(join(home, '.bash_aliases'))).toBe(false);
     expect(listing(home)).toEqual([`.bashrc ${BASHRC.length}`]);
@@ -108,7 +108,7 @@ describe('saving the repository config writes nothing through a link the reposit
     mkdirSync(join(repo.root, '.flowsync'));
     symlinkSync(join(home, '.bashrc'), join(repo.root, '.flowsync/repo-config.json'));
 
-    await window.call('saveRepoConfig', { root, config: hostile });
+    await window.call('saveRepoConfig', { root, config: hostile, base: null });
 
     expect(readFileSync(join(home, '.bashrc'), 'utf8')).toBe(BASHRC);
     expect(lstatSync(join(repo.root, '.flowsync/repo-config.json')).isFile()).toBe(true);
@@ -117,7 +117,7 @@ describe('saving the repository config writes nothing through a link the reposit
   it('still creates .flowsync and leaves no temporary file behind', async () => {
     const window = await openAgent('git@github.com:acme/app.git');
     const { root } = (await window.call('addRepository', { path: repo.root })) as { root: string };
-    await window.call('saveRepoConfig', { root, config: { editor: 'vim' } });
+    await window.call('saveRepoConfig', { root, config: { editor: 'vim' }, base: null });
     expect(readdirSync(join(repo.root, '.flowsync'))).toEqual(['repo-config.json']);
   });
 });
@@ -128,7 +128,11 @@ describe('a repository whose owner has a / (GitLab subgroups)', () => {
     const added = (await window.call('addRepository', { path: repo.root })) as { root: string };
     expect(added).toMatchObject({ owner: 'group/sub', name: 'app' });
 
-    const saved = (await window.call('saveRepoConfig', { root: added.root, config: { editor: 'code' } })) as {
+    const saved = (await window.call('saveRepoConfig', {
+      root: added.root,
+      config: { editor: 'code' },
+      base: null,
+    })) as {
       record: unknown;
     };
 

@@ -326,13 +326,14 @@ describe('AgentApi through the bridge', () => {
     const invalid = await call('saveRepoConfig', {
       root,
       config: { ...config, background_jobs: [{ name: 'dev', description: 'no command' }] },
+      base: null,
     });
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.issues[0].path).toEqual(['config', 'background_jobs', 0, 'command']);
     expect(existsSync(join(repo.root, '.flowsync/repo-config.json'))).toBe(false);
     expect(svc.read('SELECT owner FROM repo_configs')).toEqual([]);
 
-    const saved = await call('saveRepoConfig', { root, config });
+    const saved = await call('saveRepoConfig', { root, config, base: null });
     expect(saved.status).toBe(200);
     expect(JSON.parse(readFileSync(join(repo.root, '.flowsync/repo-config.json'), 'utf8'))).toEqual(config);
     const [row] = svc.read<{ config: string }>(
@@ -342,6 +343,53 @@ describe('AgentApi through the bridge', () => {
     );
     expect(JSON.parse(row!.config)).toEqual(config);
     expect((await call('getRepoConfig', { root })).body.value).toMatchObject({ exists: true, config });
+  });
+
+  it('saves the repository config on the base it loaded: a file changed since is not written over, nor sent', async () => {
+    const { root } = (await call('addRepository', { path: repo.root })).body.value;
+    const file = join(repo.root, '.flowsync/repo-config.json');
+    const onService = () =>
+      svc
+        .read<{ config: string }>("SELECT config FROM repo_configs WHERE owner = 'acme' AND name = 'app'")
+        .map((row) => JSON.parse(row.config) as unknown);
+    await call('saveRepoConfig', { root, config: { editor: 'vim' }, base: null });
+    const loaded = (await call('getRepoConfig', { root })).body.value;
+    expect(loaded.base).toMatch(/^[0-9a-f]{64}$/);
+
+    // A base missing or not one getRepoConfig gives: refused by name, nothing saved.
+    const missing = await call('saveRepoConfig', { root, config: { editor: 'code' } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ code: 'invalid_input', issues: [{ path: ['base'] }] });
+    expect(missing.body.error.message).toContain('the base getRepoConfig gave');
+    const malformed = await call('saveRepoConfig', { root, config: { editor: 'code' }, base: 'abc' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.message).toContain('Not a base getRepoConfig gave');
+
+    // Edited by hand since it loaded: the save is a conflict with the file, which is left as it is.
+    const handEdit = '{ "editor": "vim", "user": "ada" }\n';
+    repo.write('.flowsync/repo-config.json', handEdit);
+    const stale = await call('saveRepoConfig', { root, config: { editor: 'code' }, base: loaded.base });
+    expect(stale.status).toBe(200);
+    expect(stale.body.value).toMatchObject({
+      record: null,
+      conflict: null,
+      keptAs: null,
+      fileChanged: { text: handEdit, config: { editor: 'vim', user: 'ada' } },
+    });
+    expect(readFileSync(file, 'utf8')).toBe(handEdit);
+    expect(onService()).not.toContainEqual({ editor: 'code' });
+
+    // Take mine, on the base the conflict named: saved and sent, the hand edit kept beside the file first.
+    const mine = await call('saveRepoConfig', {
+      root,
+      config: { editor: 'code' },
+      base: stale.body.value.fileChanged.base,
+      takeMine: true,
+    });
+    expect(mine.body.value).toMatchObject({ fileChanged: null, record: { editor: 'code' } });
+    expect(readFileSync(join(repo.root, mine.body.value.keptAs), 'utf8')).toBe(handEdit);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ editor: 'code' });
+    expect(onService()).toEqual([{ editor: 'code' }]);
   });
 
   it('pushes a hand edit of .flowsync/repo-config.json to the service; an invalid one is reported, not sent', async () => {

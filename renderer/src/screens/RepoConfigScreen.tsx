@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { z } from 'zod';
-import type { AgentApi } from '../../../src/window/index.ts';
+import type { AgentApi, RepoConfigFileChange } from '../../../src/window/index.ts';
 import {
   PERMISSION_MODES,
   backgroundJobSchema,
@@ -82,7 +82,8 @@ export function RepoConfigScreen({ api }: ScreenProps) {
   // A settled conflict puts the chosen config in the file: the form starts again from it (a reset of the form kept
   // what had been typed, as its `values` keep dirty fields).
   const [settled, setSettled] = useState(0);
-  const [keptAs, setKeptAs] = useState<string | null>(null);
+  // Where a settled conflict kept what it replaced, said in a sentence (the form starts again, so it is said here).
+  const [kept, setKept] = useState<string | null>(null);
   const chosen = root ?? repositories[0]?.root ?? null;
   if (repositories.length === 0) return <p>Add a repository on the Sync screen first.</p>;
   return (
@@ -101,15 +102,15 @@ export function RepoConfigScreen({ api }: ScreenProps) {
           key={`${chosen}#${settled}`}
           api={api}
           root={chosen}
-          onSettled={(kept) => {
-            setKeptAs(kept);
+          onSettled={(line) => {
+            setKept(line);
             setSettled((count) => count + 1);
           }}
         />
       )}
-      {keptAs && (
+      {kept && (
         <p role="status" data-testid="repo-config-kept">
-          The service's config is in the file; yours was kept in {keptAs}.
+          {kept}
         </p>
       )}
     </section>
@@ -123,7 +124,8 @@ function ConfigForm({
 }: {
   api: AgentApi;
   root: string;
-  onSettled: (keptAs: string | null) => void;
+  /** A conflict settled: the sentence that says where what was replaced is kept (null: nothing was). */
+  onSettled: (kept: string | null) => void;
 }) {
   const current = useQuery({ queryKey: ['repoConfig', root], queryFn: () => api.getRepoConfig({ root }) });
   // The form follows the loaded config, and a later refetch never overwrites a field the user has changed. Until
@@ -137,10 +139,23 @@ function ConfigForm({
   const jobs = useFieldArray({ control: form.control, name: 'jobs' });
   const loaded = current.data !== undefined;
   const queries = useQueryClient();
+  // The file changed on disk since this form loaded it (a hand edit): its Save wrote nothing; its user chooses.
+  const [fileChanged, setFileChanged] = useState<RepoConfigFileChange | null>(null);
   const save = useMutation({
-    mutationFn: (values: Form) => api.saveRepoConfig({ root, config: toConfig(values) }),
+    // Made on the file as this form loaded it (its base): a file changed since is never written over.
+    mutationFn: ({ values, base, takeMine }: { values: Form; base: string | null; takeMine?: true }) =>
+      api.saveRepoConfig({ root, config: toConfig(values), base, takeMine }),
     // The file exists now: "New file" must not stay; a conflict is shown from the view.
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['repoConfig', root] }),
+    onSuccess: async (saved, { takeMine }) => {
+      setFileChanged(saved.fileChanged);
+      // Not read again on a conflict with the file: the form keeps the config and base it loaded (a reread would
+      // pour the hand edit into the fields not typed in, and make the next Save write over the rest of it).
+      if (saved.fileChanged) return;
+      await queries.invalidateQueries({ queryKey: ['repoConfig', root] });
+      // Settled by taking mine: the form starts again from the file (and its new base), once it is read.
+      if (takeMine && !saved.fileChanged)
+        onSettled(saved.keptAs && `Yours is in the file; the file's was kept in ${saved.keptAs}.`);
+    },
     onError: (error) => {
       // The agent's own check (the same schema) names fields too: show them where they are.
       if (error instanceof ApiError) {
@@ -165,7 +180,15 @@ function ConfigForm({
     mutationFn: (keep: 'mine' | 'theirs') => api.settleRepoConfig({ root, keep }),
     onSuccess: (view) => {
       queries.setQueryData(['repoConfig', root], view);
-      onSettled(view.keptAs);
+      onSettled(view.keptAs && `The service's config is in the file; yours was kept in ${view.keptAs}.`);
+    },
+  });
+  // Take the file's: the form shows the file; what was typed here is kept beside it.
+  const takeFile = useMutation({
+    mutationFn: (values: Form) => api.takeRepoConfigFile({ root, config: toConfig(values) }),
+    onSuccess: (view) => {
+      queries.setQueryData(['repoConfig', root], view);
+      onSettled(`The file's config is in the form; yours was kept in ${view.keptAs}.`);
     },
   });
   const conflict = current.data?.conflict ?? null;
@@ -180,7 +203,7 @@ function ConfigForm({
 
   return (
     <form
-      onSubmit={form.handleSubmit((values) => save.mutate(values))}
+      onSubmit={form.handleSubmit((values) => save.mutate({ values, base: current.data?.base ?? null }))}
       noValidate
       aria-busy={!loaded}
       data-testid="repo-config-form"
@@ -208,6 +231,37 @@ function ConfigForm({
             Keep mine
           </button>
           <ErrorLine error={settle.error} />
+        </div>
+      )}
+      {fileChanged && (
+        <div role="alert" className="error" data-testid="repo-config-file-changed">
+          <p>
+            .flowsync/repo-config.json changed on disk since this screen loaded it: yours is not saved, and
+            the file was not written over.
+          </p>
+          <p className="muted">
+            The file's now:{' '}
+            <code>
+              {fileChanged.config ? JSON.stringify(fileChanged.config) : (fileChanged.text ?? '(deleted)')}
+            </code>
+          </p>
+          <button
+            type="button"
+            disabled={save.isPending || takeFile.isPending}
+            onClick={form.handleSubmit((values) =>
+              save.mutate({ values, base: fileChanged.base, takeMine: true }),
+            )}
+          >
+            Take mine
+          </button>
+          <button
+            type="button"
+            disabled={save.isPending || takeFile.isPending}
+            onClick={form.handleSubmit((values) => takeFile.mutate(values))}
+          >
+            Take the file's
+          </button>
+          <ErrorLine error={takeFile.error} />
         </div>
       )}
       <fieldset className="plain" disabled={!loaded}>
