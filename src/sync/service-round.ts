@@ -84,6 +84,7 @@ export class ServiceRound {
     this.learned = state.acknowledgedCount(this.repoId) > 0;
     if (this.learned) return;
     const listed = await listServiceFiles(client, this.serviceRepo, null);
+    this.port.sawWriters(listed.map((file) => file.writtenBy));
     const disk = new Map(
       state
         .fileStates(this.repoId, null)
