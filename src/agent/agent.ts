@@ -275,7 +275,8 @@ export class Agent extends EventEmitter<AgentEvents> {
         const sets = status.gitChanges;
         const now = sets.map((set) => `${set.name}\0${set.changed}\0${set.deleted}`).join('\n');
         if (now !== saidGitChanges && sets.length > 0)
-          for (const set of sets) this.emit('gitChanges', watched, gitChangesLine(set, engine.motions.teammates));
+          for (const set of sets)
+            this.emit('gitChanges', watched, gitChangesLine(set, engine.motions.teammates));
         saidGitChanges = now;
       }
       if (status.phase !== 'scanning' && status.phase !== 'syncing') this.showProgress(watched, null);

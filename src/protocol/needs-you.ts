@@ -82,7 +82,13 @@ export function needsOf(repo: WaitingFacts): Waiting[] {
 
 /** needsOf over several repositories, each kind summed (`3 in conflict, 1 deletion held`): the tray's words. */
 export function needsOfAll(repos: readonly WaitingFacts[]): Waiting[] {
-  const summed = { conflict: 0, 'held-deletions': 0, 'not-in-checkout': 0, 'repo-config': 0, 'git-changes': 0 };
+  const summed = {
+    conflict: 0,
+    'held-deletions': 0,
+    'not-in-checkout': 0,
+    'repo-config': 0,
+    'git-changes': 0,
+  };
   for (const need of repos.flatMap(needsOf)) summed[need.kind] += need.count;
   return waiting(summed);
 }
@@ -93,7 +99,7 @@ const WORDS: Record<Waiting['kind'], (count: number) => string> = {
   'not-in-checkout': (count) => `${plural(count, 'file')} not in this checkout`,
   'repo-config': (count) =>
     count === 1 ? 'repo-config.json not valid' : `${count} repo-config.json files not valid`,
-  'git-changes': (count) => `${plural(count, "change")} of git's held`,
+  'git-changes': (count) => `${plural(count, 'change')} of git's held`,
 };
 
 function waiting(counts: Record<Waiting['kind'], number>): Waiting[] {

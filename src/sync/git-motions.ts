@@ -72,7 +72,7 @@ export class GitMotions {
     const { git, state, repoId } = this.port;
     if (git === undefined || !this.holding) return;
     const places = [...repoPaths];
-    for (const started = Date.now(); ; ) {
+    for (const started = Date.now(); ;) {
       const candidates = this.candidates(places);
       if (candidates.length === 0) return;
       const trail = git.trail();

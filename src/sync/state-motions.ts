@@ -111,7 +111,8 @@ export class GitHeldMarks {
    * may have made. Only sendable files that differ from what the service acknowledged.
    */
   candidates(repoId: number, place: FlowFile | { folder: string }): CandidateFile[] {
-    if ('folder' in place) return this.statements.candidatesBelow.all({ repoId, ...place }) as CandidateFile[];
+    if ('folder' in place)
+      return this.statements.candidatesBelow.all({ repoId, ...place }) as CandidateFile[];
     return this.statements.candidatesInFlow.all({ repoId, ...place }) as CandidateFile[];
   }
 

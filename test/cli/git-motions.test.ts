@@ -39,7 +39,10 @@ afterEach(async () => {
 });
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', cwd, ...args], { env: { ...process.env, ...IDENTITY }, encoding: 'utf8' });
+  return execFileSync('git', ['-C', cwd, ...args], {
+    env: { ...process.env, ...IDENTITY },
+    encoding: 'utf8',
+  });
 }
 
 /** A bare origin with the files committed (and `branches`, each a change of main), a clone per person. */
@@ -166,7 +169,10 @@ describe("git's motions on a service shared with a teammate", () => {
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.stdout).toMatch(/branch cleanup: 1 changed, 6 deleted sent to the team/);
     await eventually(() =>
-      expect(stored()).toEqual({ 'flows/ci/build.yml': 'build: cleanup\n', 'flows/ci/test.yml': 'test: bob\n' }),
+      expect(stored()).toEqual({
+        'flows/ci/build.yml': 'build: cleanup\n',
+        'flows/ci/test.yml': 'test: bob\n',
+      }),
     );
   }, 240_000);
 
