@@ -28,6 +28,7 @@ const UNIT = [
   'test/sync/restore-outcome.test.ts',
   'test/sync/conflict-copy-name.test.ts',
   'test/sync/engine-status.test.ts',
+  'test/sync/git-motion.test.ts',
   'test/agent/repository-table.test.ts',
   'test/sync/safety.test.ts',
   'test/sync/deletion-marks.test.ts',

@@ -8,6 +8,7 @@ import type { SecretStore } from '../secrets/index.ts';
 import {
   SyncEngine,
   RepoConfigBase,
+  gitChangesLine,
   type FileConflict,
   type FileState,
   type Hasher,
@@ -28,6 +29,7 @@ import { checkFlowRoots, folderNotThere } from './folder-check.ts';
 import { NotTheSource, notTheSource, tilde } from './source.ts';
 import { AgentApiError } from './api-error.ts';
 import { BranchFollower, type BranchSwitch } from './branch-follower.ts';
+import { gitPort } from './git-trail.ts';
 import { pendingRename, renameTo, type PendingRename } from './rename.ts';
 import {
   configuredRepository,
@@ -57,6 +59,8 @@ interface AgentEvents {
   synced: [WatchedRepository, SyncReport];
   /** HEAD moved between two rounds: the round that followed, summed up. */
   branch: [WatchedRepository, BranchSwitch];
+  /** Git's change sets held for their user changed (issue 46): the line that says them, once the engine rests. */
+  gitChanges: [WatchedRepository, string];
   /** A rescan found that the repository's name changed (its origin renamed): the line that says what to do. */
   renamed: [WatchedRepository, string];
   /** Its `.flowsync/repo-config.json` became invalid (the words that say why), or valid again (null). */
@@ -249,7 +253,9 @@ export class Agent extends EventEmitter<AgentEvents> {
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),
+        ...(configured?.gitChanges !== undefined && { gitChanges: configured.gitChanges }),
       },
+      git: gitPort(identity.root, configured?.flowRoots ?? ['flows']),
       client: this.client,
       state: this.state,
       hasher: this.hasher,
@@ -262,7 +268,17 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     const watched = { identity, engine };
     const branch = new BranchFollower(identity.root);
+    // Git's change sets held, said once each time they change and the engine rests (not at each of its rounds).
+    let saidGitChanges = '';
     engine.on('status', (status) => {
+      if (status.phase === 'idle') {
+        const sets = status.gitChanges;
+        const now = sets.map((set) => `${set.name}\0${set.changed}\0${set.deleted}`).join('\n');
+        if (now !== saidGitChanges && sets.length > 0)
+          for (const set of sets)
+            this.emit('gitChanges', watched, gitChangesLine(set, engine.motions.teammates));
+        saidGitChanges = now;
+      }
       if (status.phase !== 'scanning' && status.phase !== 'syncing') this.showProgress(watched, null);
       if (status.phase === 'syncing') branch.round(null);
       const switched = status.phase === 'idle' ? branch.settled(status.heldDeletions) : null;

@@ -45,6 +45,12 @@ export const repositoryConfigSchema = z.looseObject({
       z.strictObject({ files: z.int().nonnegative(), share: z.number().min(0).max(1) }),
     ])
     .optional(),
+  /**
+   * What git's changes (a branch switch, `checkout --`, a reset, a stash, a rebase, a merge) do when others write to
+   * the repository on the service (issue 46): `ask` (default) holds them as one change set until its user sends or
+   * keeps it; `send` sends them as a person's edits. Alone on a service, they are sent either way.
+   */
+  gitChanges: z.enum(['ask', 'send']).optional(),
 });
 export type RepositoryConfig = z.infer<typeof repositoryConfigSchema>;
 

@@ -37,6 +37,8 @@ export interface RepositoryDescription extends RepositoryIdentity {
   branch: string | null;
   /** Its name changed (origin renamed) and waits for its user to sync under the new one; null otherwise. */
   rename: { to: string; message: string } | null;
+  /** The other writers the service named for this repository (git's motions are held while there are any). */
+  teammates: string[];
 }
 
 export const NO_COUNTS: RepoCounts = {
@@ -81,6 +83,7 @@ export function describeEntry(entry: RepositoryEntry, facts: DescribeFacts): Rep
     ...pausedOf(identity.root, status, facts.config),
     branch: currentBranch(identity.root),
     rename: renameOf(entry.rename),
+    teammates: repoId === null ? [] : state.gitHeld.sharedWith(repoId),
   };
 }
 
@@ -128,6 +131,7 @@ function describeAbsent(absent: AbsentEntry, facts: DescribeFacts): RepositoryDe
       paused: false,
       pausedSince: null,
       nothingToSync: null,
+      gitChanges: [],
     },
     paused: false,
     pausedSince: null,
@@ -140,6 +144,7 @@ function describeAbsent(absent: AbsentEntry, facts: DescribeFacts): RepositoryDe
     syncedFrom: null,
     branch: null,
     rename: null,
+    teammates: [],
   };
 }
 

@@ -84,13 +84,25 @@ export function currentBranch(root: string): string | null {
   return /^[0-9a-f]{40,64}$/.test(head) ? `detached at ${head.slice(0, 7)}` : null;
 }
 
+/** The folder a checkout's `.git` is in (its top level, as git's porcelain paths are relative to it); null: none. */
+export function gitTopLevel(folder: string): string | null {
+  for (let dir = resolve(folder); ; dir = dirname(dir)) {
+    try {
+      lstatSync(join(dir, '.git'));
+      return dir;
+    } catch {
+      if (dirname(dir) === dir) return null;
+    }
+  }
+}
+
 /**
  * The git folder of the repository `folder` is in: a real `.git` folder, or where a `.git` file points; null when
  * none. Read by the containment rule (readContained), as every file of a repository: a `.git` or `HEAD` that is a
  * link, a FIFO or a device (a tarball's `.git` linked to /dev/zero, which a plain read would fill memory from, or
  * a FIFO it would wait on for ever) is no git folder, and at most 4 KiB of either is read.
  */
-function findGitDir(folder: string): string | null {
+export function findGitDir(folder: string): string | null {
   for (let dir = resolve(folder); ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
     let entry: ReturnType<typeof lstatSync> | undefined;

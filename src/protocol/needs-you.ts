@@ -18,6 +18,24 @@ export interface WaitingFacts {
   notInCheckout: number;
   /** What is wrong with its hand-edited `.flowsync/repo-config.json` (not sent until fixed); null when nothing. */
   configProblem?: string | null;
+  /** Git's motions held for their user on a shared service (issue 46): each change set, named (absent: none). */
+  gitChanges?: readonly GitChangeSetView[];
+}
+
+/** A change set of git's waiting for its user: `branch cleanup: 37 changed, 217 deleted`. */
+export interface GitChangeSetView {
+  name: string;
+  changed: number;
+  deleted: number;
+}
+
+/** `branch cleanup: 37 changed, 217 deleted`, `git checkout -- on main: 2 changed`. */
+export function changeSetWords(set: GitChangeSetView): string {
+  const parts = [
+    ...(set.changed > 0 || set.deleted === 0 ? [`${set.changed} changed`] : []),
+    ...(set.deleted > 0 ? [`${set.deleted} deleted`] : []),
+  ];
+  return `${set.name}: ${parts.join(', ')}`;
 }
 
 /** What the decision reads of a repository's status: the window's RepositoryView has all of it. */
@@ -31,7 +49,7 @@ export interface RepositoryNeeds extends WaitingFacts {
 
 /** One kind of thing that waits for its user in a repository, with how many and the words for it. */
 export interface Waiting {
-  kind: 'conflict' | 'held-deletions' | 'not-in-checkout' | 'repo-config';
+  kind: 'conflict' | 'held-deletions' | 'not-in-checkout' | 'repo-config' | 'git-changes';
   count: number;
   /** `2 in conflict`, `40 deletions held`, `3 files not in this checkout`, `repo-config.json not valid`. */
   words: string;
@@ -44,17 +62,33 @@ export interface Waiting {
  * and the tray, the exit code and "in sync" forgot the files not in this checkout.)
  */
 export function needsOf(repo: WaitingFacts): Waiting[] {
-  return waiting({
+  const sets = repo.gitChanges ?? [];
+  const needs = waiting({
     conflict: repo.counts.conflicts,
     'held-deletions': repo.heldDeletions,
     'not-in-checkout': repo.notInCheckout,
     'repo-config': repo.configProblem ? 1 : 0,
+    'git-changes': 0,
   });
+  // Named by the change set (`branch cleanup: 37 changed, 217 deleted`): the words say which of git's motions waits.
+  if (sets.length > 0)
+    needs.push({
+      kind: 'git-changes',
+      count: sets.reduce((files, set) => files + set.changed + set.deleted, 0),
+      words: `${sets.map(changeSetWords).join('; ')} (git's, not sent)`,
+    });
+  return needs;
 }
 
 /** needsOf over several repositories, each kind summed (`3 in conflict, 1 deletion held`): the tray's words. */
 export function needsOfAll(repos: readonly WaitingFacts[]): Waiting[] {
-  const summed = { conflict: 0, 'held-deletions': 0, 'not-in-checkout': 0, 'repo-config': 0 };
+  const summed = {
+    conflict: 0,
+    'held-deletions': 0,
+    'not-in-checkout': 0,
+    'repo-config': 0,
+    'git-changes': 0,
+  };
   for (const need of repos.flatMap(needsOf)) summed[need.kind] += need.count;
   return waiting(summed);
 }
@@ -65,6 +99,7 @@ const WORDS: Record<Waiting['kind'], (count: number) => string> = {
   'not-in-checkout': (count) => `${plural(count, 'file')} not in this checkout`,
   'repo-config': (count) =>
     count === 1 ? 'repo-config.json not valid' : `${count} repo-config.json files not valid`,
+  'git-changes': (count) => `${plural(count, 'change')} of git's held`,
 };
 
 function waiting(counts: Record<Waiting['kind'], number>): Waiting[] {

@@ -4,6 +4,7 @@ import type { SyncProgress, SyncRecovery, SyncReport, SyncMiss, SyncStatus } fro
 import type { DeletionGuard } from './safety.ts';
 import type { SyncState } from './state.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
+import type { GitPort } from './git-motions.ts';
 
 export interface RepositorySpec {
   root: string;
@@ -15,6 +16,11 @@ export interface RepositorySpec {
   writer?: string;
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
+  /**
+   * What git's changes (a branch switch, `checkout --`, a reset…) do on a service others write to (issue 46): `ask`
+   * (default) holds them as one change set for their user; `send` sends them as a person's edits.
+   */
+  gitChanges?: 'ask' | 'send';
 }
 
 export interface SyncEngineOptions {
@@ -45,6 +51,8 @@ export interface SyncEngineOptions {
   paused?: { since: string | null };
   /** The folders watched, shared with the other engines of the process (default: the process's own). */
   watchBudget?: FolderWatchBudget;
+  /** What git left in the checkout's `.git`, for telling git's motions from a person's edits; none: not asked. */
+  git?: GitPort;
 }
 
 export interface EngineEvents {

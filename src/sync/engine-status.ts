@@ -1,6 +1,6 @@
 import { failureKind } from '../client/index.ts';
 import { describeStorageFault, storageFaultRemedy, type StorageFault } from '../host/index.ts';
-import { isTrouble, type SyncPhase } from '../protocol/index.ts';
+import { changeSetWords, isTrouble, type GitChangeSetView, type SyncPhase } from '../protocol/index.ts';
 import type { FileConflict } from './state-records.ts';
 import type { RoundOutcome } from './scheduler.ts';
 
@@ -204,6 +204,18 @@ export function heldLine(count: number): string {
   return (
     `${count} ${count === 1 ? 'deletion' : 'deletions'} held, more than this repository deletes without asking: ` +
     '`flowsync sync --yes` deletes them on the service, `flowsync resolve --held --theirs` puts them back on disk'
+  );
+}
+
+/**
+ * `branch cleanup: 1 changed, 6 deleted, waiting for you: …`: git's change set held on a shared service (issue 46),
+ * with the teammates whose work it would change and the two ways out.
+ */
+export function gitChangesLine(set: GitChangeSetView, teammates: readonly string[]): string {
+  const team = teammates.length > 0 ? ` (${teammates.join(', ')})` : '';
+  return (
+    `${changeSetWords(set)}, waiting for you: git's changes are not sent to the team${team} until you say so: ` +
+    '`flowsync sync --yes` sends them, `flowsync sync --keep` keeps them here'
   );
 }
 

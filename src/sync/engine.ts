@@ -13,6 +13,7 @@ import {
   conflictLine,
   countsUnrecorded,
   failureOutcome,
+  gitChangesLine,
   heldLine,
   initialFacts,
   notInCheckoutLine,
@@ -50,6 +51,8 @@ import type { FlowFile } from './state-deletions.ts';
 import { StateFaults } from './state-faults.ts';
 import { uploadPlans } from './uploader.ts';
 import { FlowWatcher } from './watcher.ts';
+import { GitMotions } from './git-motions.ts';
+import type { GitChangeSet } from './state-motions.ts';
 
 /**
  * Keeps one repository's flows in sync. The reconciler brings the state in line with the disk (scan, hash); the
@@ -72,6 +75,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** The round's negotiation with the service: bases, what a new state learns, the look at the service. */
   readonly round: ServiceRound;
   private readonly lookout: Lookout;
+  /** Git's motions held for their user on a shared service (issue 46). */
+  readonly motions: GitMotions;
   /** Files the rescans found that the watcher had not reported. */
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
   private readonly retries: FlowRetries;
@@ -124,8 +129,26 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       onHashed: (done, total) => this.emit('progress', { stage: 'hashing', done, total }),
       forgetRoot: (root) => this.watcher.forget(root),
     });
+    this.motions = new GitMotions({
+      state: options.state,
+      repoId: this.repoId,
+      layout: this.layout,
+      setting: options.repo.gitChanges ?? 'ask',
+      git: options.git,
+      me: options.repo.writer,
+      refresh: () => this.refresh(),
+    });
     this.coalescer = new Coalescer(
-      (paths) => this.inBackground(this.local(() => this.reconciler.applyChanges(paths))),
+      (paths) => {
+        // When the burst was seen, not when the queue reached it: a round under way may take seconds.
+        const seenAt = Date.now();
+        this.inBackground(
+          this.local(async () => {
+            await this.reconciler.applyChanges(paths);
+            await this.motions.look(paths, seenAt);
+          }),
+        );
+      },
       options.quietMs ?? 30,
       options.maxWaitMs ?? 500,
     );
@@ -186,6 +209,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       refresh: () => this.refresh(),
       clearHeld: () => (this.deletions.held = 0),
       sendDeletions: (files) => this.sendHeldDeletions(files),
+      sawWriters: (writers) => this.motions.noteWriters(writers),
     };
     this.round = new ServiceRound(port);
     this.service = new ServiceSide(port, this.round);
@@ -236,10 +260,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       pending: () => counts().pending,
       standing: () => this.standingProblems(),
     });
+    const motions = this.motions;
     return {
       phase: shown.phase,
       get counts() {
         return counts();
+      },
+      get gitChanges() {
+        return motions.changeSets().filter((set) => set.decision === 'held');
       },
       message: shown.message,
       retryAt: this.scheduler.retryAt,
@@ -296,6 +324,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(newer !== null ? [newer] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
       ...(this.round.notInCheckout > 0 ? [notInCheckoutLine(this.round.notInCheckout)] : []),
+      ...this.motions
+        .changeSets()
+        .filter((set) => set.decision === 'held')
+        .map((set) => gitChangesLine(set, this.motions.teammates)),
       ...this.reconciler.refusedRoots.values(),
       ...this.watcher.refused.values(),
       ...this.rules.problems.values(),
@@ -428,6 +460,36 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       if (!progressed) break;
     }
     return deletions.taken(this.repoId, confirmed);
+  }
+
+  /**
+   * Its user's word on git's change sets held (`sync --yes`, "Send to the team"): they go in the rounds that follow
+   * (their deletions confirmed too, whatever the guard), as held deletions do. Returns the sets sent.
+   */
+  async sendGitChanges(): Promise<GitChangeSet[]> {
+    const sets = this.confirmGitChanges();
+    if (sets.length === 0) return [];
+    for (let rounds = 0; rounds < 3; rounds++) {
+      await this.sync();
+      if (this.motions.changeSets().every((set) => set.decision !== 'confirmed')) break;
+    }
+    return sets;
+  }
+
+  /**
+   * Its user's word on git's change sets held, without a round (`flowsync sync --yes` runs its own): confirmed in
+   * the state, their deletions too, so that the guard does not hold them again. Returns the sets confirmed.
+   */
+  confirmGitChanges(): GitChangeSet[] {
+    const files = this.options.state.gitHeld.decide(this.repoId, 'confirmed');
+    const deleted = files.filter((file) => file.hash === null);
+    if (deleted.length > 0) this.options.state.deletions.confirm(this.repoId, deleted);
+    return this.motions.setsOf(files);
+  }
+
+  /** Its user keeps git's change sets here: not sent while as git left them, and no longer asked about. */
+  keepGitChanges(): GitChangeSet[] {
+    return this.motions.decide('kept');
   }
 
   /** Where a file of this repository (its path relative to the root) sits among the flows; null: in none. */
@@ -585,6 +647,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         );
         flowsDone += plans.length;
         addTally(report, tally);
+        // Who else wrote the files refused: another's name makes the repository shared (git's motions held).
+        this.motions.noteWriters(tally.conflicts.map((conflict) => conflict.writtenBy));
       }
       const done = restingOutcome({
         retryInMs: this.retries.nextDueInMs(),

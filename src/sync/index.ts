@@ -12,11 +12,14 @@ export type {
   SyncStatus,
 } from './round-report.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
+export type { GitPort } from './git-motions.ts';
+export type { GitTrail } from './git-motion.ts';
+export type { GitChangeSet } from './state-motions.ts';
 export type { ConflictComparison, KeptFile, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
 export { DeletionsNotConfirmed } from './service-side.ts';
 export { keptWhere } from './conflict-copy.ts';
 export { SERVICE_CHECK_MS } from './lookout.ts';
-export { behindLine, lostMessage, wentBackLine } from './engine-status.ts';
+export { behindLine, gitChangesLine, lostMessage, wentBackLine } from './engine-status.ts';
 export type { FileChange } from './uploader.ts';
 export { VersionNotOfFile, type SideDiff } from './file-history.ts';
 export { Hasher } from './hasher.ts';

@@ -116,7 +116,7 @@ export function planUploads(
 
 /**
  * One flow for a service that takes bases: its changed files, each on the hash last acknowledged, and its files
- * gone from disk as explicit deletions on theirs. A file in conflict waits for its user; a file on disk but not
+ * gone from disk as explicit deletions on theirs. A file in conflict, or held as git left it, waits for its user; a file on disk but not
  * sent (unreadable now, over 1 MiB…) is neither sent nor deleted. Null when nothing is to be sent.
  */
 function planOnBases(
@@ -127,7 +127,11 @@ function planOnBases(
   options: PlanOptions,
 ): FlowPlan | null {
   const conflicts = state.conflictsOf(repoId, flowPath);
-  const files = state.filesOfFlow(repoId, flowPath).filter((file) => !conflicts.has(file.path));
+  // Git's motions held for their user (issue 46): not sent while as git left them and not confirmed.
+  const held = state.gitHeld.heldOf(repoId, flowPath);
+  const files = state
+    .filesOfFlow(repoId, flowPath)
+    .filter((file) => !conflicts.has(file.path) && !held.has(file.path));
   const present = files.filter(isSendable);
   const upserts = present.filter((file) => file.localHash !== file.ackedHash);
   const deletes = files.filter((file) => isDeletion(file) && deletionGoes(flowPath, file, options));

@@ -1,3 +1,4 @@
+import type { GitChangeSet } from './state-motions.ts';
 import type { RepoCounts } from './state-records.ts';
 import type { FlowPlan } from './planner.ts';
 import type { FileChange, UploadTally } from './uploader.ts';
@@ -27,6 +28,8 @@ export interface SyncStatus {
   pausedSince: string | null;
   /** The line that says none of its flow folders is there (nothing to sync, and where to fix it); else null. */
   nothingToSync: string | null;
+  /** Git's change sets held for their user (issue 46); empty when none. Read from the state when looked at. */
+  gitChanges: GitChangeSet[];
 }
 
 /** A rescan that found what the watcher missed: "rescan found 3 files the watcher missed (periodic)". */

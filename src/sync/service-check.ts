@@ -81,16 +81,18 @@ export class ServiceCheck {
       const files = state
         .filesOfFlow(this.port.repoId, flowPath)
         .map((file) => ({ path: file.path, base: file.ackedHash, disk: file.localHash }));
+      const listing = differing ? await listServiceFiles(client, this.port.serviceRepo(), flowPath) : null;
+      if (listing !== null) this.port.sawWriters(listing.map((file) => file.writtenBy));
       facts.push({
         flowPath,
         files,
-        listed: differing
-          ? await listServiceFiles(client, this.port.serviceRepo(), flowPath)
-          : files.flatMap((file) =>
-              file.base === null
-                ? []
-                : [{ path: file.path, hash: file.base, writtenBy: null, writtenAt: null }],
-            ),
+        listed:
+          listing ??
+          files.flatMap((file) =>
+            file.base === null
+              ? []
+              : [{ path: file.path, hash: file.base, writtenBy: null, writtenAt: null }],
+          ),
         recorded: recorded.get(flowPath) ?? [],
         me: { writer: this.port.repo.writer },
       });

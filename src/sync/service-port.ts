@@ -24,4 +24,6 @@ export interface ServicePort {
   clearHeld(): void;
   /** Its user's word on these deletions: sent in rounds, how many the service took (SyncEngine.sendHeldDeletions). */
   sendDeletions(files: readonly FlowFile[]): Promise<number>;
+  /** Writers the service named (a listing): another's makes the repository shared (git-motions.ts). */
+  sawWriters(writers: readonly (string | null)[]): void;
 }

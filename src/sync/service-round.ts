@@ -83,6 +83,7 @@ export class ServiceRound {
     this.learned = state.acknowledgedCount(this.repoId) > 0;
     if (this.learned) return;
     const listed = await listServiceFiles(client, this.serviceRepo, null);
+    this.port.sawWriters(listed.map((file) => file.writtenBy));
     // reconcile.ts's plan, flow by flow: its own versions (the very bytes on disk) become bases; a file here that
     // meets another there is a conflict named now; the rest is counted below.
     const here = new Map<string, KnownFile[]>();

@@ -109,6 +109,20 @@ const SCHEMA = [
     hash TEXT,
     PRIMARY KEY (repo_id, flow_path, path)
   ) WITHOUT ROWID;`,
+  // Git's motions held for their user (issue 46): each file as git left it (`hash` null: git deleted it), the change
+  // set's name (`branch cleanup`), and its user's word ('held', 'confirmed': sent on their word, 'kept': kept here,
+  // not sent while it stays as git left it). `shared_with`: the other writers the service named for this repository
+  // (JSON, a few), so that a service once seen shared stays so across restarts.
+  `CREATE TABLE git_held (
+    repo_id INTEGER NOT NULL REFERENCES repos (id) ON DELETE CASCADE,
+    flow_path TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hash TEXT,
+    name TEXT NOT NULL,
+    decision TEXT NOT NULL DEFAULT 'held',
+    PRIMARY KEY (repo_id, flow_path, path)
+  ) WITHOUT ROWID;
+  ALTER TABLE repos ADD COLUMN shared_with TEXT;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

@@ -7,6 +7,7 @@ import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
 import { ChangedFlows } from './state-changed-flows.ts';
 import { SentFiles } from './state-sent.ts';
 import { DeletionMarks } from './state-deletions.ts';
+import { GitHeldMarks, HELD_BY_GIT_SQL } from './state-motions.ts';
 import type {
   CachedStat,
   FileConflict,
@@ -27,9 +28,9 @@ const DIFFERS = `${wantedOnServiceSql()} IS NOT acked_hash`;
 /** In conflict: its user settles it; not sent, not counted as pending (counted as a conflict). */
 const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
   AND c.path = files.path)`;
-const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT})`;
+const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT} AND NOT ${HELD_BY_GIT_SQL})`;
 /** A deletion a round would send (three-way.ts's isDeletion), unless held: its user settles a conflict first. */
-const WAITING_DELETION = `${IS_DELETION_SQL} AND NOT ${IN_CONFLICT}`;
+const WAITING_DELETION = `${IS_DELETION_SQL} AND NOT ${IN_CONFLICT} AND NOT ${HELD_BY_GIT_SQL}`;
 /** The conflicts rows with their files row: the three sides of each (three-way.ts's fileSide, in FILE_SIDE_SQL). */
 const SIDES = `conflicts c LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path`;
 /** A files row whose service side is `side` (behind, conflict), by the conflicts row of it. */
@@ -60,6 +61,8 @@ export class SyncState {
   readonly deletions: DeletionMarks;
   /** What each flow in flight carried (state-sent.ts): the evidence of a lost acknowledgement. */
   readonly sent: SentFiles;
+  /** Git's motions held for their user (issue 46), and whether others write to the repository. */
+  readonly gitHeld: GitHeldMarks;
   private readonly statements;
   /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
   private readonly idsFile: string | null;
@@ -81,6 +84,7 @@ export class SyncState {
     migrateState(this.db);
     this.deletions = new DeletionMarks(this.db, WAITING_DELETION);
     this.sent = new SentFiles(this.db);
+    this.gitHeld = new GitHeldMarks(this.db);
 
     const db = this.db;
     this.statements = {

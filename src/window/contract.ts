@@ -60,6 +60,12 @@ export const repositoryViewSchema = z.object({
   heldDeletions: z.number(),
   /** Files on the service this checkout never had (a fresh state learns them first): settleNotInCheckout. */
   notInCheckout: z.number(),
+  /**
+   * Git's change sets held for their user on a shared service (issue 46: `branch cleanup: 37 changed, 217
+   * deleted`), with the teammates whose work they would change: settleGitChanges sends or keeps them. Empty: none.
+   */
+  gitChanges: z.array(z.object({ name: z.string(), changed: z.number(), deleted: z.number() })).optional(),
+  teammates: z.array(z.string()).optional(),
   /** The checkout this repository is synced from instead of this one (a worktree, another clone); else null. */
   syncedFrom: z.string().nullable(),
   /** The branch the checkout is on (`main`, `detached at 1a2b3c4`); null outside a git repository. */
@@ -427,6 +433,18 @@ export const AGENT_API = {
       serviceWrittenBy: z.string().nullable(),
       /** Where what was on disk was kept, in words, when it was an edit not sent (else null). */
       kept: z.string().nullable(),
+    }),
+  ),
+  /**
+   * Git's change sets held on a shared service (issue 46): sent to the team (`send`: its edits and deletions go, the
+   * deletions whatever the guard), or kept here (`keep`: not sent while the files stay as git left them, and no
+   * longer asked about). Returns the sets it was about and the teammates they concern.
+   */
+  settleGitChanges: method(
+    z.object({ root, choice: z.enum(['send', 'keep']) }),
+    z.object({
+      sets: z.array(z.object({ name: z.string(), changed: z.number(), deleted: z.number() })),
+      teammates: z.array(z.string()),
     }),
   ),
   /** Held deletions: sent to the service (`delete`), or the files put back on disk from its copy (`restore`). */

@@ -5,6 +5,7 @@ import {
   repoConfigSchema,
   folderGone,
   plural,
+  changeSetWords,
   workflowStateTeams,
   type HistoryPurge,
   type RepoConfigCurrent,
@@ -388,6 +389,23 @@ export function createAgentApi(agent: Agent): AgentApi {
         outcome,
         serviceWrittenBy: service?.writtenBy ?? null,
         kept: kept === null ? null : keptWhere(kept),
+      };
+    },
+
+    settleGitChanges: async ({ root, choice }) => {
+      const watched = choice === 'send' ? sending(root) : repository(root);
+      const { engine } = watched;
+      const sets = choice === 'send' ? await engine.sendGitChanges() : engine.keepGitChanges();
+      for (const set of sets)
+        activity.record(watched, {
+          kind: 'settled',
+          flowPath: null,
+          path: null,
+          message: `${changeSetWords(set)} ${choice === 'send' ? 'sent to the team' : 'kept here, not sent'}, on your word`,
+        });
+      return {
+        sets: sets.map(({ name, changed, deleted }) => ({ name, changed, deleted })),
+        teammates: engine.motions.teammates,
       };
     },
 

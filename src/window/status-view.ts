@@ -55,6 +55,8 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
     lastSyncAt: described.lastSyncAt,
     heldDeletions: status?.heldDeletions ?? 0,
     notInCheckout: status?.notInCheckout ?? 0,
+    gitChanges: (status?.gitChanges ?? []).map(({ name, changed, deleted }) => ({ name, changed, deleted })),
+    teammates: described.teammates,
     syncedFrom: described.syncedFrom,
     branch: described.branch,
     rename: described.rename,

@@ -246,6 +246,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   });
   agent.on('branch', (watched, switched) => out(branchLine(watched, switched)));
   agent.on('renamed', (_, message) => out(`${time()} ${message}`));
+  agent.on('gitChanges', (watched, line) => out(`${time()} ${named(watched)}: ${line}`));
   agent.on('repoConfig', (watched, line) => out(`${time()} ${named(watched)}: ${line}`));
   activity.on('entry', (entry) => {
     if (entry.kind === 'skipped') out(skippedLine(entry));

@@ -172,6 +172,7 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
     configProblem,
     heldDeletions: repository?.heldDeletions ?? 0,
     notInCheckout: repository?.notInCheckout ?? 0,
+    gitChanges: repository?.gitChanges ?? [],
   };
   const counts = repository?.counts ?? status.counts;
   const waiting = needsOf({ ...facts, counts }).map((need) => need.words);
@@ -188,6 +189,8 @@ interface LiveFacts {
   now?: string;
   heldDeletions: number;
   notInCheckout: number;
+  /** Git's change sets held for their user (issue 46), as the running agent knows them. */
+  gitChanges: { name: string; changed: number; deleted: number }[];
   configProblem: string | null;
   /** What waits for its user (needsOf's words); empty when nothing does. */
   waiting: string[];

@@ -13,6 +13,11 @@ import { currentTree, versionKey, type Team } from './team.ts';
 /** The state catches up with the disk, and recorded differences the disk now settles are settled. */
 export function scan(team: Team, c: ModelCheckout): void {
   c.scanned = new Map(c.disk);
+  // state-motions.ts: a mark lasts while its file is as git left it and not sent.
+  for (const [path, held] of [...c.gitHeld])
+    if ((c.disk.get(path) ?? null) !== held.hash || (c.bases.get(path) ?? null) === held.hash)
+      c.gitHeld.delete(path);
+  for (const [path, hash] of [...c.reverts]) if ((c.disk.get(path) ?? null) !== hash) c.reverts.delete(path);
   for (const path of [...c.heldSet, ...c.confirmed])
     if (c.disk.has(path)) {
       c.heldSet.delete(path);
@@ -125,6 +130,15 @@ export function round(team: Team, c: ModelCheckout, { answerLost = false } = {})
       if (c.heldSet.has(path) && !c.confirmed.has(path))
         team.violation('a held deletion reaches the service unconfirmed', `${c.name} deletes ${path}`);
     for (const write of request.writes) c.see(write.path, write.hash);
+    for (const { path, hash } of [
+      ...request.writes,
+      ...request.deletes.map(({ path }) => ({ path, hash: null })),
+    ])
+      if (c.reverts.has(path) && c.reverts.get(path) === hash)
+        team.violation(
+          "a revert of a teammate's version to the branch's committed one reaches the service unconfirmed",
+          `${c.name} sends ${path} ${hash ?? 'deleted'}`,
+        );
     const answer = service.write(request, c.writer);
     if (!answer.taken) {
       refusedFlow(team, c, answer.refused);

@@ -62,6 +62,13 @@ export class ModelCheckout {
   confirmed = new Set<string>();
   /** Copies kept beside files (`name.conflict-<time>.ext`): their hashes. */
   beside = new Set<string>();
+  /** The state (issue 46): git's change sets held, each file as git left it (null: deleted), until sent or changed. */
+  gitHeld = new Map<string, { hash: string | null; name: string }>();
+  /**
+   * The model's truth: files git put back to this branch's committed version over a teammate's version while the
+   * agent watched (path → the committed hash). Never sent unconfirmed; dropped once its user confirms or it changes.
+   */
+  reverts = new Map<string, string | null>();
 
   constructor(
     readonly name: string,
@@ -122,12 +129,19 @@ export class ModelCheckout {
       }));
   }
 
+  /** Whether a file is held as git left it (state-motions.ts's HELD_BY_GIT: its disk still what git left). */
+  heldByGit(path: string): boolean {
+    const held = this.gitHeld.get(path);
+    return held !== undefined && held.hash === (this.scanned.get(path) ?? null);
+  }
+
   plannedFiles(flow: string): PlannedFile[] {
     return this.knownFiles(flow).map((file) => ({
       path: file.path,
       localHash: file.disk,
       ackedHash: file.base,
       recorded: this.rows.has(file.path),
+      heldByGit: this.heldByGit(file.path),
     }));
   }
 
@@ -145,7 +159,7 @@ export class ModelCheckout {
   /** The deletions a round would send: files acknowledged and gone from disk, not recorded (state.deletionCount). */
   deletions(core: Core): string[] {
     return [...this.bases.keys()]
-      .filter((path) => !this.rows.has(path))
+      .filter((path) => !this.rows.has(path) && !this.heldByGit(path))
       .filter((path) =>
         core.isDeletion({
           localHash: this.scanned.get(path) ?? null,
@@ -164,7 +178,7 @@ export class ModelCheckout {
     const paths = new Set([...this.scanned.keys(), ...this.bases.keys()]);
     let pending = 0;
     for (const path of paths) {
-      if (this.rows.has(path)) continue;
+      if (this.rows.has(path) || this.heldByGit(path)) continue;
       const base = this.bases.get(path) ?? null;
       const wanted = core.wantedOnService({
         localHash: this.scanned.get(path) ?? null,
@@ -183,11 +197,25 @@ export class ModelCheckout {
     return {
       counts: { conflicts, pending, behind },
       heldDeletions: this.running ? this.held : 0,
+      gitChanges: gitChangeSetsOf(this),
       notInCheckout: this.running ? this.notInCheckout.size : 0,
       paused: false,
       running: this.running,
     };
   }
+}
+
+/** The change sets git's held files make up, as the status says them (counted from the state). */
+export function gitChangeSetsOf(c: ModelCheckout): { name: string; changed: number; deleted: number }[] {
+  const sets = new Map<string, { name: string; changed: number; deleted: number }>();
+  for (const [path, { hash, name }] of c.gitHeld) {
+    if (!c.heldByGit(path)) continue;
+    const set = sets.get(name) ?? { name, changed: 0, deleted: 0 };
+    if (hash === null) set.deleted++;
+    else set.changed++;
+    sets.set(name, set);
+  }
+  return [...sets.values()];
 }
 
 export function sameTree(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {

@@ -1,6 +1,7 @@
 import { inSyncOf, needsOf, type WaitingFacts } from '../../../src/protocol/index.ts';
 import { isNotInCheckout, isOwnVersion, reconcileFlow } from '../../../src/sync/reconcile.ts';
 import { deletionVerdict } from '../../../src/sync/safety.ts';
+import { gitMotionOf } from '../../../src/sync/git-motion.ts';
 import { fileSide, isDeletion, wantedOnService, wentBackInTime } from '../../../src/sync/three-way.ts';
 
 /*
@@ -24,6 +25,8 @@ export interface PlannedFile {
   ackedHash: string | null;
   /** A recorded difference (behind or conflict) waits for its user: the file is not sent. */
   recorded: boolean;
+  /** Held as git left it (issue 46): not sent until its user says so. */
+  heldByGit?: boolean;
 }
 
 /** What one flow's request carries: writes and deletions, each on its base. */
@@ -44,6 +47,7 @@ export interface Core {
   needsOf: typeof needsOf;
   saysInSync: (facts: InSyncFacts) => boolean;
   planFlow: (files: readonly PlannedFile[], options: PlanFlowOptions) => FlowRequest | null;
+  gitMotionOf: typeof gitMotionOf;
 }
 
 /** Deletions held this round (only those its user confirmed go), and those its user confirmed. */
@@ -65,7 +69,7 @@ export function planFlow(
   const writes: FlowRequest['writes'] = [];
   const deletes: FlowRequest['deletes'] = [];
   for (const file of files) {
-    if (file.recorded) continue;
+    if (file.recorded || file.heldByGit === true) continue;
     const sides = { localHash: file.localHash, warning: null, ackedHash: file.ackedHash };
     if (core.isDeletion(sides)) {
       if (!options.holdDeletions || options.confirmed.has(file.path))
@@ -99,4 +103,5 @@ export const realCore: Core = {
   needsOf,
   saysInSync: (facts) => saysInSync(facts),
   planFlow: (files, options) => planFlow(files, options),
+  gitMotionOf,
 };

@@ -160,6 +160,7 @@ export function apply(team: Team, step: Step): void {
       c.held = 0;
       c.heldSet.clear();
       c.confirmed.clear();
+      c.gitHeld.clear();
       return c.running ? look(team, c) : undefined;
   }
 }

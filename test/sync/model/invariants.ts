@@ -57,7 +57,7 @@ export function quiesce(team: Team): void {
   for (const c of team.checkouts) {
     const held = new Set(c.held > 0 ? c.deletions(team.core) : []);
     const unnamed = differences(c.disk, service).filter(
-      (path) => !c.rows.has(path) && !held.has(path) && !c.notInCheckout.has(path),
+      (path) => !c.rows.has(path) && !held.has(path) && !c.notInCheckout.has(path) && !c.heldByGit(path),
     );
     if (unnamed.length > 0)
       team.violation(

@@ -7,6 +7,7 @@ import {
   behindAsInSync,
   copyReadAsNewest,
   deletionNotHeld,
+  gitMotionsAsEdits,
   heldSetForgotten,
   inSyncWithNoAgent,
   ownByLabelAlone,
@@ -222,5 +223,35 @@ describe.each(FAILURES)('issue 45 failure $failure', ({ shape, steps, rule, fixe
     const broken = runHistory(realCore, shape, steps);
     if (fixed) expect(broken).toEqual([]);
     else expect(rulesOf(broken)).toContain(rule);
+  });
+});
+
+/**
+ * Issue 46's finding as a history of the model: Bob takes Ada's version, then `git checkout -- .` puts his branch's
+ * committed one back. src's core holds it as git's change set; read as an edit (the core before), it reverts Ada's.
+ */
+const REVERT_OF_A_TEAMMATE: Step[] = [
+  { do: 'edit', who: 0, path: 'f1/a' },
+  { do: 'round', who: 0, answerLost: false },
+  { do: 'look', who: 1 },
+  { do: 'take newer', who: 1 },
+  { do: 'git checkout --', who: 1, paths: ['f1/a'] },
+  { do: 'round', who: 1, answerLost: false },
+];
+
+describe("git's motions in the model (issue 46)", () => {
+  const shape = { checkouts: 2, sharedLabel: false };
+  it("`git checkout --` after taking a teammate's version is held: nothing reaches the service unconfirmed", () => {
+    expect(runHistory(realCore, shape, REVERT_OF_A_TEAMMATE)).toEqual([]);
+  });
+
+  it('read as an edit (a known-bad core), the revert reaches the service: caught', () => {
+    expect(rulesOf(runHistory(gitMotionsAsEdits, shape, REVERT_OF_A_TEAMMATE))).toContain(
+      "a revert of a teammate's version to the branch's committed one reaches the service unconfirmed",
+    );
+  });
+
+  it('sync --yes sends the held revert on its user’s word, and the team quiesces', () => {
+    expect(runHistory(realCore, shape, [...REVERT_OF_A_TEAMMATE, { do: 'sync --yes', who: 1 }])).toEqual([]);
   });
 });

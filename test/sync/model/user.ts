@@ -57,6 +57,13 @@ export function takeNewer(team: Team, c: ModelCheckout): void {
 /** `flowsync sync --yes`: the deletions waiting now are confirmed (until the service takes them); a round sends them. */
 export function confirmDeletions(team: Team, c: ModelCheckout): void {
   if (!c.running) return;
+  // Git's change sets held go too (src's confirmGitChanges: their deletions confirmed with them).
+  for (const [path, held] of [...c.gitHeld]) {
+    if (!c.heldByGit(path)) continue;
+    c.gitHeld.delete(path);
+    c.reverts.delete(path);
+    if (held.hash === null) c.confirmed.add(path);
+  }
   const waiting = c.deletions(team.core);
   for (const path of waiting) c.confirmed.add(path);
   c.heldSet.clear();

@@ -62,3 +62,9 @@ export const inSyncWithNoAgent: Core = {
   ...realCore,
   saysInSync: (facts) => saysInSync({ ...facts, running: true }),
 };
+
+/** Git's motions read as a person's edits (issue 46 before): `git checkout -- .` sends a revert of a teammate's work. */
+export const gitMotionsAsEdits: Core = {
+  ...realCore,
+  gitMotionOf: () => ({ kind: 'edit' }),
+};
