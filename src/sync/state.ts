@@ -5,6 +5,7 @@ import { FILE_SIDE_SQL, IS_DELETION_SQL, wantedOnServiceSql } from './three-way.
 import { migrateState } from './state-schema.ts';
 import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
 import { DeletionMarks } from './state-deletions.ts';
+import { PresenceMarks } from './state-presence.ts';
 import type {
   CachedStat,
   FileConflict,
@@ -56,6 +57,8 @@ export class SyncState {
   readonly db: Database.Database;
   /** The deletions that wait for their user: held in a set, or confirmed until sent. */
   readonly deletions: DeletionMarks;
+  /** The flows whose files appeared on disk or went from it since the look at the service compared them. */
+  readonly presence: PresenceMarks;
   private readonly statements;
   /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
   private readonly idsFile: string | null;
@@ -81,6 +84,7 @@ export class SyncState {
     this.db.pragma('cache_size = -2000');
     migrateState(this.db);
     this.deletions = new DeletionMarks(this.db, WAITING_DELETION);
+    this.presence = new PresenceMarks(this.db);
 
     const db = this.db;
     this.statements = {
