@@ -12,7 +12,16 @@ export type {
   SyncStatus,
 } from './round-report.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
-export type { ConflictComparison, KeptFile, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
+export type {
+  ConflictComparison,
+  KeptFile,
+  NewerFile,
+  NotWrittenFile,
+  SeenFile,
+  SeenNewer,
+  ServiceSide,
+  TakenFile,
+} from './service-side.ts';
 export { DeletionsNotConfirmed } from './service-side.ts';
 export { keptWhere } from './conflict-copy.ts';
 export { SERVICE_CHECK_MS } from './lookout.ts';

@@ -243,8 +243,8 @@ export class SyncState {
       // (behind): decided by the disk now, so a conflict its user settled on disk (a git pull) is no longer listed.
       sided: db.prepare(
         `SELECT c.flow_path AS flowPath, c.path, c.base_hash AS baseHash, c.service_hash AS serviceHash,
-           c.sent_hash AS sentHash, c.written_by AS writtenBy, c.written_at AS writtenAt, c.found_at AS foundAt,
-           c.lost
+           c.sent_hash AS sentHash, f.local_hash AS diskHash, c.written_by AS writtenBy, c.written_at AS writtenAt,
+           c.found_at AS foundAt, c.lost
          FROM ${SIDES} WHERE c.repo_id = ? AND ${FILE_SIDE_SQL} = ? ORDER BY c.flow_path, c.path`,
       ),
       conflictsOf: db.prepare(`SELECT path FROM conflicts WHERE repo_id = ? AND flow_path = ?`).pluck(),
