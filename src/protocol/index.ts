@@ -22,3 +22,5 @@ export * from './doctor.ts';
 export * from './needs-you.ts';
 export * from './in-sync.ts';
 export * from './sync-phase.ts';
+export * from './here-side.ts';
+export * from './incoming.ts';

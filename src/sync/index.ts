@@ -15,7 +15,16 @@ export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
 export type { GitPort } from './git-motions.ts';
 export type { GitTrail } from './git-motion.ts';
 export type { GitChangeSet } from './state-motions.ts';
-export type { ConflictComparison, KeptFile, NotWrittenFile, SeenFile, ServiceSide } from './service-side.ts';
+export type {
+  ConflictComparison,
+  KeptFile,
+  NewerFile,
+  NotWrittenFile,
+  SeenFile,
+  SeenNewer,
+  ServiceSide,
+  TakenFile,
+} from './service-side.ts';
 export { DeletionsNotConfirmed } from './service-side.ts';
 export { keptWhere } from './conflict-copy.ts';
 export { SERVICE_CHECK_MS } from './lookout.ts';

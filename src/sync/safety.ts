@@ -104,3 +104,29 @@ export function deletionVerdict(facts: DeletionFacts): DeletionVerdict {
   const waitMs = Math.max(0, until - now);
   return waitMs > 0 ? { verdict: 'settle', waitMs, seen: standing } : { verdict: 'send', seen: standing };
 }
+
+/**
+ * Whether taking the team's changes asks its user first (issue 46: one click on "Take them" deleted 217 files of a
+ * checkout, with no word): the same allowance as this checkout's own deletions (deletionVerdict, not watching),
+ * counting the files a take deletes or overwrites here (`takesAway`) against those the service acknowledged.
+ * `confirmed`: its user said yes to this list. A guard of null never asks, as it never holds.
+ */
+export function takeAsks(facts: {
+  takesAway: number;
+  acknowledged: number;
+  guard: DeletionGuard | null;
+  confirmed: boolean;
+}): boolean {
+  const { takesAway, acknowledged, guard, confirmed } = facts;
+  const verdict = deletionVerdict({
+    waiting: takesAway,
+    acknowledged,
+    confirmed: confirmed ? takesAway : 0,
+    held: 0,
+    guard,
+    watching: false,
+    seen: null,
+    now: 0,
+  });
+  return verdict.verdict === 'hold';
+}

@@ -59,7 +59,10 @@ export class ServiceCheck {
     // Quick (the check every minute): only the flows whose aggregate changed on the service since the last check
     // are compared, so a check of an unchanged repository is one call and no read of the state (bench/service-check.ts).
     const last = quick ? this.lastListing : null;
-    const ackedHere = state.ackedChanged.list(this.port.repoId);
+    // Compared again whatever the service lists: the flows whose acknowledged versions changed here, and those whose
+    // files appeared on disk or went from it ("not in this checkout" is of the disk as it is now, issue 46).
+    const presence = state.presence.changed(this.port.repoId);
+    const ackedHere = [...new Set([...state.ackedChanged.list(this.port.repoId), ...presence])];
     const scope = flowsToCompare({
       listed: listedNow,
       last,
@@ -118,6 +121,7 @@ export class ServiceCheck {
     this.lastListing = seen;
     // Compared now; an acknowledgement its own carrying out made is compared again at the next look (one listing).
     state.ackedChanged.forget(this.port.repoId, ackedHere);
+    state.presence.forget(this.port.repoId, presence);
     this.unknownByFlow = unknownByFlow;
     const changedSomething = plans.some(
       (plan) => plan.record.length + plan.adopt.length + plan.settle.length > 0,

@@ -2,7 +2,14 @@ import { lstatSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { askCapabilities, type RemoteClient } from '../client/index.ts';
-import { MAX_FILE_BYTES, type FileVersion, type HistoryPurge } from '../protocol/index.ts';
+import {
+  MAX_FILE_BYTES,
+  incomingChange,
+  takesSomethingAway,
+  type FileVersion,
+  type HistoryPurge,
+  type IncomingChange,
+} from '../protocol/index.ts';
 import { notRealFolder, readContained } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
@@ -24,7 +31,7 @@ import type { FlowLayout } from './flow-layout.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import { checkServiceFile } from './service-answers.ts';
-import { DEFAULT_DELETION_GUARD, deletionVerdict } from './safety.ts';
+import { DEFAULT_DELETION_GUARD, deletionVerdict, takeAsks } from './safety.ts';
 import { restoreOutcome, type RestoreOutcome } from './restore-outcome.ts';
 import {
   listServiceFiles,
@@ -180,40 +187,66 @@ export class ServiceSide {
    * "Take them": writes to disk the service's copy of the files newer there and untouched here (three-way.ts's
    * 'behind'), by the containment rule, each settled as in sync. Safe because nothing here changes: each file's
    * bytes on disk are read again just before, and one that is not what this checkout last synced any more (edited
-   * since the last scan) is not written, and said (it is a conflict now). Returns the files taken and those not.
+   * since the last scan) is not written, and said (it is a conflict now). A take that deletes or overwrites more
+   * files here than this repository's deletion guard lets through asks first (issue 46: one click deleted 217
+   * files of a checkout): nothing is taken, and `asked` lists what would be, until its user confirms that list
+   * (`confirmed`, with `seen`: only those files, on the service versions listed; one changed there since is not
+   * taken, and said). Returns the files taken (what each did here) and those not.
    */
-  async takeNewer(): Promise<{ taken: { flowPath: string; path: string }[]; notWritten: NotWrittenFile[] }> {
+  async takeNewer(
+    options: { confirmed?: boolean; seen?: readonly SeenNewer[] } = {},
+  ): Promise<{ taken: TakenFile[]; notWritten: NotWrittenFile[]; asked: NewerFile[] }> {
     const { state, client } = this.options;
-    const behind = state.behind(this.repoId);
+    const seen =
+      options.seen === undefined
+        ? null
+        : new Map(options.seen.map((file) => [serviceFileKey(file.flowPath, file.path), file.serviceHash]));
+    const newer = state
+      .behind(this.repoId)
+      .filter((file) => seen === null || seen.has(serviceFileKey(file.flowPath, file.path)))
+      .flatMap((file) => {
+        const change = incomingChange({ disk: file.diskHash ?? null, service: file.serviceHash });
+        return change === null ? [] : [{ ...file, change }];
+      });
     const notWritten: NotWrittenFile[] = [];
-    const taken: { flowPath: string; path: string }[] = [];
-    if (behind.length === 0) return { taken, notWritten };
-    const copies = await readServiceFiles(client, this.serviceRepo, behind);
+    const taken: TakenFile[] = [];
+    if (newer.length === 0) return { taken, notWritten, asked: [] };
+    const asks = takeAsks({
+      takesAway: newer.filter((file) => takesSomethingAway(file.change)).length,
+      acknowledged: state.acknowledgedCount(this.repoId),
+      guard: this.repo.deletionGuard === undefined ? DEFAULT_DELETION_GUARD : this.repo.deletionGuard,
+      confirmed: options.confirmed === true,
+    });
+    if (asks) return { taken, notWritten, asked: newer.map(newerFile) };
+    const copies = await readServiceFiles(client, this.serviceRepo, newer);
     await this.port.scheduler.run(async () => {
       const still = new Map(state.behind(this.repoId).map((b) => [serviceFileKey(b.flowPath, b.path), b]));
-      for (const file of behind) {
+      for (const file of newer) {
         const { flowPath, path } = file;
         const key = serviceFileKey(flowPath, path);
         const now = still.get(key);
         if (!now) continue; // settled meanwhile (a round, a pull)
         const copy = copies.found.get(key) ?? null;
-        // The service's version listed now, not the one the check saw: a later write there is what is taken.
+        // The service's version listed now, not the one the check saw: a later write there is what is taken, unless
+        // its user confirmed a list: then only the version listed to them.
         const why =
           copies.unwritable.get(key)?.why ??
-          (diskHash(this.repo.root, `${flowPath}/${path}`) !== now.baseHash
-            ? 'changed here since it was last looked at: a conflict now, not taken'
-            : this.putOnDisk(flowPath, path, copy));
+          (seen !== null && (copy?.hash ?? null) !== (seen.get(key) ?? null)
+            ? 'changed on the service since it was listed: not taken (take them again to see it)'
+            : diskHash(this.repo.root, `${flowPath}/${path}`) !== now.baseHash
+              ? 'changed here since it was last looked at: a conflict now, not taken'
+              : this.putOnDisk(flowPath, path, copy));
         if (why !== null) {
           notWritten.push({ flowPath, path, reason: why });
           continue;
         }
         state.settleConflict(this.repoId, flowPath, path, copy?.hash ?? null);
-        taken.push({ flowPath, path });
+        taken.push({ flowPath, path, change: file.change });
       }
     });
     this.port.scheduler.want();
     this.port.refresh();
-    return { taken, notWritten };
+    return { taken, notWritten, asked: [] };
   }
 
   /**
@@ -573,6 +606,36 @@ export interface NotWrittenFile {
   flowPath: string;
   path: string;
   reason: string;
+}
+
+/** A file newer on the service, and what taking it does here; with who wrote the service's version, and when. */
+export interface NewerFile {
+  flowPath: string;
+  path: string;
+  change: IncomingChange;
+  /** The service's version listed (null: deleted there): what a confirmed take takes. */
+  serviceHash: string | null;
+  writtenBy: string | null;
+  writtenAt: string | null;
+}
+
+/** A file newer on the service as its user saw it listed, to take on that version only. */
+export interface SeenNewer {
+  flowPath: string;
+  path: string;
+  serviceHash: string | null;
+}
+
+/** A file taken from the service, and what that did here. */
+export interface TakenFile {
+  flowPath: string;
+  path: string;
+  change: IncomingChange;
+}
+
+function newerFile(file: FileConflict & { change: IncomingChange }): NewerFile {
+  const { flowPath, path, change, serviceHash, writtenBy, writtenAt } = file;
+  return { flowPath, path, change, serviceHash, writtenBy, writtenAt };
 }
 
 /** A file of the service as its user saw it listed: its version (hash) is what a deletion of it is based on. */

@@ -35,6 +35,11 @@ export interface FileConflict {
   baseHash: string | null;
   serviceHash: string | null;
   sentHash: string | null;
+  /**
+   * What is on disk now (null: nothing), as the state last saw it: what its labels say of "here" (hereSide), never
+   * `sentHash`, which an edit made after the difference was recorded does not change (issue 46).
+   */
+  diskHash?: string | null;
   /** Who wrote the service's version and when, as the service says (null: it does not know). */
   writtenBy: string | null;
   writtenAt: string | null;

@@ -8,6 +8,7 @@ import { ChangedFlows } from './state-changed-flows.ts';
 import { SentFiles } from './state-sent.ts';
 import { DeletionMarks } from './state-deletions.ts';
 import { GitHeldMarks, HELD_BY_GIT_SQL } from './state-motions.ts';
+import { PresenceMarks } from './state-presence.ts';
 import type {
   CachedStat,
   FileConflict,
@@ -63,6 +64,8 @@ export class SyncState {
   readonly sent: SentFiles;
   /** Git's motions held for their user (issue 46), and whether others write to the repository. */
   readonly gitHeld: GitHeldMarks;
+  /** The flows whose files appeared on disk or went from it since the look at the service compared them. */
+  readonly presence: PresenceMarks;
   private readonly statements;
   /** Where the checkouts' ids are kept beside the state (see checkout-ids.ts). */
   private readonly idsFile: string | null;
@@ -85,6 +88,7 @@ export class SyncState {
     this.deletions = new DeletionMarks(this.db, WAITING_DELETION);
     this.sent = new SentFiles(this.db);
     this.gitHeld = new GitHeldMarks(this.db);
+    this.presence = new PresenceMarks(this.db);
 
     const db = this.db;
     this.statements = {
@@ -237,8 +241,8 @@ export class SyncState {
       // (behind): decided by the disk now, so a conflict its user settled on disk (a git pull) is no longer listed.
       sided: db.prepare(
         `SELECT c.flow_path AS flowPath, c.path, c.base_hash AS baseHash, c.service_hash AS serviceHash,
-           c.sent_hash AS sentHash, c.written_by AS writtenBy, c.written_at AS writtenAt, c.found_at AS foundAt,
-           c.lost
+           c.sent_hash AS sentHash, f.local_hash AS diskHash, c.written_by AS writtenBy, c.written_at AS writtenAt,
+           c.found_at AS foundAt, c.lost
          FROM ${SIDES} WHERE c.repo_id = ? AND ${FILE_SIDE_SQL} = ? ORDER BY c.flow_path, c.path`,
       ),
       conflictsOf: db.prepare(`SELECT path FROM conflicts WHERE repo_id = ? AND flow_path = ?`).pluck(),

@@ -160,6 +160,36 @@ function followActivity(agent: Agent, log: ActivityLog): void {
       log.record(repository, { kind: 'skipped', flowPath, path, message: describeFileWarning(warning) });
   };
 
+  /**
+   * The files newer on the service of each repository (keys), with the counts they were read at: one changed here
+   * since is a conflict now, said at once (issue 46: it was listed as behind, "--theirs takes it", and said nothing).
+   * Read again only when a status brings other counts of either.
+   */
+  const behind = new Map<string, { keys: Set<string>; behind: number; conflicts: number }>();
+  const noteConflictsHere = (repository: WatchedRepository, status: SyncStatus) => {
+    const { root } = repository.identity;
+    const last = behind.get(root);
+    const { behind: newer, conflicts } = status.counts;
+    if (last !== undefined && last.behind === newer && last.conflicts === conflicts) return;
+    const key = (file: { flowPath: string; path: string }) => `${file.flowPath}\0${file.path}`;
+    behind.set(root, {
+      keys: new Set(newer === 0 ? [] : repository.engine.service.newer().map(key)),
+      behind: newer,
+      conflicts,
+    });
+    if (last === undefined || last.keys.size === 0 || conflicts === 0) return;
+    for (const file of becameConflicts(last.keys, agent.conflicts(root), key))
+      log.record(repository, {
+        kind: 'conflict-here',
+        flowPath: file.flowPath,
+        path: file.path,
+        message: file.writtenBy,
+      });
+  };
+  agent.on('status', (repository, status: SyncStatus) => {
+    if (status.phase !== 'missing' && status.phase !== 'stopped') noteConflictsHere(repository, status);
+  });
+
   agent.on('synced', (repository, report: SyncReport) => {
     back(repository);
     const changes = report.files;
@@ -182,4 +212,13 @@ function followActivity(agent: Agent, log: ActivityLog): void {
       log.record(repository, { kind: 'conflict', flowPath, path, message: writtenBy });
     log.roundDone({ repository, report, files: changes });
   });
+}
+
+/** The files in conflict now that were newer on the service (behind) before: changed here since, so conflicts. */
+export function becameConflicts<T extends { flowPath: string; path: string }>(
+  behindBefore: ReadonlySet<string>,
+  conflictsNow: readonly T[],
+  key: (file: T) => string,
+): T[] {
+  return conflictsNow.filter((file) => behindBefore.has(key(file)));
 }

@@ -154,6 +154,10 @@ export const activityEntrySchema = z.object({
     'settled',
     // Deletions held for being many: nothing deleted on the service until its user says so.
     'held',
+    // A file newer on the service was changed here: a conflict now, said at once (issue 46); message: its writer.
+    'conflict-here',
+    // The team's changes taken ("Take them", `resolve --newer`): what was written or deleted here (issue 46).
+    'taken',
   ]),
   flowPath: z.string().nullable(),
   path: z.string().nullable(),
@@ -261,6 +265,8 @@ export const conflictViewSchema = z.object({
   baseHash: z.string().nullable(),
   serviceHash: z.string().nullable(),
   sentHash: z.string().nullable(),
+  /** What is on disk now (null: nothing): what "here" is said from (protocol's hereSide), never `sentHash`. */
+  diskHash: z.string().nullable(),
   writtenBy: z.string().nullable(),
   writtenAt: z.string().nullable(),
   foundAt: z.string(),
@@ -282,6 +288,8 @@ const historyPurgeView = z.object({
 
 const fileRef = z.object({ flowPath: z.string().min(1).max(4096), path: z.string().min(1).max(4096) });
 /** Files whose service copy was not written to disk, each with why (the others were): a line each, for its user. */
+/** What taking a teammate's newer version does here (protocol's incomingChange). */
+const incomingChangeSchema = z.enum(['deleted', 'replaced', 'written']);
 const notWritten = z.array(z.object({ flowPath: z.string(), path: z.string(), reason: z.string() }));
 /**
  * Files whose bytes here were kept before the service's were written over them (an edit not sent): `where` in
@@ -352,11 +360,40 @@ export const AGENT_API = {
   ),
   /**
    * "Take them": writes the service's copy of the files newer there (and untouched here) to disk. Nothing here is
-   * lost: a file changed here since the last look is not written, and said in `notWritten`.
+   * lost: a file changed here since the last look is not written, and said in `notWritten`. A take that would
+   * delete or overwrite more files here than the repository's deletion guard lets through takes nothing: `asked`
+   * lists them, for its user to confirm (`confirmed`, with `files`: only those, on the service versions listed).
    */
   takeNewer: method(
-    z.object({ root }),
-    z.object({ taken: z.array(z.object({ flowPath: z.string(), path: z.string() })), notWritten }),
+    z.object({
+      root,
+      confirmed: z.boolean().optional(),
+      files: z
+        .array(
+          fileRef.extend({
+            serviceHash: z
+              .string()
+              .regex(/^[0-9a-f]{64}$/)
+              .nullable(),
+          }),
+        )
+        .max(100_000)
+        .optional(),
+    }),
+    z.object({
+      taken: z.array(z.object({ flowPath: z.string(), path: z.string(), change: incomingChangeSchema })),
+      notWritten,
+      asked: z.array(
+        z.object({
+          flowPath: z.string(),
+          path: z.string(),
+          change: incomingChangeSchema,
+          serviceHash: z.string().nullable(),
+          writtenBy: z.string().nullable(),
+          writtenAt: z.string().nullable(),
+        }),
+      ),
+    }),
   ),
   /**
    * Settles conflicts (all of the repository's when `files` is absent): `mine` sends this checkout's file on top of

@@ -4,6 +4,8 @@ import {
   configOfRecord,
   repoConfigSchema,
   folderGone,
+  incomingCounts,
+  TAKEN_WORDS,
   plural,
   changeSetWords,
   workflowStateTeams,
@@ -11,7 +13,7 @@ import {
   type RepoConfigCurrent,
   type WorkflowStateCacheValue,
 } from '../protocol/index.ts';
-import { DeletionsNotConfirmed, keptWhere, type KeptFile } from '../sync/index.ts';
+import { DeletionsNotConfirmed, keptWhere, type KeptFile, type TakenFile } from '../sync/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -137,6 +139,20 @@ export function createAgentApi(agent: Agent): AgentApi {
    * What its user settled, in Recent activity: a line per file (with where its bytes here were kept), or one line
    * for many; a copy kept is always its own line, so that it can be found.
    */
+  /**
+   * Every take of the team's changes is in Recent activity, and so a line in the running agent's terminal (issue
+   * 46: 217 files deleted by one click, said nowhere): a few files each, more as one entry with the counts.
+   */
+  const takenEntries = (watched: WatchedRepository, taken: readonly TakenFile[]) => {
+    if (taken.length === 0) return;
+    if (taken.length > TAKEN_NAMED) {
+      const message = `${plural(taken.length, 'file')} taken from the service: ${incomingCounts(taken)}`;
+      activity.record(watched, { kind: 'taken', flowPath: null, path: null, message });
+      return;
+    }
+    for (const { flowPath, path, change } of taken)
+      activity.record(watched, { kind: 'taken', flowPath, path, message: TAKEN_WORDS[change] });
+  };
   const settledEntries = (
     watched: WatchedRepository,
     files: readonly { flowPath: string; path: string }[],
@@ -290,13 +306,21 @@ export function createAgentApi(agent: Agent): AgentApi {
       const { identity, engine } = repository(root);
       return {
         root: identity.root,
-        conflicts: agent.conflicts(identity.root),
+        conflicts: agent.conflicts(identity.root).map(withDisk),
         heldDeletions: engine.status().heldDeletions,
-        newer: engine.service.newer(),
+        newer: engine.service.newer().map(withDisk),
       };
     },
 
-    takeNewer: async ({ root }) => await sending(root).engine.service.takeNewer(),
+    takeNewer: async ({ root, confirmed, files }) => {
+      const watched = sending(root);
+      const result = await watched.engine.service.takeNewer({
+        ...(confirmed !== undefined && { confirmed }),
+        ...(files !== undefined && { seen: files }),
+      });
+      takenEntries(watched, result.taken);
+      return result;
+    },
 
     resolveConflicts: async ({ root, side, files }) => {
       const watched = sending(root);
@@ -724,3 +748,11 @@ function purgeView(purge: HistoryPurge) {
     purgedBy: purge.purged_by,
   };
 }
+
+/** A difference as the window shows it: what is on disk now (null: nothing) is always said, never left out. */
+function withDisk<T extends { diskHash?: string | null }>(file: T): T & { diskHash: string | null } {
+  return { ...file, diskHash: file.diskHash ?? null };
+}
+
+/** A take of more files than this is one entry with the counts (the CLI lists every file). */
+const TAKEN_NAMED = 5;

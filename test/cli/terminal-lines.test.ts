@@ -100,12 +100,19 @@ describe('a conflict as `flowsync conflicts` says it', () => {
     foundAt: '2026-11-26T17:00:00.000Z',
   };
   it('says "you changed it" only of a file this checkout synced and changed since', () => {
-    expect(conflictLine({ ...conflict, baseHash: 'a'.repeat(64), sentHash: 'c'.repeat(64) })).toBe(
+    const sides = { sentHash: 'c'.repeat(64), diskHash: 'c'.repeat(64) };
+    expect(conflictLine({ ...conflict, ...sides, baseHash: 'a'.repeat(64) })).toBe(
       'changed on the service by ada@laptop:~/app; you changed it',
     );
     // A worktree made the source, on another branch: it never synced the file, and never touched it (issue 42).
-    expect(conflictLine({ ...conflict, baseHash: null, sentHash: 'c'.repeat(64) })).toBe(
+    expect(conflictLine({ ...conflict, ...sides, baseHash: null })).toBe(
       'changed on the service by ada@laptop:~/app; another version here (this checkout never synced it)',
+    );
+  });
+  it('says what is on disk now, not what was sent: an edit made while behind is "you changed it" (issue 46)', () => {
+    const behindThenEdited = { baseHash: 'a'.repeat(64), sentHash: 'a'.repeat(64), diskHash: 'e'.repeat(64) };
+    expect(conflictLine({ ...conflict, ...behindThenEdited })).toBe(
+      'changed on the service by ada@laptop:~/app; you changed it',
     );
   });
 });

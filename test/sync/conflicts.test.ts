@@ -68,8 +68,9 @@ describe('two checkouts on one service that takes bases', () => {
     ]);
     expect(b.engine.status().message).toContain('1 file newer on the service, by ');
     expect(await b.engine.service.takeNewer()).toEqual({
-      taken: [{ flowPath: 'flows/ci', path: 'a.yml' }],
+      taken: [{ flowPath: 'flows/ci', path: 'a.yml', change: 'replaced' }],
       notWritten: [],
+      asked: [],
     });
     expect(readFileSync(join(B.root, 'flows/ci/a.yml'), 'utf8')).toBe('a: A\n');
     expect(b.engine.status().counts).toMatchObject({ conflicts: 0, pending: 0 });

@@ -4,6 +4,7 @@ import {
   DELETION_SETTLE_MAX_MS,
   DELETION_SETTLE_MS,
   deletionVerdict,
+  takeAsks,
   type DeletionFacts,
   type DeletionVerdict,
 } from '../../src/sync/safety.ts';
@@ -161,5 +162,59 @@ describe('deletionVerdict', () => {
   for (const row of rows)
     it(row.description, () => {
       expect(deletionVerdict({ ...base, ...row.facts })).toEqual(row.expected);
+    });
+});
+
+/**
+ * Taking the team's changes (issue 46): whether it asks first, with the allowance of this checkout's own deletions.
+ * `takesAway`: the files the take deletes or overwrites here.
+ */
+const takeRows: { description: string; facts: Parameters<typeof takeAsks>[0]; asks: boolean }[] = [
+  {
+    description: "a teammate's edit of one file of 14: taken without asking",
+    facts: { takesAway: 1, acknowledged: 14, guard: DEFAULT_DELETION_GUARD, confirmed: false },
+    asks: false,
+  },
+  {
+    description: 'a teammate deleted 12 files of 14 (a folder on a branch): asks first',
+    facts: { takesAway: 13, acknowledged: 14, guard: DEFAULT_DELETION_GUARD, confirmed: false },
+    asks: true,
+  },
+  {
+    description: 'the same, its user said yes to the list: taken',
+    facts: { takesAway: 13, acknowledged: 14, guard: DEFAULT_DELETION_GUARD, confirmed: true },
+    asks: false,
+  },
+  {
+    description: '217 of 351 (the branch cleanup): asks first',
+    facts: { takesAway: 217, acknowledged: 351, guard: DEFAULT_DELETION_GUARD, confirmed: false },
+    asks: true,
+  },
+  {
+    description: '40 of 1,000 (a refactor): under both the count and the share, taken without asking',
+    facts: { takesAway: 40, acknowledged: 1000, guard: DEFAULT_DELETION_GUARD, confirmed: false },
+    asks: false,
+  },
+  {
+    description: '101 of 100,000: over the count, asks whatever the share',
+    facts: { takesAway: 101, acknowledged: 100_000, guard: DEFAULT_DELETION_GUARD, confirmed: false },
+    asks: true,
+  },
+  {
+    description: 'only files new here (nothing deleted or overwritten): never asks',
+    facts: { takesAway: 0, acknowledged: 14, guard: DEFAULT_DELETION_GUARD, confirmed: false },
+    asks: false,
+  },
+  {
+    description: 'a repository whose guard is off: never asks, as it never holds',
+    facts: { takesAway: 5000, acknowledged: 5000, guard: null, confirmed: false },
+    asks: false,
+  },
+];
+
+describe('takeAsks', () => {
+  for (const row of takeRows)
+    it(row.description, () => {
+      expect(takeAsks(row.facts)).toBe(row.asks);
     });
 });

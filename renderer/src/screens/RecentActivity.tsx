@@ -22,7 +22,8 @@ export function RecentActivity({ api }: { api: AgentApi }) {
                 entry.kind === 'refused' ||
                 entry.kind === 'offline' ||
                 entry.kind === 'unavailable' ||
-                entry.kind === 'conflict'
+                entry.kind === 'conflict' ||
+                entry.kind === 'conflict-here'
                   ? 'error'
                   : ''
               }
@@ -76,5 +77,9 @@ function describe(entry: ActivityEntry): string {
       return entry.flowPath === null ? `Settled: ${entry.message}` : `Settled ${file}: ${entry.message}`;
     case 'held':
       return `Held: ${entry.message}`;
+    case 'conflict-here':
+      return `Conflict: ${file} changed here and on the service${entry.message ? ` (by ${entry.message})` : ''}: not sent until you choose`;
+    case 'taken':
+      return entry.flowPath === null ? `Taken: ${entry.message}` : `Taken ${file}: ${entry.message}`;
   }
 }

@@ -1,7 +1,15 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
-import { inSyncOf, needsOf, warnedPath } from '../../../src/protocol/index.ts';
+import {
+  hereSide,
+  incomingCounts,
+  inSyncOf,
+  needsOf,
+  warnedPath,
+  type HereSide,
+  type IncomingChange,
+} from '../../../src/protocol/index.ts';
 import { repositoryId, waitingId } from '../notifications.ts';
 import { plural } from '../plural.ts';
 import { CompareConflict, FileHistory, FindHistory, serviceSide } from './FileHistory.tsx';
@@ -273,7 +281,9 @@ const FLOW_STATES: Record<FlowView['state'], string> = {
 /**
  * Files newer on the service and untouched here (a teammate's edits, issue 41): not a conflict, and not "synced"
  * either; one action, Take them, which writes the service's copies to disk and touches nothing changed here (a file
- * edited meanwhile is not written, and said).
+ * edited meanwhile is not written, and said). When it would delete or overwrite more files here than the
+ * repository deletes without asking, the agent takes none and lists them: a dialog names each, and only that list,
+ * on those versions, is taken on its user's word (issue 46: one click deleted 217 files of a checkout).
  */
 function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; onChange: () => void }) {
   const { api, repo, onChange } = props;
@@ -283,8 +293,22 @@ function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; on
     queryFn: () => api.conflicts({ root }),
     placeholderData: keepPreviousData,
   });
-  const take = useMutation({ mutationFn: () => api.takeNewer({ root }), onSettled: onChange });
+  /** The files a take would delete or overwrite, listed for its user to confirm (null: not asked). */
+  const [asked, setAsked] = useState<AskedFile[] | null>(null);
+  const take = useMutation({
+    mutationFn: (files?: AskedFile[]) =>
+      api.takeNewer({
+        root,
+        ...(files && {
+          confirmed: true,
+          files: files.map(({ flowPath, path, serviceHash }) => ({ flowPath, path, serviceHash })),
+        }),
+      }),
+    onSuccess: (result) => setAsked(result.asked.length > 0 ? result.asked : null),
+    onSettled: onChange,
+  });
   const newer = listed.data?.newer ?? [];
+  const dialogId = `${waitingId(root)}-take`;
   const writers = [...new Set(newer.map((file) => file.writtenBy).filter((by) => by !== null))].sort();
   return (
     <section className="newer" aria-label={`Newer on the service in ${repo.owner}/${repo.name}`}>
@@ -304,9 +328,36 @@ function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; on
         ))}
         {newer.length > 10 && <li>… and {newer.length - 10} more</li>}
       </ul>
-      <button disabled={take.isPending || repo.paused} onClick={() => take.mutate()}>
+      <button disabled={take.isPending || repo.paused} onClick={() => take.mutate(undefined)}>
         Take them
       </button>
+      {asked !== null && (
+        <div role="dialog" aria-modal="true" aria-labelledby={dialogId} className="confirm">
+          <p id={dialogId}>
+            Take these {plural(asked.length, 'file')} from the service? {incomingCounts(asked)}: more than
+            this repository takes without asking. Each version here stays in the service's history.
+          </p>
+          <ul aria-label="Files to take from the service" className="listed">
+            {asked.map((file) => (
+              <li key={`${file.flowPath}/${file.path}`}>
+                <code>
+                  {file.flowPath}/{file.path}
+                </code>{' '}
+                <span className="muted">
+                  {TAKE_SAYS[file.change]}
+                  {file.writtenBy ? ` by ${file.writtenBy}` : ''}
+                </span>
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            <button disabled={take.isPending || repo.paused} onClick={() => take.mutate(asked)}>
+              {asked.length === 1 ? 'Take it' : `Take these ${asked.length}`}
+            </button>
+            <button onClick={() => setAsked(null)}>Cancel</button>
+          </div>
+        </div>
+      )}
       <ErrorLine error={listed.error ?? take.error} />
       <NotWritten files={take.data?.notWritten ?? []} />
     </section>
@@ -425,15 +476,10 @@ function WaitingForYou(props: {
                   <td>{serviceSide(conflict)}</td>
                   <td>
                     {/* No base: never synced from this checkout (a worktree made the source): not an edit here. */}
+                    {/* Of the disk now (issue 46), never of what was sent: an edit made while behind is "changed". */}
                     {conflict.lost
                       ? 'the only copy may be here: the service lost the version synced here'
-                      : conflict.sentHash === null
-                        ? 'deleted'
-                        : conflict.baseHash === null
-                          ? 'another version (never synced from here)'
-                          : conflict.sentHash === conflict.baseHash
-                            ? 'unchanged (behind)'
-                            : 'changed'}
+                      : HERE[hereSide({ disk: conflict.diskHash, base: conflict.baseHash })]}
                   </td>
                   <td className="row">
                     {/* Named with their file: a row's buttons read alone ("Keep mine") say nothing of which. */}
@@ -598,6 +644,28 @@ function WaitingForYou(props: {
   );
 }
 
+/** The "Here" column of a file in conflict, from the disk as it is now (hereSide). */
+const HERE: Record<HereSide, string> = {
+  deleted: 'deleted',
+  'never synced': 'another version (never synced from here)',
+  unchanged: 'unchanged (behind)',
+  changed: 'changed',
+};
+
+/** What a take does to each file listed in its dialog. */
+const TAKE_SAYS: Record<IncomingChange, string> = {
+  deleted: 'deleted here (deleted on the service)',
+  replaced: 'replaced (changed on the service)',
+  written: 'written (not here)',
+};
+
+type AskedFile = {
+  flowPath: string;
+  path: string;
+  change: IncomingChange;
+  serviceHash: string | null;
+  writtenBy: string | null;
+};
 type SeenFile = { flowPath: string; path: string; hash: string };
 type NotInCheckoutFile = SeenFile & { writtenBy: string | null; writtenAt: string };
 

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { plural, printable, printableJson } from '../../protocol/index.ts';
+import { hereSide, plural, printable, printableJson, type HereSide } from '../../protocol/index.ts';
 import type { ConflictView } from '../../window/index.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -68,6 +68,13 @@ function describe(repository: {
   return [...lines, ...behind];
 }
 
+const YOURS: Record<HereSide, string> = {
+  deleted: 'you deleted it',
+  'never synced': 'another version here (this checkout never synced it)',
+  unchanged: 'unchanged here (this checkout is behind: --theirs takes it)',
+  changed: 'you changed it',
+};
+
 /** "changed on the service by bob@laptop:~/app at 2026-11-25 11:02:07 UTC; yours: changed" */
 export function conflictLine(conflict: ConflictView): string {
   // Never "--theirs takes it" for a version the service lost: that would delete or age the only copy (issue 41).
@@ -77,15 +84,8 @@ export function conflictLine(conflict: ConflictView): string {
   const at = conflict.writtenAt
     ? ` at ${conflict.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`
     : '';
-  // No base: this checkout never synced the file (a worktree or a clone made the source, on another branch), so
-  // its version is another one, not an edit of the user's ("you changed it" was said of files never touched).
-  const yours =
-    conflict.sentHash === null
-      ? 'you deleted it'
-      : conflict.baseHash === null
-        ? 'another version here (this checkout never synced it)'
-        : conflict.sentHash === conflict.baseHash
-          ? 'unchanged here (this checkout is behind: --theirs takes it)'
-          : 'you changed it';
-  return `${theirs}${by}${at}; ${yours}`;
+  // Of the disk now (issue 46), never of what was sent: an edit made while a teammate's version waited was called
+  // "unchanged here (--theirs takes it)". No base: never synced from this checkout (a worktree or a clone made the
+  // source), so another version, not an edit of the user's.
+  return `${theirs}${by}${at}; ${YOURS[hereSide({ disk: conflict.diskHash, base: conflict.baseHash })]}`;
 }

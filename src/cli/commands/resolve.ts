@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { read } from 'read';
-import { plural, printable } from '../../protocol/index.ts';
+import { TAKEN_WORDS, incomingCounts, plural, printable, type IncomingChange } from '../../protocol/index.ts';
 import { repositoryPathOf } from '../repository-path.ts';
 import { withAgentApi } from '../agent-api.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -22,7 +22,8 @@ export function resolveCommand(): Command {
         '--mine lists them and deletes them on the service once you confirm (or with --yes), --theirs writes\n' +
         "the service's copies to disk (never over a file that is there). With --newer, the files newer on the\n" +
         "service and untouched here (behind, not in conflict: a teammate's edits): the service's copies are\n" +
-        'written to disk, and nothing changed here is.',
+        'written to disk, and nothing changed here is; when that deletes or overwrites more files here than\n' +
+        'the deletion guard lets through, it lists them and asks (--yes takes them; without a terminal, none).',
     )
     .argument(
       '[paths...]',
@@ -45,7 +46,8 @@ export function resolveCommand(): Command {
     .addOption(new Option('--theirs', "take the service's version").conflicts('mine'))
     .option(
       '--yes',
-      'with --not-in-checkout --mine: delete the files listed without asking (by default it lists them and asks on a terminal)',
+      'with --not-in-checkout --mine: delete the files listed without asking; with --newer: take them without asking\n' +
+        '(by default each lists them and asks on a terminal when they are many)',
     )
     .addOption(urlOption())
     .addHelpText(
@@ -143,29 +145,64 @@ interface ResolveOptions {
 
 /**
  * "Take them": the files newer on the service, untouched here, written to disk from the service's copy. A file
- * changed here meanwhile is not written (a conflict now): said on stderr, exit 4.
+ * changed here meanwhile is not written (a conflict now): said on stderr, exit 4. A take that deletes or overwrites
+ * more files here than the repository's deletion guard lets through asks first (issue 46): it lists them, and takes
+ * them on a yes at a terminal, or with --yes; with neither (a script, CI) it takes none of them (exit 4).
  */
 async function takeNewer(
   folders: string[],
   options: ResolveOptions,
   out: (line: string) => void,
 ): Promise<void> {
-  const { taken, unwritten } = await withAgentApi(folders, options, async (call, roots) => {
+  const { taken, unwritten, left } = await withAgentApi(folders, options, async (call, roots) => {
     let taken = 0;
     let unwritten = 0;
+    let left = 0;
     for (const root of roots) {
-      const result = await call('takeNewer', { root });
-      for (const file of result.taken)
-        out(`${file.flowPath}/${file.path}: the service's newer version is on disk`);
+      let result = await call('takeNewer', { root, confirmed: options.yes === true });
+      if (result.asked.length > 0) {
+        const { asked } = result;
+        out(
+          `${root}: ${plural(asked.length, 'file')} newer on the service would be taken: ${incomingCounts(asked)}: ` +
+            'more than this repository takes without asking',
+        );
+        for (const file of asked)
+          out(`  ${CHANGE_MARK[file.change]} ${file.flowPath}/${file.path} (${byWhom(file)})`);
+        if (!(await confirmed(`Take these ${plural(asked.length, 'file')} from the service? [y/N] `))) {
+          out(`${root}: nothing taken: \`flowsync resolve --newer --yes ${root}\` takes them`);
+          left += asked.length;
+          continue;
+        }
+        // Only what was listed, on the versions listed: a file that came or changed there since is not taken unseen.
+        const files = asked.map(({ flowPath, path, serviceHash }) => ({ flowPath, path, serviceHash }));
+        result = await call('takeNewer', { root, confirmed: true, files });
+      }
+      for (const file of result.taken) out(`${file.flowPath}/${file.path}: ${TAKEN_WORDS[file.change]}`);
+      if (result.taken.length > 1)
+        out(
+          `${root}: ${plural(result.taken.length, 'file')} taken from the service: ${incomingCounts(result.taken)}`,
+        );
       sayNotWritten(result.notWritten);
       taken += result.taken.length;
       unwritten += result.notWritten.length;
     }
-    return { taken, unwritten };
+    return { taken, unwritten, left };
   });
-  if (taken === 0 && unwritten === 0) out('Nothing is newer on the service.');
-  else if (taken > 0) out(`${plural(taken, 'file')} taken from the service`);
-  process.exitCode = unwritten > 0 ? EXIT.attention : EXIT.ok;
+  if (taken === 0 && unwritten === 0 && left === 0) out('Nothing is newer on the service.');
+  process.exitCode = unwritten > 0 || left > 0 ? EXIT.attention : EXIT.ok;
+}
+
+/** How each file of a take is marked in its list: as a diff marks lines (- gone, ~ changed, + new). */
+const CHANGE_MARK: Record<IncomingChange, string> = { deleted: '-', replaced: '~', written: '+' };
+
+/** "deleted on the service by bob@desk:~/app at 2026-11-26T17:01:02Z" */
+function byWhom(file: {
+  change: IncomingChange;
+  writtenBy: string | null;
+  writtenAt: string | null;
+}): string {
+  const what = file.change === 'deleted' ? 'deleted' : 'changed';
+  return `${what} on the service${file.writtenBy ? ` by ${file.writtenBy}` : ''}${file.writtenAt ? ` at ${file.writtenAt}` : ''}`;
 }
 
 /**

@@ -258,6 +258,15 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       out(`${time()} ${entry.repository}: resumed${entry.message ? `: ${entry.message}` : ''}`);
     // Deletions held, and what its user settled (where a replaced edit was kept): always a line (issue 41).
     if (entry.kind === 'held') out(`${time()} ${entry.repository}: ${entry.message}`);
+    // A teammate's version waited and the file was changed here: a conflict, said at once (issue 46).
+    if (entry.kind === 'conflict-here')
+      out(
+        `${time()} ${entry.repository}: ${entry.flowPath}/${entry.path}: changed here and on the service: a conflict; \`flowsync conflicts\``,
+      );
+    if (entry.kind === 'taken')
+      out(
+        `${time()} ${entry.repository}: ${entry.flowPath === null ? '' : `${entry.flowPath}/${entry.path}: `}${entry.message}`,
+      );
     if (entry.kind === 'settled')
       out(
         `${time()} ${entry.repository}: ${entry.flowPath === null ? '' : `${entry.flowPath}/${entry.path}: `}${entry.message}`,

@@ -1,0 +1,156 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { agentStatusSchema, connectToBridge, type AgentStatus } from '../../src/window/index.ts';
+import { userEnv, writeAgentConfig } from './agent-process.ts';
+import { FLOWSYNC_BIN, runFlowsync, type CliResult } from './cli.ts';
+import { serviceTree } from './repo.ts';
+import { startServeProcess, type ServeProcess } from './serve-process.ts';
+import { readDatabase } from './service.ts';
+
+/**
+ * A team of developers as they live it: one `flowsync serve`, a bare git origin with the files committed, and per
+ * developer a HOME of their own and a clone (`<dir>/<name>/app`). The check of the service every minute is shrunk
+ * to a second, so that a test waits for a look, not for a minute. `close` stops the service and removes it all.
+ */
+export interface Team {
+  dir: string;
+  serve: ServeProcess;
+  person(name: string): Developer;
+  /** What the service holds of acme/app, path → content (its database is the ground truth). */
+  stored(): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface Developer {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  write(path: string, content: string): void;
+  read(path: string): string;
+  has(path: string): boolean;
+  remove(path: string): void;
+  git(...args: string[]): string;
+  flowsync(...args: string[]): Promise<CliResult>;
+  /** `flowsync` on a terminal of its own (util-linux `script` gives it a pty), `input` typed at it. */
+  onTerminal(args: string[], input: string): Promise<{ code: number | null; output: string }>;
+  /** The running agent's status and Recent activity, through its bridge (as the window reads them). */
+  bridge(): {
+    status(): Promise<AgentStatus>;
+    activity(): Promise<{ kind: string; message: string | null }[]>;
+  };
+}
+
+const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'flowsync test',
+  GIT_AUTHOR_EMAIL: 'test@flowsync.invalid',
+  GIT_COMMITTER_NAME: 'flowsync test',
+  GIT_COMMITTER_EMAIL: 'test@flowsync.invalid',
+};
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', cwd, ...args], {
+    env: { ...process.env, ...IDENTITY },
+    encoding: 'utf8',
+  });
+}
+
+export async function startTeam(files: Record<string, string>): Promise<Team> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowsync-team-'));
+  const seed = join(dir, 'seed');
+  mkdirSync(seed);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(seed, path)), { recursive: true });
+    writeFileSync(join(seed, path), content);
+  }
+  git(seed, 'init', '-q', '-b', 'main');
+  git(seed, 'add', '-A');
+  git(seed, 'commit', '-q', '-m', 'seed');
+  execFileSync('git', ['clone', '-q', '--bare', seed, join(dir, 'origin.git')]);
+  const serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
+  const person = (name: string): Developer => {
+    const root = join(dir, name, 'app');
+    mkdirSync(join(dir, name));
+    execFileSync('git', ['clone', '-q', join(dir, 'origin.git'), root]);
+    const env = {
+      ...userEnv(join(dir, name, 'home'), serve),
+      ...NO_KEYCHAIN,
+      FLOWSYNC_SERVICE_CHECK_MS: '1000',
+    };
+    writeAgentConfig(env, [{ path: root, owner: 'acme', name: 'app' }]);
+    const bridge = () => {
+      const lock = JSON.parse(
+        readFileSync(join(dir, name, 'home/.local/share/flowsync/agent.lock'), 'utf8'),
+      ) as {
+        bridge: string;
+      };
+      return connectToBridge(lock.bridge);
+    };
+    return {
+      root,
+      env,
+      write: (path, content) => {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), content);
+      },
+      read: (path) => readFileSync(join(root, path), 'utf8'),
+      has: (path) => existsSync(join(root, path)),
+      remove: (path) => rmSync(join(root, path), { recursive: true, force: true }),
+      git: (...args) => git(root, ...args),
+      flowsync: (...args) => runFlowsync(args, { env, cwd: root }),
+      onTerminal: (args, input) => onTerminal(args, input, env, root),
+      bridge: () => ({
+        status: async () => agentStatusSchema.parse(await bridge().call('status', {})),
+        activity: async () =>
+          ((await bridge().call('activity', {})) as { entries: { kind: string; message: string | null }[] })
+            .entries,
+      }),
+    };
+  };
+  return {
+    dir,
+    serve,
+    person,
+    stored: () => serviceTree(readDatabase(join(dir, 'service.db')), 'acme', 'app'),
+    close: async () => {
+      await serve.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function onTerminal(
+  args: string[],
+  input: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, FLOWSYNC_BIN, ...args].map((word) => `'${word}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      env: { ...process.env, ...env },
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let typed = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`flowsync ${args.join(' ')} on a terminal did not finish: ${output}`));
+    }, 30_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      // Typed once it asks: what is typed before the prompt reads would be echoed, not answered.
+      if (!typed && /\[y\/N\] /.test(output)) {
+        typed = true;
+        child.stdin.write(input);
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output: output.replace(/\r\n/g, '\n') });
+    });
+  });
+}
