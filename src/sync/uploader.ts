@@ -184,7 +184,13 @@ export function listingOverCap(plan: FlowPlan): string | null {
 /** A single changed file whose id the service gave us goes by update_file, the cheapest call. */
 export function isSingleUpdate(plan: FlowPlan): boolean {
   const file = plan.upserts[0];
-  return !plan.full && plan.upserts.length === 1 && Boolean(file?.fileId && file.ackedHash);
+  // A flow that also deletes is a sync_batch: update_file carries no deletion, which was left pending.
+  return (
+    !plan.full &&
+    plan.upserts.length === 1 &&
+    plan.deletes.length === 0 &&
+    Boolean(file?.fileId && file.ackedHash)
+  );
 }
 
 /**

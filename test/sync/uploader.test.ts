@@ -275,6 +275,20 @@ describe('the planner, on a real state file', () => {
     expect(planUploads(state, repoId).plans.map(isSingleUpdate)).toEqual([true]);
   });
 
+  it('never uses update_file for a flow that also deletes: the deletion would be left out of the round', () => {
+    // Found by issue 45's conflict-copy test: one edit and one deletion in a flow went as update_file, `sync` said
+    // "+0 ~1 -0" and exited 0 with the deletion still pending.
+    local('flows/a', 'x', 'h1');
+    ack('flows/a', 'x', 'h1', 'id-1');
+    local('flows/a', 'y', 'h3');
+    ack('flows/a', 'y', 'h3', 'id-2');
+    local('flows/a', 'x', 'h2');
+    state.markGone(repoId, [{ flowPath: 'flows/a', path: 'y' }]);
+    const plans = planUploads(state, repoId, undefined, { bases: true }).plans;
+    expect(plans.map((p) => [p.upserts.length, p.deletes.length])).toEqual([[1, 1]]);
+    expect(plans.map(isSingleUpdate)).toEqual([false]);
+  });
+
   it('keys plans by what they would do: an acknowledgement or a read recorded changes the key', () => {
     local('flows/a', 'x', 'stale');
     ack('flows/a', 'x', 'h1');
