@@ -56,7 +56,9 @@ beforeAll(async () => {
   await page.goto(address);
   await eventually(
     async () =>
-      expect(await page.getByTestId('counts').textContent({ timeout: 1000 })).toContain('8 files · 0 pending'),
+      expect(await page.getByTestId('counts').textContent({ timeout: 1000 })).toContain(
+        '8 files · 0 pending',
+      ),
     60_000,
   );
 }, 180_000);
@@ -88,7 +90,7 @@ describe("git's change sets held in the window", () => {
     expect(await seriousViolations(page)).toEqual([]);
 
     // Send asks first: the branch, what the team gets, and who.
-    const { teammates } = (await bob.bridge().status()).repositories[0]!;
+    const teammates = (await bob.bridge().status()).repositories[0]!.teammates ?? [];
     expect(teammates).toHaveLength(1);
     await card.getByRole('button', { name: 'Send to the team' }).click();
     const dialog = page.getByRole('dialog', { name: /branch cleanup/ });
@@ -97,7 +99,7 @@ describe("git's change sets held in the window", () => {
     expect(asked).toContain('Send the changes of branch cleanup to the team?');
     expect(asked).toContain(teammates[0]!);
     expect(asked).toContain('1 changed, 6 deleted');
-    await IMAGES.take(page, 'send-asks');
+    await IMAGES.take(page, 'git-changes-send');
     expect(await seriousViolations(page)).toEqual([]);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect(await dialog.count()).toBe(0);
