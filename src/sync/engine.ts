@@ -464,10 +464,11 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /**
    * Its user's word on git's change sets held (`sync --yes`, "Send to the team"): they go in the rounds that follow
-   * (their deletions confirmed too, whatever the guard), as held deletions do. Returns the sets sent.
+   * (their deletions confirmed too, whatever the guard), as held deletions do. `name`: that set only (the window's
+   * card), else every one. Returns the sets sent.
    */
-  async sendGitChanges(): Promise<GitChangeSet[]> {
-    const sets = this.confirmGitChanges();
+  async sendGitChanges(name: string | null = null): Promise<GitChangeSet[]> {
+    const sets = this.confirmGitChanges(name);
     if (sets.length === 0) return [];
     for (let rounds = 0; rounds < 3; rounds++) {
       await this.sync();
@@ -480,16 +481,16 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Its user's word on git's change sets held, without a round (`flowsync sync --yes` runs its own): confirmed in
    * the state, their deletions too, so that the guard does not hold them again. Returns the sets confirmed.
    */
-  confirmGitChanges(): GitChangeSet[] {
-    const files = this.options.state.gitHeld.decide(this.repoId, 'confirmed');
+  confirmGitChanges(name: string | null = null): GitChangeSet[] {
+    const files = this.options.state.gitHeld.decide(this.repoId, 'confirmed', name);
     const deleted = files.filter((file) => file.hash === null);
     if (deleted.length > 0) this.options.state.deletions.confirm(this.repoId, deleted);
     return this.motions.setsOf(files);
   }
 
-  /** Its user keeps git's change sets here: not sent while as git left them, and no longer asked about. */
-  keepGitChanges(): GitChangeSet[] {
-    return this.motions.decide('kept');
+  /** Its user keeps git's change set `name` (null: every one) here: not sent while as git left it, not asked again. */
+  keepGitChanges(name: string | null = null): GitChangeSet[] {
+    return this.motions.decide('kept', name);
   }
 
   /** Where a file of this repository (its path relative to the root) sits among the flows; null: in none. */

@@ -15,6 +15,14 @@ export interface GitPort {
   differFromHead(repoPaths: readonly string[]): Promise<Set<string>>;
 }
 
+/** A change set of git's held for its user, with its files. */
+export interface HeldChangeSet {
+  name: string;
+  changed: number;
+  deleted: number;
+  files: { flowPath: string; path: string; deleted: boolean }[];
+}
+
 /** What the change sets need of the engine. */
 export interface MotionsPort {
   state: SyncState;
@@ -102,9 +110,25 @@ export class GitMotions {
     }
   }
 
-  /** Its user's word on the change sets held: send them to the team, or keep them here. Returns what was decided. */
-  decide(decision: 'confirmed' | 'kept'): GitChangeSet[] {
-    return this.setsOf(this.port.state.gitHeld.decide(this.port.repoId, decision));
+  /**
+   * Its user's word on the change set `name` held (null: every one): send it to the team, or keep it here. Returns
+   * what was decided.
+   */
+  decide(decision: 'confirmed' | 'kept', name: string | null = null): GitChangeSet[] {
+    return this.setsOf(this.port.state.gitHeld.decide(this.port.repoId, decision, name));
+  }
+
+  /** The change sets held, each with its files as git left them (`deleted`: git removed it): what a card lists. */
+  heldSets(): HeldChangeSet[] {
+    const sets = new Map<string, HeldChangeSet>();
+    for (const { name, flowPath, path, hash } of this.port.state.gitHeld.heldFiles(this.port.repoId)) {
+      const set = sets.get(name) ?? { name, changed: 0, deleted: 0, files: [] };
+      if (hash === null) set.deleted++;
+      else set.changed++;
+      set.files.push({ flowPath, path, deleted: hash === null });
+      sets.set(name, set);
+    }
+    return [...sets.values()];
   }
 
   /** The change sets these files make up (after a decision: what it was about). */

@@ -57,7 +57,12 @@ export class GitHeldMarks {
       ),
       decide: db.prepare(
         `UPDATE git_held SET decision = @decision WHERE repo_id = @repoId AND decision = @from
+           AND (@name IS NULL OR name = @name)
          RETURNING flow_path AS flowPath, path, hash, name`,
+      ),
+      held: db.prepare(
+        `SELECT flow_path AS flowPath, path, hash, name FROM git_held
+         WHERE repo_id = ? AND decision = 'held' ORDER BY name, flow_path, path`,
       ),
       heldOf: db
         .prepare(
@@ -96,9 +101,18 @@ export class GitHeldMarks {
     })();
   }
 
-  /** Its user's word on every change set held: `confirmed` (send it to the team) or `kept` (keep it here). */
-  decide(repoId: number, decision: 'confirmed' | 'kept'): GitLeftFile[] {
-    return this.statements.decide.all({ repoId, decision, from: 'held' }) as GitLeftFile[];
+  /**
+   * Its user's word on the change set `name` held, or on every one (null): `confirmed` (send it to the team) or
+   * `kept` (keep it here).
+   */
+  decide(repoId: number, decision: 'confirmed' | 'kept', name: string | null = null): GitLeftFile[] {
+    return this.statements.decide.all({ repoId, decision, from: 'held', name }) as GitLeftFile[];
+  }
+
+  /** The files of the change sets held, each with its set: what the window lists under a set's name. */
+  heldFiles(repoId: number): GitLeftFile[] {
+    this.statements.dropStale.run(repoId);
+    return this.statements.held.all(repoId) as GitLeftFile[];
   }
 
   /** The files of a flow held as git left them: the planner leaves them out. */

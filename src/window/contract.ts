@@ -475,12 +475,31 @@ export const AGENT_API = {
   /**
    * Git's change sets held on a shared service (issue 46): sent to the team (`send`: its edits and deletions go, the
    * deletions whatever the guard), or kept here (`keep`: not sent while the files stay as git left them, and no
-   * longer asked about). Returns the sets it was about and the teammates they concern.
+   * longer asked about). `name`: that set only (a card of the window), else every one. Returns the sets it was about
+   * and the teammates they concern.
    */
   settleGitChanges: method(
-    z.object({ root, choice: z.enum(['send', 'keep']) }),
+    z.object({ root, choice: z.enum(['send', 'keep']), name: z.string().min(1).max(4096).optional() }),
     z.object({
       sets: z.array(z.object({ name: z.string(), changed: z.number(), deleted: z.number() })),
+      teammates: z.array(z.string()),
+    }),
+  ),
+  /**
+   * Git's change sets held (issue 46), each with its files as git left them (`deleted`: git removed it), and the
+   * teammates whose work they would change: what a card lists and its confirm names.
+   */
+  heldGitChanges: method(
+    z.object({ root }),
+    z.object({
+      sets: z.array(
+        z.object({
+          name: z.string(),
+          changed: z.number(),
+          deleted: z.number(),
+          files: z.array(z.object({ flowPath: z.string(), path: z.string(), deleted: z.boolean() })),
+        }),
+      ),
       teammates: z.array(z.string()),
     }),
   ),

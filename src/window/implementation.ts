@@ -416,10 +416,16 @@ export function createAgentApi(agent: Agent): AgentApi {
       };
     },
 
-    settleGitChanges: async ({ root, choice }) => {
+    heldGitChanges: async ({ root }) => {
+      const { engine } = repository(root);
+      return { sets: engine.motions.heldSets(), teammates: engine.motions.teammates };
+    },
+
+    settleGitChanges: async ({ root, choice, name }) => {
       const watched = choice === 'send' ? sending(root) : repository(root);
       const { engine } = watched;
-      const sets = choice === 'send' ? await engine.sendGitChanges() : engine.keepGitChanges();
+      const sets =
+        choice === 'send' ? await engine.sendGitChanges(name ?? null) : engine.keepGitChanges(name ?? null);
       for (const set of sets)
         activity.record(watched, {
           kind: 'settled',

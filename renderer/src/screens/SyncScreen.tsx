@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, ConflictView, FlowView, RepositoryView } from '../../../src/window/index.ts';
 import {
+  changeSetWords,
   hereSide,
   incomingCounts,
   inSyncOf,
@@ -13,6 +14,7 @@ import {
 import { repositoryId, waitingId } from '../notifications.ts';
 import { plural } from '../plural.ts';
 import { CompareConflict, FileHistory, FindHistory, serviceSide } from './FileHistory.tsx';
+import { GitChanges } from './GitChanges.tsx';
 import { RecentActivity } from './RecentActivity.tsx';
 import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
 
@@ -102,6 +104,7 @@ function settledVersion(repo: RepositoryView): string {
     counts.behind,
     repo.heldDeletions,
     repo.notInCheckout,
+    (repo.gitChanges ?? []).map(changeSetWords).join(';'),
   ].join('|');
 }
 
@@ -366,8 +369,8 @@ function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; on
 
 /**
  * What waits for the user in one repository: each file in conflict (who changed the service's version, when),
- * with Keep mine and Take the service's, per file and for all; and deletions held, with Delete them on the service
- * and Restore them on disk. Nothing here is ever called "in sync".
+ * with Keep mine and Take the service's, per file and for all; deletions held, with Delete them on the service
+ * and Restore them on disk; git's change sets held (GitChanges). Nothing here is ever called "in sync".
  */
 function WaitingForYou(props: {
   api: AgentApi;
@@ -560,6 +563,9 @@ function WaitingForYou(props: {
             </button>
           </div>
         </div>
+      )}
+      {(repo.gitChanges ?? []).length > 0 && (
+        <GitChanges api={api} repo={repo} name={props.name} version={props.version} onChange={onChange} />
       )}
       {repo.notInCheckout > 0 && (
         <div role="group" aria-label="Files on the service not in this checkout">
