@@ -139,8 +139,6 @@ describe('the npm package', () => {
       'bin/flowsync.js',
       'dist/bin/flowsync.js',
       'dist/bin/flowsync.js.map',
-      'dist/bin/hash-worker.mjs',
-      'dist/bin/contained-fs.mjs',
       'renderer/dist/index.html',
     ]) {
       expect(files).toContain(path);
