@@ -5,7 +5,7 @@ import { runInNewContext } from 'node:vm';
 /** How often the keeper looks: a read of the RSS and of the event loop's use, microseconds each. */
 const LOOK_MS = 5000;
 /** The event loop's busy share over the last look under which the process counts as at rest. */
-const AT_REST = 0.02;
+const AT_REST = 0.05;
 /** RSS growth since the last collection that is worth one (a first pass, a burst, a large listing). */
 const GREW_BYTES = 24 * 1024 * 1024;
 
