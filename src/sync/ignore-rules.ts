@@ -57,9 +57,15 @@ export class IgnoreRules {
 
   /** `repoPath` is relative to the repository root, `/`-separated; directories end with `/`. */
   ignores(repoPath: string): boolean {
-    if (this.builtIn.ignores(repoPath)) return true;
     const segments = repoPath.replace(/\/$/, '').split('/');
     const isDirectory = repoPath.endsWith('/');
+    // No built-in pattern has a slash but at its end, so each applies to one name wherever it is: tested name by
+    // name (each folder on the way as a folder), it answers from the names a repository uses, a few hundred,
+    // instead of one cached answer per path (the scan's largest cost after lstat: 0.84 s at 100,000 files).
+    for (let index = 0; index < segments.length; index++) {
+      const folder = index < segments.length - 1 || isDirectory;
+      if (this.builtIn.ignores(folder ? `${segments[index]}/` : segments[index]!)) return true;
+    }
     for (let depth = 0; depth < segments.length; depth++) {
       const folder = segments.slice(0, depth).join('/');
       const rules = this.rulesOf(folder);
@@ -74,6 +80,14 @@ export class IgnoreRules {
     this.perFolder.delete(folder);
     const file = folder === '' ? '.gitignore:' : `${folder}/.gitignore:`;
     for (const key of this.problems.keys()) if (key.startsWith(file)) this.problems.delete(key);
+  }
+
+  /**
+   * A folder just listed without a `.gitignore`: it has no rules of its own, known without trying to open one (the
+   * scan lists every folder anyway; 1,000 folders cost 0.2 s of failed opens and their checks at a restart).
+   */
+  listedWithout(folder: string): void {
+    if (!this.perFolder.has(folder)) this.perFolder.set(folder, null);
   }
 
   /** Lets go of the answers each matcher keeps (see builtIn): after a scan, which asked about every file. */
