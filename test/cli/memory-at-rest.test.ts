@@ -6,13 +6,14 @@ import { agentOnService, type AgentOnService } from '../support/agent-process.ts
 /**
  * The agent gives back what a first pass took (issue 50, docs/memory.md). A fixed workload, `flowsync start` on
  * 10,000 files in 100 flows as a user runs it, then its resident memory once at rest. No timing is asserted: the
- * agent is given up to 90 s to come to rest, and only the ceiling is checked. Measured on Node 24.21 (2 cores,
+ * agent is left at rest for 30 s, and only the ceiling is checked. Measured on Node 24.21 (2 cores,
  * 24 GB): 225 MB at rest before issue 50 (hash workers, V8's young generation sized from the machine's memory and
  * never shrunk, malloc's freed blocks kept), 105-109 MB after it. The ceiling is wide of both.
  */
 const FLOWS = 100;
 const FILES_PER_FLOW = 100;
 const CEILING_MB = 170;
+const REST_S = 30;
 
 let on: AgentOnService | null = null;
 
@@ -35,11 +36,10 @@ describe.runIf(process.platform === 'linux')('the agent at rest after a first pa
     on = await agentOnService(files);
     const agent = on.start(on.repo.root);
     await agent.waitFor(/Watching 1 repository/, 240_000);
-    let rss = rssMb(agent.pid);
-    for (let waited = 0; waited < 90 && rss > CEILING_MB; waited++) {
-      await sleep(1000);
-      rss = rssMb(agent.pid);
-    }
-    expect(Math.round(rss)).toBeLessThanOrEqual(CEILING_MB);
+    // At rest for REST_S: the agent gives its memory back within a look or two of its keeper (5 s each). The
+    // code before issue 50 stayed at 225 MB through 40 s of rest in one run, and came down within 90 s in another
+    // (V8 collects at rest sometimes, on its own schedule): the rest is fixed, not waited out.
+    await sleep(REST_S * 1000);
+    expect(Math.round(rssMb(agent.pid))).toBeLessThanOrEqual(CEILING_MB);
   }, 400_000);
 });
