@@ -6,12 +6,15 @@
  * checks that neither tool holds a socket off loopback.
  * Run: npm run bench -- peer   (about six minutes; needs `syncthing` on PATH: apt-get install syncthing)
  * FLOWSYNC_BENCH_PEER_FLOWS (default 1000 folders of 100 files) and FLOWSYNC_BENCH_PEER_IDLE_S (default 60) make
- * a quick trial run possible.
+ * a quick trial run possible. The rows are issue 50's (docs/memory.md says where each megabyte goes): memory at
+ * rest after the first pass and after a burst of 10,000 edits, the service's, the restart, and `flowsync status`'s
+ * CPU beside `node -e 0`'s.
  */
 import Database from 'better-sqlite3';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -52,6 +55,10 @@ interface Measured {
   /** Edit → noticed, per setting (Syncthing: watcher delay 10 s and 1 s), in ms, sorted. */
   edits: { label: string; samples: number[] }[];
   restartMs?: number;
+  /** flowsync only: 60 s after a burst of 10,000 edits was on the service, the agent's and the service's RSS. */
+  burst?: { agentRssMb: number; serviceRssMb: number; sentMs: number };
+  /** flowsync only: CPU of `flowsync status` with this repository, with none, and of `node -e 0` (ms, medians). */
+  statusCpu?: { repository: number; none: number; node: number };
   offMachine: string[];
 }
 
@@ -275,16 +282,75 @@ async function measureFlowsync(dir: string, tree: string): Promise<Measured> {
       edits: [{ label: '', samples: samples.sort((a, b) => a - b) }],
       offMachine,
     };
+    measured.burst = await editBurst(tree, db, agent.pid!, service.pid);
     await stopAgent(agent);
     const second = await startAgent();
     agent = second.child;
     measured.restartMs = second.ms;
+    await stopAgent(agent);
+    measured.statusCpu = statusCpu(env, join(dir, 'empty-home'));
     return measured;
   } finally {
     db.close();
     await stopAgent(agent);
     await service.stop();
   }
+}
+
+/** Files of the burst: the first 100 folders' 100 files each (10,000 at the default size). */
+const BURST_FLOWS = Math.min(FLOWS, 100);
+
+/**
+ * A burst of 10,000 edits (each file of the first 100 folders rewritten), timed until the service holds every one;
+ * then IDLE_S at rest, and the agent's and the service's RSS.
+ */
+async function editBurst(
+  tree: string,
+  db: Database.Database,
+  agentPid: number,
+  servicePid: number,
+): Promise<NonNullable<Measured['burst']>> {
+  const marker = `burst ${Date.now()}`;
+  const start = performance.now();
+  for (let flow = 0; flow < BURST_FLOWS; flow++)
+    for (let file = 0; file < 100; file++)
+      writeFileSync(join(tree, 'flows', `flow-${flow}`, `step-${file}.yaml`), `${marker} ${flow} ${file}\n`);
+  const held = db.prepare(`SELECT count(*) FROM flow_files WHERE content LIKE ?`).pluck();
+  while ((held.get(`${marker} %`) as number) < BURST_FLOWS * 100) await sleep(200);
+  const sentMs = performance.now() - start;
+  await sleep(IDLE_S * 1000);
+  return { agentRssMb: rssMb([agentPid]), serviceRssMb: rssMb([servicePid]), sentMs };
+}
+
+/** Without the extra certificates some sandboxes set: every Node process parses them at start (bench/cli.ts). */
+function withoutExtraCerts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  delete copy.NODE_EXTRA_CA_CERTS;
+  return copy;
+}
+
+/** CPU time (user + system, ms) of one process run to its end, from GNU time; the median of `runs`. */
+function medianCpuMs(args: string[], env: NodeJS.ProcessEnv, runs = 7): number {
+  const samples: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const out = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, ...args], {
+      env: withoutExtraCerts(env),
+      encoding: 'utf8',
+    });
+    const [user, system] = out.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+    samples.push((user! + system!) * 1000);
+  }
+  return samples.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+}
+
+/** `flowsync status` with the bench's repository in the state (no agent running), with none, and `node -e 0`. */
+function statusCpu(env: NodeJS.ProcessEnv, emptyHome: string): NonNullable<Measured['statusCpu']> {
+  if (!existsSync('/usr/bin/time')) return { repository: Number.NaN, none: Number.NaN, node: Number.NaN };
+  return {
+    repository: medianCpuMs([FLOWSYNC_BIN, 'status'], env),
+    none: medianCpuMs([FLOWSYNC_BIN, 'status'], { ...process.env, ...userEnv(emptyHome) }),
+    node: medianCpuMs(['-e', '0'], process.env),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -315,8 +381,8 @@ function rows(flowsync: Measured, syncthing: Measured | null, ratio: BenchRow | 
       metric: `RSS ${IDLE_S} s after that (steady; Syncthing: with its monitor process)`,
       value: `${mb(flowsync.steadyRssMb)} (+ ${mb(flowsync.serviceRssMb!)} \`flowsync serve\`)`,
       peer: peer((m) => mb(m.steadyRssMb)),
-      target: '≤ 120 MB',
-      met: flowsync.steadyRssMb <= 120,
+      target: '≤ 120 MB and ≤ Syncthing',
+      met: flowsync.steadyRssMb <= 120 && (!syncthing || flowsync.steadyRssMb <= syncthing.steadyRssMb),
     },
     {
       metric: 'RSS high-water mark (VmHWM; Syncthing: summed over its two processes)',
@@ -354,6 +420,21 @@ function rows(flowsync: Measured, syncthing: Measured | null, ratio: BenchRow | 
       target: '≤ 2 s',
       met: flowsync.restartMs! <= 2000,
     },
+    {
+      metric: `agent RSS ${IDLE_S} s after a burst of ${(BURST_FLOWS * 100).toLocaleString('en')} edits was on the service (sent in ${seconds(flowsync.burst!.sentMs)})`,
+      value: mb(flowsync.burst!.agentRssMb),
+      peer: '',
+      target: '≤ 150 MB',
+      met: flowsync.burst!.agentRssMb <= 150,
+    },
+    {
+      metric: '`flowsync serve` RSS at rest after the ingest / after the burst',
+      value: `${mb(flowsync.serviceRssMb!)} / ${mb(flowsync.burst!.serviceRssMb)}`,
+      peer: '',
+      target: '≤ 150 MB',
+      met: Math.max(flowsync.serviceRssMb!, flowsync.burst!.serviceRssMb) <= 150,
+    },
+    ...statusRows(flowsync.statusCpu!),
     ...(ratio ? [ratio] : []),
     {
       metric: 'sockets off loopback (must be none)',
@@ -361,6 +442,27 @@ function rows(flowsync: Measured, syncthing: Measured | null, ratio: BenchRow | 
       peer: peer((m) => String(m.offMachine.length)),
       target: '0',
       met: flowsync.offMachine.length === 0 && (syncthing?.offMachine.length ?? 0) === 0,
+    },
+  ];
+}
+
+function statusRows({ repository, none, node }: NonNullable<Measured['statusCpu']>): BenchRow[] {
+  const ms = (value: number) => `${Math.round(value)} ms`;
+  const ratio = (value: number) => `${(value / node).toFixed(1)}×`;
+  return [
+    {
+      metric: `\`flowsync status\` CPU, ${FILES.toLocaleString('en')} files synced, no agent (median of 7; \`node -e 0\`: ${ms(node)})`,
+      value: `${ms(repository)} (${ratio(repository)})`,
+      peer: '',
+      target: '≤ 2.6× `node -e 0`',
+      met: repository <= 2.6 * node,
+    },
+    {
+      metric: '`flowsync status` CPU, no repository (median of 7)',
+      value: `${ms(none)} (${ratio(none)})`,
+      peer: '',
+      target: '≤ 2.6× `node -e 0`',
+      met: none <= 2.6 * node,
     },
   ];
 }

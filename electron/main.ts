@@ -57,6 +57,11 @@ function startAgent(): Promise<AgentReady> {
     // stdout ignored: the handshake says all this process needs, and stdout would go to the session's journal.
     const child = utilityProcess.fork(BIN, ['ui'], {
       serviceName: 'flowsync agent',
+      // The young generation bounded as `flowsync ui` bounds it from a terminal (src/cli/main.ts, docs/memory.md):
+      // Electron 45 embeds Node 24, whose V8 otherwise grows it to 128 MB and keeps it.
+      execArgv: ['--max-semi-space-size=8'],
+      // And malloc's blocks of 128 KiB or more given back when freed (src/cli/main.ts says why).
+      env: { MALLOC_MMAP_THRESHOLD_: String(128 * 1024), ...process.env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     stopAgent = () => child.kill();

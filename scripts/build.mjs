@@ -2,8 +2,6 @@
 // renderer/dist). Plain JavaScript, so that it runs on a fresh `npm ci` before anything is compiled.
 //
 //   dist/bin/flowsync.js      the `flowsync` command; each command's code in a chunk beside it, loaded when it runs
-//   dist/bin/hash-worker.mjs  the hasher's worker thread, next to the code that starts it (new URL('./hash-worker.mjs')),
-//                             with contained-fs.mjs, the containment rule it imports
 //   dist/electron/main.js     Electron's main process, with preload.cjs and resources/ beside it
 //
 // Every chunk sits two folders below the package root, as every source file in src/<layer>/ does, so a path found
@@ -52,7 +50,7 @@ for (const { folder, input } of bundles) {
     // Entries may export more than their sources do: what the agent-log group below needs (said, not implied).
     preserveEntrySignatures: 'allow-extension',
   });
-  const { output } = await bundle.write({
+  await bundle.write({
     dir: join(DIST, folder),
     format: 'esm',
     // The maps carry the sources: a stack trace from an installed package points into src/ without shipping it.
@@ -67,15 +65,6 @@ for (const { folder, input } of bundles) {
     },
   });
   await bundle.close();
-  // The worker is plain JavaScript loaded by its URL: it goes where the hasher went.
-  const hasher = output.some(
-    (chunk) => chunk.type === 'chunk' && Object.hasOwn(chunk.modules, join(ROOT, 'src/sync/hasher.ts')),
-  );
-  // The worker imports the containment rule (contained-fs.mjs) by its relative URL: both go there.
-  if (hasher) {
-    for (const file of ['hash-worker.mjs', 'contained-fs.mjs'])
-      cpSync(join(ROOT, 'src/sync', file), join(DIST, folder, file));
-  }
 }
 
 // The sandboxed preload is plain CommonJS already (it may require only 'electron'); and the tray icon.

@@ -21,6 +21,7 @@ export {
 } from './private-files.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 export { tunable } from './tunable.ts';
+export { keepMemoryLow, type MemoryKeeper } from './memory-keeper.ts';
 export {
   DEFAULT_LOG_MAX_BYTES,
   REPEATS_PER_SECOND,

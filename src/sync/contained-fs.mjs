@@ -16,6 +16,7 @@ import {
   lstatSync,
   openSync,
   readFileSync,
+  readSync,
   readlinkSync,
   realpathSync,
 } from 'node:fs';
@@ -138,6 +139,19 @@ function folderIds(root, path) {
 }
 
 /**
+ * The whole of an open regular file whose fstat said `size`: one read of `size + 1` bytes, which returns less than
+ * that only at the end of the file. readFileSync(fd) stats the descriptor again and reads until a read returns 0,
+ * two more system calls a file (each 10-25 µs on a loaded VM: a third of the hasher's time at 100,000 small files).
+ * A file that grew since its fstat is read on to its end, as readFileSync would.
+ */
+function readWhole(fd, size) {
+  const buffer = Buffer.allocUnsafe(size + 1);
+  const read = readSync(fd, buffer, 0, size + 1, null);
+  if (read <= size) return buffer.subarray(0, read);
+  return Buffer.concat([buffer, readFileSync(fd)]);
+}
+
+/**
  * Reads the file at `path` (relative to `root`) under the rule, at most `maxBytes` of it:
  * - `{ bytes, size, mtimeMs }` for a regular file (`bytes` null when it is larger than `maxBytes`: not read at all);
  * - `{ warning, size }` for what is never read: a link, a FIFO, socket or device, or a file with more than one
@@ -184,7 +198,7 @@ export function readContained(root, path, maxBytes, rootReal = realRoot(root), r
     if (stat.nlink > 1 && !readHardLinks) return { warning: 'hardlink', size: stat.size };
     // Not read at all when too large: a 2 GB video in a flow folder must not stall the agent.
     if (stat.size > maxBytes) return { bytes: null, size: stat.size };
-    const bytes = readFileSync(fd);
+    const bytes = readWhole(fd, stat.size);
     return { bytes: bytes.length > maxBytes ? null : bytes, size: bytes.length, mtimeMs: stat.mtimeMs };
   } catch (error) {
     const code = codeOf(error);

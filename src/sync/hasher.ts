@@ -1,226 +1,136 @@
-import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { hash as sha256 } from 'node:crypto';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { MAX_FILE_BYTES, type FileWarning } from '../protocol/index.ts';
-
-/**
- * The worker's script. In the packaged desktop app the bundle sits inside app.asar, which worker threads cannot
- * read: electron-builder.yml unpacks the worker (and the containment rule it imports) to app.asar.unpacked, and
- * the worker is started from there. Not run here (no Electron binary); a no-op everywhere else.
- */
-const WORKER_URL = new URL(
-  new URL('./hash-worker.mjs', import.meta.url).href.replace('/app.asar/', '/app.asar.unpacked/'),
-);
+import { isGone, readContained, realRoot } from './contained-fs.mjs';
 
 export type HashResult =
   | { missing: false; size: number; hash: string; warning: FileWarning | null; content: string | null }
   | { missing: true; code: string };
 
-interface WorkerResult {
-  size?: number;
-  hash?: string;
-  warning?: FileWarning;
-  content?: string;
-  missing?: boolean;
-  code?: string;
-}
-
-interface Job {
-  root: string;
-  files: string[];
-  withContent: boolean;
-  /** Workers that died while reading this job (counted for jobs of one file only; see `requeue`). */
-  crashes: number;
-  resolve: (results: WorkerResult[]) => void;
-  reject: (error: Error) => void;
-}
-
 export interface HasherOptions {
-  /** Sees each job just before it is handed to a worker: the supervision tests kill that worker with it. */
-  onDispatch?: (worker: Worker, files: readonly string[]) => void;
-  /** How long a used worker without a job stays before it exits (IDLE_MS). */
-  idleMs?: number;
+  /**
+   * Sees each file just before it is read; what it throws is a read that failed (the fault tests make a file
+   * unreadable with it: a read error, never a deletion).
+   */
+  beforeRead?: (path: string) => void;
 }
 
-/** Files a message to a worker carries: enough to amortize the hand-off, few enough to spread over workers. */
-const FILES_PER_JOB = 32;
-/** A file whose reading stopped a worker this many times is reported as unreadable instead of tried forever. */
-const CRASH_LIMIT = 2;
 /**
- * A worker that did some work and then has nothing to do for this long exits: each holds an isolate of its own,
- * and after hashing 100,000 files its heap is mostly garbage that V8 does not collect in an idle thread (the two
- * workers held about 90 MB of RSS here after the first sync). One fresh worker (about 10 MB) is kept instead, as
- * starting one costs 130 to 180 ms on this machine under load, which an edit after a pause must not pay.
+ * How long one slice of reads may hold the event loop before it yields (the watcher, the bridge and the network
+ * answer in between). A file is at most MAX_FILE_BYTES (1 MiB: about 3 ms to read and hash here), so a slice
+ * ends within a few ms of this.
  */
-const IDLE_MS = 2000;
+const SLICE_MS = 8;
+
+// Bytes are the truth: the content sent is exactly the bytes hashed. fatal: invalid UTF-8 is binary, not
+// replaced. ignoreBOM: a byte-order mark (Windows editors write one) stays in the text; stripped, the content no
+// longer matched its hash and the service refused the whole flow (422 hash mismatch).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * SHA-256 of files in a pool of worker threads, one per core: hashing a large repository uses every core while
- * the main thread keeps answering the watcher and the network. The pool is supervised: a worker that dies (an
- * uncaught error, terminated) is replaced and its job read again, so no path waits until it changes again.
- * Workers start on demand; used ones exit when idle, leaving one fresh worker (IDLE_MS).
+ * A file that is UTF-8 but for a character cut off at its end, written this recently, is being written (an editor
+ * or a tool paused between two writes): not binary. It is "not read now" (the service keeps its last version, the
+ * round's back-off of 1 s, doubling, reads it again) until its last write is this old; then it is binary. Taken
+ * for binary at once, the file was deleted on the service for the ~0.3 s of such a pause, with the advice "add it
+ * to .gitignore".
+ */
+const WRITING_MS = 5000;
+
+/** A file that could not be read now (not gone): kept as the service has it, and read again later. */
+const unreadable = (): HashResult => ({
+  missing: false,
+  size: 0,
+  hash: '',
+  warning: 'unreadable',
+  content: null,
+});
+
+/**
+ * SHA-256 of files, read under the containment rule, on the main thread in slices of SLICE_MS.
+ *
+ * It was a pool of worker threads (one per core) until Node 24: there a worker's memory stays in the process after
+ * `terminate()` (two workers that built 3 million small objects each: 581 MB 3 s after their terminate on Node
+ * 24.21, and 463 MB with the young generation bounded; docs/memory.md), so the pool that retired its used workers
+ * to give their heaps back no longer gave anything back (the agent at rest after a first pass of 100,000 files:
+ * 345-447 MB). Hashing is cheap (SHA-256 of 100 MB in 86 ms with the CPU's SHA extensions); reading is the cost,
+ * and the page cache answers it in microseconds per file. Measured on the 10,000-file / 100 MB first sync and the
+ * 100,000-file first pass in docs/memory.md.
  */
 export class Hasher {
-  private readonly size: number;
-  private readonly idle: Worker[] = [];
-  private readonly busy = new Map<Worker, Job>();
-  private readonly queue: Job[] = [];
-  private readonly idleTimers = new Map<Worker, NodeJS.Timeout>();
-  /** Workers that have read at least one job: only these are retired when idle. */
-  private readonly used = new WeakSet<Worker>();
-  private workers = 0;
   private closed = false;
 
-  constructor(
-    size = availableParallelism(),
-    private readonly options: HasherOptions = {},
-  ) {
-    this.size = Math.max(1, size);
-  }
+  constructor(private readonly options: HasherOptions = {}) {}
 
   /**
    * Hashes files given by path relative to `root` (`/`-separated), read under the containment rule
    * (contained-fs.mjs); with `withContent`, also returns the UTF-8 text of those that are text.
    */
   async hash(root: string, paths: readonly string[], withContent = false): Promise<HashResult[]> {
-    const jobs: Promise<WorkerResult[]>[] = [];
-    for (let start = 0; start < paths.length; start += FILES_PER_JOB) {
-      const files = paths.slice(start, start + FILES_PER_JOB);
-      jobs.push(
-        new Promise((resolve, reject) =>
-          this.submit({ root, files, withContent, crashes: 0, resolve, reject }),
-        ),
-      );
+    const results: HashResult[] = [];
+    let index = 0;
+    while (index < paths.length) {
+      if (this.closed) throw new Error('the hasher is closed');
+      // The root's real path once per slice: the prefix each file's proof is compared with (no folder check is
+      // kept from one file to the next: a folder found real for one file may be a link by the next open).
+      let rootReal: string | null = null;
+      let rootCode = 'EIO';
+      try {
+        rootReal = realRoot(root);
+      } catch (error) {
+        rootCode = (error as NodeJS.ErrnoException).code ?? 'EIO';
+      }
+      const sliceEnd = performance.now() + SLICE_MS;
+      do {
+        const path = paths[index++]!;
+        if (rootReal === null)
+          results.push(isGone(rootCode) ? { missing: true, code: rootCode } : unreadable());
+        else results.push(this.read(root, rootReal, path, withContent));
+      } while (index < paths.length && performance.now() < sliceEnd);
+      if (index < paths.length) await yieldToEventLoop();
     }
-    return (await Promise.all(jobs)).flat().map(toHashResult);
+    return results;
   }
 
-  /** Workers alive now (started and not yet exited). */
-  get runningWorkers(): number {
-    return this.workers;
-  }
-
+  /** Stops: a hash in progress throws at its next slice. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.idleTimers.values()) clearTimeout(timer);
-    this.idleTimers.clear();
-    for (const job of this.queue.splice(0)) job.reject(new Error('the hasher is closed'));
-    const all = [...this.idle, ...this.busy.keys()];
-    this.idle.length = 0;
-    await Promise.all(all.map((worker) => worker.terminate()));
   }
 
-  private submit(job: Job): void {
-    if (this.closed) return job.reject(new Error('the hasher is closed'));
-    this.queue.push(job);
-    this.drain();
-  }
-
-  /** Hands queued jobs to idle workers, starting workers up to the pool's size. */
-  private drain(): void {
-    while (this.queue.length > 0 && !this.closed) {
-      const worker = this.idle.pop() ?? this.spawn();
-      if (!worker) return;
-      clearTimeout(this.idleTimers.get(worker));
-      this.idleTimers.delete(worker);
-      this.used.add(worker);
-      const job = this.queue.shift()!;
-      this.busy.set(worker, job);
-      // Before the job is posted: a test that kills the worker here kills it before it can answer (after, a
-      // worker on a loaded machine sometimes answered a one-file job before its terminate took effect).
-      this.options.onDispatch?.(worker, job.files);
-      worker.postMessage({
-        root: job.root,
-        files: job.files,
-        maxBytes: MAX_FILE_BYTES,
-        withContent: job.withContent,
-      });
-    }
-  }
-
-  private spawn(): Worker | null {
-    if (this.workers >= this.size) return null;
-    this.workers++;
-    const worker = new Worker(WORKER_URL);
-    // Idle workers must not keep a finished command alive.
-    worker.unref();
-    worker.on('message', ({ results }: { results: WorkerResult[] }) => {
-      const job = this.busy.get(worker);
-      this.busy.delete(worker);
-      this.idle.push(worker);
-      job?.resolve(results);
-      this.drain();
-      if (this.idle.includes(worker)) this.retireWhenIdle(worker);
-    });
-    // An uncaught error in the worker is followed by its exit, where it is replaced.
-    worker.on('error', () => {});
-    worker.on('exit', () => {
-      this.workers--;
-      clearTimeout(this.idleTimers.get(worker));
-      this.idleTimers.delete(worker);
-      const index = this.idle.indexOf(worker);
-      if (index >= 0) this.idle.splice(index, 1);
-      const job = this.busy.get(worker);
-      this.busy.delete(worker);
-      if (!job) {
-        // A retired worker: a fresh one takes the place of the last, and a job queued meanwhile starts now.
-        if (this.closed) return;
-        if (this.workers === 0 && this.queue.length === 0) {
-          const spare = this.spawn();
-          if (spare) this.idle.push(spare);
-        }
-        this.drain();
-        return;
+  private read(root: string, rootReal: string, path: string, withContent: boolean): HashResult {
+    try {
+      this.options.beforeRead?.(path);
+      const read = readContained(root, path, MAX_FILE_BYTES, rootReal);
+      if (read.missing) return { missing: true, code: read.code };
+      if (read.unreadable) return unreadable();
+      if (read.warning)
+        return { missing: false, size: read.size, hash: '', warning: read.warning, content: null };
+      const { bytes, size } = read;
+      if (bytes === null) return { missing: false, size, hash: '', warning: 'oversized', content: null };
+      const hash = sha256('sha256', bytes);
+      const binary: HashResult = { missing: false, size, hash, warning: 'binary', content: null };
+      if (bytes.includes(0)) return binary;
+      let content: string;
+      try {
+        content = utf8.decode(bytes);
+      } catch {
+        if (endsMidCharacter(bytes) && Date.now() - read.mtimeMs < WRITING_MS) return unreadable();
+        return binary;
       }
-      if (this.closed) return job.reject(new Error('the hasher is closed'));
-      this.requeue(job);
-      this.drain();
-    });
-    return worker;
-  }
-
-  /** Ends a used worker that stays without a job for `idleMs` (IDLE_MS). */
-  private retireWhenIdle(worker: Worker): void {
-    if (!this.used.has(worker)) return;
-    const timer = setTimeout(() => {
-      this.idleTimers.delete(worker);
-      const index = this.idle.indexOf(worker);
-      if (index < 0) return;
-      this.idle.splice(index, 1);
-      void worker.terminate(); // its exit event counts it out
-    }, this.options.idleMs ?? IDLE_MS);
-    timer.unref();
-    this.idleTimers.set(worker, timer);
-  }
-
-  /**
-   * A job whose worker died is read again. Which of its files was at fault is not known, so a job of several
-   * files goes back as one job per file; a single file that stops a worker CRASH_LIMIT times is reported as
-   * unreadable, so that a file that always crashes the reader cannot keep the pool restarting forever.
-   */
-  private requeue(job: Job): void {
-    if (job.files.length > 1) {
-      const parts = job.files.map(
-        (file) =>
-          new Promise<WorkerResult[]>((resolve, reject) =>
-            this.queue.unshift({ ...job, files: [file], crashes: 0, resolve, reject }),
-          ),
-      );
-      Promise.all(parts).then((results) => job.resolve(results.flat()), job.reject);
-    } else if (++job.crashes >= CRASH_LIMIT) {
-      job.resolve([{ size: 0, hash: '', warning: 'unreadable' }]);
-    } else {
-      this.queue.unshift(job);
+      return { missing: false, size, hash, warning: null, content: withContent ? content : null };
+    } catch {
+      // Not a read error the rule knows (a bug, memory): not "gone" either, which would delete the file.
+      return unreadable();
     }
   }
 }
 
-function toHashResult(result: WorkerResult): HashResult {
-  if (result.missing) return { missing: true, code: result.code ?? 'EIO' };
-  return {
-    missing: false,
-    size: result.size ?? 0,
-    hash: result.hash ?? '',
-    warning: result.warning ?? null,
-    content: result.content ?? null,
-  };
+/** Whether the only flaw of these bytes as UTF-8 is a character cut off at the end. */
+function endsMidCharacter(bytes: Uint8Array): boolean {
+  const streaming = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  try {
+    streaming.decode(bytes, { stream: true });
+  } catch {
+    return false;
+  }
+  return true; // the whole was not UTF-8 (checked first), so only the end is missing
 }

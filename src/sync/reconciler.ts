@@ -93,6 +93,13 @@ export class Reconciler {
     const failures: unknown[] = [];
     const hash = (files: ScannedFile[]) =>
       hashing.push(this.hashAndSave(files, progress).catch((error: unknown) => void failures.push(error)));
+    // The state's stats of the flow being compared, read once per flow (a walk lists a flow's files together).
+    let flow: { path: string; stats: Map<string, CachedStat> } | null = null;
+    const cachedStat = (file: ScannedFile) => {
+      if (flow?.path !== file.flowPath)
+        flow = { path: file.flowPath, stats: state.statsOfFlow(this.repoId, file.flowPath) };
+      return flow.stats.get(file.path);
+    };
     for await (const slice of scanFlows(this.repo.root, this.layout, this.rules, under)) {
       if (this.stopped) break;
       progress.total = slice.total;
@@ -103,9 +110,10 @@ export class Reconciler {
       unreadable.push(...slice.unreadable);
       for (const file of slice.files) {
         seen.add(`${file.flowPath}/${file.path}`);
-        if (isUnchanged(state.statOf(this.repoId, file.flowPath, file.path), file)) progress.done++;
+        if (isUnchanged(cachedStat(file), file)) progress.done++;
         else toHash.push(file);
       }
+      flow = null; // a slice's hashing may have saved new stats since
       if (toHash.length >= HASH_CHUNK) {
         hash(toHash);
         toHash = [];
@@ -143,6 +151,7 @@ export class Reconciler {
     this.saveUnreadable(unreadable);
     hash(toHash);
     await Promise.all(hashing);
+    this.rules.dropAnswers();
     if (failures.length > 0) throw failures[0];
     return progress.news + gone.length;
   }

@@ -32,6 +32,8 @@ export interface RefusedEntry extends FlowFileLocation {
 /** UTF-8 as the service stores names: a byte that is not is an error, not a replacement character. */
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+const GITIGNORE = Buffer.from('.gitignore');
+
 /** Entries looked at between two yields to the event loop: a few milliseconds of work each. */
 const SLICE = 2000;
 
@@ -91,6 +93,7 @@ export async function* scanFlows(
       if (!isGone((error as NodeJS.ErrnoException).code ?? 'EIO')) unreadable.push(folder);
       continue;
     }
+    if (!entries.some((entry) => entry.name.equals(GITIGNORE))) rules.listedWithout(folder);
     for (const entry of entries) {
       const name = nameOf(entry.name);
       const path = folder === '' ? name.text : `${folder}/${name.text}`;

@@ -115,6 +115,11 @@ export class SyncState {
         `SELECT size, mtime_ms AS mtimeMs, ctime_ms AS ctimeMs, ino, local_hash AS localHash FROM files
          WHERE repo_id = ? AND flow_path = ? AND path = ?`,
       ),
+      statsOfFlow: db
+        .prepare(
+          `SELECT path, size, mtime_ms, ctime_ms, ino, local_hash FROM files WHERE repo_id = ? AND flow_path = ?`,
+        )
+        .raw(),
       presentFiles: db.prepare(
         'SELECT flow_path AS flowPath, path FROM files WHERE repo_id = ? AND local_hash IS NOT NULL',
       ),
@@ -356,6 +361,27 @@ export class SyncState {
   /** What the state knows of one file's stat and hash (the cache that spares hashing it), if anything. */
   statOf(repoId: number, flowPath: string, path: string): CachedStat | undefined {
     return this.statements.statOf.get(repoId, flowPath, path) as CachedStat | undefined;
+  }
+
+  /**
+   * What statOf says of each file of one flow, in one query: a rescan compares a flow's files with it. One statOf
+   * per file was the rescan's largest cost (100,000 unchanged files: 1.4 s of a 1.9 s rescan at a restart).
+   */
+  statsOfFlow(repoId: number, flowPath: string): Map<string, CachedStat> {
+    const rows = this.statements.statsOfFlow.all(repoId, flowPath) as [
+      string,
+      number,
+      number,
+      number | null,
+      number | null,
+      string | null,
+    ][];
+    return new Map(
+      rows.map(([path, size, mtimeMs, ctimeMs, ino, localHash]) => [
+        path,
+        { size, mtimeMs, ctimeMs, ino, localHash },
+      ]),
+    );
   }
 
   /** Files the state has on disk, one row at a time: a rescan compares them with what it saw without loading all. */

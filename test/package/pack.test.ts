@@ -104,7 +104,7 @@ describe('the build (dist/bin/flowsync.js)', () => {
       processes.push(agent);
       await agent.waitFor(/Watching 1 repository/, 30_000);
       expect(serviceTree(svc.read, 'local', 'repo')).toEqual({ 'flows/hello/main.yaml': 'hello\n' });
-      // The hasher's worker is found beside the built code: a change is hashed and sent.
+      // A change is hashed and sent by the built code.
       repo.write('flows/hello/main.yaml', 'hello again\n');
       await eventually(() =>
         expect(serviceTree(svc.read, 'local', 'repo')).toEqual({ 'flows/hello/main.yaml': 'hello again\n' }),
@@ -139,8 +139,6 @@ describe('the npm package', () => {
       'bin/flowsync.js',
       'dist/bin/flowsync.js',
       'dist/bin/flowsync.js.map',
-      'dist/bin/hash-worker.mjs',
-      'dist/bin/contained-fs.mjs',
       'renderer/dist/index.html',
     ]) {
       expect(files).toContain(path);

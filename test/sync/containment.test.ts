@@ -268,7 +268,7 @@ describe('a FIFO', () => {
     });
     mkdirSync(join(ssh, 'sub'));
     writeFileSync(join(ssh, 'sub/x.yaml'), `${MARKER}\n`);
-    const hasher = new Hasher(2);
+    const hasher = new Hasher();
     try {
       const paths = ['flows/a/main.yaml', 'flows/a/pipe.yaml', 'flows/a/key.yaml', 'flows/a/sub/x.yaml'];
       const first = await hasher.hash(repo.root, paths, true);

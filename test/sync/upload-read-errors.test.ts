@@ -7,8 +7,8 @@ import { diskTree, eventually, serviceTree } from '../support/repo.ts';
 /**
  * A read error at upload time (issue 20, finding 3): a flow that lost a file is sent as a full listing, and the
  * service drops whatever that listing does not name. A file of it that cannot be read just then must not be left
- * out of the listing, or the service deletes it. The fault is real: the reading worker thread is terminated each
- * time it is handed that file, which the hasher reports as unreadable after two tries.
+ * out of the listing, or the service deletes it. The fault: the hasher's read of that file fails (EIO), which it
+ * reports as unreadable.
  */
 let on: EngineOnService | null = null;
 let front: FaultProxy | null = null;
@@ -24,9 +24,9 @@ afterEach(async () => {
 describe('a file that cannot be read when its flow is sent as a full listing (a service of the spec alone)', () => {
   it('stays on the service, and the deletion beside it goes once it can be read', async () => {
     let breaking = false;
-    const hasher = new Hasher(2, {
-      onDispatch: (worker, files) => {
-        if (breaking && files.includes('flows/a/keep.yaml')) void worker.terminate();
+    const hasher = new Hasher({
+      beforeRead: (path) => {
+        if (breaking && path === 'flows/a/keep.yaml') throw Object.assign(new Error('I/O'), { code: 'EIO' });
       },
     });
     on = await engineOnService({

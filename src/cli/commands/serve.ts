@@ -63,7 +63,7 @@ export function serveCommand(): Command {
         historyMaxMb: number;
       }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
-        const [{ createService }, { defaultServeLogPath, openLogFile }] = await Promise.all([
+        const [{ createService }, { defaultServeLogPath, keepMemoryLow, openLogFile }] = await Promise.all([
           import('../../service/index.ts'),
           import('../../host/index.ts'),
         ]);
@@ -87,6 +87,8 @@ export function serveCommand(): Command {
           await service.close();
           process.exit(0);
         };
+        // What an ingest took is given back once the service is at rest (docs/memory.md).
+        keepMemoryLow();
         process.once('SIGINT', () => void stop('SIGINT'));
         process.once('SIGTERM', () => void stop('SIGTERM'));
         const out = process.stdout;

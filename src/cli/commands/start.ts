@@ -21,7 +21,7 @@ import {
   type ActivityEntry,
   type FileChange,
 } from '../../window/index.ts';
-import { defaultWindowMemoryPath, logUnexpected, rendererDir } from '../../host/index.ts';
+import { defaultWindowMemoryPath, keepMemoryLow, logUnexpected, rendererDir } from '../../host/index.ts';
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
 import {
   folderGone,
@@ -127,6 +127,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     { source: options.source === true, rename: options.rename === true },
   );
   if (!lock) return;
+  // What a first pass, a burst or a large listing took is given back once the agent is at rest (docs/memory.md).
+  keepMemoryLow();
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
   const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
 
