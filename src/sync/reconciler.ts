@@ -97,7 +97,7 @@ export class Reconciler {
     let flow: { path: string; stats: Map<string, CachedStat> } | null = null;
     const cachedStat = (file: ScannedFile) => {
       if (flow?.path !== file.flowPath)
-        flow = { path: file.flowPath, stats: state.statsOfFlow(this.repoId, file.flowPath) };
+        flow = { path: file.flowPath, stats: state.stats.ofFlow(this.repoId, file.flowPath) };
       return flow.stats.get(file.path);
     };
     for await (const slice of scanFlows(this.repo.root, this.layout, this.rules, under)) {
@@ -169,7 +169,7 @@ export class Reconciler {
       for (const entry of slice.refused) seen.add(`${entry.flowPath}/${entry.path}`);
       for (const file of slice.files) {
         seen.add(`${file.flowPath}/${file.path}`);
-        if (!isUnchanged(state.statOf(this.repoId, file.flowPath, file.path), file)) differ++;
+        if (!isUnchanged(state.stats.of(this.repoId, file.flowPath, file.path), file)) differ++;
       }
     }
     for (const file of state.presentFiles(this.repoId)) {
@@ -263,7 +263,7 @@ export class Reconciler {
         else present.push({ ...file, size: result.size, localHash: result.hash, warning: result.warning });
       }
       for (const file of present)
-        if (state.statOf(this.repoId, file.flowPath, file.path)?.localHash !== file.localHash)
+        if (state.stats.of(this.repoId, file.flowPath, file.path)?.localHash !== file.localHash)
           progress.news++;
       state.saveLocal(this.repoId, present);
       const { guard } = this.options;
