@@ -73,8 +73,11 @@ export class ServiceCheck {
       leftForTheirRound: (flowPath) => held.has(flowPath) || this.port.guard.holds(flowPath),
     });
     const recorded = new Map<string, Recorded[]>();
-    for (const c of [...state.conflicts(this.port.repoId), ...state.behind(this.port.repoId)])
-      recorded.set(c.flowPath, [...(recorded.get(c.flowPath) ?? []), { path: c.path, base: c.baseHash }]);
+    for (const c of [...state.conflicts(this.port.repoId), ...state.behind(this.port.repoId)]) {
+      const rows = recorded.get(c.flowPath) ?? [];
+      if (rows.length === 0) recorded.set(c.flowPath, rows);
+      rows.push({ path: c.path, base: c.baseHash });
+    }
     // Listed file by file: the flows that differ. A flow changed there whose aggregate is what this checkout
     // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are settled.
     const facts: FlowFacts[] = [];

@@ -87,13 +87,18 @@ export class ServiceRound {
     // reconcile.ts's plan, flow by flow: its own versions (the very bytes on disk) become bases; a file here that
     // meets another there is a conflict named now; the rest is counted below.
     const here = new Map<string, KnownFile[]>();
-    for (const file of state.fileStates(this.repoId, null))
-      here.set(file.flowPath, [
-        ...(here.get(file.flowPath) ?? []),
-        { path: file.path, base: file.ackedHash, disk: file.localHash },
-      ]);
+    // Pushed, not spread: a copy per file was quadratic (20,000 files in one flow: no sync in 100 s).
+    for (const file of state.fileStates(this.repoId, null)) {
+      const files = here.get(file.flowPath) ?? [];
+      if (files.length === 0) here.set(file.flowPath, files);
+      files.push({ path: file.path, base: file.ackedHash, disk: file.localHash });
+    }
     const there = new Map<string, ListedServiceFile[]>();
-    for (const file of listed) there.set(file.flowPath, [...(there.get(file.flowPath) ?? []), file]);
+    for (const file of listed) {
+      const files = there.get(file.flowPath) ?? [];
+      if (files.length === 0) there.set(file.flowPath, files);
+      files.push(file);
+    }
     for (const [flowPath, files] of there) {
       const plan = reconcileFlow({
         flowPath,
