@@ -25,7 +25,15 @@ const YOUNG_GENERATION_FLAG = '--max-semi-space-size=8';
 const flagged = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((arg) =>
   arg.startsWith('--max-semi-space-size'),
 );
-if (runs && !flagged && typeof process.execve === 'function' && !process.versions.electron) {
+// Nor with an IPC channel to a parent (the desktop handshake, `flowsync ui` forked): Node takes NODE_CHANNEL_FD out
+// of the environment as it starts, so the replaced process lost the channel and never said it was ready.
+if (
+  runs &&
+  !flagged &&
+  typeof process.execve === 'function' &&
+  !process.versions.electron &&
+  process.send === undefined
+) {
   process.execve(
     process.execPath,
     [process.execPath, YOUNG_GENERATION_FLAG, ...process.execArgv, ...process.argv.slice(1)],
