@@ -66,6 +66,7 @@ import {
   versionContentArgsSchema,
   versionContentValueSchema,
 } from './history.ts';
+import { changesArgsSchema, changesValueSchema } from './live.ts';
 
 /** `private` (and `wh/`) functions are for operators; `public` and `action` ones for any signed-in caller. */
 export type FunctionKind = 'action' | 'public' | 'private';
@@ -419,6 +420,17 @@ export const EXTENSION_FUNCTIONS = [
     repeat: 'unsent-only',
     args: keepCopyArgsSchema,
     value: keepCopyValueSchema,
+  }),
+  define({
+    number: 31,
+    path: 'svc/flow_def/public/changes',
+    group: 'flowDef',
+    method: 'changes',
+    summary:
+      "The flows of some repositories written after a cursor; held until one is (at most wait_ms): a live team's feed",
+    repeat: 'safe',
+    args: changesArgsSchema,
+    value: changesValueSchema,
   }),
 ] as const;
 

@@ -7,7 +7,7 @@ import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
 import { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { ApiKeys } from './store/api-keys.ts';
-import { createImplementations } from './functions/index.ts';
+import { ChangeFeed, createImplementations } from './functions/index.ts';
 import { DEFAULT_RETENTION, FileHistory, type HistoryRetention } from './store/file-history.ts';
 import { tunable } from '../host/index.ts';
 
@@ -110,6 +110,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     clearInterval(reloading);
   };
   const limits = options.limits ?? connectionLimits(SERVICE_MAX_CONNECTIONS);
+  const feed = new ChangeFeed(db);
   const app = buildApp(
     {
       tokens,
@@ -121,7 +122,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
             () => true,
             () => false,
           ),
-      implementations: createImplementations({ db, retention }),
+      implementations: createImplementations({ db, retention, feed }),
     },
     {
       logger,
@@ -154,6 +155,8 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       if (closed) return;
       closed = true;
       stopTimers();
+      // The calls held for a write answer now (nothing yet): closing would wait for each to end on its own.
+      feed.close();
       if (privateServer) {
         privateServer.closeAllConnections();
         await new Promise((done) => privateServer.close(done));

@@ -2,7 +2,7 @@ import { openPostgres, type PostgresOptions } from './postgres.ts';
 import { isPostgresUrl, type ServiceDatabase } from './sql.ts';
 import { openSqlite } from './sqlite.ts';
 
-export type { Dialect, Params, SchemaUpdate, ServiceDatabase, Sql } from './sql.ts';
+export type { Dialect, Listening, Params, SchemaUpdate, ServiceDatabase, Sql } from './sql.ts';
 export { isPostgresUrl, redactedLocation, withoutPassword } from './sql.ts';
 
 /**

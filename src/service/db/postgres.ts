@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { DatabaseProblem } from '../errors.ts';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
+import { HeldNotices, Notices } from './notices.ts';
+import { PostgresListener } from './postgres-listener.ts';
 import {
   redactedLocation,
   shouldMigrate,
@@ -88,7 +90,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     }
   };
 
-  const on = (client: pg.Pool | pg.PoolClient): Sql => ({
+  // This process's listeners hear its own commits at once (and also through LISTEN, a moment later), and other
+  // processes' through the listening connection.
+  const notices = new Notices();
+  const listener = new PostgresListener(url, notices, (error) => options.onIdleError?.(error));
+  const on = (client: pg.Pool | pg.PoolClient, held: HeldNotices | null = null): Sql => ({
     dialect: 'postgres',
     all: async <T>(text: string, params?: Params) =>
       (await client.query(toNumbered(text, params))).rows as T[],
@@ -98,6 +104,12 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     // The key's 64-bit hash: two keys that share one only wait for each other.
     lock: async (key) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+    },
+    // Postgres delivers it to every LISTENing connection when the transaction commits, and never if it rolls back.
+    notify: async (channel) => {
+      await client.query('SELECT pg_notify($1, $2)', [channel, '']);
+      if (held) held.add(channel);
+      else notices.tell([channel]);
     },
   });
   const direct = on(pool);
@@ -110,10 +122,12 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const inTransaction = async <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
     const { client, release } = await checkOut(pool);
     let broken = false;
+    const held = new HeldNotices();
     try {
       await client.query(begin);
-      const value = await work(on(client));
+      const value = await work(on(client, held));
       await client.query('COMMIT');
+      held.commit(notices);
       return value;
     } catch (error) {
       broken = await client.query('ROLLBACK').then(
@@ -145,7 +159,15 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     // REPEATABLE READ READ ONLY: one snapshot for every statement, and nothing to retry (a read-only transaction
     // never fails to serialize at this level).
     snapshot: (work) => said(() => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work)),
-    close: () => pool.end(),
+    listen: (channel, onNotify) => {
+      const listening = notices.listen(channel, onNotify, () => listener.heard);
+      listener.add(channel);
+      return listening;
+    },
+    close: async () => {
+      await listener.close();
+      await pool.end();
+    },
   };
 }
 

@@ -25,6 +25,23 @@ export interface Sql {
    * has one writer at a time already: nothing to do.
    */
   lock(key: string): Promise<void>;
+  /**
+   * Tells every listener of `channel` (ServiceDatabase.listen), in this process and in any other on the same
+   * database, once the transaction commits; nothing when it rolls back. Outside a transaction, at once. A poke, not a
+   * message: listeners read what changed from the database, so a notification lost (a listener reconnecting) costs
+   * only the time to the next one or to the listener's own look.
+   */
+  notify(channel: string): Promise<void>;
+}
+
+/** What `listen` tells its listener besides each notification: whether other processes' are heard now. */
+export interface Listening {
+  /**
+   * False while notifications of other processes may be missed (Postgres: the listening connection is down and
+   * being opened again); true again once they are heard, and the listener is poked then, to catch up.
+   */
+  readonly heard: boolean;
+  stop(): void;
 }
 
 export interface ServiceDatabase {
@@ -43,6 +60,11 @@ export interface ServiceDatabase {
    * a `flowsync serve` on the same SQLite file (WAL) or Postgres database goes on writing.
    */
   snapshot<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` after every committed transaction that notified `channel` (Sql.notify), of this process or,
+   * on Postgres, of any process on the database (LISTEN/NOTIFY). Several notifications may come as one call.
+   */
+  listen(channel: string, onNotify: () => void): Listening;
   /** Where it is, for the log: a file path, or a Postgres URL without its password. */
   readonly location: string;
   close(): Promise<void>;

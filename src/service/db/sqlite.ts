@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { ensurePrivateFile, storageFaultLine, storageFaultOf } from '../../host/index.ts';
 import { DatabaseProblem } from '../errors.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
+import { HeldNotices, Notices } from './notices.ts';
 import { shouldMigrate, type Params, type SchemaUpdate, type ServiceDatabase, type Sql } from './sql.ts';
 
 /**
@@ -32,6 +33,9 @@ export function openSqlite(path: string, update: SchemaUpdate = 'migrate'): Serv
     if (!found) prepared.set(text, (found = db.prepare(text)));
     return found;
   };
+  // One process, one writer: a transaction's notifications are told to this process's listeners when it commits.
+  const notices = new Notices();
+  let held: HeldNotices | null = null;
   const bind = (params: Params | undefined): unknown[] =>
     params === undefined ? [] : Array.isArray(params) ? params : [params];
   const sql: Sql = {
@@ -40,6 +44,10 @@ export function openSqlite(path: string, update: SchemaUpdate = 'migrate'): Serv
     get: async <T>(text: string, params?: Params) => statement(text).get(...bind(params)) as T | undefined,
     run: async (text, params) => statement(text).run(...bind(params)).changes,
     lock: async () => undefined,
+    notify: async (channel) => {
+      if (held) held.add(channel);
+      else notices.tell([channel]);
+    },
   };
 
   // One call at a time: its statements may await, and another call's would otherwise run inside its transaction.
@@ -76,16 +84,22 @@ export function openSqlite(path: string, update: SchemaUpdate = 'migrate'): Serv
     transaction: (work) =>
       exclusive(async () => {
         begin.run();
+        const told = (held = new HeldNotices());
         try {
           const value = await work(sql);
           commit.run();
+          held = null;
+          told.commit(notices);
           return value;
         } catch (error) {
+          held = null;
           if (db.inTransaction) rollback.run();
           throw error;
         }
       }),
     read: (work) => exclusive(() => work(sql)),
+    // Every writer is this process: its listeners hear every notification, always.
+    listen: (channel, onNotify) => notices.listen(channel, onNotify, () => true),
     snapshot: (work) =>
       exclusive(async () => {
         beginRead.run();

@@ -134,6 +134,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       retention_bytes: retention.bytes,
       conflict_copies: true,
       repo_config_bases: true,
+      live_changes: true,
     }),
 
     'svc/flow_def/public/list_flows': (args) =>

@@ -8,11 +8,15 @@ import { cryptoFunctions } from './crypto.ts';
 import { trackerFunctions } from './tracker.ts';
 import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
+import { liveFunctions } from './live.ts';
 
-/** All 20 implementations; the type makes a missing one a compile error. */
+export { ChangeFeed } from './change-feed.ts';
+
+/** Every implementation, the spec's 20 and the extensions; the type makes a missing one a compile error. */
 export function createImplementations(stores: ServiceStores): Implementations<FunctionPath> {
   return {
     ...flowDefFunctions(stores),
+    ...liveFunctions(stores),
     ...repoConfigFunctions(stores),
     ...logFunctions(stores),
     ...cryptoFunctions(),

@@ -1,9 +1,12 @@
 import type { ServiceDatabase } from '../db/open.ts';
 import type { HistoryRetention } from '../store/file-history.ts';
+import type { ChangeFeed } from './change-feed.ts';
 
 /** What every family of functions is built from: the database (SQLite or Postgres) and the history's retention. */
 export interface ServiceStores {
   db: ServiceDatabase;
   /** How long and how much of the flows' history is kept. */
   retention: HistoryRetention;
+  /** The calls to `changes` waiting for a write (one per service process). */
+  feed: ChangeFeed;
 }

@@ -58,6 +58,16 @@ const ADD_VERSIONS = textPerCount(
    VALUES ${valueRows(count, 9)}`,
 );
 
+/** The channel a write of flow files notifies (Sql.notify): the change feed (store/changes.ts) listens to it. */
+export const HISTORY_CHANNEL = 'flowsync_history';
+
+/**
+ * What writers of history take in turn, from their first version row to their commit, so that version numbers are
+ * committed in their order: on Postgres a transaction that drew 10 could commit after one that drew 11, and a
+ * reader of the change feed that saw 11 would have moved its cursor past 10 for good. SQLite has one writer anyway.
+ */
+const HISTORY_ORDER = 'history order';
+
 /**
  * Every version of every flow file, the current one included, in one append-only table: a write marks the
  * version it replaces (`replaced_at`, and its content, taken from the file row) and adds its own, whose content
@@ -89,6 +99,9 @@ export class FileHistory {
     writer: Writer,
     now = nowIso(),
   ): Promise<void> {
+    if (writes.length === 0) return;
+    await this.sql.lock(HISTORY_ORDER);
+    await this.sql.notify(HISTORY_CHANNEL);
     for (const part of chunks(writes)) {
       const replaced: unknown[] = [now, flow.flowId, flow.repoId, flow.flowPath];
       const added: unknown[] = [];
