@@ -22,6 +22,7 @@ import type { TokensNotice } from './embedded-service.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { openAgentParts, type AgentOptions, type AgentParts } from './agent-parts.ts';
 import { ServiceInfo } from './service-info.ts';
+import { LiveFeed } from './live-feed.ts';
 import { describeEntry, type RepositoryDescription } from './describe.ts';
 import { RepositoryTable, type RepositoryEntry, type WatchedRepository } from './repository-table.ts';
 import { checkoutWriter, writerName } from './writer.ts';
@@ -86,6 +87,9 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
   private watching = false;
   private configTimer: NodeJS.Timeout | null = null;
+  /** The held call that tells a teammate's writes at once (a service with `live_changes`); null before or without. */
+  private live: LiveFeed | null = null;
+  private liveTimer: NodeJS.Timeout | null = null;
   /** What the service does beyond the spec (history, bases). */
   readonly serviceInfo: ServiceInfo;
 
@@ -262,6 +266,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       serviceKey: this.serviceKey,
       rescanIntervalMs: rescanIntervalFromEnv(),
       serviceCheckIntervalMs: intervalFromEnv('FLOWSYNC_SERVICE_CHECK_MS'),
+      live: () => this.live?.live ?? false,
       // Paused by its user before: watched and counted from the start, nothing sent until resumed.
       ...(pause && { paused: pause }),
       ...this.options.timings,
@@ -696,11 +701,41 @@ export class Agent extends EventEmitter<AgentEvents> {
     );
     this.absentTimer.unref();
     await Promise.all(this.table.watched().map(({ engine }) => engine.watch()));
+    this.followTheService();
+  }
+
+  /**
+   * Holds the live feed once the service says it has one (asked again every 30 s while it has not answered):
+   * each running repository is told its flows written there, at once.
+   */
+  private followTheService(): void {
+    if (this.closing || this.live) return;
+    void this.serviceInfo.capabilities().then((capabilities) => {
+      if (this.closing || this.live) return;
+      if (capabilities === null) {
+        this.liveTimer = setTimeout(() => this.followTheService(), 30_000);
+        this.liveTimer.unref();
+        return;
+      }
+      if (capabilities.live_changes !== true) return;
+      this.live = new LiveFeed(this.client, () =>
+        this.table.watched().map(({ identity, engine }) => ({
+          owner: identity.owner,
+          name: identity.name,
+          changed: (flows) =>
+            void engine.serviceChanged(flows).catch(logUnexpected('looking at a teammate’s write')),
+          unknown: () => void engine.serviceUnknown().catch(logUnexpected('looking at the service')),
+        })),
+      );
+      this.live.start();
+    });
   }
 
   async close(): Promise<void> {
     this.closing = true;
     if (this.configTimer) clearInterval(this.configTimer);
+    if (this.liveTimer) clearTimeout(this.liveTimer);
+    await this.live?.stop();
     if (this.absentTimer) clearInterval(this.absentTimer);
     const stopAll = (engines: WatchedRepository[]) => Promise.all(engines.map(({ engine }) => engine.stop()));
     const before = this.watched();

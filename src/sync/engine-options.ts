@@ -47,6 +47,11 @@ export interface SyncEngineOptions {
   rescanIntervalMs?: number;
   /** How often a watching engine looks at the service for what changed there, ±20 % (default SERVICE_CHECK_MS). */
   serviceCheckIntervalMs?: number;
+  /**
+   * Whether the agent's live feed is connected to the service now (a teammate's write is told at once): the quick
+   * look every serviceCheckIntervalMs is then left out. Absent: never (a service of the spec alone).
+   */
+  live?: () => boolean;
   /** Starts paused (a repository its user paused before a restart): see pause(). */
   paused?: { since: string | null };
   /** The folders watched, shared with the other engines of the process (default: the process's own). */

@@ -29,6 +29,7 @@ import { FlowLayout } from './flow-layout.ts';
 import { FlowRetries } from './flow-retries.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { Lookout, RESCAN_INTERVAL_MS, SERVICE_CHECK_MS } from './lookout.ts';
+import { ToldLooks } from './told-looks.ts';
 import { planUploads, plansKey, type PlanOptions } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
@@ -75,6 +76,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** The round's negotiation with the service: bases, what a new state learns, the look at the service. */
   readonly round: ServiceRound;
   private readonly lookout: Lookout;
+  /** The looks the live feed asks for: a teammate wrote these flows. */
+  private readonly toldLooks: ToldLooks;
   /** Git's motions held for their user on a shared service (issue 46). */
   readonly motions: GitMotions;
   /** Files the rescans found that the watcher had not reported. */
@@ -227,6 +230,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       local: (task, thenRound) => this.local(task, thenRound),
       inBackground: (work) => this.inBackground(work),
       checkQuietly: (quick) => this.checkQuietly(quick),
+      live: () => options.live?.() ?? false,
       missed: (miss) => {
         this.emit('missed', miss);
         this.refresh();
@@ -235,6 +239,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       presenceIntervalMs: options.presenceIntervalMs ?? 1000,
       rescanIntervalMs: options.rescanIntervalMs ?? RESCAN_INTERVAL_MS,
       serviceCheckIntervalMs: options.serviceCheckIntervalMs ?? SERVICE_CHECK_MS,
+    });
+    this.toldLooks = new ToldLooks({
+      check: (told) => this.round.check({ quick: true, told }),
+      canLook: () => !this.stopped && this.facts.phase === 'idle',
     });
   }
 
@@ -367,6 +375,19 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     // Only after a round that went through: a service failing or out of reach is not asked once more for this.
     if (this.stopped || this.facts.phase !== 'idle') return;
     await this.round.check({ quick }).catch(() => 0);
+  }
+
+  /**
+   * The live feed: these flows were written on the service (each with its aggregate there now, null: no files),
+   * compared with what this checkout acknowledged as soon as the engine rests. Resolves once looked at (or kept).
+   */
+  serviceChanged(flows: Iterable<readonly [string, string | null]>): Promise<void> {
+    return this.toldLooks.told(flows);
+  }
+
+  /** The live feed cannot say what changed (its first answer, a gap): every flow's aggregate compared once. */
+  serviceUnknown(): Promise<void> {
+    return this.checkQuietly(true);
   }
 
   /**
@@ -705,6 +726,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** The status's facts changed: kept, and said. */
   private update(facts: StatusFacts): void {
     this.facts = facts;
+    if (facts.phase === 'idle') this.toldLooks?.resting();
     this.emit('status', this.status());
   }
 

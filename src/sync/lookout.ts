@@ -33,6 +33,8 @@ export interface LookoutPort {
   inBackground(work: Promise<void>): void;
   /** After a periodic rescan (full) and every SERVICE_CHECK_MS (quick): the service checked where it can be. */
   checkQuietly(quick?: boolean): Promise<void>;
+  /** Whether the live feed tells every write on the service now: the quick look is then left out. */
+  live(): boolean;
   missed(miss: SyncMiss): void;
   rescanned(): void;
   presenceIntervalMs: number;
@@ -89,7 +91,10 @@ export class Lookout {
   private scheduleServiceCheck(): void {
     if (this.stopped) return;
     this.serviceCheckTimer = setTimeout(
-      () => this.port.inBackground(this.port.checkQuietly(true).finally(() => this.scheduleServiceCheck())),
+      () =>
+        this.port.live()
+          ? this.scheduleServiceCheck()
+          : this.port.inBackground(this.port.checkQuietly(true).finally(() => this.scheduleServiceCheck())),
       this.port.serviceCheckIntervalMs * (0.8 + Math.random() * 0.4),
     );
     this.serviceCheckTimer.unref();

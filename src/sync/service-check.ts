@@ -47,18 +47,23 @@ export class ServiceCheck {
    * settles (a teammate's revert) and counts as not in this checkout. Only with a service that lists (flowsync's
    * own); flows sent without an answer, under a held root, are left for their round. Returns the differences recorded.
    */
-  async check({ quick = false, round = true } = {}): Promise<number> {
-    const { state, client } = this.port;
+  async check({
+    quick = false,
+    round = true,
+    told,
+  }: { quick?: boolean; round?: boolean; told?: ReadonlyMap<string, string | null> } = {}): Promise<number> {
+    const { state } = this.port;
     if (!(await this.port.takesBases())) return 0;
-    const { flows } = await client.flowDef.listFlows({
-      repo_owner: this.port.repo.owner,
-      repo_name: this.port.repo.name,
-    });
+    // Told by the live feed which flows changed there (and their aggregates now): the last listing with those, and
+    // no listing of the whole repository. Before a first listing there is nothing to apply them to.
+    const fromTold = told !== undefined && this.lastListing !== null;
+    const listedNow = fromTold ? new Map(this.lastListing) : await this.listFlows();
+    for (const [flowPath, hash] of fromTold ? told : []) listedNow.set(flowPath, hash);
     const held = new Set(state.uncertainFlows(this.port.repoId));
-    const listedNow = new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
-    // Quick (the check every minute): only the flows whose aggregate changed on the service since the last check
-    // are compared, so a check of an unchanged repository is one call and no read of the state (bench/service-check.ts).
-    const last = quick ? this.lastListing : null;
+    // Quick (the check every minute, or the live feed's): only the flows whose aggregate changed on the service
+    // since the last check are compared, so a check of an unchanged repository is one call and no read of the state
+    // (bench/service-check.ts).
+    const last = quick || fromTold ? this.lastListing : null;
     // Compared again whatever the service lists: the flows whose acknowledged versions changed here, and those whose
     // files appeared on disk or went from it ("not in this checkout" is of the disk as it is now, issue 46).
     const presence = state.presence.changed(this.port.repoId);
@@ -87,7 +92,9 @@ export class ServiceCheck {
       const files = state
         .filesOfFlow(this.port.repoId, flowPath)
         .map((file) => ({ path: file.path, base: file.ackedHash, disk: file.localHash }));
-      const listing = differing ? await listServiceFiles(client, this.port.serviceRepo(), flowPath) : null;
+      const listing = differing
+        ? await listServiceFiles(this.port.client, this.port.serviceRepo(), flowPath)
+        : null;
       if (listing !== null) this.port.sawWriters(listing.map((file) => file.writtenBy));
       facts.push({
         flowPath,
@@ -136,6 +143,15 @@ export class ServiceCheck {
     // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
     if (changedSomething && round) this.port.scheduler.want();
     return differences.length;
+  }
+
+  /** Each flow's aggregate on the service now (null: no files there), in one `list_flows` call. */
+  private async listFlows(): Promise<Map<string, string | null>> {
+    const { flows } = await this.port.client.flowDef.listFlows({
+      repo_owner: this.port.repo.owner,
+      repo_name: this.port.repo.name,
+    });
+    return new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
   }
 
   /** Each flow's aggregate of what this checkout acknowledged (null: nothing), as the service would list it. */

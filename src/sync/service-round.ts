@@ -216,7 +216,9 @@ export class ServiceRound {
    * Compares what the service holds with what this checkout acknowledged (service-check.ts): the conflicts it found.
    * `quick`: only the flows whose aggregate changed since the last check are listed.
    */
-  check(options: { quick?: boolean; round?: boolean } = {}): Promise<number> {
+  check(
+    options: { quick?: boolean; round?: boolean; told?: ReadonlyMap<string, string | null> } = {},
+  ): Promise<number> {
     return this.checker.check(options);
   }
 

@@ -7,6 +7,7 @@ import { userEnv, writeAgentConfig } from './agent-process.ts';
 import { FLOWSYNC_BIN, runFlowsync, type CliResult } from './cli.ts';
 import { serviceTree } from './repo.ts';
 import { startServeProcess, type ServeProcess } from './serve-process.ts';
+import { readPostgres } from './postgres.ts';
 import { readDatabase } from './service.ts';
 
 /**
@@ -17,7 +18,10 @@ import { readDatabase } from './service.ts';
 export interface Team {
   dir: string;
   serve: ServeProcess;
-  person(name: string): Developer;
+  /** Every `flowsync serve` of the team: one, or several on one Postgres (TeamOptions.postgres). */
+  serves: ServeProcess[];
+  /** A developer whose agent and commands reach the service through `serves[on]` (default the first). */
+  person(name: string, on?: number): Developer;
   /** What the service holds of acme/app, path → content (its database is the ground truth). */
   stored(): Record<string, string>;
   close(): Promise<void>;
@@ -56,7 +60,14 @@ function git(cwd: string, ...args: string[]): string {
   });
 }
 
-export async function startTeam(files: Record<string, string>): Promise<Team> {
+export interface TeamOptions {
+  /** The check of the service every minute, in ms (default 1000: shrunk, so a test waits for a look, not a minute). */
+  serviceCheckMs?: number;
+  /** The service's database is this Postgres one, served by `processes` `flowsync serve`s (default: a SQLite file). */
+  postgres?: { url: string; processes: number };
+}
+
+export async function startTeam(files: Record<string, string>, options: TeamOptions = {}): Promise<Team> {
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-team-'));
   const seed = join(dir, 'seed');
   mkdirSync(seed);
@@ -68,15 +79,25 @@ export async function startTeam(files: Record<string, string>): Promise<Team> {
   git(seed, 'add', '-A');
   git(seed, 'commit', '-q', '-m', 'seed');
   execFileSync('git', ['clone', '-q', '--bare', seed, join(dir, 'origin.git')]);
-  const serve = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
-  const person = (name: string): Developer => {
+  const serves: ServeProcess[] = [];
+  if (options.postgres) {
+    // The first creates the tables and the tokens; the others share them (and print none).
+    const first = await startServeProcess(options.postgres.url, join(dir, 'service-0.log'));
+    serves.push(first);
+    for (let at = 1; at < options.postgres.processes; at++) {
+      const next = await startServeProcess(options.postgres.url, join(dir, `service-${at}.log`));
+      serves.push({ ...next, tokens: first.tokens });
+    }
+  } else serves.push(await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log')));
+  const serve = serves[0]!;
+  const person = (name: string, on = 0): Developer => {
     const root = join(dir, name, 'app');
     mkdirSync(join(dir, name));
     execFileSync('git', ['clone', '-q', join(dir, 'origin.git'), root]);
     const env = {
-      ...userEnv(join(dir, name, 'home'), serve),
+      ...userEnv(join(dir, name, 'home'), serves[on]!),
       ...NO_KEYCHAIN,
-      FLOWSYNC_SERVICE_CHECK_MS: '1000',
+      FLOWSYNC_SERVICE_CHECK_MS: String(options.serviceCheckMs ?? 1000),
     };
     writeAgentConfig(env, [{ path: root, owner: 'acme', name: 'app' }]);
     const bridge = () => {
@@ -111,10 +132,16 @@ export async function startTeam(files: Record<string, string>): Promise<Team> {
   return {
     dir,
     serve,
+    serves,
     person,
-    stored: () => serviceTree(readDatabase(join(dir, 'service.db')), 'acme', 'app'),
+    stored: () =>
+      serviceTree(
+        options.postgres ? readPostgres(options.postgres.url) : readDatabase(join(dir, 'service.db')),
+        'acme',
+        'app',
+      ),
     close: async () => {
-      await serve.stop();
+      for (const each of serves) await each.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

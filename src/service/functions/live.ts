@@ -29,7 +29,7 @@ export function liveFunctions({
           const newest = await store.newest();
           return { newest, found: await store.since(args.repos, from.version, CHANGES_PAGE_MAX) };
         });
-        const left = closing ? 0 : deadline - Date.now();
+        const left: number = closing ? 0 : deadline - Date.now();
         if (found.changes.length > 0 || left <= 0) {
           const through = found.more ? found.through! : Math.max(newest, found.through ?? 0);
           return {

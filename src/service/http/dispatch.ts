@@ -99,14 +99,16 @@ export async function dispatchCall(
   }
 
   const traceId = args.data.baggage.trace_id;
-  request.log = request.log.child({ trace_id: traceId, fn: fn.path });
+  // The checkout that called, as it names itself (its label, shown to teammates in the history anyway): an
+  // operator reading the log sees which agent makes which calls.
+  const writer = writerOf(request.headers['x-flowsync-writer']);
+  request.log = request.log.child({ trace_id: traceId, fn: fn.path, ...(writer !== null && { writer }) });
   reply.log = request.log;
   try {
     const presented = (args.data as { api_key?: { secret: string } }).api_key;
     const apiKey = presented ? await deps.findApiKey(presented.secret) : null;
     if (presented && apiKey === null) throw new UnknownApiKey();
     const implementation = deps.implementations[fn.path] as Implementation<FunctionSpec['path']>;
-    const writer = writerOf(request.headers['x-flowsync-writer']);
     const value = await implementation(args.data as never, { traceId, caller, apiKey, writer });
     return sendValue(reply, value);
   } catch (error) {
