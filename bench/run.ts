@@ -12,6 +12,7 @@ import { runServiceBench } from './service.ts';
 import { runServiceCheckBench } from './service-check.ts';
 import { runServiceDbBench } from './service-db.ts';
 import { runSyncBench } from './sync.ts';
+import { runLiveBench } from './live.ts';
 
 const benches: Record<string, { title: string; run: () => Promise<BenchRow[]>; peer?: string }> = {
   service: { title: 'service (bench/service.ts)', run: runServiceBench },
@@ -19,6 +20,10 @@ const benches: Record<string, { title: string; run: () => Promise<BenchRow[]>; p
   'service-check': {
     title: "the agents' check of the service every minute (bench/service-check.ts)",
     run: runServiceCheckBench,
+  },
+  live: {
+    title: "a live team: a teammate's edit seen, and what the held calls cost (bench/live.ts)",
+    run: runLiveBench,
   },
   client: { title: 'client (bench/client.ts)', run: runClientBench },
   sync: { title: 'sync (bench/sync.ts)', run: runSyncBench },

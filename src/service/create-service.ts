@@ -13,9 +13,16 @@ import { tunable } from '../host/index.ts';
 
 /**
  * Connections the service holds at once: each is a file descriptor, and 20,000 of them took all of the agent's. An
- * agent keeps two or three; a team's service in front of a few dozen developers has room to spare.
+ * agent keeps two or three; the embedded service (one user) has room to spare.
  */
 const SERVICE_MAX_CONNECTIONS = 256;
+
+/**
+ * Connections a team's service (`flowsync serve`) holds at once: each agent keeps two or three, and one more held by
+ * its live feed (`changes`). A thousand agents on one process fit; over the cap other users' connections are closed
+ * first (connection-limits.ts), and a held call costs the service a socket and a few KB (bench/live.ts, 1,000 of them).
+ */
+export const TEAM_MAX_CONNECTIONS = 4096;
 
 export interface ServiceOptions {
   /**
@@ -30,6 +37,8 @@ export interface ServiceOptions {
   bodyLimit?: number;
   /** Default: 256 connections at once, idle ones closed after 30 s (see connection-limits.ts). */
   limits?: ConnectionLimits;
+  /** The connections held at once, with the default time-outs (ignored when `limits` is given). */
+  maxConnections?: number;
   logLevel?: Level | 'silent';
   /** Replace the stored tokens with new ones, shown once in `issuedTokens`. */
   newTokens?: boolean;
@@ -109,7 +118,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     clearInterval(pruning);
     clearInterval(reloading);
   };
-  const limits = options.limits ?? connectionLimits(SERVICE_MAX_CONNECTIONS);
+  const limits = options.limits ?? connectionLimits(options.maxConnections ?? SERVICE_MAX_CONNECTIONS);
   const feed = new ChangeFeed(db);
   const app = buildApp(
     {

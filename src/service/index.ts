@@ -1,6 +1,11 @@
 // Owns the service: the HTTP server (fastify) and the store of the 20 functions, on SQLite (better-sqlite3) or Postgres (pg).
 // May import: protocol, host, client.
-export { createService, type RunningService, type ServiceOptions } from './create-service.ts';
+export {
+  createService,
+  TEAM_MAX_CONNECTIONS,
+  type RunningService,
+  type ServiceOptions,
+} from './create-service.ts';
 export type { IssuedTokens } from './store/access-tokens.ts';
 export {
   capConnections,

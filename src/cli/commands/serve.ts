@@ -63,10 +63,8 @@ export function serveCommand(): Command {
         historyMaxMb: number;
       }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
-        const [{ createService }, { defaultServeLogPath, keepMemoryLow, openLogFile }] = await Promise.all([
-          import('../../service/index.ts'),
-          import('../../host/index.ts'),
-        ]);
+        const [{ createService, TEAM_MAX_CONNECTIONS }, { defaultServeLogPath, keepMemoryLow, openLogFile }] =
+          await Promise.all([import('../../service/index.ts'), import('../../host/index.ts')]);
         // On a terminal the human lines only: the JSON log goes to a file, named below (stderr to a pipe or a
         // journal stays the log, as a service manager expects).
         const logFile = options.logFile ?? (process.stderr.isTTY ? defaultServeLogPath() : undefined);
@@ -75,6 +73,7 @@ export function serveCommand(): Command {
           host: options.host,
           port: options.port,
           newTokens: options.newTokens ?? false,
+          maxConnections: TEAM_MAX_CONNECTIONS,
           logLevel: options.logLevel as 'info',
           logDestination: logFile ? openLogFile(logFile) : undefined,
           retention: { days: options.historyDays, bytes: options.historyMaxMb * 1024 * 1024 },
