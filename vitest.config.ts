@@ -37,6 +37,8 @@ const UNIT = [
   'test/sync/state-file.test.ts',
   'test/sync/three-way.test.ts',
   'test/sync/reconcile.test.ts',
+  'test/sync/told-looks.test.ts',
+  'test/service/change-cursor.test.ts',
   'test/sync/uploader.test.ts',
   'test/sync/model/*.test.ts',
   'test/window/tray-line.test.ts',

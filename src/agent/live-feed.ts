@@ -17,7 +17,12 @@ const WAIT_MS = CHANGES_WAIT_MAX_MS;
 /** Between two calls answered with nothing, at least this (a service that answers at once must not be a busy loop). */
 const EMPTY_SPACING_MS = 1_000;
 /** Between two calls answered with changes (a burst, or a service that names changes without end). */
-const CHANGED_SPACING_MS = 100;
+const CHANGED_SPACING_MS = 250;
+/**
+ * Between two looks at every flow for a gap: a gap is a first call or a long outage, so a service that says there
+ * is one at every answer gets one look in this time, not one a second.
+ */
+const GAP_LOOK_SPACING_MS = 30_000;
 /** Waits after a failed call: from the first, doubled, up to the last (and Retry-After's, when the service asks). */
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
@@ -33,6 +38,7 @@ const RETRY_MAX_MS = 30_000;
 export class LiveFeed {
   private cursor: string | null = null;
   private lastAnswer: number | null = null;
+  private lastGapLook = -Infinity;
   private failures = 0;
   private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
@@ -106,6 +112,10 @@ export class LiveFeed {
 
   /** Each repository is told its flows, or, after a gap, to look at them all. Changes of others are not its. */
   private tell(repositories: readonly LiveRepository[], answer: ChangesValue): void {
+    if (answer.gap) {
+      if (this.now() - this.lastGapLook < GAP_LOOK_SPACING_MS) return;
+      this.lastGapLook = this.now();
+    }
     for (const repo of repositories) {
       if (answer.gap) {
         repo.unknown();

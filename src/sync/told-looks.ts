@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /** What the looks the live feed asks for need of the engine. */
 export interface ToldLooksPort {
   /** Compares these flows (their aggregates on the service now) with what this checkout acknowledged. */
@@ -9,7 +11,8 @@ export interface ToldLooksPort {
 /**
  * The looks at the service the live feed asks for (a teammate wrote these flows): one at a time, whatever comes
  * meanwhile gathered into the next one, and kept while the engine cannot look (a round, an outage) until it rests
- * again (`resting`). A burst of 500 notifications is one or two looks, not 500.
+ * again (`resting`). A burst of 500 notifications is one or two looks, not 500. After a look, the next waits as long
+ * as it took: a service that names every flow changed at every answer gets at most half of the agent's time.
  */
 export class ToldLooks {
   private waiting = new Map<string, string | null>();
@@ -35,24 +38,30 @@ export class ToldLooks {
 
   /** Resolves once what was told so far is looked at (or kept for later, when the engine cannot look). */
   private look(): Promise<void> {
-    this.looking ??= (async () => {
+    if (this.looking) return this.looking;
+    // Cleared once it ends (a microtask later, so also when nothing could be looked at and it ended at once).
+    const looking = this.lookAtAll().finally(() => {
+      if (this.looking === looking) this.looking = null;
+    });
+    this.looking = looking;
+    return looking;
+  }
+
+  private async lookAtAll(): Promise<void> {
+    while (this.waiting.size > 0 && this.port.canLook()) {
+      const told = this.waiting;
+      this.waiting = new Map();
+      const started = performance.now();
       try {
-        while (this.waiting.size > 0 && this.port.canLook()) {
-          const told = this.waiting;
-          this.waiting = new Map();
-          try {
-            await this.port.check(told);
-          } catch {
-            // Not looked at (the service failed meanwhile): told again, for the next look.
-            for (const [flowPath, hash] of told)
-              if (!this.waiting.has(flowPath)) this.waiting.set(flowPath, hash);
-            return;
-          }
-        }
-      } finally {
-        this.looking = null;
+        await this.port.check(told);
+      } catch {
+        // Not looked at (the service failed meanwhile): told again, for the next look.
+        for (const [flowPath, hash] of told)
+          if (!this.waiting.has(flowPath)) this.waiting.set(flowPath, hash);
+        return;
       }
-    })();
-    return this.looking;
+      const took = performance.now() - started;
+      if (this.waiting.size > 0 && took > 10) await sleep(took);
+    }
   }
 }
