@@ -137,6 +137,7 @@ async function idleCost() {
   const post = functionCaller([pool]);
   const user = `Bearer ${service.tokens.user}`;
   const clients: RemoteClient[] = [];
+  const holders: Holder[] = [];
   const client = () => {
     const made = createClient({ baseUrl: service.url, auth: { userToken: service.tokens.user } });
     clients.push(made);
@@ -153,8 +154,14 @@ async function idleCost() {
     const perLookMs = ((cpuSeconds([service.pid]) - before) * 1000) / (IDLE_AGENTS * 4);
     const pollPercent = (perLookMs * IDLE_AGENTS * 100) / SERVICE_CHECK_MS;
 
-    const livePercent = await heldFor(service, Array.from({ length: IDLE_AGENTS }, client));
-    const many = Array.from({ length: MANY_AGENTS }, client);
+    const token = service.tokens.user;
+    const hold = () => {
+      const made = holder(service.url, token);
+      holders.push(made);
+      return made;
+    };
+    const livePercent = await heldFor(service, Array.from({ length: IDLE_AGENTS }, hold));
+    const many = Array.from({ length: MANY_AGENTS }, hold);
     const rssBefore = rssMb([service.pid]);
     const fanOut: { ms: number } = { ms: 0 };
     const manyPercent = await heldFor(service, many, async (answered) => {
@@ -181,6 +188,7 @@ async function idleCost() {
     };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(holders.map((h) => h.close().catch(() => undefined)));
     await pool.close();
     await service.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -189,25 +197,49 @@ async function idleCost() {
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** An idle agent's feed, as the service sees it: one connection, one held call to `changes` after another. */
+interface Holder {
+  changes(after: string | null, waitMs: number): Promise<{ cursor: string; changes: unknown[] }>;
+  close(): Promise<void>;
+}
+
 /**
- * These clients each hold a call to `changes` as an agent's feed does, for IDLE_SECONDS: the service's CPU over that
+ * A holder on a connection of its own. Not the agent's client: it checks the owner of a loopback listener in the
+ * kernel's socket table at each connection it opens, which a thousand clients in one process make quadratic (1,000
+ * first calls: 40 s, 826 timed out); a thousand agents on a thousand machines open one connection each.
+ */
+function holder(url: string, token: string): Holder {
+  const pool = new Pool(url, { connections: 1, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const post = functionCaller([pool]);
+  return {
+    async changes(after, waitMs) {
+      const text = await post(
+        'svc/flow_def/public/changes',
+        { repos: [REPO], after, wait_ms: waitMs },
+        `Bearer ${token}`,
+      );
+      return (JSON.parse(text) as { value: { cursor: string; changes: unknown[] } }).value;
+    },
+    close: () => pool.close(),
+  };
+}
+
+/**
+ * These agents each hold a call to `changes` as an agent's feed does, for IDLE_SECONDS: the service's CPU over that
  * time as a share of one core (after `meanwhile`, run once all are held, which may wait for answers with changes).
  */
 async function heldFor(
   service: ServeProcess,
-  clients: RemoteClient[],
+  holders: Holder[],
   meanwhile?: (answered: (count: number) => Promise<void>) => Promise<void>,
 ): Promise<number> {
   let stop = false;
   let withChanges = 0;
   const waiters: (() => void)[] = [];
-  const holding = clients.map(async (c) => {
-    let after = (await c.flowDef.changes({ repos: [REPO], after: null })).cursor;
+  const holding = holders.map(async (agent) => {
+    let after = (await agent.changes(null, 0)).cursor;
     while (!stop) {
-      const answer = await c.flowDef.changes(
-        { repos: [REPO], after, wait_ms: 25_000 },
-        { timeoutMs: 60_000 },
-      );
+      const answer = await agent.changes(after, 25_000);
       after = answer.cursor;
       if (answer.changes.length > 0) {
         withChanges++;
@@ -225,7 +257,7 @@ async function heldFor(
   await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
   const percent = ((cpuSeconds([service.pid]) - before) * 1000 * 100) / (performance.now() - started);
   stop = true;
-  // Each ends at its next answer (within 25 s): not waited for here, their clients are closed after.
+  // Each ends at its next answer (within 25 s): not waited for here; their connections are closed after.
   void Promise.allSettled(holding);
   return percent;
 }
