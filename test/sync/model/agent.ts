@@ -33,23 +33,29 @@ export function scan(team: Team, c: ModelCheckout): void {
   }
 }
 
-/** The look at the service: what it lists against what this checkout knows, flow by flow. */
-export function look(team: Team, c: ModelCheckout): void {
+/**
+ * The look at the service: what it lists against what this checkout knows, flow by flow. `told`: the look the live
+ * feed asks for (src/sync/told-looks.ts), of those flows only (a teammate wrote them); the others are as last seen.
+ */
+export function look(team: Team, c: ModelCheckout, told?: readonly string[]): void {
   if (!c.running) return;
   scan(team, c);
   const { service, core } = team;
+  const flows = told === undefined ? FLOWS : FLOWS.filter((flow) => told.includes(flow));
   // Went back in time: asked of the history of the files the service holds in another version than their base.
-  const samples = FLOWS.flatMap((flow) =>
-    c
-      .knownFiles(flow)
-      .filter((file) => file.base !== null && (service.files.get(file.path)?.hash ?? null) !== file.base)
-      .map((file) => ({
-        path: file.path,
-        base: file.base,
-        service: service.files.get(file.path)?.hash ?? null,
-        versions: service.versionsNewestFirst(file.path),
-      })),
-  ).slice(0, 20);
+  const samples = flows
+    .flatMap((flow) =>
+      c
+        .knownFiles(flow)
+        .filter((file) => file.base !== null && (service.files.get(file.path)?.hash ?? null) !== file.base)
+        .map((file) => ({
+          path: file.path,
+          base: file.base,
+          service: service.files.get(file.path)?.hash ?? null,
+          versions: service.versionsNewestFirst(file.path),
+        })),
+    )
+    .slice(0, 20);
   const wentBack = core.wentBackInTime(samples);
   const truly = samples.some((sample) => !service.hasInHistory(sample.path, sample.base!));
   if (wentBack && !truly)
@@ -57,8 +63,9 @@ export function look(team: Team, c: ModelCheckout): void {
       'went back in time said when it did not',
       `${c.name} sees ${samples.map((s) => `${s.path} ${s.base}→${s.service} (history ${s.versions.map((v) => `${v.hash ?? 'deleted'}${v.copy ? ' (copy)' : ''}`).join(', ')})`).join('; ')}`,
     );
-  c.notInCheckout.clear();
-  for (const flow of FLOWS) {
+  for (const path of [...c.notInCheckout])
+    if (flows.includes(flowOf(path) as (typeof FLOWS)[number])) c.notInCheckout.delete(path);
+  for (const flow of flows) {
     const plan = core.reconcileFlow({
       flowPath: flow,
       files: c.knownFiles(flow),
@@ -71,9 +78,21 @@ export function look(team: Team, c: ModelCheckout): void {
     });
     carryOut(c, plan);
   }
-  c.seenService = currentTree(service);
-  c.sent.clear();
-  c.learned = true;
+  if (told === undefined) {
+    c.seenService = currentTree(service);
+    c.sent.clear();
+    c.learned = true;
+    return;
+  }
+  const now = currentTree(service);
+  for (const path of [...c.seenService.keys(), ...now.keys()])
+    if (flows.includes(flowOf(path) as (typeof FLOWS)[number])) {
+      const hash = now.get(path);
+      if (hash === undefined) c.seenService.delete(path);
+      else c.seenService.set(path, hash);
+    }
+  for (const path of [...c.sent.keys()])
+    if (flows.includes(flowOf(path) as (typeof FLOWS)[number])) c.sent.delete(path);
 }
 
 /** The I/O around the plan: rows recorded, own versions adopted, reverts settled, files not in this checkout. */

@@ -30,6 +30,7 @@ export type Step =
   | { do: 'git checkout --'; who: number; paths: string[] }
   | { do: 'round'; who: number; answerLost: boolean }
   | { do: 'look'; who: number }
+  | { do: 'told look'; who: number; flows: string[] }
   | { do: 'resolve mine'; who: number }
   | { do: 'resolve theirs'; who: number }
   | { do: 'take newer'; who: number }
@@ -77,6 +78,15 @@ export const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ do: fc.constant('git checkout --' as const), who, paths: paths(3) }) },
   { weight: 8, arbitrary: fc.record({ do: fc.constant('round' as const), who, answerLost: fc.boolean() }) },
   { weight: 5, arbitrary: fc.record({ do: fc.constant('look' as const), who }) },
+  // The live feed's look (issue 47): of the flows a teammate wrote, the others as last seen.
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      do: fc.constant('told look' as const),
+      who,
+      flows: fc.uniqueArray(fc.constantFrom(...FLOWS), { minLength: 1, maxLength: FLOWS.length }),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ do: fc.constant('resolve mine' as const), who }) },
   { weight: 3, arbitrary: fc.record({ do: fc.constant('resolve theirs' as const), who }) },
   { weight: 3, arbitrary: fc.record({ do: fc.constant('take newer' as const), who }) },
@@ -124,6 +134,8 @@ export function apply(team: Team, step: Step): void {
       return round(team, c, { answerLost: step.answerLost });
     case 'look':
       return look(team, c);
+    case 'told look':
+      return look(team, c, step.flows);
     case 'resolve mine':
       return resolveMine(team, c);
     case 'resolve theirs':
