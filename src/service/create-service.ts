@@ -72,6 +72,8 @@ export interface RunningService {
   database: string;
   /** The Unix socket it also serves on (ServiceOptions.socketPath), when it could; else null. */
   socketPath: string | null;
+  /** Calls to `changes` held now, waiting for a write (a live team's agents). */
+  heldCalls(): number;
   close(): Promise<void>;
 }
 
@@ -160,6 +162,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     issuedTokens,
     database: db.location,
     socketPath: privateServer ? options.socketPath! : null,
+    heldCalls: () => feed.waiting,
     async close() {
       if (closed) return;
       closed = true;

@@ -56,7 +56,7 @@ describe('the change feed of a live team', () => {
 
     // Held for up to 20 s; Bob's write answers it (a call that ran out its time answers with no change).
     const held = ada.flowDef.changes({ repos: [APP], after: cursor, wait_ms: 20_000 }, { timeoutMs: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect.poll(() => service.service.heldCalls()).toBe(1);
     await bob.flowDef.syncBatch({
       ...APP,
       flows: [{ flow_path: 'flows/ci', files: [file('a.yml', 'b\n', sha('a\n'))] }],
@@ -154,7 +154,7 @@ describe('the change feed of a live team', () => {
     const ada = client(service.url, 'ada');
     const cursor = await firstCursor(ada);
     const held = ada.flowDef.changes({ repos: [APP], after: cursor, wait_ms: 25_000 }, { timeoutMs: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect.poll(() => service.service.heldCalls()).toBe(1);
     const closing = Date.now();
     await service.stop();
     expect(await held).toMatchObject({ changes: [], gap: false });
@@ -174,7 +174,7 @@ describe('the change feed of a live team', () => {
         { repos: [APP], after: cursor, wait_ms: 20_000 },
         { timeoutMs: 30_000 },
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await expect.poll(() => service.service.heldCalls()).toBe(1);
       await bob.flowDef.syncBatch({
         ...APP,
         flows: [{ flow_path: 'flows/ci', files: [file('a.yml', 'b\n', null)] }],
