@@ -31,6 +31,7 @@ const UNIT = [
   'test/sync/git-motion.test.ts',
   'test/agent/repository-table.test.ts',
   'test/sync/safety.test.ts',
+  'test/sync/fresh-look.test.ts',
   'test/sync/presence-marks.test.ts',
   'test/sync/deletion-marks.test.ts',
   'test/sync/scheduler.test.ts',

@@ -26,6 +26,7 @@ import {
   type SyncPhase,
 } from './engine-status.ts';
 import { FlowLayout } from './flow-layout.ts';
+import { FreshLooks, notLooked, type FreshLook, type LastLook } from './fresh-look.ts';
 import { FlowRetries } from './flow-retries.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { Lookout, RESCAN_INTERVAL_MS, SERVICE_CHECK_MS } from './lookout.ts';
@@ -95,6 +96,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private deletions: DeletionState = { held: 0, seen: null, settlingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
+  /** The looks at the service asked before "in sync" is said (lookNow). */
+  private readonly looks: FreshLooks;
 
   constructor(private readonly options: SyncEngineOptions) {
     super();
@@ -218,6 +221,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       this.reconciler,
       () => options.state.counts(this.repoId).pending,
     );
+    this.looks = new FreshLooks({
+      last: () => this.lastLook(),
+      look: (round) => this.round.check({ quick: true, round }),
+    });
     this.lookout = new Lookout({
       reconciler: this.reconciler,
       presence: this.presence,
@@ -333,6 +340,27 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...this.rules.problems.values(),
       ...this.retries.messages(),
     ];
+  }
+
+  /** The last look at the service that went through, and whether a live feed says everything as it happens. */
+  lastLook(): LastLook {
+    return { at: this.round.lookedAt, live: false };
+  }
+
+  /**
+   * A look at the service now, before "in sync" is said (`status`, the stop line): the quick check, unless the last
+   * look is fresh (needsFreshLook); resolves when it is done, or after `waitMs` whatever it does. Not while paused
+   * (the service is not asked), stopped, or where the phase already says what is not known (offline, missing…).
+   * `oneShot`: an engine opened for one command (`status` with no agent running): no round follows the look, and a
+   * state that synced nothing yet is not compared (it learns the service in its first round, as beforeRun).
+   */
+  lookNow({ waitMs, oneShot = false }: { waitMs?: number; oneShot?: boolean } = {}): Promise<FreshLook> {
+    const { phase } = this.facts;
+    const looks = phase === 'idle' || phase === 'scanning' || phase === 'syncing';
+    const nothingAcknowledged = oneShot && this.options.state.acknowledgedCount(this.repoId) === 0;
+    if (this.stopped || this.paused || !looks || nothingAcknowledged)
+      return Promise.resolve(notLooked(this.lastLook()));
+    return this.looks.now({ ...(waitMs !== undefined && { waitMs }), round: !oneShot });
   }
 
   /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */

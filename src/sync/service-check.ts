@@ -37,6 +37,11 @@ export class ServiceCheck {
   private lastListing: Map<string, string | null> | null = null;
   /** Files on the service this checkout never had, per flow, as the last checks counted them. */
   private unknownByFlow = new Map<string, number>();
+  /**
+   * When the last check that went through began (ms since the epoch; null: none yet): "in sync" is said only on a
+   * look this fresh (fresh-look.ts). A service of the spec alone lists nothing: its answer is the look.
+   */
+  lookedAt: number | null = null;
 
   constructor(private readonly port: CheckPort) {}
 
@@ -49,7 +54,11 @@ export class ServiceCheck {
    */
   async check({ quick = false, round = true } = {}): Promise<number> {
     const { state, client } = this.port;
-    if (!(await this.port.takesBases())) return 0;
+    const at = Date.now();
+    if (!(await this.port.takesBases())) {
+      this.lookedAt = at;
+      return 0;
+    }
     const { flows } = await client.flowDef.listFlows({
       repo_owner: this.port.repo.owner,
       repo_name: this.port.repo.name,
@@ -135,6 +144,7 @@ export class ServiceCheck {
     }
     // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
     if (changedSomething && round) this.port.scheduler.want();
+    this.lookedAt = at;
     return differences.length;
   }
 
