@@ -18,6 +18,7 @@ const UNIT = [
   'test/cli/commands.test.ts',
   'test/cli/terminal-lines.test.ts',
   'test/cli/doctor-verdicts.test.ts',
+  'test/cli/status-exit.test.ts',
   'test/cli/still-in-history.test.ts',
   'test/service/log-file.test.ts',
   'test/service/transfer-rows.test.ts',
