@@ -640,8 +640,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const wasHeld = this.guard.held.size;
     this.guard.checkAll();
     if (this.guard.held.size !== wasHeld) this.refresh();
-    // A conflict its user settled on disk (made the file what the service has) is settled.
-    state.settleConflictsMatchingDisk(this.repoId);
+    // A conflict its user settled on disk (made the file what the service has) is settled; a file newer there that
+    // the disk now has (a pull) is no longer newer: said, as the count it changes is.
+    if (state.settleConflictsMatchingDisk(this.repoId).length > 0) this.refresh();
     state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
     const sent: string[] = [];
