@@ -33,6 +33,7 @@ const UNIT = [
   'test/agent/repository-table.test.ts',
   'test/sync/safety.test.ts',
   'test/sync/fresh-look.test.ts',
+  'test/sync/newer-cleared.test.ts',
   'test/sync/presence-marks.test.ts',
   'test/sync/deletion-marks.test.ts',
   'test/sync/scheduler.test.ts',
