@@ -221,7 +221,9 @@ export class Agent extends EventEmitter<AgentEvents> {
   ): Promise<{ watched: WatchedRepository; look: FreshLook }[]> {
     const targets = root ? [this.table.running(root)?.watched] : this.table.watched();
     const running = targets.filter((watched) => watched !== undefined);
-    return Promise.all(running.map(async (watched) => ({ watched, look: await watched.engine.lookNow(options) })));
+    return Promise.all(
+      running.map(async (watched) => ({ watched, look: await watched.engine.lookNow(options) })),
+    );
   }
 
   get config(): AgentConfig {

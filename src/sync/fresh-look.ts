@@ -58,8 +58,12 @@ export class FreshLooks {
     },
   ) {}
 
-  async now({ waitMs = LOOK_WAIT_MS, round = true }: { waitMs?: number; round?: boolean } = {}): Promise<FreshLook> {
-    if (!needsFreshLook(this.port.last(), Date.now())) return { ...this.port.last(), fresh: true, failure: null };
+  async now({
+    waitMs = LOOK_WAIT_MS,
+    round = true,
+  }: { waitMs?: number; round?: boolean } = {}): Promise<FreshLook> {
+    if (!needsFreshLook(this.port.last(), Date.now()))
+      return { ...this.port.last(), fresh: true, failure: null };
     this.inFlight ??= this.port
       .look(round)
       .then(

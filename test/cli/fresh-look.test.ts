@@ -138,7 +138,9 @@ describe('"in sync" only after a fresh look at the service', () => {
     agent!.signal('SIGINT');
     expect(await agent!.exitWithin(15_000)).toBe(0);
     agents.length = 0;
-    expect(agent!.output()).toMatch(/Stopped; in sync as of \d\d:\d\d; the service could not be reached now\./);
+    expect(agent!.output()).toMatch(
+      /Stopped; in sync as of \d\d:\d\d; the service could not be reached now\./,
+    );
     expect(agent!.output()).not.toContain('everything was in sync');
   }, 180_000);
 });

@@ -26,7 +26,8 @@ const rows: { description: string; repos: Partial<StatusExitFacts>[]; code: numb
     code: EXIT.attention,
   },
   {
-    description: 'something waits in one repository, the look could not be made in another: 4 (known, to act on)',
+    description:
+      'something waits in one repository, the look could not be made in another: 4 (known, to act on)',
     repos: [{ waiting: true }, { notReached: true }],
     code: EXIT.attention,
   },
@@ -41,7 +42,8 @@ const rows: { description: string; repos: Partial<StatusExitFacts>[]; code: numb
     code: EXIT.transport,
   },
   {
-    description: 'newer files known from the last look, and the look now not reached: 3 (what is newer may be more)',
+    description:
+      'newer files known from the last look, and the look now not reached: 3 (what is newer may be more)',
     repos: [{ behind: 1, notReached: true }],
     code: EXIT.transport,
   },

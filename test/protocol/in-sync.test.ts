@@ -253,7 +253,8 @@ const ALL: { description: string; repos: Row['facts'][]; verdict: SyncVerdict }[
     verdict: verdict('behind', 'your changes are sent; 3 files newer on the service'),
   },
   {
-    description: 'one whose look got no answer now: not reached, as of its last look, over the others in sync',
+    description:
+      'one whose look got no answer now: not reached, as of its last look, over the others in sync',
     repos: [{}, { notReached: { since: '14:02' }, owner: 'acme', name: 'app' }],
     verdict: verdict('not reached', 'in sync as of 14:02; the service could not be reached now'),
   },

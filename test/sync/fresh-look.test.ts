@@ -19,7 +19,8 @@ const rows: { description: string; last: LastLook; needed: boolean }[] = [
     needed: true,
   },
   {
-    description: 'the last look a moment ago (two `status` in a row): fresh enough, the service is asked once',
+    description:
+      'the last look a moment ago (two `status` in a row): fresh enough, the service is asked once',
     last: { at: NOW - 200, live: false },
     needed: false,
   },

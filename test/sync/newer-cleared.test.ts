@@ -21,7 +21,8 @@ const rows: { description: string; files: Partial<NoLongerNewer>[]; why: NewerCl
     why: 'taken',
   },
   {
-    description: 'the service’s version is what this checkout acknowledges now, not by a take (a git pull): here',
+    description:
+      'the service’s version is what this checkout acknowledges now, not by a take (a git pull): here',
     files: [{}],
     why: 'here',
   },

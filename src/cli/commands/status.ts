@@ -195,7 +195,6 @@ async function liveStatus(
   }
 }
 
-
 function fromLive(repository: LiveRepository, service: string): RepositoryStatus {
   const { root, owner, name, branch, counts, lastSyncAt, rejected } = repository;
   const warnings = repository.warnings.map(({ flowPath, path, warning }) => ({ flowPath, path, warning }));
@@ -333,7 +332,6 @@ interface VerdictFacts {
   /** Why the service was not reached now (the look's error), else null. */
   notReachedBecause: string | null;
 }
-
 
 function serviceName(service: string): string {
   return service === EMBEDDED_SERVICE ? 'the embedded service' : service;
