@@ -349,17 +349,17 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /**
    * A look at the service now, before "in sync" is said (`status`, the stop line): the quick check, unless the last
-   * look is fresh (needsFreshLook); resolves when it is done, or after `waitMs` whatever it does. Not while paused
-   * (the service is not asked), stopped, or where the phase already says what is not known (offline, missing…).
-   * `oneShot`: an engine opened for one command (`status` with no agent running): no round follows the look, and a
-   * state that synced nothing yet is not compared (it learns the service in its first round, as beforeRun).
+   * look is fresh (needsFreshLook); resolves when it is done, or after `waitMs` whatever it does. Only at rest, as
+   * the periodic look (scanning or sending is never "in sync" either), and not while paused (the service is not
+   * asked) or stopped; nor before a state that synced nothing learned the service in its first round (as beforeRun):
+   * compared before, every file there would count as not in this checkout. `oneShot`: an engine opened for one
+   * command (`status` with no agent running): no round follows the look.
    */
   lookNow({ waitMs, oneShot = false }: { waitMs?: number; oneShot?: boolean } = {}): Promise<FreshLook> {
-    const { phase } = this.facts;
-    const looks = phase === 'idle' || phase === 'scanning' || phase === 'syncing';
-    const nothingAcknowledged = oneShot && this.options.state.acknowledgedCount(this.repoId) === 0;
-    if (this.stopped || this.paused || !looks || nothingAcknowledged)
-      return Promise.resolve(notLooked(this.lastLook()));
+    const atRest = this.facts.phase === 'idle' && !this.stopped && !this.paused;
+    const learned = () =>
+      this.round.lookedAt !== null || this.options.state.acknowledgedCount(this.repoId) > 0;
+    if (!atRest || !learned()) return Promise.resolve(notLooked(this.lastLook()));
     return this.looks.now({ ...(waitMs !== undefined && { waitMs }), round: !oneShot });
   }
 

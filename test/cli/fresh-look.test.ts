@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import { eventually } from '../support/repo.ts';
 import { startTeam, type Team } from '../support/team.ts';
 
 /**
@@ -109,8 +110,11 @@ describe('"in sync" only after a fresh look at the service', () => {
     const taken = await ada.flowsync('resolve', '--newer', ada.root);
     expect(taken.code, taken.stdout + taken.stderr).toBe(0);
     await agent!.waitFor(/No file is newer on the service any more: taken/);
-    const after = JSON.parse((await ada.flowsync('status', '--json')).stdout) as JsonStatus[];
-    expect(after[0]).toMatchObject({ inSync: true, syncState: 'in sync', serviceReached: true });
+    // Once the agent has seen the file it wrote (a scan of it is "looking", not yet in sync): in sync, looked at now.
+    await eventually(async () => {
+      const after = JSON.parse((await ada.flowsync('status', '--json')).stdout) as JsonStatus[];
+      expect(after[0]).toMatchObject({ inSync: true, syncState: 'in sync', serviceReached: true });
+    });
   }, 180_000);
 
   it("the stop line looks first: a teammate's edit just before Ctrl-C is newer, never 'everything was in sync'", async () => {
