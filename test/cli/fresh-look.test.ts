@@ -54,6 +54,7 @@ interface JsonStatus {
   syncState: string;
   reason: string | null;
   counts: { behind: number };
+  newerOnService: number;
   lookedAt: string | null;
   serviceReached: boolean | null;
 }
@@ -67,7 +68,12 @@ describe('"in sync" only after a fresh look at the service', () => {
     expect(status.code, status.stdout + status.stderr).toBe(5);
     expect(status.stdout).toMatch(/1 file newer on the service, by \S*bob/);
     const json = JSON.parse((await ada.flowsync('status', '--json')).stdout) as JsonStatus[];
-    expect(json[0]).toMatchObject({ inSync: false, counts: { behind: 1 }, serviceReached: true });
+    expect(json[0]).toMatchObject({
+      inSync: false,
+      newerOnService: 1,
+      counts: { behind: 1 },
+      serviceReached: true,
+    });
     expect(json[0]!.lookedAt).not.toBeNull();
     // What the look recorded is the state's: `resolve --newer` takes it, and status exits 0 again.
     const taken = await ada.flowsync('resolve', '--newer', ada.root);
@@ -94,7 +100,7 @@ describe('"in sync" only after a fresh look at the service', () => {
     expect(status.stdout).toMatch(/your changes are sent; 1 file newer on the service, by \S*bob/);
     expect(status.stdout).not.toMatch(/in sync/);
     const json = JSON.parse((await ada.flowsync('status', '--json')).stdout) as JsonStatus[];
-    expect(json[0]).toMatchObject({ inSync: false, syncState: 'behind', counts: { behind: 1 } });
+    expect(json[0]).toMatchObject({ inSync: false, syncState: 'behind', newerOnService: 1 });
     // The look was the agent's: its terminal says it too.
     await agent!.waitFor(/1 file newer on the service, by \S*bob/);
 

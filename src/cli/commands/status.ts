@@ -314,6 +314,7 @@ function withVerdict<
     inSync: verdict.inSync,
     syncState: verdict.state,
     reason: verdict.inSync ? null : verdict.line,
+    newerOnService: status.counts.behind,
     lookedAt: look?.at ?? null,
     serviceReached: look === undefined ? null : look.fresh ? true : look.failure !== null ? false : null,
     notReachedBecause: look?.failure ?? null,
@@ -325,6 +326,8 @@ interface VerdictFacts {
   inSync: boolean;
   syncState: SyncState;
   reason: string | null;
+  /** Files newer on the service, untouched here (`counts.behind`, named for scripts): status exits 5 for them. */
+  newerOnService: number;
   /** When the last look at the service went through (ISO), as the look made for this status says; else null. */
   lookedAt: string | null;
   /** Whether the look made for this status saw the service: false when it got no answer, null when none was made. */
