@@ -153,4 +153,22 @@ describe('"in sync" only after a fresh look at the service', () => {
     );
     expect(agent!.output()).not.toContain('everything was in sync');
   }, 180_000);
+
+  it('a service that hangs (frozen mid-call): the look is waited for only so long, then said not reached; Ctrl-C still stops', async () => {
+    const { ada, agent } = await teammateEdits(true);
+    team!.serve.signal('SIGSTOP');
+
+    const status = await ada.flowsync('status');
+    expect(status.code, status.stdout + status.stderr).toBe(3);
+    expect(status.stdout).toMatch(
+      /in sync as of \d\d:\d\d; the service could not be reached now \(no answer within 5 s\)/,
+    );
+
+    agent!.signal('SIGINT');
+    expect(await agent!.exitWithin(15_000)).toBe(0);
+    agents.length = 0;
+    expect(agent!.output()).toMatch(
+      /Stopped; in sync as of \d\d:\d\d; the service could not be reached now\./,
+    );
+  }, 180_000);
 });
