@@ -11,6 +11,7 @@ import {
   gitChangesLine,
   type FileConflict,
   type FileState,
+  type FreshLook,
   type Hasher,
   type SyncState,
   type SyncProgress,
@@ -212,6 +213,21 @@ export class Agent extends EventEmitter<AgentEvents> {
   async syncNow(root?: string): Promise<void> {
     const targets = root ? [this.table.running(root)?.watched] : this.table.watched();
     await Promise.all(targets.map((watched) => watched?.engine.syncAndCheck()));
+  }
+
+  /**
+   * A fresh look at the service (engine.lookNow: the quick check, unless the last look is fresh), of one running
+   * repository or of all, at once; each waits at most `waitMs` (default 5 s).
+   */
+  async lookNow(
+    root?: string,
+    options: { waitMs?: number } = {},
+  ): Promise<{ watched: WatchedRepository; look: FreshLook }[]> {
+    const targets = root ? [this.table.running(root)?.watched] : this.table.watched();
+    const running = targets.filter((watched) => watched !== undefined);
+    return Promise.all(
+      running.map(async (watched) => ({ watched, look: await watched.engine.lookNow(options) })),
+    );
   }
 
   get config(): AgentConfig {

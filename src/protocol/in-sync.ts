@@ -30,6 +30,12 @@ export interface SyncFacts extends WaitingFacts {
   nothingToSync?: string | null;
   /** Why it is not synced here (phase `elsewhere`: another checkout is its source), as the agent says it. */
   message?: string | null;
+  /**
+   * The look at the service asked before "in sync" (issue 47) got no answer now: `since` is when the last look went
+   * through, as the line says it (`14:02`), null when none did. Absent or null: the service was seen now, or no look
+   * was asked (a phase that says what is not known already: not watched, paused, offline).
+   */
+  notReached?: { since: string | null } | null;
   /** owner/name: the words over several repositories name the one they speak of (`acme/app offline`). */
   owner?: string;
   name?: string;
@@ -46,12 +52,15 @@ export interface SyncFacts extends WaitingFacts {
  * - `pending`: changes not on the service yet, and no round on its way now (about to start, or refused).
  * - `looking`: a scan of the disk, nothing pending found yet.
  * - `behind`: everything of this checkout is sent, and files are newer on the service (a teammate's edits).
+ * - `not reached`: nothing differs as of the last look at the service, and the look asked now got no answer: in sync
+ *   only as of then (a teammate may have written since).
  * - `nothing to sync`: none of its flow folders is there.
- * - `in sync`: the disk is what the service has, as an agent watching it knows.
+ * - `in sync`: the disk is what the service has, as an agent watching it knows and a fresh look at the service saw.
  */
 export type SyncState =
   | 'in sync'
   | 'behind'
+  | 'not reached'
   | 'looking'
   | 'pending'
   | 'sending'
@@ -93,6 +102,7 @@ export function inSyncOf(facts: SyncFacts): SyncVerdict {
     pending: () => plural(pending, 'file') + ' pending' + newerWords,
     looking: () => 'looking at the disk',
     behind: () => `your changes are sent; ${plural(behind, 'file')} newer on the service`,
+    'not reached': () => notReachedLine(facts.notReached?.since ?? null),
     'nothing to sync': () => facts.nothingToSync ?? 'nothing to sync',
     'in sync': () => 'in sync',
   } satisfies Record<Exclude<SyncState, Trouble>, () => string>;
@@ -129,6 +139,7 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
           pending: () => plural(pending, 'file') + ' pending',
           looking: () => 'looking at the disk',
           behind: () => `your changes are sent; ${plural(behind, 'file')} newer on the service`,
+          'not reached': () => inSyncOf(first!).line,
           'nothing to sync': () => `${named(first)} has nothing to sync`,
           'in sync': () => 'in sync',
         }[state]();
@@ -149,6 +160,7 @@ const PRECEDENCE = [
   'pending',
   'looking',
   'behind',
+  'not reached',
   'nothing to sync',
   'in sync',
 ] as const;
@@ -180,5 +192,13 @@ function stateOf(facts: SyncFacts): SyncState {
   if (phase === 'scanning') return 'looking';
   if (behind > 0) return 'behind';
   if (facts.nothingToSync) return 'nothing to sync';
+  if (facts.notReached) return 'not reached';
   return 'in sync';
+}
+
+/** "in sync as of 14:02; the service could not be reached now": never plain "in sync" without a fresh look. */
+function notReachedLine(since: string | null): string {
+  return since === null
+    ? 'nothing to send; the service could not be reached to look at it'
+    : `in sync as of ${since}; the service could not be reached now`;
 }

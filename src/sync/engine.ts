@@ -26,6 +26,7 @@ import {
   type SyncPhase,
 } from './engine-status.ts';
 import { FlowLayout } from './flow-layout.ts';
+import { FreshLooks, notLooked, type FreshLook, type LastLook } from './fresh-look.ts';
 import { FlowRetries } from './flow-retries.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { Lookout, RESCAN_INTERVAL_MS, SERVICE_CHECK_MS } from './lookout.ts';
@@ -98,6 +99,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private deletions: DeletionState = { held: 0, seen: null, settlingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
+  /** The looks at the service asked before "in sync" is said (lookNow). */
+  private readonly looks: FreshLooks;
 
   constructor(private readonly options: SyncEngineOptions) {
     super();
@@ -221,6 +224,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       this.reconciler,
       () => options.state.counts(this.repoId).pending,
     );
+    this.looks = new FreshLooks({
+      last: () => this.lastLook(),
+      look: (round) => this.round.check({ quick: true, round }),
+    });
     this.lookout = new Lookout({
       reconciler: this.reconciler,
       presence: this.presence,
@@ -341,6 +348,28 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...this.rules.problems.values(),
       ...this.retries.messages(),
     ];
+  }
+
+  /** The last look at the service that went through, and whether a live feed says everything as it happens. */
+  lastLook(): LastLook {
+    // Live: the feed tells every write on the service now, and what it told is looked at already.
+    return { at: this.round.lookedAt, live: (this.options.live?.() ?? false) && this.toldLooks.settled };
+  }
+
+  /**
+   * A look at the service now, before "in sync" is said (`status`, the stop line): the quick check, unless the last
+   * look is fresh (needsFreshLook); resolves when it is done, or after `waitMs` whatever it does. Only at rest, as
+   * the periodic look (scanning or sending is never "in sync" either), and not while paused (the service is not
+   * asked) or stopped; nor before a state that synced nothing learned the service in its first round (as beforeRun):
+   * compared before, every file there would count as not in this checkout. `oneShot`: an engine opened for one
+   * command (`status` with no agent running): no round follows the look.
+   */
+  lookNow({ waitMs, oneShot = false }: { waitMs?: number; oneShot?: boolean } = {}): Promise<FreshLook> {
+    const atRest = this.facts.phase === 'idle' && !this.stopped && !this.paused;
+    const learned = () =>
+      this.round.lookedAt !== null || this.options.state.acknowledgedCount(this.repoId) > 0;
+    if (!atRest || !learned()) return Promise.resolve(notLooked(this.lastLook()));
+    return this.looks.now({ ...(waitMs !== undefined && { waitMs }), round: !oneShot });
   }
 
   /** Scans, sends what differs, then keeps watching. Resolves once watching, even if it went offline. */
@@ -633,8 +662,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const wasHeld = this.guard.held.size;
     this.guard.checkAll();
     if (this.guard.held.size !== wasHeld) this.refresh();
-    // A conflict its user settled on disk (made the file what the service has) is settled.
-    state.settleConflictsMatchingDisk(this.repoId);
+    // A conflict its user settled on disk (made the file what the service has) is settled; a file newer there that
+    // the disk now has (a pull) is no longer newer: said, as the count it changes is.
+    if (state.settleConflictsMatchingDisk(this.repoId).length > 0) this.refresh();
     state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
     const sent: string[] = [];

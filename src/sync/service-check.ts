@@ -37,6 +37,11 @@ export class ServiceCheck {
   private lastListing: Map<string, string | null> | null = null;
   /** Files on the service this checkout never had, per flow, as the last checks counted them. */
   private unknownByFlow = new Map<string, number>();
+  /**
+   * When the last check that went through began (ms since the epoch; null: none yet): "in sync" is said only on a
+   * look this fresh (fresh-look.ts). A service of the spec alone lists nothing: its answer is the look.
+   */
+  lookedAt: number | null = null;
 
   constructor(private readonly port: CheckPort) {}
 
@@ -53,7 +58,11 @@ export class ServiceCheck {
     told,
   }: { quick?: boolean; round?: boolean; told?: ReadonlyMap<string, string | null> } = {}): Promise<number> {
     const { state } = this.port;
-    if (!(await this.port.takesBases())) return 0;
+    const at = Date.now();
+    if (!(await this.port.takesBases())) {
+      this.lookedAt = at;
+      return 0;
+    }
     // Told by the live feed which flows changed there (and their aggregates now): the last listing with those, and
     // no listing of the whole repository. Before a first listing there is nothing to apply them to.
     const fromTold = told !== undefined && this.lastListing !== null;
@@ -142,6 +151,8 @@ export class ServiceCheck {
     }
     // Own versions adopted: sent on them now (not from a dry run's plan, whose state is a copy that sends nothing).
     if (changedSomething && round) this.port.scheduler.want();
+    // A look the feed asked for saw only the flows it named: not a look at the whole service.
+    if (!fromTold) this.lookedAt = at;
     return differences.length;
   }
 

@@ -53,6 +53,11 @@ export class ServiceRound {
     });
   }
 
+  /** When the last look at the service that went through began (ms since the epoch); null: none yet. */
+  get lookedAt(): number | null {
+    return this.checker.lookedAt;
+  }
+
   /** Files the service holds that this checkout never had, from the last look at the service (0: none, or unknown). */
   get notInCheckout(): number {
     return this.notInCheckoutCount;

@@ -17,6 +17,7 @@ import type { ServicePort } from './service-port.ts';
 import { isNotInCheckout } from './reconcile.ts';
 import type { ServiceRound } from './service-round.ts';
 import { behindLine, wentBackLine } from './engine-status.ts';
+import { newerCleared, type NewerCleared } from './newer-cleared.ts';
 import {
   conflictSides,
   fileVersions,
@@ -66,6 +67,8 @@ export class ServiceSide {
   private readonly layout: FlowLayout;
   private readonly guard: RootGuard;
   private readonly rules: IgnoreRules;
+  /** The files the last take wrote, each with the service version taken: "no file is newer any more: taken". */
+  private lastTaken = new Map<string, string | null>();
   constructor(
     private readonly port: ServicePort,
     /** The round's negotiation with the service: whether it takes bases, the count of files not here. */
@@ -178,6 +181,31 @@ export class ServiceSide {
     return wentBackLine(this.options.state.conflicts(this.repoId).filter((c) => c.lost).length);
   }
 
+  /**
+   * Why these files, newer on the service when `was` was read (newer()), are no longer (newer-cleared.ts): taken,
+   * the service's version here now, reverted there, a conflict; null when they went different ways or it is not known.
+   */
+  noLongerNewer(was: readonly FileConflict[]): NewerCleared | null {
+    const { state } = this.options;
+    const conflicts = new Set(state.conflicts(this.repoId).map((c) => serviceFileKey(c.flowPath, c.path)));
+    const acked = new Map<string, string | null>();
+    for (const flowPath of new Set(was.map((file) => file.flowPath)))
+      for (const file of state.filesOfFlow(this.repoId, flowPath))
+        acked.set(serviceFileKey(flowPath, file.path), file.ackedHash);
+    return newerCleared(
+      was.map((file) => {
+        const key = serviceFileKey(file.flowPath, file.path);
+        return {
+          base: file.baseHash,
+          service: file.serviceHash,
+          acked: acked.get(key) ?? null,
+          conflict: conflicts.has(key),
+          taken: this.lastTaken.has(key) && this.lastTaken.get(key) === file.serviceHash,
+        };
+      }),
+    );
+  }
+
   /** The line that says which files are newer on the service (behindLine), or null when none is. */
   newerLine(): string | null {
     return behindLine(this.options.state.behind(this.repoId));
@@ -244,6 +272,13 @@ export class ServiceSide {
         taken.push({ flowPath, path, change: file.change });
       }
     });
+    // Before the status that says they are no longer newer: its listeners ask why (noLongerNewer).
+    this.lastTaken = new Map(
+      taken.map(({ flowPath, path }) => [
+        serviceFileKey(flowPath, path),
+        copies.found.get(serviceFileKey(flowPath, path))?.hash ?? null,
+      ]),
+    );
     this.port.scheduler.want();
     this.port.refresh();
     return { taken, notWritten, asked: [] };

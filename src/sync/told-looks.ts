@@ -31,6 +31,11 @@ export class ToldLooks {
     return this.waiting.size;
   }
 
+  /** Nothing told is waiting or being looked at: the engine knows what the feed said. */
+  get settled(): boolean {
+    return this.waiting.size === 0 && this.looking === null;
+  }
+
   /** The engine rests again: what was told meanwhile is looked at now. */
   resting(): void {
     if (this.waiting.size > 0) void this.look();

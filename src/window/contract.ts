@@ -87,6 +87,16 @@ export const repositoryViewSchema = z.object({
 });
 export type RepositoryView = z.infer<typeof repositoryViewSchema>;
 
+/** A repository's look at the service (lookNow): see AGENT_API.lookNow. */
+export const lookViewSchema = z.object({
+  root: z.string(),
+  at: z.string().nullable(),
+  live: z.boolean(),
+  fresh: z.boolean(),
+  failure: z.string().nullable(),
+});
+export type LookView = z.infer<typeof lookViewSchema>;
+
 export const agentStatusSchema = z.object({
   serviceUrl: z.string(),
   embedded: z.boolean(),
@@ -339,6 +349,16 @@ export const AGENT_API = {
   pauseRepository: method(z.object({ root }), repositoryViewSchema),
   resumeRepository: method(z.object({ root }), repositoryViewSchema),
   syncNow: method(z.object({ root: root.optional() }), agentStatusSchema),
+  /**
+   * A fresh look at the service before "in sync" is said (`flowsync status`, issue 47): each running repository's
+   * quick check (or the one repository's), waited for at most 5 s, then the status. `looks`, per repository: when the
+   * last look went through (ISO; null: never), whether the service's live feed is current, whether the service was
+   * seen now, and why not when a look asked now did not go through (null: it did, or none was made: paused, offline).
+   */
+  lookNow: method(
+    z.object({ root: root.optional() }),
+    agentStatusSchema.extend({ looks: z.array(lookViewSchema) }),
+  ),
   repositoryDetail: method(
     z.object({ root }),
     z.object({ root: z.string(), flows: z.array(flowViewSchema) }),

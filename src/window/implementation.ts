@@ -44,7 +44,7 @@ import {
 import { activityOf } from './activity.ts';
 import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
-import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
+import { agentStatus, flowFiles, lookView, repositoryDetail, repositoryView } from './status-view.ts';
 import {
   AgentApiError,
   type AgentApi,
@@ -294,6 +294,12 @@ export function createAgentApi(agent: Agent): AgentApi {
       if (root) repository(root);
       await agent.syncNow(root);
       return status();
+    },
+
+    lookNow: async ({ root }) => {
+      if (root) repository(root);
+      const looks = await agent.lookNow(root);
+      return { ...status(), looks: looks.map(({ watched, look }) => lookView(watched.identity.root, look)) };
     },
 
     repositoryDetail: async ({ root }) => repositoryDetail(agent, root),

@@ -129,7 +129,11 @@ describe('the line at stop', () => {
     ...facts,
     counts: { pending: 0, conflicts: 0, behind: 0, ...counts },
   });
-  const rows: { description: string; repos: SyncFacts[]; line: string }[] = [
+  const rows: {
+    description: string;
+    repos: (SyncFacts & { newer?: { writtenBy: string | null }[] })[];
+    line: string;
+  }[] = [
     {
       description: 'says everything was in sync only when it was',
       repos: [repo()],
@@ -144,6 +148,20 @@ describe('the line at stop', () => {
       description: 'says the files newer on the service and what takes them',
       repos: [repo({}, { behind: 1 })],
       line: 'Stopped; your changes are sent; 1 file newer on the service (`flowsync resolve --newer` takes them).',
+    },
+    {
+      description:
+        'names who wrote the files newer on the service, as the running agent says them (issue 47: the look at stop)',
+      repos: [{ ...repo({}, { behind: 1 }), newer: [{ writtenBy: 'bob@desk:~/app' }] }],
+      line:
+        'Stopped; your changes are sent; 1 file newer on the service, by bob@desk:~/app: `flowsync resolve --newer` ' +
+        'takes them (nothing changed here is touched).',
+    },
+    {
+      description:
+        'the look at stop got no answer: in sync only as of the last look, never "everything was in sync"',
+      repos: [repo({ notReached: { since: '14:02' } })],
+      line: 'Stopped; in sync as of 14:02; the service could not be reached now.',
     },
     {
       description:

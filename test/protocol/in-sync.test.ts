@@ -162,6 +162,32 @@ const ROWS: Row[] = [
     verdict: verdict('not synced', 'synced from ~/code/app (its source)'),
   },
   {
+    description:
+      'nothing differs as of the last look, and the look asked now got no answer: in sync only as of that look (issue 47)',
+    facts: { notReached: { since: '14:02' } },
+    verdict: verdict('not reached', 'in sync as of 14:02; the service could not be reached now'),
+  },
+  {
+    description: 'nothing to send and no look ever went through: nothing said of the service but that',
+    facts: { notReached: { since: null } },
+    verdict: verdict('not reached', 'nothing to send; the service could not be reached to look at it'),
+  },
+  {
+    description: 'files newer there at the last look, the look now not reached: still behind (what is known)',
+    facts: { behind: 1, notReached: { since: '14:02' } },
+    verdict: verdict('behind', 'your changes are sent; 1 file newer on the service'),
+  },
+  {
+    description: 'changes pending and the look not reached: pending says it',
+    facts: { pending: 2, notReached: { since: '14:02' } },
+    verdict: verdict('pending', '2 files pending'),
+  },
+  {
+    description: 'the look reached the service (notReached null): in sync',
+    facts: { notReached: null },
+    verdict: verdict('in sync', 'in sync'),
+  },
+  {
     description: 'none of its flow folders is there: nothing to sync, not in sync',
     facts: { nothingToSync: 'no flows/ folder in ~/notes: nothing to sync' },
     verdict: verdict('nothing to sync', 'no flows/ folder in ~/notes: nothing to sync'),
@@ -225,6 +251,17 @@ const ALL: { description: string; repos: Row['facts'][]; verdict: SyncVerdict }[
     description: 'behind is summed, under what is pending elsewhere',
     repos: [{ behind: 1 }, { behind: 2 }],
     verdict: verdict('behind', 'your changes are sent; 3 files newer on the service'),
+  },
+  {
+    description:
+      'one whose look got no answer now: not reached, as of its last look, over the others in sync',
+    repos: [{}, { notReached: { since: '14:02' }, owner: 'acme', name: 'app' }],
+    verdict: verdict('not reached', 'in sync as of 14:02; the service could not be reached now'),
+  },
+  {
+    description: 'files newer in one, the look not reached in another: behind is known, said first',
+    repos: [{ behind: 1 }, { notReached: { since: '14:02' } }],
+    verdict: verdict('behind', 'your changes are sent; 1 file newer on the service'),
   },
   {
     description: 'a repository with nothing to sync is said last, named',

@@ -35,7 +35,16 @@ import {
   warnedPath,
   type SyncFacts,
 } from '../../protocol/index.ts';
-import type { SyncMiss, SyncProgress, SyncReport, SyncStatus } from '../../sync/index.ts';
+import {
+  behindLine,
+  newerClearedLine,
+  type FileConflict,
+  type FreshLook,
+  type SyncMiss,
+  type SyncProgress,
+  type SyncReport,
+  type SyncStatus,
+} from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
 import { ProgressDisplay } from '../progress.ts';
@@ -45,7 +54,7 @@ import { UsageError } from '../usage-error.ts';
 import { waitForDataFolder } from '../wait-for-data-folder.ts';
 import { showWindow } from '../window-address.ts';
 import { where } from '../where.ts';
-import { localTime } from '../local-time.ts';
+import { clockTime, localTime } from '../local-time.ts';
 
 export function startCommand(): Command {
   return new Command('start')
@@ -284,17 +293,30 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     watched.engine.on('missed', (miss) => out(`${time()} ${rescanLine(named(watched), miss)}`));
   };
   for (const watched of agent.watched()) followRecovery(watched);
-  // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some. A
-  // service gone back in time: its line once, when it is first seen (and again if it comes back after settling).
+  // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some, and
+  // one when it is back to none, with why (issue 47: taken, pulled, reverted there). A service gone back in time:
+  // its line once, when it is first seen (and again if it comes back after settling).
   const newerCounts = new Map<WatchedRepository, number>();
+  /** The files newer there since the count was last 0, read when it changes: what the line at 0 says why of. */
+  const newerSeen = new Map<WatchedRepository, Map<string, FileConflict>>();
   const wentBack = new Map<WatchedRepository, string | null>();
   agent.on('status', (watched, status) => {
     followRecovery(watched);
     const newer = status.counts.behind;
-    if (newer !== (newerCounts.get(watched) ?? 0)) {
+    const before = newerCounts.get(watched) ?? 0;
+    if (newer !== before) {
       newerCounts.set(watched, newer);
-      const line = watched.engine.service.newerLine();
-      if (newer > 0 && line !== null) out(`${time()} ${named(watched)}: ${line}`);
+      const seen = newerSeen.get(watched) ?? new Map<string, FileConflict>();
+      newerSeen.set(watched, seen);
+      if (newer > 0) {
+        for (const file of watched.engine.service.newer()) seen.set(`${file.flowPath}\0${file.path}`, file);
+        const line = watched.engine.service.newerLine();
+        if (line !== null) out(`${time()} ${named(watched)}: ${line}`);
+      } else if (before > 0) {
+        const why = watched.engine.service.noLongerNewer([...seen.values()]);
+        seen.clear();
+        out(`${time()} ${named(watched)}: ${newerClearedLine(why)}`);
+      }
     }
     if (status.phase === 'idle') {
       const line = watched.engine.service.wentBackLine();
@@ -345,13 +367,21 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
   await stopping;
   setTimeout(force, 15_000).unref();
+  // "Everything was in sync" only after a look at the service (issue 47: a teammate's edit a second before Ctrl-C
+  // was not seen, and the line said it all was): at most STOP_LOOK_MS, and what it finds is said.
+  stage = 'looking at the service';
+  const looks = new Map(
+    (await agent.lookNow(undefined, { waitMs: STOP_LOOK_MS })).map(({ watched, look }) => [watched, look]),
+  );
   // Read before the engines stop (a stopped engine watches nothing, which is never in sync).
   const atStop = stopLine(
-    agent.watched().map(({ identity, engine }) => ({
-      ...engine.status(),
-      owner: identity.owner,
-      name: identity.name,
-      configProblem: configLines.get(identity.root) ?? null,
+    agent.watched().map((watched) => ({
+      ...watched.engine.status(),
+      owner: watched.identity.owner,
+      name: watched.identity.name,
+      configProblem: configLines.get(watched.identity.root) ?? null,
+      newer: watched.engine.service.newer(),
+      notReached: notReachedOf(looks.get(watched)),
     })),
   );
   stage = 'closing the window';
@@ -369,20 +399,38 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
 
 /**
  * What `start` says at stop, of every repository (inSyncOfAll), with when what waits goes: "everything was in sync"
- * only when it was (it was said over conflicts and held deletions, which needsOf knew and this line did not).
+ * only when it was (it was said over conflicts and held deletions, which needsOf knew and this line did not), and
+ * the service was looked at just before (`notReached` otherwise: "in sync as of 14:02"). `newer`: the files newer on
+ * the service, said with who wrote them (behindLine).
  */
-export function stopLine(repos: readonly SyncFacts[]): string {
+export function stopLine(
+  repos: readonly (SyncFacts & { newer?: readonly { writtenBy: string | null }[] })[],
+): string {
   const { inSync, state, line } = inSyncOfAll(repos);
   if (inSync) return 'Stopped; everything was in sync.';
   if (state === 'pending' || state === 'sending') return `Stopped; ${line}, sent at the next start.`;
   const pending = repos.some((repo) => repo.counts.pending > 0);
   if (state === 'paused') return `Stopped; ${line}${pending ? ', sent when resumed' : ''}.`;
-  if (state === 'behind') return `Stopped; ${line} (\`flowsync resolve --newer\` takes them).`;
+  if (state === 'behind') {
+    const newer = behindLine(repos.flatMap((repo) => (repo.phase === 'elsewhere' ? [] : (repo.newer ?? []))));
+    return newer === null
+      ? `Stopped; ${line} (\`flowsync resolve --newer\` takes them).`
+      : `Stopped; your changes are sent; ${newer}.`;
+  }
   return `Stopped; ${line}.`;
 }
 
-/** How long stopping waits for work in flight: Ctrl-C ends within 2 s whatever the service does. */
+/** A look at the service that did not go through, as inSyncOf reads it: since when the last one did (`14:02`). */
+function notReachedOf(look: FreshLook | undefined): SyncFacts['notReached'] {
+  if (look?.failure == null) return null;
+  return { since: look.at === null ? null : clockTime(look.at) };
+}
+
+/** How long stopping waits for work in flight: with the look before it, Ctrl-C ends within 4 s whatever the service does. */
 const STOP_MS = 1500;
+
+/** How long the look at the service before the stop line is waited for. */
+const STOP_LOOK_MS = 2000;
 
 /**
  * Who the personal API key makes the user in the tracker, said once at start; a key that is nobody's (one in

@@ -12,7 +12,15 @@ import {
   type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
-import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
+import {
+  AGENT_API,
+  agentStatusSchema,
+  bridgeAnswers,
+  connectToBridge,
+  lookView,
+  type AgentStatus,
+  type LookView,
+} from '../../window/index.ts';
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import {
   describeFileWarning,
@@ -22,6 +30,7 @@ import {
   plural,
   printable,
   printableJson,
+  serviceAway,
   specAloneLine,
   warnedPath,
   type SyncPhase,
@@ -29,9 +38,9 @@ import {
 } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
 import { behindLine, nothingToSync, wentBackLine } from '../../sync/index.ts';
-import { EXIT } from '../exit-codes.ts';
+import { statusExit } from '../exit-codes.ts';
 import { where } from '../where.ts';
-import { localTime } from '../local-time.ts';
+import { clockTime, localTime } from '../local-time.ts';
 
 const LISTED = 5;
 
@@ -41,9 +50,12 @@ export function statusCommand(): Command {
       'Says whether an agent runs (its pid and window address), then reads the agent state (also while\n' +
         '`flowsync start` runs) and shows each repository of the config file as synced with the current\n' +
         'service (the one `flowsync start` would use). --all adds what is kept for services used before.\n' +
-        '--json prints the repositories only. Exits 4 when something waits for you in a repository of the\n' +
-        'current service (files in conflict, deletions held, files on the service not in this checkout, an\n' +
-        'invalid .flowsync/repo-config.json: the running agent knows the deletions and those files), else 0.',
+        '--json prints the repositories only. It looks at the service first (the running agent does, else\n' +
+        'status itself, waiting at most 5 s), so "newer on the service" is as of now. Exits 4 when something\n' +
+        'waits for you in a repository of the current service (files in conflict, deletions held, files on the\n' +
+        'service not in this checkout, an invalid .flowsync/repo-config.json: the running agent knows the\n' +
+        'deletions and those files), 3 when the service could not be reached now, 5 when files are newer on\n' +
+        'the service (`flowsync resolve --newer` takes them), else 0.',
     )
     .option('--all', 'also show the entries kept for other services')
     .option('--json', 'print as JSON')
@@ -62,17 +74,38 @@ export function statusCommand(): Command {
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);
       // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
+      // Asked to look at the service first (issue 47): "newer on the service" as of now, not of its last look.
       const agentView = await liveStatus(running);
       const live = agentView?.repositories ?? [];
-      let every: RepositoryStatus[];
-      try {
-        every = readRepositoryStatuses({ folders, service }, undefined, {
-          runningAgentPid: running?.pid ?? null,
-        });
-      } catch (error) {
-        // The state file cannot be opened (its folder read-only, full…): the running agent's view is all there is.
-        if (storageFaultOf(error) === null || live.length === 0) throw error;
-        every = live.map((repository) => fromLive(repository, service));
+      const read = () => {
+        try {
+          return readRepositoryStatuses({ folders, service }, undefined, {
+            runningAgentPid: running?.pid ?? null,
+          });
+        } catch (error) {
+          // The state file cannot be opened (its folder read-only, full…): the running agent's view is all there is.
+          if (storageFaultOf(error) === null || live.length === 0) throw error;
+          return live.map((repository) => fromLive(repository, service));
+        }
+      };
+      let every: RepositoryStatus[] = read();
+      const looks = new Map((agentView?.looks ?? []).map((look) => [look.root, look]));
+      if (!running && service !== EMBEDDED_SERVICE) {
+        // No agent: status looks itself, at what synced with the current service, and reads again what it recorded.
+        // (The embedded service runs inside the agent: with none running, nobody wrote there since it stopped.)
+        const synced = every.filter(
+          (status) => status.current && (status.lastSyncAt !== null || status.counts.files > 0),
+        );
+        if (synced.length > 0) {
+          const { lookWithoutAgent } = await import('./status-look.ts');
+          const found = await lookWithoutAgent(
+            config,
+            options.url,
+            synced.map((status) => status.root),
+          );
+          for (const [root, look] of found) looks.set(root, lookView(root, look));
+          every = read();
+        }
       }
       const agent = agentOf(running);
       const statuses = await Promise.all(
@@ -80,6 +113,7 @@ export function statusCommand(): Command {
           withVerdict(
             withNothing(withPaused(await withRename(withLive(status, live), config), config), config),
             agent,
+            status.current ? looks.get(status.root) : undefined,
           ),
         ),
       );
@@ -93,12 +127,21 @@ export function statusCommand(): Command {
                 config,
               ),
               agent,
+              looks.get(repository.root),
             ),
           );
-      // Decided by needsOf, as the tray, the window's badge and `start`'s lines decide it: never "in sync" and 0.
-      process.exitCode = statuses.some((status) => status.current && status.waiting.length > 0)
-        ? EXIT.attention
-        : EXIT.ok;
+      // What waits for you decided by needsOf, as the tray, the window's badge and `start`'s lines decide it; then a
+      // service not reached now, then files newer there (statusExit): never "in sync" and 0 over any of them.
+      process.exitCode = statusExit(
+        statuses
+          .filter((status) => status.current)
+          .map((status) => ({
+            waiting: status.waiting.length > 0,
+            notReached: status.serviceReached === false,
+            away: status.phase !== null && serviceAway(status.phase),
+            behind: status.counts.behind,
+          })),
+      );
       if (options.json) {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
@@ -131,11 +174,22 @@ export function statusCommand(): Command {
 
 type LiveRepository = AgentStatus['repositories'][number];
 
-/** The running agent's own view of its repositories, through its window's bridge; empty when none answers. */
-async function liveStatus(running: AgentLockOwner | null): Promise<AgentStatus | null> {
+/**
+ * The running agent's own view of its repositories, through its window's bridge, once it looked at the service
+ * (lookNow: at most 5 s); empty when none answers.
+ */
+async function liveStatus(
+  running: AgentLockOwner | null,
+): Promise<(AgentStatus & { looks?: LookView[] }) | null> {
   if (!running?.bridge) return null;
+  const bridge = connectToBridge(running.bridge);
   try {
-    return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {}));
+    return AGENT_API.lookNow.output.parse(await bridge.call('lookNow', {}));
+  } catch {
+    // An agent of an older flowsync (no lookNow): its status, as it knows it.
+  }
+  try {
+    return agentStatusSchema.parse(await bridge.call('status', {}));
   } catch {
     return null; // an agent that does not answer: what its state file says is all there is
   }
@@ -245,23 +299,41 @@ function agentOf(running: AgentLockOwner | null): AgentWord {
 
 /**
  * The status with the one verdict on it (inSyncOf, as `start`, the window and the tray decide it): `inSync` only
- * when an agent watches it and nothing differs; with no agent, `syncState` is `not watched` and `reason` says that
- * edits since its last sync are not counted (`status` does not read the disk: it stays cheap).
+ * when an agent watches it, nothing differs and the look at the service made now went through; with no agent,
+ * `syncState` is `not watched` and `reason` says that edits since its last sync are not counted (`status` does not
+ * read the disk: it stays cheap). `look`: the look at the service made for this status, if one was.
  */
 function withVerdict<
   T extends RepositoryStatus & LiveFacts & { paused: boolean; nothingToSync: string | null },
->(
-  status: T,
-  agent: AgentWord,
-): T & { agent: AgentWord; inSync: boolean; syncState: SyncState; reason: string | null } {
-  const verdict = inSyncOf({ ...status, phase: status.current ? status.phase : null });
+>(status: T, agent: AgentWord, look: LookView | undefined): T & VerdictFacts {
+  const notReached = look?.failure != null ? { since: look.at === null ? null : clockTime(look.at) } : null;
+  const verdict = inSyncOf({ ...status, phase: status.current ? status.phase : null, notReached });
   return {
     ...status,
     agent,
     inSync: verdict.inSync,
     syncState: verdict.state,
     reason: verdict.inSync ? null : verdict.line,
+    newerOnService: status.counts.behind,
+    lookedAt: look?.at ?? null,
+    serviceReached: look === undefined ? null : look.fresh ? true : look.failure !== null ? false : null,
+    notReachedBecause: look?.failure ?? null,
   };
+}
+
+interface VerdictFacts {
+  agent: AgentWord;
+  inSync: boolean;
+  syncState: SyncState;
+  reason: string | null;
+  /** Files newer on the service, untouched here (`counts.behind`, named for scripts): status exits 5 for them. */
+  newerOnService: number;
+  /** When the last look at the service went through (ISO), as the look made for this status says; else null. */
+  lookedAt: string | null;
+  /** Whether the look made for this status saw the service: false when it got no answer, null when none was made. */
+  serviceReached: boolean | null;
+  /** Why the service was not reached now (the look's error), else null. */
+  notReachedBecause: string | null;
 }
 
 function serviceName(service: string): string {
@@ -287,8 +359,7 @@ function describe(
       paused: boolean;
       pausedSince: string | null;
       nothingToSync: string | null;
-      syncState: SyncState;
-    },
+    } & VerdictFacts,
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
   // Not watched: the state's count is what was pending at its last look; edits since are not in it (issue 45).
@@ -313,6 +384,15 @@ function describe(
   if (status.current && status.waiting.length > 0)
     lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
   if (status.configProblem) lines.push(`  ${status.configProblem}`);
+  // The look at the service made now got no answer: "in sync" only as of the last one (issue 47), said with why.
+  if (status.current && status.serviceReached === false) {
+    const because = status.notReachedBecause ? ` (${status.notReachedBecause})` : '';
+    lines.push(
+      status.syncState === 'not reached'
+        ? `  ${status.reason ?? ''}${because}`
+        : `  the service could not be reached now${because}: what is newer there is as its last look found it`,
+    );
+  }
   // Disk and service differ: said, never left to read as in sync (issue 41); "your changes are sent" only when
   // the verdict is behind (an agent watches it and nothing else differs).
   const wentBack = status.current ? wentBackLine(status.lost ?? 0) : null;
