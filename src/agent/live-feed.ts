@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, failureKind, type RemoteClient } from '../client/index.ts';
+import { tunable } from '../host/index.ts';
 import { CHANGES_REPOS_MAX, CHANGES_WAIT_MAX_MS, type ChangesValue } from '../protocol/index.ts';
 
 /** A repository the feed watches, and what it tells it. */
@@ -12,8 +13,16 @@ export interface LiveRepository {
   unknown(): void;
 }
 
-/** How long the service holds a call when nothing changes: under its 30-s idle time-out, with room. */
-const WAIT_MS = CHANGES_WAIT_MAX_MS;
+/**
+ * How long the service holds a call when nothing changes: under its 30-s idle time-out, with room
+ * ($FLOWSYNC_LIVE_WAIT_MS: a test of a service that hangs shrinks it).
+ */
+const WAIT_MS = Math.min(tunable('FLOWSYNC_LIVE_WAIT_MS', CHANGES_WAIT_MAX_MS), CHANGES_WAIT_MAX_MS);
+/**
+ * The feed is live while its last answer is at most this much older than the longest the service holds a call:
+ * a service that stopped answering (frozen, or cut off without a word) is not "live" for longer than that.
+ */
+const LIVE_MARGIN_MS = 5_000;
 /** Between two calls answered with nothing, at least this (a service that answers at once must not be a busy loop). */
 const EMPTY_SPACING_MS = 1_000;
 /** Between two calls answered with changes (a burst, or a service that names changes without end). */
@@ -60,7 +69,7 @@ export class LiveFeed {
       !this.refused &&
       this.failures === 0 &&
       this.lastAnswer !== null &&
-      this.now() - this.lastAnswer < WAIT_MS + 10_000
+      this.now() - this.lastAnswer < WAIT_MS + LIVE_MARGIN_MS
     );
   }
 

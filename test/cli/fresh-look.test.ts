@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
+import type { CliResult } from '../support/cli.ts';
 import { eventually } from '../support/repo.ts';
 import { startTeam, type Team } from '../support/team.ts';
 
@@ -32,11 +33,11 @@ function start(args: string[], env: NodeJS.ProcessEnv): AgentProcess {
 }
 
 /** Ada and Bob, both synced with the service; Bob's edit of build.yml then on the service, not on Ada's disk. */
-async function teammateEdits(agentForAda: boolean) {
+async function teammateEdits(agentForAda: boolean, adaEnv: NodeJS.ProcessEnv = {}) {
   team = await startTeam({ 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' });
   const ada = team.person('ada');
   const bob = team.person('bob');
-  const agent = agentForAda ? start(['start', ada.root], ada.env) : null;
+  const agent = agentForAda ? start(['start', ada.root], { ...ada.env, ...adaEnv }) : null;
   if (agent) await agent.waitFor(/Watching 1 repository/, 60_000);
   else expect((await ada.flowsync('sync', ada.root)).code).toBe(0);
   expect((await bob.flowsync('sync', bob.root)).code).toBe(0);
@@ -155,12 +156,16 @@ describe('"in sync" only after a fresh look at the service', () => {
   }, 180_000);
 
   it('a service that hangs (frozen mid-call): the look is waited for only so long, then said not reached; Ctrl-C still stops', async () => {
-    const { ada, agent } = await teammateEdits(true);
+    // The live feed's call held 1 s, not 25: the feed stops counting as a look some 6 s after the service froze.
+    const { ada, agent } = await teammateEdits(true, { FLOWSYNC_LIVE_WAIT_MS: '1000' });
     team!.serve.signal('SIGSTOP');
 
-    const status = await ada.flowsync('status');
-    expect(status.code, status.stdout + status.stderr).toBe(3);
-    expect(status.stdout).toMatch(
+    let status: CliResult | null = null;
+    await eventually(async () => {
+      status = await ada.flowsync('status');
+      expect(status.code, status.stdout + status.stderr).toBe(3);
+    }, 60_000);
+    expect(status!.stdout).toMatch(
       /in sync as of \d\d:\d\d; the service could not be reached now \(no answer within 5 s\)/,
     );
 
