@@ -31,6 +31,8 @@ const REPO = { repo_owner: 'bench', repo_name: 'repo' };
 
 export async function runLiveBench(): Promise<BenchRow[]> {
   const seen = await editToSeen();
+  // Said as it goes: the cost part takes minutes (100,000 files ingested, then two idle windows).
+  console.error(`edit → seen, ${EDITS} edits (ms, sorted): ${seen.map((ms) => ms.toFixed(0)).join(' ')}`);
   const cost = await idleCost();
   const p50 = percentile(seen, 50);
   const max = seen.at(-1)!;
@@ -74,8 +76,8 @@ export async function runLiveBench(): Promise<BenchRow[]> {
       met: null,
     },
     {
-      metric: `one write told to ${MANY_AGENTS.toLocaleString('en')} idle agents: all answered within`,
-      value: ms(cost.fanOutMs),
+      metric: `one write told to ${MANY_AGENTS.toLocaleString('en')} idle agents: answered, and within`,
+      value: `${cost.fanOutAnswered}, ${ms(cost.fanOutMs)}`,
       target: '',
       met: null,
     },
@@ -170,7 +172,7 @@ async function idleCost() {
     const livePercent = await heldFor(service, Array.from({ length: IDLE_AGENTS }, hold), failed);
     const many = Array.from({ length: MANY_AGENTS }, hold);
     const rssBefore = rssMb([service.pid]);
-    const fanOut: { ms: number } = { ms: 0 };
+    const fanOut = { ms: 0, answered: '' };
     const manyPercent = await heldFor(service, many, failed, async (answered) => {
       // One write, while all of them wait: how long until every one of them was answered with it.
       const content = 'told\n';
@@ -183,8 +185,9 @@ async function idleCost() {
         },
         user,
       );
-      await answered(MANY_AGENTS);
+      const { told, answered: got } = await answered();
       fanOut.ms = performance.now() - start;
+      fanOut.answered = `${got} of ${told}`;
     });
     return {
       pollPercent,
@@ -192,6 +195,7 @@ async function idleCost() {
       manyPercent,
       manyRssMb: rssMb([service.pid]) - rssBefore,
       fanOutMs: fanOut.ms,
+      fanOutAnswered: fanOut.answered,
       failed: failed.count,
     };
   } finally {
@@ -240,10 +244,11 @@ async function heldFor(
   service: ServeProcess,
   holders: Holder[],
   failed: { count: number },
-  meanwhile?: (answered: (count: number) => Promise<void>) => Promise<void>,
+  meanwhile?: (answered: () => Promise<{ told: number; answered: number }>) => Promise<void>,
 ): Promise<number> {
   let stop = false;
   let withChanges = 0;
+  let holdingNow = 0;
   const waiters: (() => void)[] = [];
   const holding = holders.map(async (agent, at) => {
     // Agents come up over a few seconds, as a team's do (a thousand connecting in one instant is a bench's herd).
@@ -256,6 +261,7 @@ async function heldFor(
           withChanges++;
           for (const wake of waiters.splice(0)) wake();
         }
+        if (after === null) holdingNow++;
         after = answer.cursor;
       } catch {
         // As the agent's feed does: counted, and sent again after a second.
@@ -266,8 +272,16 @@ async function heldFor(
   });
   await new Promise((resolve) => setTimeout(resolve, 8_000));
   if (meanwhile)
-    await meanwhile(async (count) => {
-      while (withChanges < count) await new Promise<void>((resolve) => waiters.push(resolve));
+    await meanwhile(async () => {
+      // Those holding a cursor from before the write (a holder whose first call failed holds one from after it).
+      const told = holdingNow;
+      const deadline = performance.now() + 60_000;
+      while (withChanges < told && performance.now() < deadline)
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 1_000);
+        });
+      return { told, answered: withChanges };
     });
   const before = cpuSeconds([service.pid]);
   const started = performance.now();
