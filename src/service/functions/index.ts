@@ -8,6 +8,7 @@ import { cryptoFunctions } from './crypto.ts';
 import { trackerFunctions } from './tracker.ts';
 import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
+import { memberFunctions } from './members.ts';
 
 /** All 20 implementations; the type makes a missing one a compile error. */
 export function createImplementations(stores: ServiceStores): Implementations<FunctionPath> {
@@ -19,5 +20,6 @@ export function createImplementations(stores: ServiceStores): Implementations<Fu
     ...trackerFunctions(stores),
     ...webhookFunctions(stores),
     ...taskFunctions(stores),
+    ...memberFunctions(stores),
   };
 }

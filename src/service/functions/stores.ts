@@ -6,4 +6,9 @@ export interface ServiceStores {
   db: ServiceDatabase;
   /** How long and how much of the flows' history is kept. */
   retention: HistoryRetention;
+  /**
+   * Reads the list of members again now, after a change of it committed: resolved once this process refuses what
+   * the change revoked (store/credentials.ts).
+   */
+  membersChanged: () => Promise<void>;
 }
