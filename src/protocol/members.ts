@@ -30,11 +30,6 @@ export function narrowerRole(a: Role, b: Role): Role {
   return RANK[a] <= RANK[b] ? a : b;
 }
 
-/** The role in a person's words, for the 403 and `member list`. */
-export function roleWords(role: Role): string {
-  return role === 'read' ? 'a read-only member' : role === 'write' ? 'a member who writes' : 'an operator';
-}
-
 /**
  * A member's name: safe in a terminal, a log and a shell (`^[a-z0-9][a-z0-9._-]{0,39}$`). `shared`,
  * `shared-operator` (the shared tokens' members), `local` and `system` are taken.

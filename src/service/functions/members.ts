@@ -6,7 +6,7 @@ import { defaultTokenDays, MemberStore, type Actor, type RedeemOutcome } from '.
 import type { ServiceStores } from './stores.ts';
 import type { CallContext, Implementations } from './types.ts';
 
-type MembersPath =
+export type MembersPath =
   | 'svc/members/public/whoami'
   | 'svc/members/action/redeem_invite/run'
   | 'svc/members/private/add'

@@ -3,7 +3,6 @@ import {
   describeIssues,
   findFunction,
   levelAllows,
-  roleWords,
   requestBodySchema,
   toWireIssues,
   type FunctionPath,
@@ -103,8 +102,9 @@ export function forbiddenLine(member: Principal, path: string, needed: string): 
   const who = member.shared
     ? `The shared ${member.role === 'operator' ? 'admin' : 'user'} token`
     : member.name;
-  const change = needed === 'operator' ? 'operator' : 'write';
-  return `${who} is ${roleWords(member.role)} of this service: ${path} ${needed === 'operator' ? 'is for operators' : 'writes'}. Ask an operator for ${needed === 'operator' ? 'that role' : 'write access'} (\`flowsync service member role ${member.name} ${change}\`).`;
+  if (needed === 'write')
+    return `${who} is a read-only member of this service: ${path} writes. Ask an operator for write access (\`flowsync service member role ${member.name} write\`).`;
+  return `${who} is not an operator of this service (${member.role}): ${path} is for operators. Ask an operator for that role (\`flowsync service member role ${member.name} operator\`).`;
 }
 
 /** The rest of an admitted call, once its body is read: are the args right, then the function itself. */
