@@ -182,9 +182,10 @@ export type MemberRef = z.infer<typeof memberRefSchema>;
 export function whoWrote(member: MemberRef | null | undefined, label: string | null): string {
   if (member === undefined) return label ?? '—';
   if (member === null) return label ? `${label} (before members)` : '— (before members)';
-  const name = member.shared ? 'shared token' : member.removed ? `${member.name} (removed)` : member.name;
-  if (!label) return name;
-  return member.shared ? `${name} · ${label} (unverified)` : `${name} · ${label}`;
+  // The shared token names nobody: the label is all there is, and only the client's word for it.
+  if (member.shared) return label ? `${label} (shared token, unverified)` : 'shared token';
+  const name = member.removed ? `${member.name} (removed)` : member.name;
+  return label ? `${name} · ${label}` : name;
 }
 
 // ---- The member functions (extensions) ----

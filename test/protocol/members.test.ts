@@ -218,13 +218,19 @@ describe('who wrote it: one display rule', () => {
       description: 'the shared token: the label is only what the client said',
       member: { id: 'shared', name: 'shared', shared: true, removed: false },
       label: 'bob@desk:~/app',
-      line: 'shared token · bob@desk:~/app (unverified)',
+      line: 'bob@desk:~/app (shared token, unverified)',
     },
     {
       description: 'a row from before the service had members',
       member: null,
       label: 'ada@laptop:~/code/app',
       line: 'ada@laptop:~/code/app (before members)',
+    },
+    {
+      description: 'the shared token, and no label',
+      member: { id: 'shared', name: 'shared', shared: true, removed: false },
+      label: null,
+      line: 'shared token',
     },
     {
       description: 'a row from before members with no label',

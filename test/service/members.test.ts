@@ -180,3 +180,107 @@ describe('removing, revoking, roles', () => {
     operator = `Admin ${dana}`;
   });
 });
+
+describe('who wrote it: the credential decides, the label is only the device', () => {
+  const REPO = { repo_owner: 'acme', repo_name: 'team' };
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  /** A call as a client sends it, with the label it claims for itself. */
+  const send = (authorization: string, label: string, path: string, args: Record<string, unknown>) =>
+    svc.raw(`/api/run/${path}`, {
+      body: JSON.stringify({ args: { baggage: { trace_id: 't', traffic_type: 'external' }, ...args } }),
+      headers: {
+        'content-type': 'application/json',
+        authorization,
+        'x-flowsync-writer': encodeURIComponent(label),
+      },
+    });
+  const write = (token: string, label: string, path: string, content: string, base?: string | null) =>
+    send(`Bearer ${token}`, label, 'svc/flow_def/action/sync_batch/run', {
+      ...REPO,
+      flows: [
+        {
+          flow_path: 'flows/ci',
+          files: [{ path, content, hash: sha(content), ...(base !== undefined && { base_hash: base }) }],
+        },
+      ],
+    });
+  const versions = async (path: string) =>
+    (
+      (
+        await callFunction(svc.url, operator, 'svc/flow_def/public/file_versions', {
+          ...REPO,
+          flow_path: 'flows/ci',
+          path,
+        })
+      ).body.value as { versions: { member: { name: string; shared: boolean } | null; written_by: string }[] }
+    ).versions;
+
+  it('two members are credited by name from their tokens; a forged label changes nothing of that', async () => {
+    const alice = await memberToken(svc.url, operator, 'alma', 'write');
+    const bob = await memberToken(svc.url, operator, 'boris', 'write');
+    expect((await write(alice, 'alma@laptop:~/app', 'a.yml', 'a: 1\n')).statusCode).toBe(200);
+    // Boris writes under Alma's exact label, with no base: the history says Boris, and the label is his claim.
+    expect((await write(bob, 'alma@laptop:~/app', 'a.yml', 'a: 2\n')).statusCode).toBe(200);
+    const [mine, theirs] = [(await versions('a.yml'))[1]!, (await versions('a.yml'))[0]!];
+    expect(mine).toMatchObject({ member: { name: 'alma', shared: false }, written_by: 'alma@laptop:~/app' });
+    expect(theirs).toMatchObject({
+      member: { name: 'boris', shared: false },
+      written_by: 'alma@laptop:~/app',
+    });
+
+    // Alma's next write on her old base is a conflict that names Boris as the writer.
+    const conflict = await write(alice, 'alma@laptop:~/app', 'a.yml', 'a: 3\n', sha('a: 1\n'));
+    const conflicts = (conflict.body.value as { conflicts: { member: { name: string } }[] }).conflicts;
+    expect(conflicts).toHaveLength(1);
+    expect(conflicts[0]!.member).toMatchObject({ name: 'boris' });
+
+    const listed = await callFunction(svc.url, `Bearer ${alice}`, 'svc/flow_def/public/list_files', REPO);
+    expect((listed.body.value as { files: { path: string; member: { name: string } }[] }).files).toEqual([
+      expect.objectContaining({ path: 'a.yml', member: expect.objectContaining({ name: 'boris' }) }),
+    ]);
+    // The rows hold the member's id and the token's, beside the client's label.
+    const rows = svc.read<{ member_id: string; token_id: string }>(
+      "SELECT member_id, token_id FROM file_versions WHERE path = 'a.yml' ORDER BY version",
+    );
+    expect(rows.map((row) => row.token_id)).toEqual([alice.slice(4, 14), bob.slice(4, 14)]);
+  });
+
+  it('deletions, purges and the shared tokens are credited the same way; rows from before members say none', async () => {
+    const carl = await memberToken(svc.url, operator, 'carl', 'write');
+    expect((await write(svc.tokens.user, 'ada@desk:~/app', 'shared.yml', 's: 1\n')).statusCode).toBe(200);
+    expect((await versions('shared.yml'))[0]!.member).toMatchObject({ name: 'shared', shared: true });
+
+    const deleted = await send(`Bearer ${carl}`, 'carl@box', 'svc/flow_def/action/sync_batch/run', {
+      ...REPO,
+      flows: [
+        { flow_path: 'flows/ci', files: [], deletes: [{ path: 'shared.yml', base_hash: sha('s: 1\n') }] },
+      ],
+    });
+    expect(deleted.statusCode).toBe(200);
+    const gone = await callFunction(svc.url, `Bearer ${carl}`, 'svc/flow_def/public/list_deleted', REPO);
+    expect((gone.body.value as { files: unknown[] }).files).toEqual([
+      expect.objectContaining({
+        path: 'shared.yml',
+        deleted_by: 'carl@box',
+        deleted_by_member: expect.objectContaining({ name: 'carl' }),
+      }),
+    ]);
+
+    const purged = await send(operator, 'someone-else@host', 'svc/flow_def/private/purge_history', {
+      ...REPO,
+      flow_path: 'flows/ci',
+      path: 'shared.yml',
+    });
+    expect(purged.statusCode).toBe(200);
+    const operatorName = (await callFunction(svc.url, operator, 'svc/members/public/whoami', {})).body
+      .value as {
+      member: string;
+    };
+    expect(
+      (purged.body.value as { purge: { purged_by_member: { name: string } } }).purge.purged_by_member.name,
+    ).toBe(operatorName.member);
+
+    svc.exec("UPDATE file_versions SET member_id = NULL, token_id = NULL WHERE path = 'a.yml'");
+    expect((await versions('a.yml')).map((v) => v.member)).toEqual([null, null]);
+  });
+});

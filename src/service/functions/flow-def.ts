@@ -26,7 +26,13 @@ type FlowDefPath =
   | 'svc/flow_def/action/keep_copy/run';
 
 export function flowDefFunctions({ db, retention }: ServiceStores): Implementations<FlowDefPath> {
-  const writerOf = (ctx: CallContext): Writer => ({ name: ctx.writer, kind: ctx.caller });
+  // Who wrote it is the credential's member; the client's label is kept beside it, as the device it names.
+  const writerOf = (ctx: CallContext): Writer => ({
+    name: ctx.writer,
+    kind: ctx.caller,
+    memberId: ctx.member?.memberId ?? null,
+    tokenId: ctx.member?.tokenId ?? null,
+  });
   /** A repository by owner and name; refused when nothing was ever synced under them. */
   const repoNamed = async (flows: FlowStore, owner: string, name: string) => {
     const repoId = await flows.repoByName(owner, name);
@@ -134,6 +140,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       retention_bytes: retention.bytes,
       conflict_copies: true,
       repo_config_bases: true,
+      members: true,
     }),
 
     'svc/flow_def/public/list_flows': (args) =>
@@ -215,7 +222,12 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
               { path: ['version'] },
             );
         }
-        const purge = await flows.history.purge(file, args.version ?? null, ctx.writer);
+        const purge = await flows.history.purge(
+          file,
+          args.version ?? null,
+          ctx.writer,
+          ctx.member?.memberId ?? null,
+        );
         return { flow_path: file.flowPath, path: file.path, purge };
       }),
 
