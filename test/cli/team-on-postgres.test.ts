@@ -175,7 +175,8 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const down = await fetch(`${serve.url}/health`);
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({ status: 'down', database: 'down' });
-    // A call meanwhile: 503 (send it again later, or to another process), not an incident of the service's own.
+    // A call meanwhile: 503 (send it again later, or to another process), not an incident of the service's own; the
+    // process cannot confirm its list of members either, which fails closed the same way (issue 48).
     const call = await callFunction(
       serve.url,
       `Bearer ${serve.tokens.user}`,

@@ -73,13 +73,17 @@ export async function admitCall(
   // Fail closed: a list of members this process cannot confirm is current (its database does not answer) may
   // still hold a token revoked elsewhere.
   if (!(await deps.credentials.ensureFresh())) {
+    request.log.warn(
+      { problem: deps.credentials.problem },
+      "the list of members cannot be confirmed current (the database's state): answered 503",
+    );
     reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
     return refuse(
       503,
-      'The service cannot confirm its list of members is current (its database does not answer): send the call again in a moment.',
+      "The service's database cannot take this call now: the service cannot confirm its list of members is current (its operator finds why in the service's log). Send it again in a moment.",
     );
   }
-  const identified = deps.credentials.identify(auth.claimed, auth.token);
+  const identified = await deps.credentials.identifyFresh(auth.claimed, auth.token);
   if (!identified.ok) return refuse(401, identified.message, identified.data);
   const member = identified.principal;
   request.log = request.log.child({ member: member.name, ...(member.tokenId && { token: member.tokenId }) });

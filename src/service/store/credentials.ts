@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { narrowerRole, parseToken, tokenLabel, type Role } from '../../protocol/index.ts';
 import type { ServiceDatabase } from '../db/open.ts';
+import { DatabaseProblem } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
 import type { AccessTokens, Caller } from './access-tokens.ts';
 import { MemberStore, SHARED_MEMBERS, sameDigest, type MemberRecord, type TokenRecord } from './members.ts';
@@ -56,6 +57,8 @@ export class Credentials {
   private tail: Promise<void> = Promise.resolve();
   private queued: { promise: Promise<void>; force: boolean } | null = null;
   private timer: NodeJS.Timeout | undefined;
+  /** Why the last read of the list failed (for the log of a refused call), null once one succeeds. */
+  problem: string | null = null;
 
   constructor(
     private readonly db: ServiceDatabase,
@@ -102,7 +105,9 @@ export class Credentials {
         () => true,
         () => false,
       );
-      return (await Promise.race([confirmed, late])) && this.fresh();
+      const fresh = (await Promise.race([confirmed, late])) && this.fresh();
+      if (!fresh) this.problem ??= `the database did not answer within ${this.options.freshMs} ms`;
+      return fresh;
     } finally {
       clearTimeout(timer);
     }
@@ -128,6 +133,17 @@ export class Credentials {
   }
 
   private async read(force: boolean): Promise<void> {
+    try {
+      await this.readList(force);
+      this.problem = null;
+    } catch (error) {
+      // Its words only when they are the database's, said for people (never a password); else what it means.
+      this.problem = error instanceof DatabaseProblem ? error.message : 'the database did not answer';
+      throw error;
+    }
+  }
+
+  private async readList(force: boolean): Promise<void> {
     const sent = performance.now();
     const epoch = await this.db.read((sql) => new MemberStore(sql).epoch());
     if (force || epoch !== this.epoch) {
@@ -217,6 +233,20 @@ export class Credentials {
         expiresAt: null,
       },
     };
+  }
+
+  /**
+   * As `identify`, but a member token this process has not seen yet (redeemed a moment ago through another process)
+   * is looked for again after one read of the epoch: a new token works at once on every process. The reads are the
+   * queue's (one at a time, shared), so a flood of made-up ids costs a read per round trip at most.
+   */
+  async identifyFresh(claimed: Caller, token: string): Promise<Identified> {
+    const found = this.identify(claimed, token);
+    if (found.ok || found !== UNKNOWN) return found;
+    const parsed = parseToken(token);
+    if (!parsed.ok || parsed.kind !== 'member' || this.tokens.has(parsed.id)) return found;
+    await this.confirm();
+    return this.identify(claimed, token);
   }
 
   /** A member by id, as the list has it now (null: not known to this process). */
