@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
-import { memberToken } from '../support/members.ts';
+import { inviteMember, memberToken, redeemInvite } from '../support/members.ts';
 import { startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { callFunction } from '../support/service.ts';
@@ -166,6 +166,24 @@ describe('a removed member is refused within 1 s; the others never fail', { time
         credential: 'removed',
       });
       expect(alices.every((x) => x.status === 200)).toBe(true);
+    });
+
+    it('one invite redeemed through both processes at once: exactly one token, every time', async () => {
+      const admin = await start();
+      for (let round = 0; round < 5; round++) {
+        const invite = await inviteMember(a.url, `Admin ${admin}`, `racer-${round}`, 'write');
+        const replies = await Promise.all(
+          [a, b, a, b].map((serve, n) => redeemInvite(serve.url, invite, `device-${n}`)),
+        );
+        expect(replies.map((reply) => reply.statusCode).sort()).toEqual([200, 401, 401, 401]);
+        const winner = replies.find((reply) => reply.statusCode === 200)!.body.value as { token: string };
+        // Taken at once by either process.
+        for (const serve of [a, b])
+          expect(
+            (await callFunction(serve.url, `Bearer ${winner.token}`, 'svc/members/public/whoami', {}))
+              .statusCode,
+          ).toBe(200);
+      }
     });
 
     it('a process that cannot confirm its list of members is current refuses calls (503), and takes them again after', async () => {
