@@ -94,8 +94,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'service',
-    usage: '<export|import> [options]',
-    summary: "move a service's data between SQLite and Postgres (export, import)",
+    usage: '<export|import|member|token> [options]',
+    summary: "a service's data and members (export, import, member, token)",
     load: async () => (await import('./commands/service.ts')).serviceCommand(),
   },
   {
@@ -103,6 +103,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     usage: '[options]',
     summary: 'check a token with the service and keep it in the OS keychain',
     load: async () => (await import('./commands/login.ts')).loginCommand(),
+  },
+  {
+    name: 'whoami',
+    usage: '[options]',
+    summary: 'who the service takes you for: member, role, token',
+    load: async () => (await import('./commands/whoami.ts')).whoamiCommand(),
   },
   {
     name: 'logout',

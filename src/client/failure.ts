@@ -28,7 +28,8 @@ import {
  *   for now, or a wrong address): back off, bounded; a flow that keeps failing alone is isolated by the uploader's
  *   bisection and named.
  * - `unreachable`: no answer (down, refused connection, time-out), or 408 (the platform's time-out layer): try again.
- * - `unauthorized`: 401/403, a 400 about the Authorization header, or no token at hand: a person must sign in.
+ * - `unauthorized`: 401/403, a 400 about the Authorization header, or no token at hand: a person must sign in. A
+ *   403 that names the role it needed (flowsync's members) is `refused`: the member's role, not their sign-in.
  * - `invalid`: our own check of the args (the schema, the platform's limits) refused them; nothing was sent.
  */
 export type FailureKind = 'unreachable' | 'throttled' | 'server' | 'unauthorized' | 'refused' | 'invalid';
@@ -51,6 +52,9 @@ export function failureKind(error: unknown): FailureKind | null {
   if (error.answer.form === 'envelope' && (status < 300 || status === STATUS_UDF_FAILED))
     return error.answer.redacted ? 'server' : 'refused';
   if (error.answer.redacted) return 'server';
+  // A member whose role does not allow the function (issue 48: a read-only member's write): the service's sentence
+  // says what to do, and signing in again would change nothing.
+  if (status === 403 && error.errorData.needed !== undefined) return 'refused';
   if (status === 401 || status === 403) return 'unauthorized';
   if (status === 400 && AUTH_HEADER_CODES.has(error.answer.code ?? '')) return 'unauthorized';
   if (status === 408) return 'unreachable';

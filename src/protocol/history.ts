@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
+import { memberRefSchema } from './members.ts';
 import { servicePathSchema } from './paths.ts';
 
 /*
@@ -27,6 +28,11 @@ export const capabilitiesValueSchema = z.looseObject({
   retention_bytes: count,
   /** `keep_copy`: a checkout's bytes kept as a version of the file's history, not its current one (issue 41). */
   conflict_copies: z.boolean().optional(),
+  /**
+   * Each person has their own token and role (issue 48): `whoami`, `redeem_invite` and the member functions answer,
+   * and every version names the member whose credential wrote it.
+   */
+  members: z.boolean().optional(),
   /**
    * `repo_config/update` takes `base_hash` and a stale one is a conflict carrying the service's config (absent: an
    * older flowsync service, which does not).
@@ -98,6 +104,11 @@ export const listedFileSchema = z.looseObject({
   size: count,
   updated_at: isoTimeSchema,
   written_by: z.string().nullable(),
+  /**
+   * The member whose credential wrote the current version (issue 48), decided by the service; `written_by` is the
+   * client's own label for its device. Null: written before the service had members; absent: a service without.
+   */
+  member: memberRefSchema.nullable().optional(),
   content: z.string().optional(),
 });
 export type ListedFile = z.infer<typeof listedFileSchema>;
@@ -122,6 +133,8 @@ export const deletedFileSchema = z.looseObject({
   path: servicePathSchema,
   deleted_at: isoTimeSchema,
   deleted_by: z.string().nullable(),
+  /** The member whose credential deleted it (see listedFileSchema.member). */
+  deleted_by_member: memberRefSchema.nullable().optional(),
 });
 export type DeletedFile = z.infer<typeof deletedFileSchema>;
 export const listDeletedValueSchema = z.looseObject({
@@ -149,6 +162,8 @@ export const fileVersionSchema = z.looseObject({
   written_at: isoTimeSchema,
   written_by: z.string().nullable(),
   writer_kind: z.enum(['user', 'admin']).nullable(),
+  /** The member whose credential wrote this version (see listedFileSchema.member). */
+  member: memberRefSchema.nullable().optional(),
   current: z.boolean(),
   /** A checkout's own bytes kept before it took the service's version (`keep_copy`); never the current one. */
   conflict_copy: z.boolean().optional(),
@@ -163,6 +178,8 @@ export const historyPurgeSchema = z.looseObject({
   purged_at: isoTimeSchema,
   /** The purging client's name as it said (`x-flowsync-writer`, e.g. `ops@host:~`); null when it said none. */
   purged_by: z.string().nullable(),
+  /** The operator whose credential purged (see listedFileSchema.member). */
+  purged_by_member: memberRefSchema.nullable().optional(),
 });
 export type HistoryPurge = z.infer<typeof historyPurgeSchema>;
 

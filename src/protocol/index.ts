@@ -13,6 +13,7 @@ export * from './logs.ts';
 export * from './crypto.ts';
 export * from './history.ts';
 export * from './live.ts';
+export * from './members.ts';
 export * from './functions.ts';
 export * from './describe.ts';
 export * from './file-warnings.ts';

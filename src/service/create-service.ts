@@ -6,6 +6,8 @@ import { summingLog } from '../host/index.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
 import { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
+import { Credentials, DEFAULT_CREDENTIAL_OPTIONS } from './store/credentials.ts';
+import { MemberStore } from './store/members.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { ChangeFeed, createImplementations } from './functions/index.ts';
 import { DEFAULT_RETENTION, FileHistory, type HistoryRetention } from './store/file-history.ts';
@@ -59,9 +61,6 @@ export interface ServiceOptions {
  */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
-/** How often a process on a shared (Postgres) database reads the access tokens again ($FLOWSYNC_TOKEN_RELOAD_MS). */
-const TOKEN_RELOAD_MS = 10_000;
-
 export interface RunningService {
   /** Base URL, e.g. http://127.0.0.1:7420 (functions are under /api/run/). */
   url: string;
@@ -86,10 +85,26 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     onIdleError: (error) => logger.warn({ err: error }, 'a database connection failed while idle'),
   });
   const tokens = new AccessTokens(db);
+  // Who may call: the members' tokens and the shared ones. Every process polls the members' epoch
+  // ($FLOWSYNC_MEMBERS_POLL_MS) and refuses calls while its list is older than $FLOWSYNC_MEMBERS_FRESH_MS (1 s):
+  // a member removed through another process is refused here within that time. Postgres's LISTEN, once there,
+  // calls `credentials.membersChanged()` for a change another process made (store/credentials.ts).
+  const credentials = new Credentials(db, tokens, {
+    pollMs: tunable('FLOWSYNC_MEMBERS_POLL_MS', DEFAULT_CREDENTIAL_OPTIONS.pollMs),
+    freshMs: tunable('FLOWSYNC_MEMBERS_FRESH_MS', DEFAULT_CREDENTIAL_OPTIONS.freshMs),
+  });
   let issuedTokens: IssuedTokens | null;
   try {
     issuedTokens = options.newTokens ? await tokens.reissue() : await tokens.issueIfNone();
+    // The shared tokens' members; and other processes take reissued shared tokens as any change of the list.
+    await db.transaction(async (sql) => {
+      const members = new MemberStore(sql);
+      await members.ensureShared();
+      if (issuedTokens) await members.bumpEpoch();
+    });
+    await credentials.start();
   } catch (error) {
+    credentials.stop();
     await db.close();
     throw error;
   }
@@ -106,25 +121,15 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   await prune();
   const pruning = setInterval(() => void prune(), tunable('FLOWSYNC_HISTORY_PRUNE_MS', PRUNE_INTERVAL_MS));
   pruning.unref();
-  // Tokens another process on the same database reissued are taken within this time (Postgres only: a SQLite
-  // file has one process).
-  const reloading =
-    db.dialect === 'postgres'
-      ? setInterval(
-          () => void tokens.reload().catch(() => undefined),
-          tunable('FLOWSYNC_TOKEN_RELOAD_MS', TOKEN_RELOAD_MS),
-        )
-      : undefined;
-  reloading?.unref();
   const stopTimers = () => {
     clearInterval(pruning);
-    clearInterval(reloading);
+    credentials.stop();
   };
   const limits = options.limits ?? connectionLimits(options.maxConnections ?? SERVICE_MAX_CONNECTIONS);
   const feed = new ChangeFeed(db);
   const app = buildApp(
     {
-      tokens,
+      credentials,
       findApiKey: (secret) => db.read((sql) => new ApiKeys(sql).findBySecret(secret)),
       databaseAnswers: () =>
         db
@@ -133,7 +138,12 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
             () => true,
             () => false,
           ),
-      implementations: createImplementations({ db, retention, feed }),
+      implementations: createImplementations({
+        db,
+        retention,
+        feed,
+        membersChanged: () => credentials.membersChanged(),
+      }),
     },
     {
       logger,

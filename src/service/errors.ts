@@ -46,3 +46,16 @@ export class DatabaseProblem extends Error {
     this.name = 'DatabaseProblem';
   }
 }
+
+/**
+ * A credential the function itself finds wanting (HTTP 401): an invite already used, past its time, or voided.
+ * The message says what to do; `data` says why in words a client can test (`invite: 'used'`).
+ */
+export class CallUnauthenticated extends Error {
+  readonly data: Record<string, unknown>;
+  constructor(message: string, data: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'CallUnauthenticated';
+    this.data = data;
+  }
+}

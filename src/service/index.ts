@@ -21,3 +21,4 @@ export {
   type TransferProgress,
   type TransferSummary,
 } from './transfer/index.ts';
+export { callMembersOnDatabase, localActor, type LocalMembersPath } from './members-local.ts';

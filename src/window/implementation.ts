@@ -12,6 +12,7 @@ import {
   type HistoryPurge,
   type RepoConfigCurrent,
   type WorkflowStateCacheValue,
+  whoWrote,
 } from '../protocol/index.ts';
 import { DeletionsNotConfirmed, keptWhere, type KeptFile, type TakenFile } from '../sync/index.ts';
 import {
@@ -366,7 +367,8 @@ export function createAgentApi(agent: Agent): AgentApi {
           hash: v.hash,
           size: v.size,
           writtenAt: v.written_at,
-          writtenBy: v.written_by,
+          // Who wrote it by the one display rule: the member from the credential, then the client's label.
+          writtenBy: whoWrote(v.member, v.written_by),
           current: v.current,
           conflictCopy: v.conflict_copy === true,
         })),
@@ -757,7 +759,10 @@ function purgeView(purge: HistoryPurge) {
     version: purge.version,
     versions: purge.versions,
     purgedAt: purge.purged_at,
-    purgedBy: purge.purged_by,
+    purgedBy:
+      purge.purged_by_member === undefined
+        ? purge.purged_by
+        : whoWrote(purge.purged_by_member, purge.purged_by),
   };
 }
 

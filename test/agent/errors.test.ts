@@ -187,6 +187,16 @@ describe('errors of a call to the service', () => {
     }
   });
 
+  it("a member's role that does not allow the function is a refusal in the service's words, not a sign-in", () => {
+    const error = remote(403, { reason: 'forbidden', needed: 'write', role: 'read', member: 'carol' });
+    expect(classifyError(error)).toEqual({
+      outcome: 'remote',
+      apiCode: 'refused',
+      message: 'the service says no',
+      kind: 'refused',
+    });
+  });
+
   it('a refusal: the service’s words, its issues without the wire codes, invalid input only for a 400', () => {
     const issues = [{ path: ['flows', 2, 'path'], message: 'a path outside the flow', code: 'custom' }];
     expect(classifyError(remote(400, { reason: 'invalid_request', issues }))).toEqual({

@@ -121,15 +121,15 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
   it('takes tokens another process reissued: the old ones refused, the new ones taken', async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowsync-team-pg-'));
     const url = await cluster.createDatabase();
-    const quick = { FLOWSYNC_TOKEN_RELOAD_MS: '200' };
-    const first = await startServeProcess(url, join(dir, 'a.log'), [], undefined, quick);
-    const other = await startServeProcess(url, join(dir, 'b.log'), [], undefined, quick);
+    // Taken through the members' epoch, which every process polls (src/service/store/credentials.ts).
+    const first = await startServeProcess(url, join(dir, 'a.log'));
+    const other = await startServeProcess(url, join(dir, 'b.log'));
     serves.push(first, other);
     const capabilities = async (token: string) =>
       (await callFunction(other.url, `Bearer ${token}`, 'svc/flow_def/public/capabilities', {})).statusCode;
     expect(await capabilities(first.tokens.user)).toBe(200);
     await first.stop();
-    const reissued = await startServeProcess(url, join(dir, 'a2.log'), ['--new-tokens'], undefined, quick);
+    const reissued = await startServeProcess(url, join(dir, 'a2.log'), ['--new-tokens']);
     serves.push(reissued);
     await eventually(async () => {
       expect(await capabilities(first.tokens.user)).toBe(401);
@@ -175,7 +175,8 @@ describe('two service processes on one Postgres', { timeout: 180_000 }, () => {
     const down = await fetch(`${serve.url}/health`);
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({ status: 'down', database: 'down' });
-    // A call meanwhile: 503 (send it again later, or to another process), not an incident of the service's own.
+    // A call meanwhile: 503 (send it again later, or to another process), not an incident of the service's own; the
+    // process cannot confirm its list of members either, which fails closed the same way (issue 48).
     const call = await callFunction(
       serve.url,
       `Bearer ${serve.tokens.user}`,

@@ -169,6 +169,8 @@ describe('two developers on one service', () => {
         sent_hash: sha('bob\n'),
         written_by: 'ada@laptop:~/code/app',
         written_at: expect.any(String),
+        // Who wrote it by the credential (issue 48): both write with the shared user token here.
+        member: { id: 'shared', name: 'shared', shared: true, removed: false },
       },
     ]);
     expect(await serviceFiles()).toEqual({

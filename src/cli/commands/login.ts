@@ -10,12 +10,17 @@ import {
   type SecretKind,
 } from '../../secrets/index.ts';
 import { readSecret } from '../read-secret.ts';
+import { UsageError } from '../usage-error.ts';
+import { redeemInvite } from './invite-login.ts';
 import { resolveService, urlOption } from '../service-url.ts';
 
 interface LoginOptions {
   url?: string;
   admin?: boolean;
   apiKey?: boolean;
+  invite?: boolean;
+  printToken?: boolean;
+  label?: string;
 }
 
 export function loginCommand(): Command {
@@ -29,15 +34,34 @@ export function loginCommand(): Command {
     .addOption(urlOption())
     .option('--admin', 'an admin (operator) token instead of a user token')
     .option('--api-key', 'your tracker personal API key (for the tracker functions) instead of a token')
+    .option(
+      '--invite',
+      "redeem an operator's one-time invite (fsi_…, read from a hidden prompt or stdin) for your own token",
+    )
+    .option('--print-token', 'with --invite: print the token once and keep nothing (for a CI secret store)')
+    .option(
+      '--label <name>',
+      "with --invite: what the token is for, in `member list` (default: this machine's name)",
+    )
     .addHelpText(
       'after',
       '\nExamples:\n' +
         '  $ flowsync login                              # paste the user token at the prompt\n' +
         '  $ flowsync login --admin --url http://127.0.0.1:7420\n' +
-        '  $ printf %s "$FLOWSYNC_TOKEN" | flowsync login  # from a script',
+        '  $ printf %s "$FLOWSYNC_TOKEN" | flowsync login  # from a script\n' +
+        '  $ flowsync login --url https://flows.example.com --invite   # paste the invite an operator sent',
     )
     .action(async (options: LoginOptions) => {
+      if (!options.invite && (options.printToken || options.label !== undefined))
+        throw new UsageError('--print-token and --label go with --invite.');
       const { url, secrets } = await resolveService(options.url);
+      if (options.invite) {
+        if (options.admin || options.apiKey)
+          throw new UsageError('--invite takes neither --admin nor --api-key.');
+        await redeemInvite(url, secrets, options);
+        if (options.url && !options.printToken) saveConfig({ ...loadConfig(), serviceUrl: url });
+        return;
+      }
       const kind: SecretKind = options.admin ? 'admin-token' : options.apiKey ? 'api-key' : 'access-token';
       const store = createSecretStore();
       const secret = await readSecret(`${SECRET_NAMES[kind]} for ${url}`);

@@ -3,25 +3,30 @@ import { plural } from '../../protocol/index.ts';
 import { databaseOption } from '../options.ts';
 import { ProgressDisplay } from '../progress.ts';
 import { UsageError } from '../usage-error.ts';
+import { memberCommand, tokenCommand } from './members.ts';
 import type { TransferProgress } from '../../service/index.ts';
 
 const DB_HELP = "the service's database: a SQLite file (as `flowsync serve`'s) or a postgres:// URL";
 
 export function serviceCommand(): Command {
   return new Command('service')
-    .usage('<export|import> [options]')
+    .usage('<export|import|member|token> [options]')
     .description(
       "Moves a service's data between databases: `export` writes every row (flows, their history, the\n" +
-        "tokens' SHA-256, the tracker store, the logs) to one file, `import` fills an empty database from it.\n" +
-        'From SQLite to Postgres when a team outgrows one service process, and back.',
+        "tokens' SHA-256, the members, the tracker store, the logs) to one file, `import` fills an empty database\n" +
+        'from it. From SQLite to Postgres when a team outgrows one service process, and back. `member` and\n' +
+        "`token` manage the team's members and their tokens.",
     )
     .addCommand(exportCommand())
     .addCommand(importCommand())
+    .addCommand(memberCommand())
+    .addCommand(tokenCommand())
     .addHelpText(
       'after',
       '\nExamples:\n' +
         '  $ flowsync service export --db ~/.local/share/flowsync/service.db --out service.jsonl\n' +
-        '  $ flowsync service import --db postgres://flowsync@db.internal/flowsync --in service.jsonl',
+        '  $ flowsync service import --db postgres://flowsync@db.internal/flowsync --in service.jsonl\n' +
+        '  $ flowsync service member add alice --role write',
     );
 }
 

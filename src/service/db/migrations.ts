@@ -233,4 +233,50 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     versions INTEGER NOT NULL
   );
   `,
+  /* 8: the members of a team's service (issue 48): each person's own tokens (their SHA-256 only), one-time
+   * invites, and who each history row's call came from, decided by the credential */ `
+  CREATE TABLE members (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL CHECK (role IN ('read', 'write', 'operator')),
+    shared INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    created_by TEXT,
+    removed_at TEXT,
+    removed_by TEXT
+  );
+  CREATE TABLE member_tokens (
+    id TEXT PRIMARY KEY,
+    member_id TEXT NOT NULL REFERENCES members (id),
+    sha256 TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    revoked_at TEXT,
+    revoked_by TEXT
+  );
+  CREATE INDEX member_tokens_member ON member_tokens (member_id);
+  CREATE TABLE invites (
+    id TEXT PRIMARY KEY,
+    member_id TEXT NOT NULL REFERENCES members (id),
+    sha256 TEXT NOT NULL UNIQUE,
+    token_days INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT,
+    expires_at TEXT NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0,
+    redeemed_at TEXT,
+    token_id TEXT,
+    voided_at TEXT
+  );
+  CREATE TABLE members_epoch (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    epoch INTEGER NOT NULL
+  );
+  INSERT INTO members_epoch (id, epoch) VALUES (1, 0);
+  ALTER TABLE file_versions ADD COLUMN member_id TEXT;
+  ALTER TABLE file_versions ADD COLUMN token_id TEXT;
+  ALTER TABLE history_purges ADD COLUMN member_id TEXT;
+  ALTER TABLE repo_configs ADD COLUMN member_id TEXT;
+  `,
 ];

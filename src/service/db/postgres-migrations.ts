@@ -218,4 +218,49 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     versions BIGINT NOT NULL
   );
   `,
+  /* 6: SQLite's version 8: the members of a team's service (issue 48) */ `
+  CREATE TABLE members (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    name TEXT COLLATE "C" NOT NULL UNIQUE,
+    role TEXT COLLATE "C" NOT NULL CHECK (role IN ('read', 'write', 'operator')),
+    shared INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT COLLATE "C" NOT NULL,
+    created_by TEXT COLLATE "C",
+    removed_at TEXT COLLATE "C",
+    removed_by TEXT COLLATE "C"
+  );
+  CREATE TABLE member_tokens (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    member_id TEXT COLLATE "C" NOT NULL REFERENCES members (id),
+    sha256 TEXT COLLATE "C" NOT NULL UNIQUE,
+    label TEXT COLLATE "C" NOT NULL,
+    created_at TEXT COLLATE "C" NOT NULL,
+    expires_at TEXT COLLATE "C" NOT NULL,
+    revoked_at TEXT COLLATE "C",
+    revoked_by TEXT COLLATE "C"
+  );
+  CREATE INDEX member_tokens_member ON member_tokens (member_id);
+  CREATE TABLE invites (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    member_id TEXT COLLATE "C" NOT NULL REFERENCES members (id),
+    sha256 TEXT COLLATE "C" NOT NULL UNIQUE,
+    token_days INTEGER NOT NULL,
+    created_at TEXT COLLATE "C" NOT NULL,
+    created_by TEXT COLLATE "C",
+    expires_at TEXT COLLATE "C" NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0,
+    redeemed_at TEXT COLLATE "C",
+    token_id TEXT COLLATE "C",
+    voided_at TEXT COLLATE "C"
+  );
+  CREATE TABLE members_epoch (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    epoch BIGINT NOT NULL
+  );
+  INSERT INTO members_epoch (id, epoch) VALUES (1, 0);
+  ALTER TABLE file_versions ADD COLUMN member_id TEXT COLLATE "C";
+  ALTER TABLE file_versions ADD COLUMN token_id TEXT COLLATE "C";
+  ALTER TABLE history_purges ADD COLUMN member_id TEXT COLLATE "C";
+  ALTER TABLE repo_configs ADD COLUMN member_id TEXT COLLATE "C";
+  `,
 ];

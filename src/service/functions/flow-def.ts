@@ -26,7 +26,13 @@ type FlowDefPath =
   | 'svc/flow_def/action/keep_copy/run';
 
 export function flowDefFunctions({ db, retention }: ServiceStores): Implementations<FlowDefPath> {
-  const writerOf = (ctx: CallContext): Writer => ({ name: ctx.writer, kind: ctx.caller });
+  // Who wrote it is the credential's member; the client's label is kept beside it, as the device it names.
+  const writerOf = (ctx: CallContext): Writer => ({
+    name: ctx.writer,
+    kind: ctx.caller,
+    memberId: ctx.member?.memberId ?? null,
+    tokenId: ctx.member?.tokenId ?? null,
+  });
   /** A repository by owner and name; refused when nothing was ever synced under them. */
   const repoNamed = async (flows: FlowStore, owner: string, name: string) => {
     const repoId = await flows.repoByName(owner, name);
@@ -135,6 +141,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       conflict_copies: true,
       repo_config_bases: true,
       live_changes: true,
+      members: true,
     }),
 
     'svc/flow_def/public/list_flows': (args) =>
@@ -216,7 +223,12 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
               { path: ['version'] },
             );
         }
-        const purge = await flows.history.purge(file, args.version ?? null, ctx.writer);
+        const purge = await flows.history.purge(
+          file,
+          args.version ?? null,
+          ctx.writer,
+          ctx.member?.memberId ?? null,
+        );
         return { flow_path: file.flowPath, path: file.path, purge };
       }),
 

@@ -9,6 +9,7 @@ import { trackerFunctions } from './tracker.ts';
 import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
 import { liveFunctions } from './live.ts';
+import { memberFunctions } from './members.ts';
 
 export { ChangeFeed } from './change-feed.ts';
 
@@ -23,5 +24,6 @@ export function createImplementations(stores: ServiceStores): Implementations<Fu
     ...trackerFunctions(stores),
     ...webhookFunctions(stores),
     ...taskFunctions(stores),
+    ...memberFunctions(stores),
   };
 }

@@ -11,7 +11,13 @@ export function repoConfigFunctions({ db }: ServiceStores): Implementations<'svc
       ctx,
     ) => {
       const written = await db.transaction((sql) =>
-        new RepoConfigStore(sql).replace(owner, name, config, ctx.writer, base),
+        new RepoConfigStore(sql).replace(
+          owner,
+          name,
+          config,
+          { name: ctx.writer, memberId: ctx.member?.memberId ?? null },
+          base,
+        ),
       );
       if ('conflict' in written) throw conflictRefusal(written.conflict as RepoConfigCurrent);
       return written;

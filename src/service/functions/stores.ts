@@ -9,4 +9,9 @@ export interface ServiceStores {
   retention: HistoryRetention;
   /** The calls to `changes` waiting for a write (one per service process). */
   feed: ChangeFeed;
+  /**
+   * Reads the list of members again now, after a change of it committed: resolved once this process refuses what
+   * the change revoked (store/credentials.ts).
+   */
+  membersChanged: () => Promise<void>;
 }

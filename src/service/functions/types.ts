@@ -1,11 +1,16 @@
 import type { FunctionPath, ParsedArgsOf, ValueOf } from '../../protocol/index.ts';
 import type { Caller } from '../store/access-tokens.ts';
+import type { Principal } from '../store/credentials.ts';
 import type { RegisteredApiKey } from '../store/api-keys.ts';
 
 /** What an implementation knows about the call besides its args. */
 export interface CallContext {
   traceId: string;
   caller: Caller;
+  /** The member whose credential made the call (null only for redeem_invite, whose credential is an invite). */
+  member: Principal | null;
+  /** The invite presented as the credential of redeem_invite; null for every other call. */
+  invite: string | null;
   /** The registered personal API key, for tracker actions (the dispatcher has already refused unknown ones). */
   apiKey: RegisteredApiKey | null;
   /** The writing client's name as it says (`x-flowsync-writer`, e.g. `dev@laptop:~/code/app`), for the history. */

@@ -46,10 +46,10 @@ export function buildApp(deps: Dispatcher, options: AppOptions) {
   // Admitted (function, method, token) on the request's head, before its body is read; then dispatched.
   const admitted = new WeakMap<object, AdmittedCall>();
   app.all(`${API_PREFIX}*`, {
-    onRequest: (request, reply, done) => {
-      const call = admitCall(deps, (request.params as { '*': string })['*'], request, reply);
+    onRequest: async (request, reply) => {
+      const call = await admitCall(deps, (request.params as { '*': string })['*'], request, reply);
       if (call) admitted.set(request, call);
-      done();
+      else return reply;
     },
     // A call being worked on sends nothing until it answers, and on Postgres it may wait (for a flow another
     // process writes): the connection's idle time-out is for a caller that went quiet, so it is off meanwhile.

@@ -2,13 +2,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   describeIssues,
   findFunction,
+  levelAllows,
   requestBodySchema,
   toWireIssues,
   type FunctionPath,
   type FunctionSpec,
 } from '../../protocol/index.ts';
-import { CallRefused, DatabaseProblem, UnknownApiKey } from '../errors.ts';
-import type { AccessTokens, Caller } from '../store/access-tokens.ts';
+import { CallRefused, CallUnauthenticated, DatabaseProblem, UnknownApiKey } from '../errors.ts';
+import type { Caller } from '../store/access-tokens.ts';
+import type { Credentials, Principal } from '../store/credentials.ts';
 import type { RegisteredApiKey } from '../store/api-keys.ts';
 import type { Implementation, Implementations } from '../functions/types.ts';
 import { parseAuthorization } from './authorization.ts';
@@ -16,7 +18,8 @@ import { describeLimit, exceededLimit } from './call-limits.ts';
 import { sendError, sendValue, type ErrorStatus } from './envelope.ts';
 
 export interface Dispatcher {
-  tokens: AccessTokens;
+  /** Who may call: members' tokens and the shared tokens, kept fresh (store/credentials.ts). */
+  credentials: Credentials;
   /** The registered personal API key whose secret this is, or null. */
   findApiKey: (secret: string) => Promise<RegisteredApiKey | null>;
   /** Whether the database answers a query now (the health route). */
@@ -28,6 +31,9 @@ export interface Dispatcher {
 export interface AdmittedCall {
   fn: FunctionSpec;
   caller: Caller;
+  /** The credential's member (null for redeem_invite, whose credential is the invite). */
+  member: Principal | null;
+  invite: string | null;
 }
 
 /**
@@ -36,16 +42,16 @@ export interface AdmittedCall {
  * token is refused before the service keeps a byte of a body it sends (150 stalled 8 MiB uploads took the agent
  * from 130 MB to 1.36 GB when the token was checked after). Answers the refusal and returns null, or the call.
  */
-export function admitCall(
+export async function admitCall(
   deps: Dispatcher,
   path: string,
   request: FastifyRequest,
   reply: FastifyReply,
-): AdmittedCall | null {
+): Promise<AdmittedCall | null> {
   // Node reads the body of a refused call and drops it, keeping none of it; the time-outs close a connection whose
   // body never comes. Not closed at once: a client still sending would see "other side closed", not this answer.
-  const refuse = (status: ErrorStatus, message: string) => {
-    void sendError(reply, status, message);
+  const refuse = (status: ErrorStatus, message: string, data: Record<string, unknown> = {}) => {
+    void sendError(reply, status, message, data);
     return null;
   };
   const fn = findFunction(path);
@@ -62,20 +68,53 @@ export function admitCall(
       'Missing or malformed Authorization header: send "Bearer <token>" or "Admin <token>".',
     );
   }
-  const caller = deps.tokens.identify(auth.token);
-  if (caller === null || caller !== auth.claimed) {
-    return refuse(401, 'Unknown token: sign in again with "flowsync login".');
+  // The invite is the credential of redeem_invite, and of nothing else; the function checks it in the database.
+  if (fn.scope === 'invite') return { fn, caller: auth.claimed, member: null, invite: auth.token };
+  // Fail closed: a list of members this process cannot confirm is current (its database does not answer) may
+  // still hold a token revoked elsewhere.
+  if (!(await deps.credentials.ensureFresh())) {
+    request.log.warn(
+      { problem: deps.credentials.problem },
+      "the list of members cannot be confirmed current (the database's state): answered 503",
+    );
+    reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+    return refuse(
+      503,
+      "The service's database cannot take this call now: the service cannot confirm its list of members is current (its operator finds why in the service's log). Send it again in a moment.",
+    );
   }
-  if (fn.access === 'admin' && caller !== 'admin') {
-    return refuse(403, `${fn.path} is an operator function: call it with an admin token.`);
+  const identified = await deps.credentials.identifyFresh(auth.claimed, auth.token);
+  if (!identified.ok) return refuse(401, identified.message, identified.data);
+  const member = identified.principal;
+  request.log = request.log.child({ member: member.name, ...(member.tokenId && { token: member.tokenId }) });
+  if (!levelAllows(member.level, fn.scope)) {
+    return refuse(403, forbiddenLine(member, fn.path, fn.scope), {
+      needed: fn.scope,
+      role: member.level,
+      member: member.name,
+    });
   }
-  return { fn, caller };
+  return { fn, caller: auth.claimed, member, invite: null };
+}
+
+/** The 403's sentence: who, what the function needs, and what to do; the CLI prints it as it is. */
+export function forbiddenLine(member: Principal, path: string, needed: string): string {
+  if (member.shared && member.level === 'write' && needed === 'operator')
+    return `${path} is an operator function: call it with an admin token.`;
+  if (member.level !== member.role)
+    return `${path} is for operators: ${member.name} is one, but called with the Bearer scheme; call it with "Admin <token>".`;
+  const who = member.shared
+    ? `The shared ${member.role === 'operator' ? 'admin' : 'user'} token`
+    : member.name;
+  if (needed === 'write')
+    return `${who} is a read-only member of this service: ${path} writes. Ask an operator for write access (\`flowsync service member role ${member.name} write\`).`;
+  return `${who} is not an operator of this service (${member.role}): ${path} is for operators. Ask an operator for that role (\`flowsync service member role ${member.name} operator\`).`;
 }
 
 /** The rest of an admitted call, once its body is read: are the args right, then the function itself. */
 export async function dispatchCall(
   deps: Dispatcher,
-  { fn, caller }: AdmittedCall,
+  { fn, caller, member, invite }: AdmittedCall,
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
@@ -109,10 +148,18 @@ export async function dispatchCall(
     const apiKey = presented ? await deps.findApiKey(presented.secret) : null;
     if (presented && apiKey === null) throw new UnknownApiKey();
     const implementation = deps.implementations[fn.path] as Implementation<FunctionSpec['path']>;
-    const value = await implementation(args.data as never, { traceId, caller, apiKey, writer });
+    const value = await implementation(args.data as never, {
+      traceId,
+      caller,
+      apiKey,
+      writer,
+      member,
+      invite,
+    });
     return sendValue(reply, value);
   } catch (error) {
     if (error instanceof CallRefused) return sendError(reply, 422, error.message, error.data);
+    if (error instanceof CallUnauthenticated) return sendError(reply, 401, error.message, error.data);
     if (error instanceof UnknownApiKey)
       return sendError(reply, 401, error.message, { reason: 'unknown_api_key' });
     if (error instanceof DatabaseProblem) {

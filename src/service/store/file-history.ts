@@ -1,16 +1,21 @@
-import type { FileVersion, HistoryPurge } from '../../protocol/index.ts';
+import type { FileVersion, HistoryPurge, MemberRef } from '../../protocol/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { chunks, parameterList, textPerCount, valueRows } from '../db/rows.ts';
 import type { Caller } from './access-tokens.ts';
 
-/** Who writes: the writing client's name (`dev@laptop:~/code/app`, as it says) and its token's kind. */
+/**
+ * Who writes: the member whose credential made the call and that token's id (decided by the service, issue 48),
+ * the writing client's name for its device (`dev@laptop:~/code/app`, as it says) and its scheme's kind.
+ */
 export interface Writer {
   name: string | null;
   kind: Caller | null;
+  memberId: string | null;
+  tokenId: string | null;
 }
 
-export const UNKNOWN_WRITER: Writer = { name: null, kind: null };
+export const UNKNOWN_WRITER: Writer = { name: null, kind: null, memberId: null, tokenId: null };
 
 /** The version of a file the service holds now (null hash: deleted), with who wrote it and when. */
 export interface CurrentVersion {
@@ -18,6 +23,33 @@ export interface CurrentVersion {
   hash: string | null;
   written_at: string;
   written_by: string | null;
+  member: MemberRef | null;
+}
+
+/**
+ * A history row's member, named as the members table has them now (a removed one keeps their name, marked), from
+ * the columns MEMBER_COLUMNS selects. Null: the row was written before the service had members.
+ */
+export interface MemberColumns {
+  member_id: string | null;
+  member_name: string | null;
+  member_shared: number | boolean | null;
+  member_removed_at: string | null;
+}
+
+/** The columns memberRef reads, from `members m` joined on the row's member_id. */
+export const MEMBER_COLUMNS =
+  'm.name AS member_name, m.shared AS member_shared, m.removed_at AS member_removed_at';
+
+export function memberRef(row: MemberColumns): MemberRef | null {
+  if (row.member_id === null) return null;
+  // A member the members table does not have (an import of history without its members): its id, unnamed.
+  return {
+    id: row.member_id,
+    name: row.member_name ?? row.member_id,
+    shared: Boolean(row.member_shared),
+    removed: row.member_removed_at !== null,
+  };
 }
 
 export interface HistoryRetention {
@@ -54,8 +86,8 @@ const REPLACE_VERSIONS = textPerCount(
 
 const ADD_VERSIONS = textPerCount(
   (count) => `INSERT INTO file_versions
-     (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind)
-   VALUES ${valueRows(count, 9)}`,
+     (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind, member_id, token_id)
+   VALUES ${valueRows(count, 11)}`,
 );
 
 /** The channel a write of flow files notifies (Sql.notify): the change feed (store/changes.ts) listens to it. */
@@ -79,12 +111,15 @@ export class FileHistory {
   constructor(private readonly sql: Sql) {}
 
   async current(repoId: string, flowPath: string, path: string): Promise<CurrentVersion | null> {
-    const found = await this.sql.get<CurrentVersion>(
-      `SELECT version, hash, written_at, written_by FROM file_versions
-       WHERE repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NULL`,
+    const found = await this.sql.get<Omit<CurrentVersion, 'member'> & MemberColumns>(
+      `SELECT v.version, v.hash, v.written_at, v.written_by, v.member_id, ${MEMBER_COLUMNS}
+       FROM file_versions v LEFT JOIN members m ON m.id = v.member_id
+       WHERE v.repo_id = ? AND v.flow_path = ? AND v.path = ? AND v.replaced_at IS NULL`,
       [repoId, flowPath, path],
     );
-    return found ?? null;
+    if (!found) return null;
+    const { version, hash, written_at, written_by } = found;
+    return { version, hash, written_at, written_by, member: memberRef(found) };
   }
 
   /**
@@ -108,7 +143,7 @@ export class FileHistory {
       for (const { path, written } of part) {
         replaced.push(path);
         added.push(flow.repoId, flow.flowPath, path, written?.hash ?? null, null, written?.size ?? 0, now);
-        added.push(writer.name, writer.kind);
+        added.push(writer.name, writer.kind, writer.memberId, writer.tokenId);
       }
       await this.sql.run(REPLACE_VERSIONS(part.length), replaced);
       await this.sql.run(ADD_VERSIONS(part.length), added);
@@ -119,15 +154,25 @@ export class FileHistory {
    * A page of a repository's files whose current version is a deletion, by flow and path after the (flow, path)
    * given: who deleted each and when.
    */
-  deleted(repoId: string, page: { after: [string, string] | null; limit: number }) {
-    return this.sql.all<{ flow_path: string; path: string; deleted_at: string; deleted_by: string | null }>(
-      `SELECT flow_path, path, written_at AS deleted_at, written_by AS deleted_by
-       FROM file_versions
-       WHERE repo_id = @repoId AND replaced_at IS NULL AND hash IS NULL
-         AND (flow_path > @afterFlow OR (flow_path = @afterFlow AND path > @afterPath))
-       ORDER BY flow_path, path LIMIT @limit`,
+  async deleted(repoId: string, page: { after: [string, string] | null; limit: number }) {
+    const rows = await this.sql.all<
+      { flow_path: string; path: string; deleted_at: string; deleted_by: string | null } & MemberColumns
+    >(
+      `SELECT v.flow_path, v.path, v.written_at AS deleted_at, v.written_by AS deleted_by, v.member_id,
+         ${MEMBER_COLUMNS}
+       FROM file_versions v LEFT JOIN members m ON m.id = v.member_id
+       WHERE v.repo_id = @repoId AND v.replaced_at IS NULL AND v.hash IS NULL
+         AND (v.flow_path > @afterFlow OR (v.flow_path = @afterFlow AND v.path > @afterPath))
+       ORDER BY v.flow_path, v.path LIMIT @limit`,
       { repoId, afterFlow: page.after?.[0] ?? '', afterPath: page.after?.[1] ?? '', limit: page.limit },
     );
+    return rows.map(({ flow_path, path, deleted_at, deleted_by, ...member }) => ({
+      flow_path,
+      path,
+      deleted_at,
+      deleted_by,
+      deleted_by_member: memberRef(member),
+    }));
   }
 
   /**
@@ -142,8 +187,9 @@ export class FileHistory {
   ): Promise<number> {
     await this.sql.run(
       `INSERT INTO file_versions
-         (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind, replaced_at, conflict_copy)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+         (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind, replaced_at, conflict_copy,
+          member_id, token_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
       [
         file.repoId,
         file.flowPath,
@@ -155,6 +201,8 @@ export class FileHistory {
         writer.name,
         writer.kind,
         now,
+        writer.memberId,
+        writer.tokenId,
       ],
     );
     const kept = await this.sql.get<{ version: number }>(
@@ -172,27 +220,33 @@ export class FileHistory {
     path: string,
     page: { before: number | null; limit: number },
   ): Promise<FileVersion[]> {
-    const rows = await this.sql.all<{
-      version: number;
-      hash: string | null;
-      size: number;
-      written_at: string;
-      written_by: string | null;
-      writer_kind: FileVersion['writer_kind'];
-      current: number;
-      conflict_copy: number | null;
-    }>(
-      `SELECT version, hash, size, written_at, written_by, writer_kind, conflict_copy,
-         CASE WHEN replaced_at IS NULL THEN 1 ELSE 0 END AS current
-       FROM file_versions WHERE repo_id = ? AND flow_path = ? AND path = ? AND version < ?
-       ORDER BY version DESC LIMIT ?`,
+    const rows = await this.sql.all<
+      {
+        version: number;
+        hash: string | null;
+        size: number;
+        written_at: string;
+        written_by: string | null;
+        writer_kind: FileVersion['writer_kind'];
+        current: number;
+        conflict_copy: number | null;
+      } & MemberColumns
+    >(
+      `SELECT v.version, v.hash, v.size, v.written_at, v.written_by, v.writer_kind, v.conflict_copy, v.member_id,
+         ${MEMBER_COLUMNS}, CASE WHEN v.replaced_at IS NULL THEN 1 ELSE 0 END AS current
+       FROM file_versions v LEFT JOIN members m ON m.id = v.member_id
+       WHERE v.repo_id = ? AND v.flow_path = ? AND v.path = ? AND v.version < ?
+       ORDER BY v.version DESC LIMIT ?`,
       [repoId, flowPath, path, page.before ?? Number.MAX_SAFE_INTEGER, page.limit],
     );
-    return rows.map(({ conflict_copy: copy, ...row }) => ({
-      ...row,
-      current: row.current === 1,
-      ...(copy === 1 && { conflict_copy: true }),
-    }));
+    return rows.map(
+      ({ conflict_copy: copy, member_id, member_name, member_shared, member_removed_at, ...row }) => ({
+        ...row,
+        member: memberRef({ member_id, member_name, member_shared, member_removed_at }),
+        current: row.current === 1,
+        ...(copy === 1 && { conflict_copy: true }),
+      }),
+    );
   }
 
   async version(version: number): Promise<StoredVersion | null> {
@@ -223,6 +277,7 @@ export class FileHistory {
     file: { repoId: string; flowPath: string; path: string },
     version: number | null,
     purgedBy: string | null,
+    memberId: string | null,
     now = nowIso(),
   ): Promise<HistoryPurge> {
     const where = `repo_id = ? AND flow_path = ? AND path = ? AND replaced_at IS NOT NULL`;
@@ -234,23 +289,47 @@ export class FileHistory {
             ...params,
             version,
           ]);
-    const purge: HistoryPurge = { version, versions: removed, purged_at: now, purged_by: purgedBy };
     if (removed > 0)
       await this.sql.run(
-        `INSERT INTO history_purges (repo_id, flow_path, path, version, versions, purged_at, purged_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [file.repoId, file.flowPath, file.path, version, removed, now, purgedBy],
+        `INSERT INTO history_purges (repo_id, flow_path, path, version, versions, purged_at, purged_by, member_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [file.repoId, file.flowPath, file.path, version, removed, now, purgedBy, memberId],
       );
-    return purge;
+    const by =
+      memberId === null
+        ? null
+        : await this.sql.get<MemberColumns>(
+            `SELECT m.id AS member_id, ${MEMBER_COLUMNS} FROM members m WHERE m.id = ?`,
+            [memberId],
+          );
+    return {
+      version,
+      versions: removed,
+      purged_at: now,
+      purged_by: purgedBy,
+      purged_by_member: by ? memberRef(by) : null,
+    };
   }
 
   /** A file's purges, newest first (a few at most: each is an operator's deliberate act). */
   async purges(repoId: string, flowPath: string, path: string): Promise<HistoryPurge[]> {
-    return this.sql.all<HistoryPurge>(
-      `SELECT version, versions, purged_at, purged_by FROM history_purges
-       WHERE repo_id = ? AND flow_path = ? AND path = ? ORDER BY id DESC LIMIT 100`,
+    const rows = await this.sql.all<
+      {
+        version: number | null;
+        versions: number;
+        purged_at: string;
+        purged_by: string | null;
+      } & MemberColumns
+    >(
+      `SELECT p.version, p.versions, p.purged_at, p.purged_by, p.member_id, ${MEMBER_COLUMNS}
+       FROM history_purges p LEFT JOIN members m ON m.id = p.member_id
+       WHERE p.repo_id = ? AND p.flow_path = ? AND p.path = ? ORDER BY p.id DESC LIMIT 100`,
       [repoId, flowPath, path],
     );
+    return rows.map(({ member_id, member_name, member_shared, member_removed_at, ...purge }) => ({
+      ...purge,
+      purged_by_member: memberRef({ member_id, member_name, member_shared, member_removed_at }),
+    }));
   }
 
   /** Removes what is past the retention; returns how many versions went. */

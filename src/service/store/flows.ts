@@ -4,7 +4,14 @@ import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { flowAggregateHash, sha256Hex } from '../hash.ts';
 import { chunks, parameterList, textPerCount, valueRows } from '../db/rows.ts';
-import { FileHistory, UNKNOWN_WRITER, type Writer } from './file-history.ts';
+import {
+  FileHistory,
+  MEMBER_COLUMNS,
+  UNKNOWN_WRITER,
+  memberRef,
+  type MemberColumns,
+  type Writer,
+} from './file-history.ts';
 
 export interface FlowSyncOptions {
   deleteMissing: boolean;
@@ -244,6 +251,7 @@ export class FlowStore {
         sent_hash: sent,
         written_by: current?.written_by ?? null,
         written_at: current?.written_at ?? null,
+        member: current?.member ?? null,
       });
     }
     return conflicts;
@@ -271,21 +279,24 @@ export class FlowStore {
     repoId: string,
     page: { flowPath: string | null; withContent: boolean; after: [string, string] | null; limit: number },
   ) {
-    const rows = await this.sql.all<{
-      flow_path: string;
-      path: string;
-      id: string;
-      hash: string;
-      size: number;
-      updated_at: string;
-      written_by: string | null;
-      content: string | null;
-    }>(
-      `SELECT fl.flow_path, f.path, f.id, f.hash, f.size, f.updated_at, v.written_by,
+    const rows = await this.sql.all<
+      {
+        flow_path: string;
+        path: string;
+        id: string;
+        hash: string;
+        size: number;
+        updated_at: string;
+        written_by: string | null;
+        content: string | null;
+      } & MemberColumns
+    >(
+      `SELECT fl.flow_path, f.path, f.id, f.hash, f.size, f.updated_at, v.written_by, v.member_id, ${MEMBER_COLUMNS},
          CASE WHEN @withContent = 1 THEN f.content END AS content
        FROM flow_files f JOIN flows fl ON fl.id = f.flow_id
        LEFT JOIN file_versions v ON v.repo_id = fl.repo_id AND v.flow_path = fl.flow_path AND v.path = f.path
          AND v.replaced_at IS NULL
+       LEFT JOIN members m ON m.id = v.member_id
        WHERE fl.repo_id = @repoId AND (CAST(@flowPath AS TEXT) IS NULL OR fl.flow_path = @flowPath)
          AND (fl.flow_path > @afterFlow OR (fl.flow_path = @afterFlow AND f.path > @afterPath))
        ORDER BY fl.flow_path, f.path LIMIT @limit`,
@@ -298,7 +309,13 @@ export class FlowStore {
         limit: page.limit,
       },
     );
-    return rows.map(({ content, ...row }) => (content === null ? row : { ...row, content }));
+    return rows.map(({ content, member_id, member_name, member_shared, member_removed_at, ...row }) => {
+      const listed = {
+        ...row,
+        member: memberRef({ member_id, member_name, member_shared, member_removed_at }),
+      };
+      return content === null ? listed : { ...listed, content };
+    });
   }
 
   private fileById(fileId: string) {
@@ -338,6 +355,7 @@ export class FlowStore {
           sent_hash: hash,
           written_by: current?.written_by ?? null,
           written_at: current?.written_at ?? null,
+          member: current?.member ?? null,
         },
       };
     }

@@ -26,7 +26,7 @@ export class RepoConfigStore {
     owner: string,
     name: string,
     config: RepoConfig,
-    writer: string | null,
+    writer: { name: string | null; memberId: string | null },
     base?: string | null,
   ): Promise<RepoConfigRecord | { conflict: RepoConfigCurrent }> {
     const hash = repoConfigHash(config);
@@ -40,12 +40,12 @@ export class RepoConfigStore {
     }
     const updatedAt = nowIso();
     await this.sql.run(
-      `INSERT INTO repo_configs (owner, name, config, updated_at, written_by) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO repo_configs (owner, name, config, updated_at, written_by, member_id) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (owner, name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at,
-         written_by = excluded.written_by`,
-      [owner, name, JSON.stringify(config), updatedAt, writer],
+         written_by = excluded.written_by, member_id = excluded.member_id`,
+      [owner, name, JSON.stringify(config), updatedAt, writer.name, writer.memberId],
     );
-    return { ...config, owner, name, updated_at: updatedAt, hash, written_by: writer };
+    return { ...config, owner, name, updated_at: updatedAt, hash, written_by: writer.name };
   }
 
   private async current(owner: string, name: string): Promise<RepoConfigCurrent | null> {

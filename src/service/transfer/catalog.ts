@@ -7,10 +7,10 @@
  *
  * Left out on purpose: SQLite's FTS5 table (its triggers fill it again as tracker_issues is imported), Postgres's
  * generated `words` column (computed again the same way), and each database's own bookkeeping (user_version,
- * flowsync_schema, sqlite_sequence), and `repo_configs.written_by` (who wrote a config last, only named in the
- * conflict a stale write gets: after an import it is unknown, and that conflict says when without who; moving it
- * would need export format 2 and an import of format 1). test/cli/service-transfer.test.ts checks that every other
- * column of both schemas is listed here, so a migration that adds one cannot be forgotten.
+ * flowsync_schema, sqlite_sequence, members_epoch: a new database starts its own count).
+ * test/cli/service-transfer.test.ts checks that every other column of both schemas is listed here, so a migration
+ * that adds one cannot be forgotten. A column added later goes at the end of its table's list, and the format's
+ * version goes up (format.ts: an import reads every older format).
  */
 import type { Sql } from '../db/open.ts';
 
@@ -33,6 +33,34 @@ export interface TransferTable {
 
 export const TRANSFER_TABLES: readonly TransferTable[] = [
   { name: 'access_tokens', columns: ['kind', 'sha256', 'created_at'], key: ['sha256'] },
+  // The members (issue 48, format 2): their tokens' and invites' SHA-256 only, as access_tokens'.
+  {
+    name: 'members',
+    columns: ['id', 'name', 'role', 'shared', 'created_at', 'created_by', 'removed_at', 'removed_by'],
+    key: ['id'],
+  },
+  {
+    name: 'member_tokens',
+    columns: ['id', 'member_id', 'sha256', 'label', 'created_at', 'expires_at', 'revoked_at', 'revoked_by'],
+    key: ['id'],
+  },
+  {
+    name: 'invites',
+    columns: [
+      'id',
+      'member_id',
+      'sha256',
+      'token_days',
+      'created_at',
+      'created_by',
+      'expires_at',
+      'failures',
+      'redeemed_at',
+      'token_id',
+      'voided_at',
+    ],
+    key: ['id'],
+  },
   { name: 'repos', columns: ['id', 'owner', 'name', 'created_at'], key: ['id'] },
   {
     name: 'flows',
@@ -44,7 +72,11 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     columns: ['id', 'flow_id', 'path', 'hash', 'content', 'size', 'created_at', 'updated_at'],
     key: ['id'],
   },
-  { name: 'repo_configs', columns: ['owner', 'name', 'config', 'updated_at'], key: ['owner', 'name'] },
+  {
+    name: 'repo_configs',
+    columns: ['owner', 'name', 'config', 'updated_at', 'written_by', 'member_id'],
+    key: ['owner', 'name'],
+  },
   {
     name: 'tasks',
     columns: [
@@ -161,6 +193,8 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       'writer_kind',
       'replaced_at',
       'conflict_copy',
+      'member_id',
+      'token_id',
     ],
     key: ['version'],
     numericKey: true,
@@ -168,7 +202,17 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
   },
   {
     name: 'history_purges',
-    columns: ['id', 'repo_id', 'flow_path', 'path', 'version', 'versions', 'purged_at', 'purged_by'],
+    columns: [
+      'id',
+      'repo_id',
+      'flow_path',
+      'path',
+      'version',
+      'versions',
+      'purged_at',
+      'purged_by',
+      'member_id',
+    ],
     key: ['id'],
     numericKey: true,
     identity: 'id',

@@ -10,7 +10,40 @@ import { TRANSFER_TABLES, type TransferTable } from './catalog.ts';
  */
 export const EXPORT_FORMAT = 'flowsync-service-export';
 /** Raised when a column or table is added (and the catalog with it); an import reads this version and older. */
-export const EXPORT_VERSION = 1;
+export const EXPORT_VERSION = 2;
+
+/**
+ * What each format added to the one before: whole tables, or columns at the end of a table's list. A file of an
+ * older format has none of them; its rows are read as if those columns were null (issue 48's members: format 2).
+ */
+const ADDED: Record<number, Record<string, readonly string[] | 'table'>> = {
+  2: {
+    members: 'table',
+    member_tokens: 'table',
+    invites: 'table',
+    repo_configs: ['written_by', 'member_id'],
+    file_versions: ['member_id', 'token_id'],
+    history_purges: ['member_id'],
+  },
+};
+
+/** A table's columns in a file of `version` (null: that format has no such table). */
+export function columnsInFormat(table: TransferTable, version: number): readonly string[] | null {
+  let columns = table.columns;
+  for (let later = EXPORT_VERSION; later > version; later--) {
+    const added = ADDED[later]?.[table.name];
+    if (added === 'table') return null;
+    if (added) columns = columns.filter((column) => !added.includes(column));
+  }
+  return columns;
+}
+
+/** A row as the catalog has it: a row of an older format gets null for the columns added since. */
+export function widenRow(table: TransferTable, row: Value[]): Value[] {
+  return row.length < table.columns.length
+    ? [...row, ...Array<Value>(table.columns.length - row.length).fill(null)]
+    : row;
+}
 
 /** A refusal a person can act on (a file that is not an export, a database that is not empty): said in one line. */
 export class TransferRefused extends Error {
@@ -40,7 +73,7 @@ export function rowLine(table: TransferTable, values: readonly Value[]): string 
 
 const headerSchema = z.strictObject({
   format: z.literal(EXPORT_FORMAT),
-  version: z.literal(EXPORT_VERSION),
+  version: z.int().min(1).max(EXPORT_VERSION),
   dialect: z.enum(['sqlite', 'postgres']),
   tables: z.record(
     z.string(),
@@ -70,15 +103,28 @@ export function parseHeader(line: string | undefined, file: string): ExportHeade
   const header = headerSchema.safeParse(parsed);
   if (!header.success) throw notAnExport;
   const names = Object.keys(header.data.tables);
+  const { version: format, tables } = header.data;
+  let known = 0;
   for (const table of TRANSFER_TABLES) {
-    const columns = header.data.tables[table.name]?.columns;
-    if (columns === undefined || columns.join() !== table.columns.join()) {
+    const expected = columnsInFormat(table, format);
+    const columns = tables[table.name]?.columns;
+    if (expected === null) {
+      // A table this file's format did not have yet: none of its rows.
+      if (columns !== undefined)
+        throw new TransferRefused(
+          `${file} is damaged: its header names a table format ${format} does not have (${table.name}).`,
+        );
+      tables[table.name] = { columns: [], rows: 0 };
+      continue;
+    }
+    known++;
+    if (columns === undefined || columns.join() !== expected.join()) {
       throw new TransferRefused(
-        `${file} is damaged: its header does not list the columns of table ${table.name} as format ${EXPORT_VERSION} has them.`,
+        `${file} is damaged: its header does not list the columns of table ${table.name} as format ${format} has them.`,
       );
     }
   }
-  if (names.length !== TRANSFER_TABLES.length) {
+  if (names.length !== known) {
     const unknown = names.find((name) => !TRANSFER_TABLES.some((table) => table.name === name));
     throw new TransferRefused(
       `${file} is damaged: its header names a table this format does not have (${unknown}).`,

@@ -5,7 +5,7 @@ import type { ServiceDatabase, Sql } from '../db/open.ts';
 import { valueRows } from '../db/rows.ts';
 import { countRows, TRANSFER_TABLES, type TransferTable } from './catalog.ts';
 import { openTransferDatabase } from './database.ts';
-import { parseHeader, parseRow, TransferRefused, type ExportHeader, type Value } from './format.ts';
+import { parseHeader, parseRow, TransferRefused, widenRow, type ExportHeader, type Value } from './format.ts';
 import { ProgressCounter, type OnProgress, type TransferSummary } from './progress.ts';
 import { refusedRow } from './row-rules.ts';
 
@@ -82,13 +82,15 @@ async function checkFile(file: string): Promise<ExportHeader> {
       header = parseHeader(line, file);
       continue;
     }
-    const { table, row } = parseRow(line, number, file);
+    const { table, row: read } = parseRow(line, number, file);
     at = tableAt(table, at, number, file);
-    if (row.length !== TRANSFER_TABLES[at]!.columns.length) {
+    const width = header.tables[table]!.columns.length;
+    if (read.length !== width) {
       throw new TransferRefused(
-        `${file} is damaged at line ${number.toLocaleString('en')}: a row of ${table} with ${row.length} values, where the table has ${TRANSFER_TABLES[at]!.columns.length} columns.`,
+        `${file} is damaged at line ${number.toLocaleString('en')}: a row of ${table} with ${read.length} values, where the table has ${width} columns.`,
       );
     }
+    const row = widenRow(TRANSFER_TABLES[at]!, read);
     const refused = refusedRow(table, row);
     if (refused !== null) {
       const { key, columns } = TRANSFER_TABLES[at]!;
@@ -182,7 +184,7 @@ async function insertRows(sql: Sql, file: string, header: ExportHeader, progress
       if (!done.has(name)) reach(table);
       batch = { table, rows: [], from: number, to: number, bytes: 0 };
     }
-    batch.rows.push(row);
+    batch.rows.push(widenRow(batch.table, row));
     batch.to = number;
     batch.bytes += line.length;
     const full =

@@ -1,0 +1,145 @@
+import { parseToken, TOKEN_PREFIXES } from '../../protocol/index.ts';
+import { CallRefused, CallUnauthenticated } from '../errors.ts';
+import { sha256Hex } from '../hash.ts';
+import type { Principal } from '../store/credentials.ts';
+import { defaultTokenDays, MemberStore, type Actor, type RedeemOutcome } from '../store/members.ts';
+import type { ServiceStores } from './stores.ts';
+import type { CallContext, Implementations } from './types.ts';
+
+export type MembersPath =
+  | 'svc/members/public/whoami'
+  | 'svc/members/action/redeem_invite/run'
+  | 'svc/members/private/add'
+  | 'svc/members/private/invite'
+  | 'svc/members/private/list'
+  | 'svc/members/private/remove'
+  | 'svc/members/private/role'
+  | 'svc/members/private/revoke_token';
+
+/**
+ * The member functions (issue 48). Nobody, operators included, ever sees another member's token: an operator makes
+ * an invite, the member redeems it for a token that only their answer carries. Each change is one transaction that
+ * bumps the members' epoch, and is answered only once this process uses the new list.
+ */
+export function memberFunctions({ db, membersChanged }: ServiceStores): Implementations<MembersPath> {
+  /** A change of the members, then this process's list read again before the caller hears it is done. */
+  const changing = async <T>(work: (members: MemberStore) => Promise<T>): Promise<T> => {
+    const value = await db.transaction((sql) => work(new MemberStore(sql)));
+    await membersChanged();
+    return value;
+  };
+
+  return {
+    'svc/members/public/whoami': (_args, ctx) => {
+      const member = principalOf(ctx);
+      return {
+        member: member.name,
+        role: member.level,
+        shared: member.shared,
+        token: member.tokenId === null ? null : `${TOKEN_PREFIXES.member}_${member.tokenId}`,
+        label: member.label,
+        expires_at: member.expiresAt,
+      };
+    },
+
+    'svc/members/action/redeem_invite/run': async (args, ctx) => {
+      const parsed = ctx.invite === null ? null : parseToken(ctx.invite);
+      if (!parsed?.ok || parsed.kind !== 'invite')
+        throw new CallUnauthenticated('redeem_invite takes an invite (fsi_…) as its credential.');
+      const outcome = await db.transaction((sql) =>
+        new MemberStore(sql).redeem(parsed.id, sha256Hex(ctx.invite!), args.label),
+      );
+      if (!outcome.ok) throw inviteRefusal(outcome);
+      await membersChanged();
+      return {
+        member: outcome.member,
+        role: outcome.role,
+        token: outcome.token,
+        token_id: `${TOKEN_PREFIXES.member}_${outcome.tokenId}`,
+        expires_at: outcome.expiresAt,
+      };
+    },
+
+    'svc/members/private/add': (args, ctx) =>
+      changing(async (members) => {
+        const member = await members.add(args.name, args.role, actorOf(ctx));
+        const made = await members.invite(
+          member,
+          args.token_days ?? defaultTokenDays(member.role),
+          actorOf(ctx),
+        );
+        return { member: member.name, role: member.role, invite: made.invite, expires_at: made.expiresAt };
+      }),
+
+    'svc/members/private/invite': (args, ctx) =>
+      changing(async (members) => {
+        const member = await members.active(args.name);
+        const made = await members.invite(member, defaultTokenDays(member.role), actorOf(ctx));
+        return { member: member.name, role: member.role, invite: made.invite, expires_at: made.expiresAt };
+      }),
+
+    'svc/members/private/list': () =>
+      db.read(async (sql) => ({ members: await new MemberStore(sql).list() })),
+
+    'svc/members/private/remove': (args, ctx) =>
+      changing(async (members) => {
+        const removed = await members.remove(args.name, actorOf(ctx));
+        return { member: removed.member, tokens_revoked: removed.tokensRevoked };
+      }),
+
+    'svc/members/private/role': (args) => changing((members) => members.setRole(args.name, args.role)),
+
+    'svc/members/private/revoke_token': (args, ctx) =>
+      changing(async (members) => {
+        const revoked = await members.revokeToken(tokenIdOf(args.token_id), actorOf(ctx));
+        return { token_id: `${TOKEN_PREFIXES.member}_${revoked.tokenId}`, member: revoked.member };
+      }),
+  };
+}
+
+function principalOf(ctx: CallContext): Principal {
+  if (!ctx.member) throw new Error('a member function was admitted without a member');
+  return ctx.member;
+}
+
+function actorOf(ctx: CallContext): Actor {
+  return { memberId: principalOf(ctx).memberId };
+}
+
+/** A token's id as a person may give it: `fsm_3kT9xQ2mB7…`, `fsm_3kT9xQ2mB7`, or the id alone. */
+export function tokenIdOf(given: string): string {
+  const id = given
+    .trim()
+    .replace(/^fsm_/, '')
+    .replace(/(…|\.\.\.)$/, '');
+  if (!/^[0-9A-Za-z]{10}$/.test(id))
+    throw new CallRefused(`"${given.slice(0, 80)}" is not a token id: \`member list\` shows them (fsm_…).`, {
+      path: ['token_id'],
+    });
+  return id;
+}
+
+function inviteRefusal(outcome: Extract<RedeemOutcome, { ok: false }>): CallUnauthenticated {
+  const ask = 'Ask an operator for a new one (`flowsync service member invite <name>`).';
+  switch (outcome.why) {
+    case 'used':
+      return new CallUnauthenticated(
+        `This invite was already used, at ${outcome.at}: it works once. If that was not you, tell an operator. ${ask}`,
+        { invite: 'used', at: outcome.at },
+      );
+    case 'expired':
+      return new CallUnauthenticated(`This invite expired at ${outcome.at}. ${ask}`, {
+        invite: 'expired',
+        at: outcome.at,
+      });
+    case 'voided':
+      return new CallUnauthenticated(`This invite was voided at ${outcome.at}. ${ask}`, {
+        invite: 'voided',
+        at: outcome.at,
+      });
+    default:
+      return new CallUnauthenticated(`Unknown invite: check it was copied whole. ${ask}`, {
+        invite: 'unknown',
+      });
+  }
+}

@@ -1,0 +1,386 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  base62FromBytes,
+  formatToken,
+  memberNameProblem,
+  tokenLabel,
+  TOKEN_ID_LENGTH,
+  TOKEN_SECRET_LENGTH,
+  type MemberRow,
+  type Role,
+  type TokenKind,
+} from '../../protocol/index.ts';
+import type { Sql } from '../db/open.ts';
+import { nowIso } from '../clock.ts';
+import { CallRefused } from '../errors.ts';
+import { sha256Hex } from '../hash.ts';
+
+/**
+ * The members whose rows the shared tokens (`fsu_` user, `fsa_` admin, from before members) act as: created at
+ * start, `shared = 1`. Their writes say "shared token"; `member remove shared` retires the shared user token.
+ */
+export const SHARED_MEMBERS = {
+  user: { id: 'shared', name: 'shared', role: 'write' },
+  admin: { id: 'shared-operator', name: 'shared-operator', role: 'operator' },
+} as const;
+
+/** An invite works once, for this long (Tailscale's one-off keys are the model). */
+export const INVITE_HOURS = 24;
+/** Wrong secrets for an invite's id after which it is voided (someone is guessing, or a copy went astray). */
+export const INVITE_MAX_FAILURES = 5;
+
+/** Days a redeemed token lasts unless the invite says: an operator's shorter, as its reach is wider. */
+export function defaultTokenDays(role: Role): number {
+  return role === 'operator' ? 90 : 365;
+}
+
+/**
+ * Who made a change: a member (by id), or someone with the database itself (`--db`: `local:user@host`), which the
+ * audit and `member list` show as local access, not a member.
+ */
+export type Actor = { memberId: string } | { local: string };
+
+export function actorText(actor: Actor): string {
+  return 'memberId' in actor ? actor.memberId : `local:${actor.local}`;
+}
+
+export interface MemberRecord {
+  id: string;
+  name: string;
+  role: Role;
+  shared: boolean;
+  removed_at: string | null;
+}
+
+export interface TokenRecord {
+  id: string;
+  member_id: string;
+  sha256: string;
+  label: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export type RedeemOutcome =
+  | { ok: true; member: string; role: Role; token: string; tokenId: string; expiresAt: string }
+  | { ok: false; why: 'unknown' | 'used' | 'expired' | 'voided'; at: string | null };
+
+/** A new random id or secret: base62 of the length asked, from the OS's random source. */
+export function randomBase62(length: number): string {
+  for (;;) {
+    // 2× the bytes: about 3% are dropped (≥ 248), so one draw almost always suffices.
+    const drawn = base62FromBytes(randomBytes(length * 2), length);
+    if (drawn) return drawn;
+  }
+}
+
+/** A new token of `kind`: its public id, the whole token (shown once) and its SHA-256 (all that is kept). */
+export function newToken(kind: TokenKind): { id: string; token: string; sha256: string } {
+  const id = randomBase62(TOKEN_ID_LENGTH);
+  const token = formatToken(kind, id, randomBase62(TOKEN_SECRET_LENGTH));
+  return { id, token, sha256: sha256Hex(token) };
+}
+
+/** Whether two hex digests are equal, compared in constant time. */
+export function sameDigest(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}
+
+function addDays(now: string, days: number): string {
+  return new Date(Date.parse(now) + days * 86_400_000).toISOString();
+}
+
+function addHours(now: string, hours: number): string {
+  return new Date(Date.parse(now) + hours * 3_600_000).toISOString();
+}
+
+/**
+ * Members, their tokens and invites, in the database. Only SHA-256 digests of tokens and invites are stored; a
+ * token exists in clear once, in the answer to the redeem that made it. Every change bumps `members_epoch` in the
+ * same transaction, so every service process sees that its list of members is out of date (store/credentials.ts).
+ * Not a transaction itself: the caller wraps each change in one.
+ */
+export class MemberStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** The shared tokens' members, made once (two processes at a new database's first start: one makes them). */
+  async ensureShared(now = nowIso()): Promise<void> {
+    for (const member of Object.values(SHARED_MEMBERS)) {
+      await this.sql.run(
+        `INSERT INTO members (id, name, role, shared, created_at) VALUES (?, ?, ?, 1, ?)
+         ON CONFLICT (id) DO NOTHING`,
+        [member.id, member.name, member.role, now],
+      );
+    }
+  }
+
+  async epoch(): Promise<number> {
+    const row = await this.sql.get<{ epoch: number | string }>(
+      'SELECT epoch FROM members_epoch WHERE id = 1',
+    );
+    return Number(row?.epoch ?? 0);
+  }
+
+  /**
+   * Tells every service process its list of members changed: the number they poll, in the transaction of the change
+   * (committed with it, or not at all). The LISTEN/NOTIFY accelerator is hooked here: a `notify` on this same
+   * transaction, delivered at commit, makes the other processes call `membersChanged()` at once.
+   */
+  async bumpEpoch(): Promise<void> {
+    await this.sql.run('UPDATE members_epoch SET epoch = epoch + 1 WHERE id = 1');
+  }
+
+  async byName(name: string): Promise<MemberRecord | null> {
+    const row = await this.sql.get<MemberRecord & { shared: number | boolean }>(
+      'SELECT id, name, role, shared, removed_at FROM members WHERE name = ?',
+      [name],
+    );
+    return row ? { ...row, shared: Boolean(row.shared) } : null;
+  }
+
+  /** A member by name, who must be there and not removed; refused (422) in a line that says what to do. */
+  async active(name: string): Promise<MemberRecord> {
+    const member = await this.byName(name);
+    if (!member)
+      throw new CallRefused(`No member named ${name} on this service: \`flowsync service member list\`.`);
+    if (member.removed_at)
+      throw new CallRefused(
+        `${name} was removed at ${member.removed_at}: add them again with \`member add\`.`,
+      );
+    return member;
+  }
+
+  /**
+   * A new member, or a removed one again (members are never deleted: their name stays on their history). Refused
+   * when the name is taken by an active member, or is not a name.
+   */
+  async add(name: string, role: Role, actor: Actor, now = nowIso()): Promise<MemberRecord> {
+    const problem = memberNameProblem(name);
+    if (problem) throw new CallRefused(problem, { path: ['name'] });
+    const found = await this.byName(name);
+    if (found && !found.removed_at)
+      throw new CallRefused(
+        `${name} is already a member (${found.role}): \`flowsync service member invite ${name}\` makes another invite for them.`,
+        { path: ['name'] },
+      );
+    if (found) {
+      await this.sql.run('UPDATE members SET role = ?, removed_at = NULL, removed_by = NULL WHERE id = ?', [
+        role,
+        found.id,
+      ]);
+    } else {
+      await this.sql.run(
+        'INSERT INTO members (id, name, role, shared, created_at, created_by) VALUES (?, ?, ?, 0, ?, ?)',
+        [`m_${randomBase62(TOKEN_ID_LENGTH)}`, name, role, now, actorText(actor)],
+      );
+    }
+    await this.bumpEpoch();
+    return (await this.byName(name))!;
+  }
+
+  /** A one-time invite for a member (24 h): the invite text, shown once; only its digest is kept. */
+  async invite(
+    member: MemberRecord,
+    tokenDays: number,
+    actor: Actor,
+    now = nowIso(),
+  ): Promise<{ invite: string; id: string; expiresAt: string }> {
+    if (member.shared)
+      throw new CallRefused(`${member.name} is the shared tokens' member: it takes no invites.`, {
+        path: ['name'],
+      });
+    const made = newToken('invite');
+    const expiresAt = addHours(now, INVITE_HOURS);
+    await this.sql.run(
+      `INSERT INTO invites (id, member_id, sha256, token_days, created_at, created_by, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [made.id, member.id, made.sha256, tokenDays, now, actorText(actor), expiresAt],
+    );
+    return { invite: made.token, id: made.id, expiresAt };
+  }
+
+  /**
+   * Redeems an invite for a token of its member: one winner however many redeem it at once, on any number of
+   * processes — a conditional UPDATE that only a still-open invite matches (Postgres makes the second wait for the
+   * first's commit, then finds it redeemed; SQLite has one writer at a time). A wrong secret for a known id counts
+   * a failure and voids the invite at the fifth: the caller must commit this transaction even when it refuses.
+   */
+  async redeem(inviteId: string, digest: string, label: string, now = nowIso()): Promise<RedeemOutcome> {
+    const invite = await this.sql.get<{
+      member_id: string;
+      sha256: string;
+      token_days: number;
+      expires_at: string;
+      redeemed_at: string | null;
+      voided_at: string | null;
+      failures: number;
+    }>(
+      'SELECT member_id, sha256, token_days, expires_at, redeemed_at, voided_at, failures FROM invites WHERE id = ?',
+      [inviteId],
+    );
+    if (!invite) return { ok: false, why: 'unknown', at: null };
+    if (!sameDigest(invite.sha256, digest)) {
+      await this.sql.run(
+        `UPDATE invites SET failures = failures + 1,
+           voided_at = CASE WHEN failures + 1 >= ? AND voided_at IS NULL THEN ? ELSE voided_at END
+         WHERE id = ?`,
+        [INVITE_MAX_FAILURES, now, inviteId],
+      );
+      return { ok: false, why: 'unknown', at: null };
+    }
+    const member = await this.sql.get<{ name: string; role: Role; removed_at: string | null }>(
+      'SELECT name, role, removed_at FROM members WHERE id = ?',
+      [invite.member_id],
+    );
+    if (!member || member.removed_at) return { ok: false, why: 'voided', at: member?.removed_at ?? null };
+    const made = newToken('member');
+    const won = await this.sql.run(
+      `UPDATE invites SET redeemed_at = ?, token_id = ?
+       WHERE id = ? AND redeemed_at IS NULL AND voided_at IS NULL AND expires_at > ?`,
+      [now, made.id, inviteId, now],
+    );
+    if (won === 0) {
+      const after = await this.sql.get<{ redeemed_at: string | null; voided_at: string | null }>(
+        'SELECT redeemed_at, voided_at FROM invites WHERE id = ?',
+        [inviteId],
+      );
+      if (after?.redeemed_at) return { ok: false, why: 'used', at: after.redeemed_at };
+      if (after?.voided_at) return { ok: false, why: 'voided', at: after.voided_at };
+      return { ok: false, why: 'expired', at: invite.expires_at };
+    }
+    const expiresAt = addDays(now, Number(invite.token_days));
+    await this.sql.run(
+      `INSERT INTO member_tokens (id, member_id, sha256, label, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+      [made.id, invite.member_id, made.sha256, label, now, expiresAt],
+    );
+    await this.bumpEpoch();
+    return {
+      ok: true,
+      member: member.name,
+      role: member.role,
+      token: made.token,
+      tokenId: made.id,
+      expiresAt,
+    };
+  }
+
+  /** Removes a member: every token of theirs revoked, every open invite voided. Never the last operator. */
+  async remove(
+    name: string,
+    actor: Actor,
+    now = nowIso(),
+  ): Promise<{ member: string; tokensRevoked: number }> {
+    const member = await this.active(name);
+    if (member.role === 'operator') await this.refuseLastOperator(member);
+    await this.sql.run('UPDATE members SET removed_at = ?, removed_by = ? WHERE id = ?', [
+      now,
+      actorText(actor),
+      member.id,
+    ]);
+    const revoked = await this.sql.run(
+      'UPDATE member_tokens SET revoked_at = ?, revoked_by = ? WHERE member_id = ? AND revoked_at IS NULL',
+      [now, actorText(actor), member.id],
+    );
+    await this.sql.run(
+      'UPDATE invites SET voided_at = ? WHERE member_id = ? AND redeemed_at IS NULL AND voided_at IS NULL',
+      [now, member.id],
+    );
+    await this.bumpEpoch();
+    return { member: member.name, tokensRevoked: revoked };
+  }
+
+  async setRole(name: string, role: Role): Promise<{ member: string; role: Role; was: Role }> {
+    const member = await this.active(name);
+    if (member.role === 'operator' && role !== 'operator') await this.refuseLastOperator(member);
+    await this.sql.run('UPDATE members SET role = ? WHERE id = ?', [role, member.id]);
+    await this.bumpEpoch();
+    return { member: member.name, role, was: member.role };
+  }
+
+  /** Revokes one token (a lost laptop): the member's other tokens go on working. */
+  async revokeToken(id: string, actor: Actor, now = nowIso()): Promise<{ tokenId: string; member: string }> {
+    const found = await this.sql.get<{ member: string; revoked_at: string | null }>(
+      `SELECT m.name AS member, t.revoked_at FROM member_tokens t JOIN members m ON m.id = t.member_id
+       WHERE t.id = ?`,
+      [id],
+    );
+    if (!found)
+      throw new CallRefused(
+        `No token ${tokenLabel('member', id)} on this service: \`member list\` shows them.`,
+        {
+          path: ['token_id'],
+        },
+      );
+    if (!found.revoked_at) {
+      await this.sql.run('UPDATE member_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ?', [
+        now,
+        actorText(actor),
+        id,
+      ]);
+      await this.bumpEpoch();
+    }
+    return { tokenId: id, member: found.member };
+  }
+
+  /** Every member, the removed ones too, with their tokens and how many invites are open. */
+  async list(now = nowIso()): Promise<MemberRow[]> {
+    const members = await this.sql.all<{
+      id: string;
+      name: string;
+      role: Role;
+      shared: number | boolean;
+      created_at: string;
+      removed_at: string | null;
+    }>('SELECT id, name, role, shared, created_at, removed_at FROM members ORDER BY shared, name');
+    const tokens = await this.sql.all<{
+      id: string;
+      member_id: string;
+      label: string;
+      created_at: string;
+      expires_at: string;
+      revoked_at: string | null;
+    }>(
+      'SELECT id, member_id, label, created_at, expires_at, revoked_at FROM member_tokens ORDER BY created_at, id',
+    );
+    const invites = await this.sql.all<{ member_id: string; n: number | string }>(
+      `SELECT member_id, count(*) AS n FROM invites
+       WHERE redeemed_at IS NULL AND voided_at IS NULL AND expires_at > ? GROUP BY member_id`,
+      [now],
+    );
+    const open = new Map(invites.map((row) => [row.member_id, Number(row.n)]));
+    return members.map((member) => ({
+      name: member.name,
+      role: member.role,
+      shared: Boolean(member.shared),
+      created_at: member.created_at,
+      removed_at: member.removed_at,
+      tokens: tokens
+        .filter((token) => token.member_id === member.id)
+        .map(({ member_id: _member, id, ...token }) => ({ id: tokenLabel('member', id), ...token })),
+      invites_open: open.get(member.id) ?? 0,
+    }));
+  }
+
+  /** What every process keeps in memory to admit calls: every member, and every token not revoked. */
+  async loadAll(): Promise<{ members: MemberRecord[]; tokens: TokenRecord[] }> {
+    const members = await this.sql.all<MemberRecord & { shared: number | boolean }>(
+      'SELECT id, name, role, shared, removed_at FROM members',
+    );
+    const tokens = await this.sql.all<TokenRecord>(
+      'SELECT id, member_id, sha256, label, expires_at, revoked_at FROM member_tokens',
+    );
+    return { members: members.map((m) => ({ ...m, shared: Boolean(m.shared) })), tokens };
+  }
+
+  private async refuseLastOperator(member: MemberRecord): Promise<void> {
+    const others = await this.sql.get<{ n: number | string }>(
+      "SELECT count(*) AS n FROM members WHERE role = 'operator' AND removed_at IS NULL AND id <> ?",
+      [member.id],
+    );
+    if (Number(others?.n ?? 0) === 0)
+      throw new CallRefused(`${member.name} is the last operator: add another first.`, { path: ['name'] });
+  }
+}
