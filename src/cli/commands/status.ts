@@ -12,7 +12,8 @@ import {
   type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
-import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
+import { agentStatusSchema, bridgeAnswers, type AgentStatus } from '../../window/index.ts';
+import { runningAgentBridge } from '../agent-bridge.ts';
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import {
   describeFileWarning,
@@ -135,7 +136,9 @@ type LiveRepository = AgentStatus['repositories'][number];
 async function liveStatus(running: AgentLockOwner | null): Promise<AgentStatus | null> {
   if (!running?.bridge) return null;
   try {
-    return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {}));
+    return agentStatusSchema.parse(
+      await runningAgentBridge({ ...running, bridge: running.bridge }).call('status', {}),
+    );
   } catch {
     return null; // an agent that does not answer: what its state file says is all there is
   }
