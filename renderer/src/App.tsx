@@ -124,16 +124,18 @@ function AgentGone({ ended }: { ended: boolean }) {
           <>
             <h2>This window's session has ended</h2>
             <p>
-              The flowsync agent runs again but no longer knows this window. <code>flowsync ui --open</code>{' '}
-              opens a new one.
+              The flowsync agent no longer knows this window (each run of the agent has its own address).{' '}
+              <code>flowsync ui --open</code> opens a new one.
             </p>
           </>
         ) : (
           <>
-            <h2>flowsync agent stopped — retrying…</h2>
+            <h2>flowsync agent stopped</h2>
             <p>
-              This window reconnects by itself once the agent runs again (<code>flowsync ui</code> or{' '}
-              <code>flowsync start</code>). Nothing pending is lost: the agent sends it when it starts.
+              This window belongs to the run of the agent that stopped; each run has an address of its own.
+              Once the agent runs again (<code>flowsync ui</code> or <code>flowsync start</code>),{' '}
+              <code>flowsync ui --open</code> opens its window. Nothing pending is lost: the agent sends it
+              when it starts.
             </p>
           </>
         )}

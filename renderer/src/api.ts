@@ -49,14 +49,12 @@ function typedApi(call: (method: string, input: unknown) => Promise<Reply>): Age
 
 /**
  * What the page keeps for a reload: its tab credential, in this tab's sessionStorage (no other tab reads it), valid
- * while the agent runs. The session itself stays in the page's memory: while the agent is stopped another program
- * may serve a page on this address, which reads whatever this origin stored, and keeps running in the browser
- * after the agent is back. A window left open comes back by itself, with a new tab credential; a bookmark, a new
- * tab, and a tab reloaded while the agent was stopped need `flowsync ui --open`.
+ * while the agent runs. The session itself stays in the page's memory: once the agent is stopped another program
+ * may serve a page on this address, which reads whatever this origin stored. The address is this run's alone (the
+ * agent's next run has another), so a window left open does not come back after a restart: it says that
+ * `flowsync ui --open` opens the new one, as a bookmark and a new tab do.
  */
 const TAB_KEY = 'flowsync.tab';
-/** Where flowsync kept the session before (every page of this origin reads it); the agent no longer knows it. */
-const OLD_SESSION_KEY = 'flowsync.session';
 
 /** Why this page has no session; the window shows it in place of the app. */
 export class NoSession extends Error {}
@@ -70,7 +68,6 @@ const OPEN_A_NEW_ONE = '`flowsync ui --open` opens a new window.';
  * credential: after the agent restarted, whatever answers now refuses it.
  */
 export async function windowSession(): Promise<string> {
-  localStorage.removeItem(OLD_SESSION_KEY);
   const launch = new URLSearchParams(window.location.hash.slice(1)).get('token');
   if (launch === null) return tabSession();
   history.replaceState(history.state, '', window.location.pathname + window.location.search);
@@ -95,7 +92,8 @@ async function tabSession(refused?: string): Promise<string> {
   sessionStorage.removeItem(TAB_KEY);
   if (refused !== undefined) throw new NoSession(refused);
   throw new NoSession(
-    `This window's session has ended (the agent restarted or moved since this tab opened it): ${OPEN_A_NEW_ONE}`,
+    `This window's session has ended (the agent restarted since this tab opened it, and each run has its own ` +
+      `address): ${OPEN_A_NEW_ONE}`,
   );
 }
 
@@ -125,10 +123,11 @@ const sha256 = async (text: string) => hex(await crypto.subtle.digest('SHA-256',
 
 /**
  * Whether the program at this address is the agent that gave this session ('ours'), an agent that no longer
- * knows it ('ended'), or something else ('other'), asked without sending the session: after the agent was gone,
- * another program may hold its port. The agent proves it knows the session's digest with an HMAC of a fresh
- * challenge and its port (the bridge's `/api/hello`); the page names the session by the digest of that digest.
- * A network error (nothing listening) is thrown.
+ * knows it or no longer serves this address ('ended': a refusal, which a later run's bridge on the same port gives
+ * any address of an earlier run), or something else ('other'), asked without sending the session: after the agent
+ * was gone, another program may hold its port. The agent proves it knows the session's digest with an HMAC of a
+ * fresh challenge and its port (the bridge's `/api/hello`); the page names the session by the digest of that
+ * digest. A network error (nothing listening) is thrown.
  */
 async function askAgent(session: string): Promise<'ours' | 'ended' | 'other'> {
   const digest = await sha256(session);
@@ -139,6 +138,7 @@ async function askAgent(session: string): Promise<'ours' | 'ended' | 'other'> {
     body: JSON.stringify({ id: await sha256(digest), challenge }),
   });
   const reply = await readReply(response);
+  if (!reply.ok && reply.error.code === 'refused') return 'ended';
   const proof = reply.ok ? (reply.value as { proof?: unknown }).proof : undefined;
   if (proof === null) return 'ended';
   if (typeof proof !== 'string') return 'other';

@@ -6,6 +6,13 @@ import { connect, NoSession, type WindowBridge } from './api.ts';
 import { App } from './App.tsx';
 import './styles.css';
 
+// The window registers no service worker, and a worker of this origin would see every request of the page
+// (its session's included): any found is removed. The address is the agent's run's own (src/window/bridge/bridge.ts),
+// so none should ever be there.
+void navigator.serviceWorker
+  ?.getRegistrations()
+  .then((registrations) => Promise.all(registrations.map((registration) => registration.unregister())));
+
 const queries = new QueryClient({
   defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } },
 });

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { checkAccess, createClient, reasonOf, type ClientAuth } from '../client/index.ts';
 import { createService, type IssuedTokens, type RunningService } from '../service/index.ts';
-import { ensurePrivateFolder, logUnexpected, openLogFile } from '../host/index.ts';
+import { ensurePrivateFolder, logUnexpected, openLogFile, privateSocketPlace } from '../host/index.ts';
 import { EMBEDDED_SECRETS, embeddedSecrets, type SecretStore } from '../secrets/index.ts';
 
 export interface EmbeddedService {
@@ -11,8 +11,9 @@ export interface EmbeddedService {
   secretsUrl: string;
   auth: ClientAuth;
   /**
-   * The Unix socket the agent reaches it through (service.sock in the 0700 data folder), which no other user can
-   * open or fill; null where there is none (the TCP port then). The port is for `flowsync call` and curl.
+   * The Unix socket the agent reaches it through (service.sock in the 0700 data folder, or in a 0700 folder of its
+   * own when that path is too long for a socket), which no other user can open or fill; null where there is none
+   * (the TCP port then). The port is for curl, and for `flowsync call` where there is no socket.
    */
   socketPath: string | null;
   /** Where the tokens are, when that changed; else null. */
@@ -41,6 +42,16 @@ export async function startEmbeddedService(options: {
   ensurePrivateFolder(dirname(options.dbPath));
   // 0600, rotated at 5 MiB while running, a refused call repeated 400,000 times summed up in one line.
   const logDestination = openLogFile(join(dirname(options.dbPath), 'service.log'));
+  // Made once: a folder of its own (a data folder whose path is too long for a socket) is removed with the service
+  // that is kept, not with the one closed below to issue new tokens.
+  const place = privateSocketPlace(dirname(options.dbPath), 'service.sock');
+  const kept = (running: RunningService): RunningService => ({
+    ...running,
+    close: async () => {
+      await running.close();
+      place?.remove();
+    },
+  });
   const start = async (newTokens: boolean): Promise<RunningService> => {
     const config = {
       dbPath: options.dbPath,
@@ -48,7 +59,7 @@ export async function startEmbeddedService(options: {
       logLevel: 'info' as const,
       logDestination,
       newTokens,
-      socketPath: join(dirname(options.dbPath), 'service.sock'),
+      ...(place && { socketPath: place.path }),
     };
     try {
       return await createService({ ...config, port: options.port });
@@ -71,7 +82,7 @@ export async function startEmbeddedService(options: {
       if (!stored || !(await works(service, stored))) continue;
       if (filedUnder !== secretsUrl) await takeOver(options.secrets, filedUnder, secretsUrl, stored);
       return {
-        service,
+        service: kept(service),
         url: service.url,
         secretsUrl,
         auth: bothTokens(stored),
@@ -83,14 +94,14 @@ export async function startEmbeddedService(options: {
     service = await start(true);
     tokens = service.issuedTokens!;
   }
-  const kept = await keepTokens(options.secrets, secretsUrl, tokens);
+  const inKeychain = await keepTokens(options.secrets, secretsUrl, tokens);
   return {
-    service,
+    service: kept(service),
     url: service.url,
     secretsUrl,
     auth: bothTokens(tokens),
     socketPath: service.socketPath,
-    notice: kept
+    notice: inKeychain
       ? {
           line: `The embedded service's tokens are in the OS keychain (flowsync / ${secretsUrl}#access-token, #admin-token).`,
           forTerminal: null,

@@ -2,7 +2,6 @@ import {
   AGENT_API,
   AgentApiError,
   bridgeAnswers,
-  connectToBridge,
   createAgentApi,
   type AgentApiInput,
   type AgentApiMethod,
@@ -11,6 +10,7 @@ import {
 import { findRunningAgent } from '../host/index.ts';
 import { Agent, checkRepositoryFolder, configuredRepository, loadConfig } from '../agent/index.ts';
 import { describeIssues, printable, toWireIssues } from '../protocol/index.ts';
+import { runningAgentBridge } from './agent-bridge.ts';
 import { lockForSync } from './running-agent.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -33,7 +33,7 @@ export async function withAgentApi<T>(
 ): Promise<T> {
   const running = await findRunningAgent(bridgeAnswers);
   if (running?.bridge) {
-    const bridge = connectToBridge(running.bridge);
+    const bridge = runningAgentBridge({ ...running, bridge: running.bridge });
     const call: AgentCall = async (method, input) =>
       AGENT_API[method].output.parse(await bridge.call(method, input)) as AgentApiOutput<typeof method>;
     const { repositories } = await call('status', {});

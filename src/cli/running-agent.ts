@@ -2,14 +2,15 @@ import { inSyncOf, plural } from '../protocol/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentApiError,
+  AgentNotAnswering,
   agentStatusSchema,
   bridgeAnswers,
-  connectToBridge,
   repositoryViewSchema,
 } from '../window/index.ts';
 import { AgentLock, claimAgentLock, type AgentLockOwner } from '../host/index.ts';
 import { checkRepositoryFolder } from '../agent/index.ts';
 import { UsageError } from './usage-error.ts';
+import { runningAgentBridge } from './agent-bridge.ts';
 import { showWindow } from './window-address.ts';
 import { where } from './where.ts';
 
@@ -92,13 +93,13 @@ async function handOver(
       (roots.length > 0 ? `; handing it ${roots.join(', ')}` : '') +
       '.',
   );
-  const bridge = connectToBridge(address);
+  const bridge = runningAgentBridge({ ...owner, bridge: address });
   const notAnswering = (error: unknown) => {
-    if (error instanceof AgentApiError) return error;
+    if (error instanceof AgentApiError && !(error instanceof AgentNotAnswering)) return error;
     return new AgentApiError(
       'unavailable',
-      `The running agent (pid ${owner.pid}) does not answer at ${new URL(address).origin}: ` +
-        'if it is stuck, stop it and start again.',
+      `The running agent (pid ${owner.pid}) does not answer: ${(error as Error).message} ` +
+        'If it is stuck, stop it and start again.',
     );
   };
   // The running agent's service may not be the one this command would use (--url is its own choice): said here.

@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DEFAULT_SERVICE_URL, configuredServiceUrl, loadConfig } from '../agent/index.ts';
-import { defaultServiceDbPath, findRunningAgent } from '../host/index.ts';
+import { defaultServiceDbPath, findRunningAgent, inPrivateFolder } from '../host/index.ts';
 import { embeddedSecrets, normalizeServiceUrl } from '../secrets/index.ts';
 import { bridgeAnswers } from '../window/index.ts';
 
@@ -20,8 +20,8 @@ export interface ServiceTarget {
   /** The URL itself, or `embedded:<database>` for the embedded service, whose tokens no address reads back. */
   secrets: string;
   /**
-   * The embedded service's Unix socket in the data folder (0700), when it has one: calls go through it, so another
-   * user holding every slot of its port does not cut this user off.
+   * The embedded service's Unix socket (in the 0700 data folder, or a 0700 folder of its own), when it has one: calls
+   * go through it, so another user holding every slot of its port does not cut this user off.
    */
   socketPath?: string;
 }
@@ -39,11 +39,14 @@ export async function resolveService(flag: string | undefined): Promise<ServiceT
     return { url, secrets: url };
   }
   const running = await findRunningAgent(bridgeAnswers);
-  // The lock and the database are in one data folder: the running agent's embedded service is this database's.
+  // The lock and the database are in one data folder: the running agent's embedded service is this database's. Its
+  // socket is the one the lock names (an older lock names none: then the data folder's), in a folder only this user
+  // enters.
   if (running?.service) {
     const dbPath = defaultServiceDbPath();
-    const socketPath = join(dirname(dbPath), 'service.sock');
-    const socket = statSync(socketPath, { throwIfNoEntry: false })?.isSocket() ?? false;
+    const socketPath = running.serviceSocket ?? join(dirname(dbPath), 'service.sock');
+    const socket =
+      (statSync(socketPath, { throwIfNoEntry: false })?.isSocket() ?? false) && inPrivateFolder(socketPath);
     return { url: running.service, secrets: embeddedSecrets(dbPath), ...(socket && { socketPath }) };
   }
   return { url: DEFAULT_SERVICE_URL, secrets: DEFAULT_SERVICE_URL };

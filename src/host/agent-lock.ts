@@ -20,11 +20,19 @@ const ownerSchema = z.object({
   /** The agent's window address (with its token); null while the agent is still starting. */
   bridge: z.string().nullable(),
   /**
+   * The Unix socket the agent's own processes reach its bridge through (in the 0700 data folder, or a 0700 folder
+   * of its own when that path is too long for a socket); null where there is none (Windows), and in a lock of an
+   * older flowsync: then the window's port.
+   */
+  socket: z.string().nullable().default(null),
+  /**
    * The embedded service's address, on whichever port it got; null until it runs, or when the agent syncs with
    * another service. The CLI reaches the embedded service only here, never at a fixed port another local user
    * could listen on first. (Absent in a lock of an older flowsync.)
    */
   service: z.string().nullable().default(null),
+  /** The embedded service's Unix socket, when it has one (see `socket`); null otherwise, and in an older lock. */
+  serviceSocket: z.string().nullable().default(null),
   /** Tells this lock apart from an earlier one of the same process. */
   nonce: z.string(),
 });
@@ -56,7 +64,9 @@ export class AgentLock {
       processStart: processStartOf(process.pid),
       startedAt: new Date().toISOString(),
       bridge: null,
+      socket: null,
       service: null,
+      serviceSocket: null,
       nonce: randomBytes(8).toString('hex'),
     };
     // Each turn either wins, finds a live owner, or removes a stale lock (or waits 5 ms for another start that
@@ -85,14 +95,20 @@ export class AgentLock {
     }
   }
 
-  /** Records the window address once the bridge listens, so a second start can hand its folders over. */
-  setBridge(address: string): void {
-    this.update({ bridge: address });
+  /**
+   * Records the window address and the bridge's private socket once the bridge listens, so a second start can hand
+   * its folders over.
+   */
+  setBridge(address: string, socket: string | null): void {
+    this.update({ bridge: address, socket });
   }
 
-  /** Records the embedded service's address once it listens, so `flowsync call` finds it (and its tokens). */
-  setService(url: string): void {
-    this.update({ service: url });
+  /**
+   * Records the embedded service's address and its socket once it listens, so `flowsync call` finds it (and its
+   * tokens).
+   */
+  setService(url: string, socket: string | null): void {
+    this.update({ service: url, serviceSocket: socket });
   }
 
   private update(change: Partial<AgentLockOwner>): void {
@@ -155,15 +171,25 @@ export function readAgentLock(path = defaultLockPath()): LockReading {
   return isAlive(owner) ? { state: 'held', owner } : { state: 'stale', owner };
 }
 
+/** Where an agent's bridge is: its window address (with its token) and its private socket, if any. */
+export interface AgentBridgeAddress {
+  bridge: string;
+  socket: string | null;
+}
+
 /**
  * Asks the agent at a window address whether it is there (the window layer's `bridgeAnswers`): passed in, since
  * this layer knows nothing of the window's protocol.
  */
-export type BridgeAnswers = (bridge: string) => Promise<boolean>;
+export type BridgeAnswers = (agent: AgentBridgeAddress) => Promise<boolean>;
 
 /** Whether a live-looking owner is the agent: its start time already matched, or its window answers. */
 async function confirmed(owner: AgentLockOwner, answers: BridgeAnswers): Promise<boolean> {
-  return owner.processStart !== null || owner.bridge === null || (await answers(owner.bridge));
+  return (
+    owner.processStart !== null ||
+    owner.bridge === null ||
+    (await answers({ bridge: owner.bridge, socket: owner.socket }))
+  );
 }
 
 function isAlive(owner: AgentLockOwner): boolean {

@@ -4,11 +4,11 @@
 export {
   configFilePath,
   defaultAgentLogPath,
+  defaultDataFolder,
   defaultLockPath,
   defaultServeLogPath,
   defaultServiceDbPath,
   defaultStatePath,
-  defaultWindowMemoryPath,
   rendererDir,
   tilde,
 } from './paths.ts';
@@ -19,6 +19,7 @@ export {
   openPrivateExclusive,
   type LooseMode,
 } from './private-files.ts';
+export { MAX_SOCKET_PATH, inPrivateFolder, privateSocketPlace, type SocketPlace } from './private-socket.ts';
 export { createExclusive, replaceFile, temporaryNameFor } from './exclusive-files.ts';
 export { tunable } from './tunable.ts';
 export { keepMemoryLow, type MemoryKeeper } from './memory-keeper.ts';
@@ -47,6 +48,7 @@ export {
   findRunningAgent,
   readAgentLock,
   type LockReading,
+  type AgentBridgeAddress,
   type AgentLockOwner,
   type BridgeAnswers,
 } from './agent-lock.ts';

@@ -40,9 +40,9 @@ export function defaultLockPath(): string {
   return join(folders().data, 'agent.lock');
 }
 
-/** What the window keeps across the agent's runs: its port and its sessions' digests (src/window's window-memory). */
-export function defaultWindowMemoryPath(): string {
-  return join(folders().data, 'window.json');
+/** The data folder: the agent's state, its lock, its private socket. */
+export function defaultDataFolder(): string {
+  return folders().data;
 }
 
 /**

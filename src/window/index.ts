@@ -7,7 +7,13 @@ export { statusEvents } from './events.ts';
 export { lookView, trayLine } from './status-view.ts';
 export { ACTIVITY_LIMIT, ActivityLog, activityOf, type FileChange, type Round } from './activity.ts';
 export { startBridge, type Bridge, type BridgeOptions } from './bridge/bridge.ts';
-export { bridgeAnswers, connectToBridge, type BridgeClient } from './bridge/bridge-client.ts';
+export {
+  AgentNotAnswering,
+  bridgeAnswers,
+  connectToBridge,
+  type BridgeClient,
+  type BridgeClientOptions,
+} from './bridge/bridge-client.ts';
 export {
   agentReadySchema,
   announceReady,

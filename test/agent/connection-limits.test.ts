@@ -10,6 +10,7 @@ let repo: TestRepo;
 let agent: AgentProcess;
 let data: string;
 let bridgePort: number;
+let bridgeHost: string;
 let bridgeToken: string;
 let serviceUrl: string;
 const sockets: HeldSocket[] = [];
@@ -33,6 +34,7 @@ beforeAll(async () => {
   const lock = JSON.parse(readFileSync(join(data, 'agent.lock'), 'utf8')) as { bridge: string };
   const window = new URL(lock.bridge);
   bridgePort = Number(window.port);
+  bridgeHost = window.host;
   bridgeToken = window.hash.replace('#token=', '');
   serviceUrl = /syncing with (\S+) \(the embedded service\)/.exec(agent.output())![1]!;
 });
@@ -46,7 +48,7 @@ afterAll(async () => {
 const bridge = (path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string> } = {}) =>
   request(`http://127.0.0.1:${bridgePort}${path}`, {
     method: init.method ?? 'GET',
-    headers: { host: `127.0.0.1:${bridgePort}`, 'content-type': 'application/json', ...init.headers },
+    headers: { host: bridgeHost, 'content-type': 'application/json', ...init.headers },
     body: init.method === 'POST' ? '{}' : undefined,
   });
 

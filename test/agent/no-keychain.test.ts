@@ -99,7 +99,7 @@ describe('no keychain, tokens in the environment', () => {
       /export FLOWSYNC_URL=(\S+) FLOWSYNC_TOKEN=(fsu_\S+) FLOWSYNC_ADMIN_TOKEN=(fsa_\S+)/,
       40_000,
     );
-    await agent.waitFor(/Window: http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+/);
+    await agent.waitFor(/Window: http:\/\/[a-z0-9]+\.localhost:\d+\/#token=[\w-]+/);
     // The window comes before the first sync; Ctrl-C before the agent watches ends it at once (130).
     await agent.waitFor(/Watching 1 repository/, 40_000);
     // script(1) does not pass Ctrl-C on from a pipe: the agent itself is stopped, then script ends with it.

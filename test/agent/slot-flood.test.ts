@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ const open = () => {
   // A slot the service takes back is taken again.
   socket.on('close', () => setTimeout(open, 10));
 };
-for (let i = 0; i < 400; i++) open();
+for (let i = 0; i < Number(process.argv[2] ?? 400); i++) open();
 setInterval(() => console.log('connected ' + connected), 200);
 `;
 
@@ -112,4 +113,60 @@ describe("another user holding every slot of the embedded service's port", () =>
       200,
     );
   }, 120_000);
+
+  it("and 1,500 connections reopened to the window's port: every call of the user's CLI and window answers", async () => {
+    const env = userEnv(join(dir, 'home'), 'embedded');
+    const lock = JSON.parse(readFileSync(join(dir, 'home/.local/share/flowsync/agent.lock'), 'utf8')) as {
+      bridge: string;
+    };
+    const window = new URL(lock.bridge);
+    const flood = attacker.start(process.execPath, ['-e', FLOOD, window.port, '1500']);
+    let said = '';
+    flood.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    await flooding(() => said, 3000);
+
+    // The window's calls as a browser makes them: over the port, each on a connection of its own, never retried.
+    const windowCall = () =>
+      new Promise<number>((resolve, reject) => {
+        const call = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: Number(window.port),
+            path: '/api/status',
+            method: 'POST',
+            agent: false,
+            headers: {
+              host: window.host,
+              authorization: `Bearer ${window.hash.replace('#token=', '')}`,
+              'content-type': 'application/json',
+            },
+          },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode!));
+          },
+        );
+        call.on('error', reject);
+        call.end('{}');
+      });
+    const failed: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      await windowCall().then(
+        (status) => status !== 200 && failed.push(`window call ${i}: HTTP ${status}`),
+        (error: Error) => failed.push(`window call ${i}: ${error.message}`),
+      );
+    }
+    // The CLI as the user runs it, while the flood goes on.
+    for (let i = 0; i < 4; i++) {
+      const run = await runFlowsync(i % 2 ? ['conflicts', join(dir, 'repo')] : ['status'], {
+        env,
+        timeoutMs: 60_000,
+      });
+      if (run.code !== 0 || /incident/i.test(run.stdout + run.stderr))
+        failed.push(`flowsync ${i % 2 ? 'conflicts' : 'status'}: exit ${run.code}: ${run.stderr}`);
+    }
+    expect(failed).toEqual([]);
+    // The flood went on all along: its connections were opened again and again.
+    await flooding(() => said, 6000);
+  }, 240_000);
 });

@@ -80,12 +80,21 @@ describe('one agent per machine user', () => {
     expect(sync.stderr).toMatch(/^flowsync: An agent is already running \(pid \d+\)[^\n]*\n$/);
 
     // The lock holds the agent token (what `flowsync ui --open` asks a launch address with): only its owner may read it.
-    expect(readFileSync(lockPath, 'utf8')).toMatch(/"bridge":"http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+"/);
+    expect(readFileSync(lockPath, 'utf8')).toMatch(
+      /"bridge":"http:\/\/[a-z0-9]+\.localhost:\d+\/#token=[\w-]+"/,
+    );
     expect(readFileSync(lockPath, 'utf8')).toContain(address);
     expect(statSync(lockPath).mode & 0o777).toBe(0o600);
+    // The commands above reached the agent through its socket in the data folder, which only the user can open.
+    const socket = join(lockPath, '..', 'agent.sock');
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).socket).toBe(socket);
+    expect(statSync(socket).isSocket()).toBe(true);
+    expect(statSync(socket).mode & 0o777).toBe(0o600);
+    expect(statSync(join(lockPath, '..')).mode & 0o777).toBe(0o700);
     running.signal('SIGTERM');
     expect(await running.exitWithin()).toBe(0);
     expect(existsSync(lockPath)).toBe(false);
+    expect(existsSync(socket)).toBe(false);
     expect((await runFlowsync(['status'], { env })).stdout).toContain('Agent: not running');
   }, 60_000);
 

@@ -35,7 +35,9 @@ describe('npm start -- <repository>', () => {
     await agent.waitFor(/Watching 1 repository/);
     expect(agent.output()).toMatch(/local\/repo \(.*\): 1 flow, 2 files, in sync, 1 not sent/);
     // stdout is a pipe here, not a terminal: the address without a token, and how to open it.
-    expect(agent.output()).toMatch(/Window: http:\/\/127\.0\.0\.1:\d+\/ \(`flowsync ui --open` opens it\)\n/);
+    expect(agent.output()).toMatch(
+      /Window: http:\/\/[a-z0-9]+\.localhost:\d+\/ \(`flowsync ui --open` opens it\)\n/,
+    );
     expect(agent.output()).not.toContain('token=');
     // A round of at most 3 files names them, from the agent's activity (what the window's Recent activity shows).
     repo.write('flows/hello/main.yaml', 'hello again\n');

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -13,14 +12,17 @@ import {
 } from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { pictures, seriousViolations } from '../support/pictures.ts';
+import { request } from '../support/loopback.ts';
 import { initGit, launchAddress, VIEWPORT, watchSession } from '../support/window.ts';
 
 /**
- * The window when its agent stops and comes back (issue 25): a real `flowsync ui` killed with a real signal and
- * started again in the same HOME, the window open in Chromium all along.
+ * The window when its agent stops and comes back (issues 25 and 49): a real `flowsync ui` killed with a real signal
+ * and started again in the same HOME, the window open in Chromium all along. Each run serves the window at an
+ * address of its own, so a tab of the last run does not reconnect: it says how to open the new one.
  */
 const IMAGES = pictures('agent-stopped');
-const STOPPED = 'flowsync agent stopped — retrying…';
+const STOPPED = 'flowsync agent stopped';
+const REOPEN = 'flowsync ui --open opens its window';
 
 let browser: Browser;
 let user: AgentOnService;
@@ -39,11 +41,9 @@ afterAll(async () => {
   IMAGES.cleanup();
 });
 
-beforeEach(async () => {
-  user = await agentOnService({ 'flows/hello/main.yaml': 'hello\n' });
-  initGit(user.repo);
-  writeAgentConfig(user.env, [{ path: user.repo.root }]);
-  agent = user.run(['ui']);
+/** Starts `flowsync ui` (with `args`) and opens its window in a new page of a new browser context. */
+async function openFirstWindow(args: string[] = []): Promise<void> {
+  agent = user.run(['ui', ...args]);
   const address = await launchAddress(agent, user.env);
   origin = new URL(address).origin;
   context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'light' });
@@ -51,6 +51,12 @@ beforeEach(async () => {
   heldSession = watchSession(page);
   await page.goto(address);
   await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow · 1 file · 0 pending');
+}
+
+beforeEach(async () => {
+  user = await agentOnService({ 'flows/hello/main.yaml': 'hello\n' });
+  initGit(user.repo);
+  writeAgentConfig(user.env, [{ path: user.repo.root }]);
 }, 60_000);
 afterEach(async () => {
   await context?.close();
@@ -63,7 +69,6 @@ const counts = (on: Page) =>
     .textContent({ timeout: 1000 })
     .catch(() => '');
 const alerts = async (on: Page) => (await on.getByRole('alert').allTextContents()).join('\n');
-const windowFile = () => join(user.dataDir, 'window.json');
 
 /** Whether the window's controls are out of reach: the app is inert, a click on a tab does nothing, Tab skips it. */
 async function controlsOff(on: Page): Promise<boolean> {
@@ -88,40 +93,43 @@ async function stopAgent(signal: NodeJS.Signals): Promise<void> {
   await agent.exited;
 }
 
-/** Starts the agent again in the same HOME; resolves with its `Window:` line's origin. */
-async function startAgain(): Promise<string> {
-  agent = user.run(['ui']);
+/** Starts the agent again in the same HOME (with `args`); resolves with its `Window:` line's origin. */
+async function startAgain(args: string[] = []): Promise<string> {
+  agent = user.run(['ui', ...args]);
   await agent.waitFor(/Window: http\S+/);
   return new URL(/Window: (http\S+)/.exec(agent.output())![1]!).origin;
 }
 
 describe('the window whose agent stops', () => {
   for (const signal of ['SIGKILL', 'SIGINT'] as const) {
-    it(`says so after a ${signal}, with its controls off, and comes back by itself, live`, async () => {
-      // A mark in this document: a reload would lose it.
-      await page.evaluate('window.sameDocument = true');
+    it(`says so after a ${signal}, with its controls off, and how to open the next run's window, which is elsewhere`, async () => {
+      await openFirstWindow();
       await stopAgent(signal);
       expect(await controlsOff(page)).toBe(true);
+      expect(await alerts(page)).toContain(REOPEN);
       if (signal === 'SIGKILL') {
         await IMAGES.take(page, 'agent-stopped');
         expect(await seriousViolations(page)).toEqual([]);
       }
 
-      // Changed while the agent was gone: the window shows it once back (read again), and what comes after
-      // (pushed by the new event stream).
+      // Changed while the agent was gone: the next run's window shows it, at an address of its own.
       user.repo.write('flows/added/flow.yaml', 'added\n');
-      expect(await startAgain()).toBe(origin);
-      await expect.poll(() => alerts(page), { timeout: 10_000 }).not.toContain(STOPPED);
-      expect(await page.evaluate('window.sameDocument')).toBe(true);
-      await expect.poll(() => counts(page), { timeout: 10_000 }).toContain('2 flows · 2 files · 0 pending');
+      const next = await startAgain();
+      expect(next).not.toBe(origin);
+      expect(new URL(next).hostname).toMatch(/^[a-z0-9]+\.localhost$/);
+      const opened = await context.newPage();
+      await opened.goto(await launchAddress(agent, user.env));
+      await expect.poll(() => counts(opened), { timeout: 20_000 }).toContain('2 flows · 2 files · 0 pending');
       user.repo.write('flows/later/flow.yaml', 'later\n');
-      await expect.poll(() => counts(page), { timeout: 10_000 }).toContain('3 flows · 3 files · 0 pending');
-      await page.getByRole('tab', { name: 'Settings' }).click();
-      expect(await page.locator('#tab-settings').getAttribute('aria-selected')).toBe('true');
+      await expect.poll(() => counts(opened), { timeout: 10_000 }).toContain('3 flows · 3 files · 0 pending');
+      // The tab of the last run still says so, its controls still off: it reached nothing of the new agent.
+      expect(await alerts(page)).toContain(STOPPED);
+      expect(await controlsOff(page)).toBe(true);
     });
   }
 
-  it('keeps its address: after a restart the open tab reloads, a new tab, a wrong or ended session, or an old tab credential do not', async () => {
+  it('keeps its session in memory and a tab credential for a reload; neither opens anything after a restart', async () => {
+    await openFirstWindow();
     const session = heldSession();
     expect(session).toMatch(/^[\w-]{20,}$/);
     // The session is in the page's memory only; its tab keeps a credential of this run for a reload.
@@ -130,47 +138,26 @@ describe('the window whose agent stops', () => {
     expect(oldTab).toMatch(/^[\w-]{20,}$/);
     await page.reload();
     await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow');
-    await stopAgent('SIGKILL');
-    // The agent keeps the session's digest, never the session, in a file only its user can read; no tab credential.
-    expect(statSync(windowFile()).mode & 0o777).toBe(0o600);
-    expect(statSync(user.dataDir).mode & 0o777).toBe(0o700);
-    const kept = readFileSync(windowFile(), 'utf8');
-    expect(kept).not.toContain(session);
-    expect(kept).not.toContain(createHash('sha256').update(oldTab).digest('hex'));
-    // A session that ended (sessions last a month) as the agent would have kept it.
-    const ended = 'an-ended-session-of-this-window-0001';
-    const memory = JSON.parse(kept) as { sessions: { digest: string; expires: number }[] };
-    memory.sessions.push({
-      digest: createHash('sha256').update(ended).digest('hex'),
-      expires: Date.now() - 1000,
-    });
-    writeFileSync(windowFile(), JSON.stringify(memory), { mode: 0o600 });
-    expect(await startAgain()).toBe(origin);
-
-    // The open tab comes back by itself, and then a reload of it opens the window again.
-    await expect.poll(() => alerts(page), { timeout: 10_000 }).not.toContain(STOPPED);
-    await expect
-      .poll(() => page.evaluate("sessionStorage.getItem('flowsync.tab')"), { timeout: 10_000 })
-      .not.toBe(oldTab);
-    await page.reload();
-    await expect.poll(() => counts(page), { timeout: 20_000 }).toContain('1 flow');
-    expect(await alerts(page)).toBe('');
-
     // A new tab of the same browser, on the address without any token, as a bookmark opens it: ui --open is needed.
     const bookmark = await context.newPage();
     await bookmark.goto(`${origin}/`);
     await expect.poll(() => alerts(bookmark), { timeout: 10_000 }).toContain('flowsync ui --open');
     await bookmark.close();
 
-    // A tab that kept the last run's credential (reloaded while the agent was gone), and made-up ones.
-    for (const presented of [oldTab, 'not-a-tab-of-this-agent-0042', ended]) {
+    await stopAgent('SIGKILL');
+    // Nothing of the window is kept on disk for the next run.
+    expect(readdirSync(user.dataDir)).not.toContain('window.json');
+    const next = await startAgain();
+    expect(next).not.toBe(origin);
+    // The last run's session and tab credential, and made-up ones, at the new address: each refused.
+    for (const presented of [oldTab, session, 'not-a-tab-of-this-agent-0042']) {
       const other = await browser.newContext();
       await other.addInitScript(
         `if (!sessionStorage.getItem('flowsync.seeded')) { sessionStorage.setItem('flowsync.seeded', '1'); ` +
           `sessionStorage.setItem('flowsync.tab', ${JSON.stringify(presented)}); }`,
       );
       const stranger = await other.newPage();
-      await stranger.goto(`${origin}/`);
+      await stranger.goto(`${next}/`);
       await expect.poll(() => alerts(stranger), { timeout: 10_000 }).toContain('session has ended');
       expect(await stranger.getByRole('tab', { name: 'Settings' }).count()).toBe(0);
       const status = await stranger.evaluate(
@@ -180,20 +167,24 @@ describe('the window whose agent stops', () => {
       expect(status).toBe(401);
       await other.close();
     }
+    expect(await alerts(page)).toContain(STOPPED);
   });
 
-  it('says so, and stops retrying, when the agent is back but no longer knows its session', async () => {
+  it('says its session has ended, and stops asking, when the next run serves its port under another name', async () => {
+    await openFirstWindow();
+    const port = new URL(origin).port;
     await stopAgent('SIGINT');
-    // The agent's memory of its sessions lost (a reset data folder keeps no port either; this keeps the port).
-    const memory = JSON.parse(readFileSync(windowFile(), 'utf8')) as { sessions: unknown[] };
-    writeFileSync(windowFile(), JSON.stringify({ ...memory, sessions: [] }), { mode: 0o600 });
-    expect(await startAgain()).toBe(origin);
+    // The port the user chose (--ui-port): the same in the next run, and the old name refused there.
+    const next = await startAgain(['--ui-port', port]);
+    expect(new URL(next).port).toBe(port);
+    expect(next).not.toBe(origin);
     await expect.poll(() => alerts(page), { timeout: 10_000 }).toContain("This window's session has ended");
     expect(await alerts(page)).toContain('flowsync ui --open');
     expect(await controlsOff(page)).toBe(true);
   });
 
-  it('sends its session to nothing else that takes the port meanwhile; the agent moves, says so, and ends the old sessions', async () => {
+  it('sends its session to nothing else that takes the port meanwhile', async () => {
+    await openFirstWindow();
     const session = heldSession();
     expect(session).toMatch(/^[\w-]{20,}$/);
     await stopAgent('SIGKILL');
@@ -205,18 +196,16 @@ describe('the window whose agent stops', () => {
     try {
       await expect.poll(() => seen.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
       expect(await alerts(page)).toContain(STOPPED);
-      const moved = await startAgain();
-      expect(moved).not.toBe(origin);
-      expect(agent.output()).toContain(
-        `The window's port ${new URL(origin).port} is taken by another program; the window moved to ${moved}/`,
-      );
+      const next = await startAgain();
+      expect(next).not.toBe(origin);
       // The old address's session opens nothing at the new one.
-      const status = await fetch(`${moved}/api/status`, {
+      const status = await request(`${next}/api/status`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${session}`, origin: moved },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${session}`, origin: next },
         body: '{}',
       });
-      expect(status.status).toBe(401);
+      expect(status.statusCode).toBe(401);
+      await status.body.dump();
       expect(seen.some((line) => line.startsWith('POST /api/hello'))).toBe(true);
       expect(seen.join('\n')).not.toContain(session);
       expect(await alerts(page)).toContain(STOPPED);
@@ -274,8 +263,9 @@ describe("another user's page on the window's port while the agent is stopped", 
     attacker = undefined;
   });
 
-  it('gets no session and no action once the agent is back, though the open tab reloaded into it', async () => {
+  it('gets no session and no action once the agent is back on that port, though the open tab reloaded into it', async () => {
     attacker = createUnixUser();
+    await openFirstWindow();
     await stopAgent('SIGKILL');
     const squatter = attacker.start(process.execPath, ['-e', SQUATTER, new URL(origin).port, user.repo.root]);
     let said = '';
@@ -291,7 +281,8 @@ describe("another user's page on the window's port while the agent is stopped", 
       squatter.exitCode !== null ? exited(null) : squatter.once('exit', exited),
     );
 
-    expect(await startAgain()).toBe(origin);
+    // The agent back on the same port (the user's --ui-port): the other user's page, still open, reaches it.
+    expect(new URL(await startAgain(['--ui-port', new URL(origin).port])).port).toBe(new URL(origin).port);
     const attempts = async () => (await page.evaluate('window.attempts')) as string[];
     // The agent answers the page's tries (each credential, each route) several times over.
     await expect
@@ -311,7 +302,10 @@ describe("another user's page on the window's port while the agent is stopped", 
   });
 });
 
-/** A plain HTTP server on 127.0.0.1:`port` that answers everything with 404 after `record`. */
+/**
+ * A plain HTTP server on 127.0.0.1:`port` that answers everything with 404 after `record` (the browser tries ::1
+ * first, where nothing listens now, then 127.0.0.1).
+ */
 function listen(port: number, record: (request: IncomingMessage) => Promise<void>): Promise<Server> {
   const server = createServer((request, response) => {
     void record(request).then(() => response.writeHead(404).end('not here'));

@@ -137,7 +137,7 @@ describe("the window's launch token", () => {
     expect(run.stdout).not.toContain('token=');
     expect(run.stdout).toContain('(opened in your browser)');
     const address = readFileSync(opened, 'utf8').trim();
-    expect(address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+$/);
+    expect(address).toMatch(/^http:\/\/[a-z0-9]+\.localhost:\d+\/#token=[\w-]+$/);
 
     const page = await browser.newPage();
     await page.goto(address);
@@ -155,7 +155,7 @@ describe("the window's launch token", () => {
       BROWSER: opener,
     });
     try {
-      await fresh.waitFor(/Window: http:\/\/127\.0\.0\.1:\d+\/ \(opened in your browser\)\n/);
+      await fresh.waitFor(/Window: http:\/\/[a-z0-9]+\.localhost:\d+\/ \(opened in your browser\)\n/);
       expect(fresh.output()).not.toContain('token=');
       const page = await browser.newPage();
       await page.goto(readFileSync(opened, 'utf8').trim());

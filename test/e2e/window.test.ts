@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { agentOnService, type AgentOnService, type AgentProcess } from '../support/agent-process.ts';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
+import { request } from '../support/loopback.ts';
 import type { TestRepo } from '../support/repo.ts';
 import type { TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
@@ -206,10 +207,27 @@ describe('the window, in Chromium, over the loopback bridge', () => {
     await page.route(
       (url) => url.pathname === '/api/getSettings',
       async (route) => {
-        const response = await route.fetch();
+        // Sent from the test's process (playwright's route.fetch resolves the window's `<random>.localhost` name
+        // through the OS, which may not know it), with what the page sent.
+        const sent = route.request();
+        const headers = Object.fromEntries(
+          Object.entries(await sent.allHeaders()).filter(
+            ([name]) => !['host', 'content-length'].includes(name),
+          ),
+        );
+        const response = await request(sent.url(), {
+          method: 'POST',
+          headers,
+          body: sent.postData() ?? undefined,
+        });
+        const body = Buffer.from(await response.body.arrayBuffer());
         answered();
         await delivered;
-        await route.fulfill({ response });
+        await route.fulfill({
+          status: response.statusCode,
+          headers: response.headers as Record<string, string>,
+          body,
+        });
       },
     );
     await page.getByRole('tab', { name: 'Settings' }).click();

@@ -113,9 +113,12 @@ describe('the agent lock', () => {
     const lock = AgentLock.acquire('ui', lockPath);
     expect(lock).toBeInstanceOf(AgentLock);
     const again = AgentLock.acquire('start', lockPath);
-    expect(again).toMatchObject({ pid: process.pid, command: 'ui', bridge: null });
-    (lock as AgentLock).setBridge('http://127.0.0.1:1234/#token=t');
-    expect(JSON.parse(readFileSync(lockPath, 'utf8')).bridge).toBe('http://127.0.0.1:1234/#token=t');
+    expect(again).toMatchObject({ pid: process.pid, command: 'ui', bridge: null, socket: null });
+    (lock as AgentLock).setBridge('http://w1.localhost:1234/#token=t', '/data/agent.sock');
+    expect(JSON.parse(readFileSync(lockPath, 'utf8'))).toMatchObject({
+      bridge: 'http://w1.localhost:1234/#token=t',
+      socket: '/data/agent.sock',
+    });
     (lock as AgentLock).release();
     expect(existsSync(lockPath)).toBe(false);
   });

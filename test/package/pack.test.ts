@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, matchesGlob, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import { request } from '../support/loopback.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectToBridge } from '../../src/window/index.ts';
 import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';

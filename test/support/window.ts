@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { request } from 'undici';
 import { connectToBridge, type Bridge } from '../../src/window/index.ts';
 import { startAgentProcess, userEnv, type AgentProcess } from './agent-process.ts';
+import { request } from './loopback.ts';
 import { eventually, type TestRepo } from './repo.ts';
 import type { TestService } from './service.ts';
 
@@ -17,8 +17,6 @@ export interface OpenWindow {
   readonly agent: AgentProcess;
   page: Page;
   address: string;
-  /** Stops the agent with `signal` and starts it again in the same HOME, as a user would; the page stays open. */
-  restartAgent(signal: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,23 +68,15 @@ export async function openWindow(
     FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
     ...browsing.env,
   };
-  let agent = startAgentProcess(['ui'], env);
+  const agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
   const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light', ...browsing.options });
   if (browsing.initScript) await page.addInitScript(browsing.initScript);
   await page.goto(address);
   return {
-    get agent() {
-      return agent;
-    },
+    agent,
     page,
     address,
-    async restartAgent(signal) {
-      agent.signal(signal);
-      await agent.exited;
-      agent = startAgentProcess(['ui'], env);
-      await agent.waitFor(/Window: http/);
-    },
     async close() {
       await page.close();
       agent.signal('SIGINT');

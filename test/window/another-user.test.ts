@@ -17,6 +17,7 @@ import {
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { createUnixUser, type UnixUser } from '../support/unix-user.ts';
+import { request } from '../support/loopback.ts';
 import { windowSession } from '../support/window.ts';
 
 /**
@@ -29,11 +30,12 @@ import { windowSession } from '../support/window.ts';
  * left behind by a process that exits. Prints the local port, then the status line it was answered, if any.
  */
 const REQUEST = `
-const [port, mode, method, path, authorization, body] = process.argv.slice(1);
-const socket = require('node:net').connect(Number(port), '127.0.0.1', () => {
+const [host, mode, method, path, authorization, body] = process.argv.slice(1);
+const port = Number(host.split(':').pop());
+const socket = require('node:net').connect(port, '127.0.0.1', () => {
   console.log('from ' + socket.localPort);
-  const head = [method + ' ' + path + ' HTTP/1.1', 'Host: 127.0.0.1:' + port, 'Content-Type: application/json',
-    'Origin: http://127.0.0.1:' + port, 'Content-Length: ' + Buffer.byteLength(body), 'Connection: close'];
+  const head = [method + ' ' + path + ' HTTP/1.1', 'Host: ' + host, 'Content-Type: application/json',
+    'Origin: http://' + host, 'Content-Length: ' + Buffer.byteLength(body), 'Connection: close'];
   if (authorization) head.push('Authorization: Bearer ' + authorization);
   const request = head.join('\\r\\n') + '\\r\\n\\r\\n' + body;
   // Half-closed with the request: the data and the FIN are sent at once, so the bridge reads a request whose client
@@ -63,13 +65,18 @@ const look = () => {
   for (const pid of readdirSync('/proc').filter((name) => /^\\d+$/.test(name))) {
     let argv = '';
     try { argv = readFileSync('/proc/' + pid + '/cmdline', 'utf8'); } catch { continue; }
-    const found = /http:\\/\\/127\\.0\\.0\\.1:(\\d+)\\/#token=([\\w-]+)/.exec(argv);
-    if (!found || found[1] !== port) continue;
-    console.log('read ' + found[2]);
-    return fetch('http://127.0.0.1:' + port + '/api/session', {
-      method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:' + port },
-      body: JSON.stringify({ launch: found[2] }),
-    }).then(async (response) => console.log('answer ' + response.status + ' ' + (await response.text())));
+    const found = /http:\\/\\/([a-z0-9]+\\.localhost:(\\d+))\\/#token=([\\w-]+)/.exec(argv);
+    if (!found || found[2] !== port) continue;
+    console.log('read ' + found[3]);
+    // To the loopback, with the window's name as the Host, as a browser sends it.
+    const request = require('node:http').request({ host: '127.0.0.1', port: Number(port), method: 'POST',
+      path: '/api/session', headers: { host: found[1], 'content-type': 'application/json',
+      origin: 'http://' + found[1] } }, (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => console.log('answer ' + response.statusCode + ' ' + text));
+      });
+    return request.end(JSON.stringify({ launch: found[3] }));
   }
   setTimeout(look, 20);
 };
@@ -150,7 +157,7 @@ describe('a request from another user, whatever the state of its socket', () => 
     'pauses nothing with a valid session from a socket left %s',
     async (mode) => {
       const out = await asAttacker(REQUEST, [
-        String(bridge.port),
+        new URL(bridge.address).host,
         mode,
         'POST',
         '/api/pauseRepository',
@@ -187,7 +194,7 @@ describe('a request from another user, whatever the state of its socket', () => 
   ])('is answered 403 for %s from a half-closed socket', async (_what, path, credential, body) => {
     const [method, route] = path().includes(' ') ? path().split(' ') : ['POST', path()];
     const out = await asAttacker(REQUEST, [
-      String(bridge.port),
+      new URL(bridge.address).host,
       'half',
       method!,
       route!,
@@ -227,12 +234,14 @@ describe('a launch address read in /proc', () => {
     expect(out).toMatch(/answer 403/);
     expect(out).not.toContain('"session"');
     // The user's own page, once the browser is up, trades the same address.
-    const response = await fetch(`http://127.0.0.1:${bridge.port}/api/session`, {
+    const origin = new URL(bridge.address).origin;
+    const response = await request(`${origin}/api/session`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', origin: `http://127.0.0.1:${bridge.port}` },
+      headers: { 'content-type': 'application/json', origin },
       body: JSON.stringify({ launch: new URL(url).hash.slice(7) }),
     });
-    expect(response.status).toBe(200);
+    expect(response.statusCode).toBe(200);
+    await response.body.dump();
   });
 });
 
@@ -249,7 +258,11 @@ describe('a request with no valid credential', () => {
               method: 'POST',
               path: '/api/status',
               agent,
-              headers: { 'content-type': 'application/json', authorization: 'Bearer not-a-session-0001' },
+              headers: {
+                host: new URL(bridge.address).host,
+                'content-type': 'application/json',
+                authorization: 'Bearer not-a-session-0001',
+              },
             },
             (response) => {
               response.resume();

@@ -49,7 +49,8 @@ function raw(method: 'GET' | 'POST', path: string, headers: Record<string, strin
         port: bridge.port,
         method,
         path,
-        headers: { 'content-type': 'application/json', ...headers },
+        // The window's own name: the bridge answers no other Host.
+        headers: { host: new URL(bridge.address).host, 'content-type': 'application/json', ...headers },
       },
       (response) => {
         resolve(response.statusCode ?? 0);
@@ -147,7 +148,8 @@ describe('another local user with a valid session', () => {
       const call = `
         const request = require('node:http').request(
           { host: '127.0.0.1', port: ${bridge.port}, method: 'POST', path: '/api/status',
-            headers: { 'content-type': 'application/json', authorization: 'Bearer ${token}' } },
+            headers: { host: '${new URL(bridge.address).host}', 'content-type': 'application/json',
+              authorization: 'Bearer ${token}' } },
           (response) => { console.log('answered ' + response.statusCode); response.resume(); },
         );
         request.on('error', (error) => console.log('refused ' + error.code));

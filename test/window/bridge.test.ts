@@ -1,12 +1,25 @@
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Agent, agentConfigSchema } from '../../src/agent/index.ts';
 import { createClient } from '../../src/client/index.ts';
 import {
+  AgentNotAnswering,
   connectToBridge,
   createAgentApi,
   startBridge,
@@ -14,11 +27,12 @@ import {
   type AgentEvent,
   type Bridge,
 } from '../../src/window/index.ts';
-import { INCIDENT_ID, agentLog } from '../../src/host/index.ts';
+import { INCIDENT_ID, agentLog, privateSocketPlace } from '../../src/host/index.ts';
 import { createSecretStore } from '../../src/secrets/index.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { seedLoginTasks } from '../support/tracker.ts';
+import { request } from '../support/loopback.ts';
 import { almostToken } from '../support/tokens.ts';
 import { windowSession } from '../support/window.ts';
 
@@ -46,7 +60,7 @@ beforeEach(async () => {
   bridge = await startBridge({ api, subscribe: statusEvents(agent, api) });
   // What the window presents: a session, traded for the launch token of its address.
   token = await windowSession(bridge);
-  origin = `http://127.0.0.1:${bridge.port}`;
+  origin = new URL(bridge.address).origin;
 });
 afterEach(async () => {
   await bridge.close();
@@ -81,9 +95,32 @@ async function call(method: string, input: unknown = {}, headers: Record<string,
 }
 
 describe('the loopback bridge', () => {
-  it('listens on 127.0.0.1 only and gives launch addresses whose token is after #', () => {
-    expect(bridge.launchUrl()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{32}$/);
+  it("is at a name of this run's under localhost, on both loopbacks, and gives launch addresses whose token is after #", async () => {
+    expect(bridge.launchUrl()).toMatch(/^http:\/\/[a-z0-9]{20,}\.localhost:\d+\/#token=[\w-]{32}$/);
     expect(bridge.address).toBe(`${origin}/`);
+    // Another run (another bridge) has another name.
+    const api = createAgentApi(agent);
+    const other = await startBridge({ api, subscribe: statusEvents(agent, api) });
+    try {
+      expect(new URL(other.address).hostname).not.toBe(new URL(bridge.address).hostname);
+    } finally {
+      await other.close();
+    }
+    // A browser opens a localhost name on ::1 first: the bridge holds the port there too.
+    for (const address of ['127.0.0.1', '::1']) {
+      const status = await new Promise<number>((resolve, reject) =>
+        httpRequest(
+          { host: address, port: bridge.port, path: '/', headers: { host: new URL(origin).host } },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode!);
+          },
+        )
+          .on('error', reject)
+          .end(),
+      );
+      expect(status).toBe(200);
+    }
   });
 
   it('refuses a request without the token, or with a wrong one (401)', async () => {
@@ -94,13 +131,67 @@ describe('the loopback bridge', () => {
     expect(wrong.body.error.message).toContain('`flowsync ui --open` opens a new window');
   });
 
-  it('refuses a foreign Origin and a Host that is not this loopback address (403), even with the token', async () => {
+  it("refuses a foreign Origin and any Host but this run's name and port (403), even with the token", async () => {
     const foreign = await call('status', {}, { origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
-    const rebinding = await call('status', {}, { host: `evil.example:${bridge.port}` });
-    expect(rebinding.status).toBe(403);
-    const sameOrigin = await call('status');
-    expect(sameOrigin.status).toBe(200);
+    const { host, hostname } = new URL(origin);
+    const port = bridge.port;
+    for (const other of [
+      `evil.example:${port}`, // DNS rebinding
+      `127.0.0.1:${port}`, // the address of earlier runs, which another user may have served
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      `another.localhost:${port}`,
+      `${hostname.slice(1)}:${port}`,
+      `x${hostname}:${port}`,
+      `${hostname}.:${port}`,
+      `${hostname.toUpperCase()}:${port}`,
+      `${hostname}:${port + 1}`,
+      hostname,
+      '',
+    ]) {
+      const refused = await call('status', {}, { host: other, origin: `http://${other}` });
+      expect(refused.status, other).toBe(403);
+      expect(refused.body.error.message).toContain('each run of the agent has its own');
+    }
+    // The page's own origin, on another Host (and the other way round).
+    expect((await call('status', {}, { origin: `http://127.0.0.1:${port}` })).status).toBe(403);
+    expect((await call('status', {}, { host: `127.0.0.1:${port}`, origin })).status).toBe(403);
+    expect((await call('status', {}, { host })).status).toBe(200);
+    expect((await call('status')).status).toBe(200);
+  });
+
+  it('says no-store on every answer, the page, its files, the API, the event stream and a refusal alike', async () => {
+    const staticDir = join(repo.dir, 'renderer');
+    mkdirSync(join(staticDir, 'assets'), { recursive: true });
+    writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>flowsync</title>');
+    writeFileSync(join(staticDir, 'assets/index-abc.js'), 'console.log(1)');
+    const api = createAgentApi(agent);
+    const pages = await startBridge({ api, subscribe: statusEvents(agent, api), staticDir });
+    const at = new URL(pages.address).origin;
+    try {
+      for (const [path, init] of [
+        ['/', {}],
+        ['/assets/index-abc.js', {}],
+        ['/assets/none.js', {}],
+        ['/api/status', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }],
+        ['/api/hello', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }],
+      ] as const) {
+        const response = await request(`${at}${path}`, init);
+        await response.body.dump();
+        expect(response.headers['cache-control'], path).toBe('no-store');
+      }
+      const stream = await request(`${origin}/api/events?token=${token}`);
+      stream.body.on('error', () => {});
+      expect(stream.headers['cache-control']).toBe('no-store');
+      stream.body.destroy();
+      // A worker registered by a page of this origin: none of the window's does, and none is served.
+      const worker = await request(`${at}/assets/index-abc.js`, { headers: { 'service-worker': 'script' } });
+      expect(worker.statusCode).toBe(403);
+      await worker.body.dump();
+    } finally {
+      await pages.close();
+    }
   });
 
   it('serves the page with a strict CSP and no referrer', async () => {
@@ -184,7 +275,7 @@ describe('a bug behind the bridge', () => {
     const api = createAgentApi(agent);
     const pages = await startBridge({ api, subscribe: statusEvents(agent, api), staticDir });
     try {
-      const response = await request(`http://127.0.0.1:${pages.port}/huge.js`);
+      const response = await request(`${new URL(pages.address).origin}/huge.js`);
       const body = (await response.body.json()) as { ok: boolean; error: { code: string; message: string } };
       expect(body).toMatchObject({ ok: false, error: { code: 'internal' } });
       expectIncident({ status: response.statusCode, message: body.error.message }, log, '2 GiB');
@@ -236,7 +327,7 @@ describe("the window's credentials", () => {
     expect((await launch(`Bearer ${token}`)).status).toBe(403);
     const given = await launch(`Bearer ${agentToken()}`);
     expect(given.status).toBe(200);
-    expect(given.body.value.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{32}$/);
+    expect(given.body.value.url).toMatch(new RegExp(`^${origin}/#token=[\\w-]{32}$`));
     expect(await connectToBridge(bridge.agentUrl).launchUrl()).not.toBe(given.body.value.url);
   });
 
@@ -258,7 +349,7 @@ describe('closing the bridge', () => {
   it('ends open event streams instead of waiting for the window to go away', async () => {
     const api = createAgentApi(agent);
     const second = await startBridge({ api, subscribe: statusEvents(agent, api) });
-    const secondOrigin = `http://127.0.0.1:${second.port}`;
+    const secondOrigin = new URL(second.address).origin;
     const secondToken = await windowSession(second);
     const stream = await request(`${secondOrigin}/api/events?token=${secondToken}`, {
       headers: { origin: secondOrigin },
@@ -274,7 +365,116 @@ describe('closing the bridge', () => {
   });
 });
 
+describe("the bridge's private socket (what the CLI reaches the agent through)", () => {
+  let folder: string;
+  beforeEach(() => {
+    folder = mkdtempSync(join(tmpdir(), 'flowsync-socket-'));
+  });
+  afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('serves the same routes to the agent token, 0600 in its folder, and is removed at close', async () => {
+    const api = createAgentApi(agent);
+    const place = privateSocketPlace(folder, 'agent.sock')!;
+    const privately = await startBridge({ api, subscribe: statusEvents(agent, api), socket: place });
+    expect(privately.socketPath).toBe(join(folder, 'agent.sock'));
+    expect(statSync(privately.socketPath!).mode & 0o777).toBe(0o600);
+    const client = connectToBridge({ bridge: privately.agentUrl, socket: privately.socketPath });
+    expect(await client.call('status', {})).toMatchObject({ serviceUrl: svc.url });
+    expect(await client.launchUrl()).toMatch(new RegExp(`^${new URL(privately.address).origin}/#token=`));
+    await privately.close();
+    expect(existsSync(join(folder, 'agent.sock'))).toBe(false);
+  });
+
+  it('is made in a 0700 folder of its own when the data folder is too long for a socket, which goes at close', async () => {
+    const deep = join(folder, 'a'.repeat(60), 'b'.repeat(60));
+    mkdirSync(deep, { recursive: true, mode: 0o700 });
+    const place = privateSocketPlace(deep, 'agent.sock', [undefined, '/tmp'])!;
+    expect(Buffer.byteLength(place.path)).toBeLessThanOrEqual(100);
+    expect(place.path.startsWith('/tmp/flowsync-')).toBe(true);
+    const api = createAgentApi(agent);
+    const privately = await startBridge({ api, subscribe: statusEvents(agent, api), socket: place });
+    const made = join(place.path, '..');
+    expect(statSync(made).mode & 0o777).toBe(0o700);
+    expect(
+      await connectToBridge({ bridge: privately.agentUrl, socket: privately.socketPath }).call('status', {}),
+    ).toMatchObject({ serviceUrl: svc.url });
+    await privately.close();
+    expect(existsSync(made)).toBe(false);
+  });
+
+  it('is not used by a client when its folder lets others in: the window port is', async () => {
+    const api = createAgentApi(agent);
+    const place = privateSocketPlace(folder, 'agent.sock')!;
+    const privately = await startBridge({ api, subscribe: statusEvents(agent, api), socket: place });
+    try {
+      execFileSync('chmod', ['0755', folder]);
+      let seen = 0;
+      // The socket answers nothing now: a client that used it would hang or fail.
+      const { createServer } = await import('node:net');
+      rmSync(privately.socketPath!);
+      const trap = createServer(() => seen++).listen(privately.socketPath!);
+      const client = connectToBridge({ bridge: privately.agentUrl, socket: privately.socketPath });
+      expect(await client.call('status', {})).toMatchObject({ serviceUrl: svc.url });
+      expect(seen).toBe(0);
+      trap.close();
+    } finally {
+      await privately.close();
+    }
+  });
+});
+
 describe('the bridge client (what the Electron main process serves IPC with)', () => {
+  it('sends a call again when its connection drops, says so, and gives up in a line of its own', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'flowsync-drops-'));
+    const api = createAgentApi(agent);
+    const privately = await startBridge({
+      api,
+      subscribe: statusEvents(agent, api),
+      socket: privateSocketPlace(folder, 'agent.sock'),
+    });
+    // In front of the bridge's socket: closes the first `drops` connections as they come, passes the others on.
+    const { connect, createServer } = await import('node:net');
+    const inFront = (name: string, drops: number) =>
+      createServer((socket) => {
+        if (drops-- > 0) return socket.destroy();
+        const behind = connect(privately.socketPath!);
+        socket.pipe(behind).pipe(socket);
+        behind.on('error', () => socket.destroy());
+        socket.on('error', () => behind.destroy());
+      }).listen(join(folder, name));
+    const fronts = [inFront('twice.sock', 2), inFront('always.sock', Infinity)];
+    try {
+      const said: string[] = [];
+      const through = (name: string) =>
+        connectToBridge(
+          { bridge: privately.agentUrl, socket: join(folder, name) },
+          { onRetry: (attempt, of) => said.push(`${attempt} of ${of}`) },
+        );
+      expect(await through('twice.sock').call('status', {})).toMatchObject({ serviceUrl: svc.url });
+      expect(said).toEqual(['2 of 4', '3 of 4']);
+      said.length = 0;
+      const error = await through('always.sock')
+        .call('status', {})
+        .catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(AgentNotAnswering);
+      expect(error).toMatchObject({ code: 'unavailable' });
+      expect((error as Error).message).toContain('dropped the connection 4 times in a row');
+      expect(said).toEqual(['2 of 4', '3 of 4', '4 of 4']);
+      // Nothing listening at all: said at once, not tried again.
+      said.length = 0;
+      const gone = await through('nothing.sock')
+        .call('status', {})
+        .catch((thrown: unknown) => thrown);
+      expect(gone).toBeInstanceOf(AgentNotAnswering);
+      expect((gone as Error).message).toContain('does not answer');
+      expect(said).toEqual([]);
+    } finally {
+      for (const front of fronts) front.close();
+      await privately.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('calls methods, turns refusals into AgentApiErrors, and follows the status stream', async () => {
     const client = connectToBridge(bridge.agentUrl);
     expect(await client.call('status', {})).toMatchObject({ serviceUrl: svc.url, repositories: [] });

@@ -56,17 +56,18 @@ describe('the structured handshake of flowsync ui', () => {
 
     expect(ready).toEqual({
       type: 'ready',
-      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+$/),
+      url: expect.stringMatching(/^http:\/\/[a-z0-9]+\.localhost:\d+\/#token=[\w-]+$/),
       port: expect.any(Number),
       token: expect.any(String),
     });
     expect(new URL(ready.url).port).toBe(String(ready.port));
-    // The port and the token as given, without the url: what a parent that does not parse addresses uses.
-    const bridge = connectToBridge(`http://127.0.0.1:${ready.port}/#token=${ready.token}`);
+    expect(new URL(ready.url).hash).toBe(`#token=${ready.token}`);
+    // The address is this run's name under localhost, which the bridge client reaches on the loopback.
+    const bridge = connectToBridge(ready.url);
     const status = (await bridge.call('status', {})) as AgentStatus;
     expect(status.repositories).toEqual([]);
     // The human line has the address only: the token in the handshake is the agent's, never printed.
-    await eventually(() => expect(stdout).toContain(`Window: http://127.0.0.1:${ready.port}/ (`));
+    await eventually(() => expect(stdout).toContain(`Window: ${new URL(ready.url).origin}/ (`));
     expect(stdout).not.toContain(ready.token);
   });
 
@@ -96,7 +97,7 @@ describe('waitForAgentReady', () => {
         REGISTER_TSX,
         '-e',
         `const { announceReady } = await import('${desktop}');
-         await announceReady('http://127.0.0.1:8384/#token=abc');
+         await announceReady('http://w1.localhost:8384/#token=abc');
          process.exit(0);`,
       ],
       { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
@@ -121,17 +122,19 @@ describe('waitForAgentReady', () => {
 
 describe('readyMessage', () => {
   it('takes the port and the token from the address the bridge gives', () => {
-    expect(readyMessage('http://127.0.0.1:8384/#token=abc_-1')).toEqual({
+    expect(readyMessage('http://w1.localhost:8384/#token=abc_-1')).toEqual({
       type: 'ready',
-      url: 'http://127.0.0.1:8384/#token=abc_-1',
+      url: 'http://w1.localhost:8384/#token=abc_-1',
       port: 8384,
       token: 'abc_-1',
     });
   });
 
-  it('refuses an address without a token, not http, or not on loopback', () => {
-    expect(() => readyMessage('http://127.0.0.1:8384/')).toThrow();
-    expect(() => readyMessage('https://127.0.0.1:8384/#token=abc')).toThrow();
+  it('refuses an address without a token, not http, or not a name under localhost', () => {
+    expect(() => readyMessage('http://w1.localhost:8384/')).toThrow();
+    expect(() => readyMessage('https://w1.localhost:8384/#token=abc')).toThrow();
     expect(() => readyMessage('http://example.com:8384/#token=abc')).toThrow();
+    expect(() => readyMessage('http://localhost.example.com:8384/#token=abc')).toThrow();
+    expect(() => readyMessage('http://127.0.0.1:8384/#token=abc')).toThrow();
   });
 });

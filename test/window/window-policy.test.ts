@@ -28,7 +28,7 @@ describe('isAppPage: which frame may call the agent over IPC', () => {
     ['the page name spelled with an escape', APP_PAGE_URL.replace('index.html', '%69ndex.html')],
     ['the page name in capitals', APP_PAGE_URL.replace('index.html', 'INDEX.html')],
     ['a web page', 'https://example.com/index.html'],
-    ['the bridge in a browser', 'http://127.0.0.1:8384/#token=abc'],
+    ['the bridge in a browser', 'http://w1.localhost:8384/#token=abc'],
     ['an empty address', ''],
     ['no address at all', 'not a url'],
   ])('refuses %s', (_what, url) => {

@@ -7,13 +7,9 @@ import {
   withPausedRepository,
 } from '../../agent/index.ts';
 import { inSyncOf, printable } from '../../protocol/index.ts';
-import {
-  bridgeAnswers,
-  connectToBridge,
-  repositoryViewSchema,
-  type RepositoryView,
-} from '../../window/index.ts';
+import { bridgeAnswers, repositoryViewSchema, type RepositoryView } from '../../window/index.ts';
 import { findRunningAgent } from '../../host/index.ts';
+import { runningAgentBridge } from '../agent-bridge.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** `flowsync pause`: nothing of these repositories is sent until resumed; their changes are still counted. */
@@ -65,7 +61,7 @@ function pausing(command: 'pause' | 'resume'): Command {
         );
       if (running?.bridge) {
         // The running agent owns the config while it runs: it pauses its engine and writes the file itself.
-        const bridge = connectToBridge(running.bridge);
+        const bridge = runningAgentBridge({ ...running, bridge: running.bridge });
         for (const root of roots) {
           const view = repositoryViewSchema.parse(
             await bridge.call(pause ? 'pauseRepository' : 'resumeRepository', { root }),

@@ -1,4 +1,6 @@
 import { Command, Option } from 'commander';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   Agent,
   configuredRepository,
@@ -21,7 +23,13 @@ import {
   type ActivityEntry,
   type FileChange,
 } from '../../window/index.ts';
-import { defaultWindowMemoryPath, keepMemoryLow, logUnexpected, rendererDir } from '../../host/index.ts';
+import {
+  defaultDataFolder,
+  keepMemoryLow,
+  logUnexpected,
+  privateSocketPlace,
+  rendererDir,
+} from '../../host/index.ts';
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
 import {
   folderGone,
@@ -48,6 +56,7 @@ import {
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
 import { ProgressDisplay } from '../progress.ts';
+import { NO_PRIVATE_SOCKET } from '../agent-bridge.ts';
 import { becomeAgentOrHandOver } from '../running-agent.ts';
 import { urlOption } from '../service-url.ts';
 import { UsageError } from '../usage-error.ts';
@@ -74,7 +83,7 @@ export function startCommand(): Command {
     .addOption(
       new Option('--ui-port <port>', "port of the window's loopback address")
         .argParser(parsePort)
-        .default(0, 'the one it had, else any free port'),
+        .default(0, 'any free port, another each run'),
     )
     .option(
       '--source',
@@ -98,7 +107,8 @@ export function startCommand(): Command {
 export function uiCommand(): Command {
   return new Command('ui')
     .description(
-      'Runs the agent (the repositories already added) and serves its window on a 127.0.0.1 address. On a\n' +
+      'Runs the agent (the repositories already added) and serves its window at a loopback address of its own\n' +
+        '(http://<random>.localhost:<port>/, new each run: Chromium and Firefox open it; Safari does not). On a\n' +
         'terminal it prints an address that opens the window once; --open opens it in your browser (a new\n' +
         'window each time, also when an agent already runs). Like `flowsync start`, it syncs and watches until\n' +
         'Ctrl-C; repositories can be added from the window.',
@@ -107,7 +117,7 @@ export function uiCommand(): Command {
     .addOption(
       new Option('--ui-port <port>', 'port of the loopback address')
         .argParser(parsePort)
-        .default(0, 'the one it had, else any free port'),
+        .default(0, 'any free port, another each run'),
     )
     .option('--open', 'open the window in the browser ($BROWSER, else the system opener)')
     .addHelpText('after', '\nExamples:\n  $ flowsync ui --open\n  $ flowsync ui --ui-port 8384')
@@ -156,7 +166,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   }
 
   const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
-  if (agent.embedded) lock.setService(agent.serviceUrl);
+  if (agent.embedded) lock.setService(agent.serviceUrl, agent.embedded.socketPath);
   out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
   if (agent.notice) out(agent.notice.line);
   // One line at a time: out() spells a newline inside a line out as \n.
@@ -193,20 +203,17 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   // The window before the first sync: a service slow to answer, or one whose listing never ends, must not keep it
   // from appearing (its screens say what the sync does meanwhile).
   const api = createAgentApi(agent);
+  // What an older flowsync kept for its window's next run (its port, its sessions' digests): no run uses it now.
+  rmSync(join(defaultDataFolder(), 'window.json'), { force: true });
   const bridge = await startBridge({
     api,
     subscribe: statusEvents(agent, api),
     port: options.uiPort,
-    rememberIn: defaultWindowMemoryPath(),
+    socket: privateSocketPlace(defaultDataFolder(), 'agent.sock'),
     staticDir: rendererDir(),
   });
-  lock.setBridge(bridge.agentUrl);
-  if (bridge.movedFrom !== undefined) {
-    out(
-      `The window's port ${bridge.movedFrom} is taken by another program; the window moved to ` +
-        `${bridge.address} (open tabs and bookmarks of the old address will not reach it; --ui-port sets one).`,
-    );
-  }
+  lock.setBridge(bridge.agentUrl, bridge.socketPath);
+  if (bridge.socketPath === null && process.platform !== 'win32') out(NO_PRIVATE_SOCKET);
   // A browser that cannot be opened does not stop the agent: the line says so, and the agent runs on.
   out(
     await showWindow(bridge.address, bridge.launchUrl, options.open === true).catch(

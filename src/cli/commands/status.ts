@@ -16,11 +16,11 @@ import {
   AGENT_API,
   agentStatusSchema,
   bridgeAnswers,
-  connectToBridge,
   lookView,
   type AgentStatus,
   type LookView,
 } from '../../window/index.ts';
+import { runningAgentBridge } from '../agent-bridge.ts';
 import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
 import {
   describeFileWarning,
@@ -182,7 +182,7 @@ async function liveStatus(
   running: AgentLockOwner | null,
 ): Promise<(AgentStatus & { looks?: LookView[] }) | null> {
   if (!running?.bridge) return null;
-  const bridge = connectToBridge(running.bridge);
+  const bridge = runningAgentBridge({ ...running, bridge: running.bridge });
   try {
     return AGENT_API.lookNow.output.parse(await bridge.call('lookNow', {}));
   } catch {

@@ -55,7 +55,7 @@ export async function agentCheck(repositories: number, lockPath = defaultLockPat
       running: owner,
     };
   const origin = new URL(owner.bridge).origin;
-  if (!(await bridgeAnswers(owner.bridge)))
+  if (!(await bridgeAnswers({ bridge: owner.bridge, socket: owner.socket })))
     return {
       check: failure(
         'agent',
@@ -63,6 +63,18 @@ export async function agentCheck(repositories: number, lockPath = defaultLockPat
         `stop it (kill ${owner.pid}) and run ${START}`,
       ),
       running: owner, // its embedded service may still answer: asked all the same
+    };
+  // An older agent's lock names no socket either: only a running agent of this flowsync is said to lack one.
+  if (owner.socket === null && process.platform !== 'win32')
+    return {
+      check: warning(
+        'agent',
+        `agent: running (pid ${owner.pid}, ${since}), window at ${origin}/, without a private socket: ` +
+          'commands reach it over the window’s port, which other users of this machine can crowd',
+        'a shorter data folder ($XDG_DATA_HOME) or a $XDG_RUNTIME_DIR lets the next start make one (its path must ' +
+          'fit 100 bytes), then restart the agent',
+      ),
+      running: owner,
     };
   return {
     check: passed('agent', `agent: running (pid ${owner.pid}, ${since}), window at ${origin}/`),

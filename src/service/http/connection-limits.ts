@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { loopbackPeerUid, PeerIndex, readSocketTables, socketOwnersKnown } from '../../client/index.ts';
 import { tunable } from '../../host/index.ts';
@@ -64,10 +64,12 @@ const SORT_OUT_SPACING = 5;
 const SORT_OUT_MIN_MS = 20;
 
 /**
- * Connections held at once, as a multiple of the cap, while waiting for the next sorting: the bound on descriptors.
- * Above it node closes each new connection unseen, whoever's it is, so it sits above what a flood the tests make
- * holds (400 sockets reconnecting every 10 ms: test/agent/slot-flood.test.ts). At twice the cap the bridge's 256
- * were full whenever the user's call came, and it was closed by node some CI runs for 30 s on end.
+ * Connections held at once, as a multiple of the cap, before a sorting is made at once, whatever the last one cost:
+ * the bound on descriptors. It used to be node's `maxConnections`, which closes each new connection unseen,
+ * whoever's it is: another user reopening 600 connections to the window's port had 22 of the user's 42 calls
+ * closed so, 1,500 had 45 of 48. A sorting closes every stranger's connection and brings the rest down to the cap,
+ * so the next one at this bound comes only after (HELD_WHILE_SORTING - 1) × the cap new connections: one table read
+ * per that many, however fast they come.
  */
 const HELD_WHILE_SORTING = 4;
 
@@ -76,17 +78,16 @@ const HELD_WHILE_SORTING = 4;
  * whose peer is not this user's (another user's, root excepted, or one whose owner the kernel's table does not
  * show) is closed, before any of the user's; only then are the newest of the user's own closed down to the cap, as
  * node's `maxConnections` would. A connection over the cap is not closed as it comes but held until the next
- * sorting (at most 20 ms or five table reads away): closing the newest at once closed the user's own call whenever
- * it came between two sortings, which under a flood is nearly always. All strangers at once, so that a flood costs
- * one table read each time it fills the slots again, not one per connection. Elsewhere (no table to ask) it is
- * node's plain cap.
+ * sorting (at most 20 ms or five table reads away, or at once at HELD_WHILE_SORTING times the cap): closing the
+ * newest at once closed the user's own call whenever it came between two sortings, which under a flood is nearly
+ * always. No connection is closed unseen. All strangers at once, so that a flood costs one table read each time it
+ * fills the slots again, not one per connection. Elsewhere (no table to ask) it is node's plain cap.
  */
 export function capConnections(server: Server, maxConnections: number): void {
   if (!socketOwnersKnown()) {
     server.maxConnections = maxConnections;
     return;
   }
-  server.maxConnections = maxConnections * HELD_WHILE_SORTING;
   // In the order they came: the newest last.
   const open = new Set<Socket>();
   let sortedAt = -Infinity;
@@ -101,7 +102,7 @@ export function capConnections(server: Server, maxConnections: number): void {
     if (open.size <= maxConnections) return;
     const now = performance.now();
     sortedAt = now;
-    const tables = new PeerIndex(readSocketTables([...open][0]!.localPort));
+    const tables = new PeerIndex(readSocketTables((server.address() as AddressInfo | null)?.port));
     const me = process.getuid!();
     const strangers = [...open].filter((held) => {
       const uid = loopbackPeerUid(held, tables);
@@ -115,7 +116,12 @@ export function capConnections(server: Server, maxConnections: number): void {
   server.on('connection', (socket: Socket) => {
     open.add(socket);
     socket.once('close', () => open.delete(socket));
-    if (open.size <= maxConnections || sorting) return;
+    if (open.size <= maxConnections) return;
+    if (open.size > maxConnections * HELD_WHILE_SORTING) {
+      clearTimeout(sorting);
+      return sortOut();
+    }
+    if (sorting) return;
     const wait = sortedAt + Math.max(SORT_OUT_MIN_MS, SORT_OUT_SPACING * cost) - performance.now();
     if (wait <= 0) return sortOut();
     sorting = setTimeout(sortOut, wait);

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { readFileSync, statSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import {
   AGENT_API,
@@ -13,10 +15,14 @@ import {
 } from '../contract.ts';
 import { toAgentApiError } from '../implementation.ts';
 import { fromAnotherUser } from '../../client/index.ts';
-import { agentLog } from '../../host/index.ts';
+import type { SocketPlace } from '../../host/index.ts';
 import { MAX_JSON_DEPTH, describeIssues, findDeepNesting, toWireIssues } from '../../protocol/index.ts';
-import { capConnections, connectionLimits, serverOptions } from '../../service/index.ts';
-import { readWindowMemory, writeWindowMemory, type WindowMemory } from './window-memory.ts';
+import {
+  capConnections,
+  connectionLimits,
+  serverOptions,
+  type ConnectionLimits,
+} from '../../service/index.ts';
 import { WindowSessions } from './window-sessions.ts';
 
 export interface BridgeOptions {
@@ -26,17 +32,19 @@ export interface BridgeOptions {
   /** The port the user chose (`--ui-port`): taken by another program, the bridge does not start. */
   port?: number;
   /**
-   * Where the window's port and sessions are kept across runs (the data folder's window.json, 0600): the bridge
-   * listens on the port it had, when free, and the sessions it gave still open the window. Without it each run
-   * has a new port and its sessions end with it.
+   * Where the agent's own processes reach it (the CLI, through the agent lock): a Unix socket only this user can
+   * open (host's privateSocketPlace), removed when the bridge closes. Without it they use the window's port.
    */
-  rememberIn?: string;
+  socket?: SocketPlace | null;
   /** The built renderer (renderer/dist); without it the page says how to build it. */
   staticDir?: string;
 }
 
 export interface Bridge {
-  /** The window's address without any credential: what `flowsync status` and a log may show. */
+  /**
+   * The window's address without any credential: what `flowsync status` and a log may show. This run's alone:
+   * `http://<random>.localhost:<port>/` (windowName says why).
+   */
   address: string;
   /**
    * The address with the agent token after `#`, for the agent's own processes (the agent lock, 0600, and the
@@ -46,8 +54,8 @@ export interface Bridge {
   /** A new address that opens the window once: its launch token dies when the page trades it for a session. */
   launchUrl(): string;
   port: number;
-  /** The port this window had in the last run, when another program holds it now (the address moved). */
-  movedFrom?: number;
+  /** The Unix socket the agent's own processes reach it through; null when there is none (see BridgeOptions). */
+  socketPath: string | null;
   close(): Promise<void>;
 }
 
@@ -75,6 +83,22 @@ const CSP =
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const ANOTHER_USERS = "This window is another user's: open your own with `flowsync ui --open`.";
+
+/**
+ * The window's host name for one run: a random name under `localhost`, which browsers resolve to the loopback
+ * addresses themselves (Chromium and Firefox; never a DNS query). A page's origin is its scheme, host and port, and
+ * what a browser keeps for an origin (a service worker, a cached page or script, a kept-alive connection, storage)
+ * applies to that origin alone. With the same `http://127.0.0.1:<port>` every run, another local user serving that
+ * port while the agent was stopped could leave any of those for the next window to use, and take its session
+ * (test/e2e/window-origin.test.ts plays each); no program can have served a name nobody knew before this run.
+ * 128 bits, in base 36 (a DNS label, lower case).
+ */
+function windowName(): string {
+  return `${BigInt(`0x${randomBytes(16).toString('hex')}`).toString(36)}.localhost`;
+}
+
+/** Browsers try `::1` before 127.0.0.1 for a `localhost` name: the bridge holds the port on both (listenOnLoopback). */
+const LOOPBACKS = ['::1', '127.0.0.1'] as const;
 
 /**
  * Connections the bridge holds at once: 19,995 idle ones from any local process took every descriptor the agent had.
@@ -109,28 +133,14 @@ function presentedToken(request: FastifyRequest): { token: string; inQuery: bool
 }
 
 /**
- * The loopback bridge: AgentApi over HTTP on 127.0.0.1 for a browser, like Syncthing's web GUI. Every API request
- * needs the random token (checked after routing, see `api` below); the Host header must name this loopback address
- * (no DNS rebinding) and an Origin, when sent, must be this page's (no other site may call it from a user's
- * browser). Status is pushed as server-sent events.
+ * The loopback bridge: AgentApi over HTTP on the loopback addresses for a browser, like Syncthing's web GUI, at an
+ * address of this run's own (windowName). Every API request needs the random token (checked after routing, see
+ * `api` below); the Host header must be this run's name and port (no DNS rebinding, no address of an earlier run)
+ * and an Origin, when sent, must be this page's (no other site may call it from a user's browser). Status is pushed
+ * as server-sent events. The agent's own processes reach the same routes through a private Unix socket.
  */
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
-  const memoryPath = options.rememberIn;
-  const memory: WindowMemory | null = memoryPath ? readWindowMemory(memoryPath) : null;
-  const store = memory && {
-    load: () => memory.sessions,
-    save: (kept: WindowMemory['sessions']) => {
-      memory.sessions = kept;
-      // A data folder that cannot be written (full, read-only) costs the window only its memory: the sessions
-      // still work in this run, and the agent, which says what the storage fault is, goes on.
-      try {
-        writeWindowMemory(memoryPath!, memory);
-      } catch (error) {
-        agentLog().warn({ err: error, path: memoryPath }, "the window's memory could not be written");
-      }
-    },
-  };
-  const sessions = new WindowSessions(store ?? undefined);
+  const sessions = new WindowSessions();
   // An open window keeps its event stream open: closing the bridge must end those, not wait for them.
   const limits = connectionLimits(BRIDGE_MAX_CONNECTIONS);
   const app = Fastify({
@@ -139,13 +149,15 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     forceCloseConnections: true,
     ...serverOptions(limits),
   });
-  capConnections(app.server, limits.maxConnections);
   // A connection has a short time (keep-alive's, 5 s) until it shows a valid credential, then the usual 30 s: one
   // that only waits holds a slot that briefly (a window's event stream, a heartbeat every 15 s, needs the 30 s).
-  app.server.on('connection', (socket: Socket) => socket.setTimeout(limits.keepAliveMs));
+  const timeConnections = (server: Server) =>
+    server.on('connection', (socket: Socket) => socket.setTimeout(limits.keepAliveMs));
+  capConnections(app.server, limits.maxConnections);
+  timeConnections(app.server);
   const credentialShown = (socket: Socket) => socket.setTimeout(limits.idleMs);
   // Whether a connection is another local user's (or of a user the kernel does not name), asked once per
-  // connection (a WeakMap by socket).
+  // connection (a WeakMap by socket). One through the private socket is the user's: nobody else can open it.
   const strangers = new WeakMap<Socket, boolean>();
   const fromStranger = (socket: Socket) => {
     let stranger = strangers.get(socket);
@@ -153,8 +165,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     return stranger;
   };
   const streams = new Set<NodeJS.WritableStream & { end(): void }>();
+  const name = windowName();
   let port = 0;
-  const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
+  // Exactly this run's name and port: no other name (DNS rebinding), and no address of an earlier run.
+  const windowHost = () => `${name}:${port}`;
 
   // A refused request's connection is closed with its answer: it keeps no slot for a next try.
   const refuse = (reply: FastifyReply, status: number, message: string) =>
@@ -190,16 +204,26 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     return reply.code(HTTP_STATUS[answer.code]).send(replyError(answer));
   });
 
+  // Every answer, assets included, is kept by no cache: a cached one would be served to a later page without
+  // asking, and the window is on loopback, where fetching again costs nothing.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('cache-control', 'no-store');
-    if (!allowedHosts().includes(request.headers.host ?? '')) {
-      return refuse(reply, 403, 'This address serves only the flowsync window on this machine.');
+    if (request.headers.host !== windowHost()) {
+      return refuse(
+        reply,
+        403,
+        "This address is not the flowsync window's: each run of the agent has its own, and `flowsync ui --open` opens it.",
+      );
     }
     const origin = request.headers.origin;
-    if (origin !== undefined && !allowedHosts().some((host) => origin === `http://${host}`)) {
+    if (origin !== undefined && origin !== `http://${windowHost()}`) {
       return refuse(reply, 403, 'Requests from other sites are refused.');
+    }
+    // A page of this origin registering a worker (the bridge serves scripts): none of the window's does.
+    if (request.headers['service-worker'] !== undefined) {
+      return refuse(reply, 403, 'The flowsync window registers no service worker.');
     }
   });
 
@@ -344,34 +368,120 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     );
   });
 
-  const launchUrl = () => `http://127.0.0.1:${port}/#token=${sessions.newLaunch()}`;
-  const saved = memory?.port ?? null;
-  const wanted = options.port || saved || 0;
-  let movedFrom: number | undefined;
-  try {
-    await app.listen({ host: '127.0.0.1', port: wanted });
-  } catch (error) {
-    // The saved port is a wish; a port the user chose is not, and its error says so as before.
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || options.port || !saved) throw error;
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    movedFrom = saved;
-  }
-  port = (app.server.address() as { port: number }).port;
-  if (memory && port !== saved) {
-    memory.port = port;
-    // A page keeps its session per address (its origin's storage): one of the old address is in no page of the
-    // new one, and while the old port was another program's, that program's page could read it. None is kept.
-    sessions.endAll();
-  }
+  const launchUrl = () => `http://${windowHost()}/#token=${sessions.newLaunch()}`;
+  await app.ready();
+  // The same routes on the other loopback and on the private socket, with the same limits.
+  const route = (server: Server) =>
+    server.on('request', (request, response) => app.routing(request, response));
+  const others = await listenOnLoopback(app, options.port ?? 0, limits, (server) => {
+    capConnections(server, limits.maxConnections);
+    timeConnections(server);
+    route(server);
+  });
+  port = (app.server.address() as AddressInfo).port;
+  const privately = options.socket
+    ? await listenPrivately(options.socket.path, limits, (server) => {
+        timeConnections(server);
+        server.on('connection', (socket: Socket) => strangers.set(socket, false));
+        route(server);
+      })
+    : null;
+  if (!privately) options.socket?.remove();
   return {
-    address: `http://127.0.0.1:${port}/`,
-    agentUrl: `http://127.0.0.1:${port}/#token=${sessions.agentToken}`,
+    address: `http://${windowHost()}/`,
+    agentUrl: `http://${windowHost()}/#token=${sessions.agentToken}`,
     launchUrl,
     port,
-    ...(movedFrom !== undefined && { movedFrom }),
+    socketPath: privately ? options.socket!.path : null,
     close: async () => {
       for (const stream of streams) stream.end();
+      for (const server of [...others, ...(privately ? [privately] : [])]) {
+        server.closeAllConnections();
+        await new Promise((closed) => server.close(closed));
+      }
+      if (privately) options.socket!.remove();
       await app.close();
     },
   };
+}
+
+/** A plain HTTP server with the limits fastify's has (serverOptions), whose requests `serve` routes. */
+function sideServer(limits: ConnectionLimits, serve: (server: Server) => void): Server {
+  const { http, ...timeouts } = serverOptions(limits);
+  const server = createServer({
+    ...http,
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+  });
+  server.timeout = timeouts.connectionTimeout;
+  serve(server);
+  return server;
+}
+
+function listen(server: Server, where: { host: string; port: number } | { path: string }): Promise<void> {
+  return new Promise((listening, failed) => {
+    server.once('error', failed);
+    server.listen(where, () => {
+      server.off('error', failed);
+      listening();
+    });
+  });
+}
+
+/**
+ * Listens on one port of both loopback addresses: fastify's server on 127.0.0.1, another on ::1. A browser opens a
+ * `localhost` name on ::1 first, so a port the bridge held on 127.0.0.1 alone could be another user's on ::1, and
+ * they would serve this run's window to the user's browser. A free port is found on ::1 and then taken on
+ * 127.0.0.1 (another one when that is taken); a port the user chose must be free on both. Where the machine has no
+ * ::1, nobody can listen there either. Returns the other server, if any.
+ */
+async function listenOnLoopback(
+  app: FastifyInstance,
+  wanted: number,
+  limits: ConnectionLimits,
+  serve: (server: Server) => void,
+): Promise<Server[]> {
+  for (let attempt = 1; ; attempt++) {
+    let v6: Server | null = sideServer(limits, serve);
+    try {
+      await listen(v6, { host: LOOPBACKS[0], port: wanted });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EADDRNOTAVAIL' && code !== 'EAFNOSUPPORT') throw error;
+      v6 = null;
+    }
+    const port = v6 ? (v6.address() as AddressInfo).port : wanted;
+    try {
+      await app.listen({ host: LOOPBACKS[1], port });
+      return v6 ? [v6] : [];
+    } catch (error) {
+      await new Promise((closed) => (v6 ? v6.close(closed) : closed(null)));
+      // A port found free on ::1 and taken on 127.0.0.1 meanwhile (or for long): another one, a few times.
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || wanted !== 0 || !v6 || attempt >= 20)
+        throw error;
+    }
+  }
+}
+
+/**
+ * The routes on a Unix socket, with the same limits: a socket left by a run that crashed is replaced (its folder
+ * is the user's own, 0700, so nobody else can have put it there). Null when it cannot be listened on.
+ */
+async function listenPrivately(
+  path: string,
+  limits: ConnectionLimits,
+  serve: (server: Server) => void,
+): Promise<Server | null> {
+  const server = sideServer(limits, serve);
+  // Only the user's processes reach it; its cap is node's plain one.
+  server.maxConnections = limits.maxConnections;
+  try {
+    rmSync(path, { force: true });
+    await listen(server, { path });
+  } catch {
+    return null;
+  }
+  // The user's alone, as every file of its folder (0600): the folder's 0700 already keeps others out.
+  chmodSync(path, 0o600);
+  return server;
 }

@@ -1,5 +1,4 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { RememberedSession } from './window-memory.ts';
 
 /** What a presented credential is: the agent's own token, a window's session, or nothing this bridge gave. */
 export type Credential = 'agent' | 'session' | null;
@@ -11,32 +10,26 @@ export type Credential = 'agent' | 'session' | null;
 const WAITING_LAUNCHES = 16;
 
 /**
- * How long a window's session lasts: a window left open comes back after the agent's restarts for a month after it
- * was opened. After that `flowsync ui --open` opens a new one.
+ * How long a window's session lasts at most: a month, or the agent's run, whichever ends first (a window's address
+ * is its run's alone: bridge.ts). After that `flowsync ui --open` opens a new one.
  */
 export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** Sessions kept at most; a new one drops the one that ends first. One per `ui --open` a month is far fewer. */
+/** Sessions kept at most; a new one drops the one that ends first. One per `ui --open` and reload is far fewer. */
 const KEPT_SESSIONS = 64;
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 const newSecret = () => randomBytes(24).toString('base64url');
 
-/** Where sessions outlive this run (window-memory.ts); without one they end with the bridge. */
-export interface SessionStore {
-  load(): RememberedSession[];
-  save(sessions: RememberedSession[]): void;
-}
-
 /**
  * The bridge's credentials. The agent token (in the agent lock, 0600, and the desktop handshake) is for the agent's
  * own processes and is never printed. A window is opened with a launch token after `#` in its address: the page
  * trades it once for a session credential and takes it out of the address bar, so the copy the browser keeps in
- * its history, and one left on a terminal, is worth nothing. A session lasts SESSION_LIFETIME_MS, across restarts
- * when there is a store (the agent's data folder): the store keeps only its digest, and the page keeps it in its
- * memory only, never in storage that a page of the same address reads (another user's program may serve one there
- * while the agent is stopped, and the browser would keep it open, or reload the window's tab into it). What a tab
- * keeps for a reload is a tab credential (newTab), which ends with the run.
+ * its history, and one left on a terminal, is worth nothing. A session lasts for this run (SESSION_LIFETIME_MS at
+ * most) and is kept nowhere on disk: the next run serves its window at another address, which no page of this one
+ * reaches. The page keeps it in its memory only, never in storage that a page of the same address reads (another
+ * user's program may serve the address once the agent is stopped, and the browser would keep it open, or reload the
+ * window's tab into it). What a tab keeps for a reload is a tab credential (newTab), which ends with the run too.
  *
  * Only SHA-256 digests are kept, and looked up by digest: a map's lookup then compares digests, never the secret,
  * so its timing tells nothing about a valid one.
@@ -50,14 +43,7 @@ export class WindowSessions {
   /** Digests of this run's tab credentials, oldest first (never stored: they end with the run). */
   private readonly tabs = new Set<string>();
 
-  constructor(
-    private readonly store?: SessionStore,
-    private readonly now: () => number = Date.now,
-  ) {
-    for (const { digest: kept, expires } of store?.load() ?? []) this.sessions.set(kept, expires);
-    // Written back at once without the ended ones, which also takes an older, looser file to 0600.
-    this.save();
-  }
+  constructor(private readonly now: () => number = Date.now) {}
 
   /** A new single-use launch token. */
   newLaunch(): string {
@@ -76,8 +62,7 @@ export class WindowSessions {
   exchange(launch: string): string | null {
     if (!this.launches.delete(digest(launch))) return null;
     const session = newSecret();
-    this.sessions.set(digest(session), this.now() + SESSION_LIFETIME_MS);
-    this.save();
+    this.keep(session);
     return session;
   }
 
@@ -103,8 +88,7 @@ export class WindowSessions {
   reopen(tab: string): string | null {
     if (!this.isTab(tab)) return null;
     const session = newSecret();
-    this.sessions.set(digest(session), this.now() + SESSION_LIFETIME_MS);
-    this.save();
+    this.keep(session);
     return session;
   }
 
@@ -133,25 +117,19 @@ export class WindowSessions {
     return null;
   }
 
-  /** Ends every session (the window's address moved: each was kept by a page of the old one). */
-  endAll(): void {
-    this.sessions.clear();
-    this.tabs.clear();
-    this.save();
-  }
-
   private live(sessionDigest: string): boolean {
     const expires = this.sessions.get(sessionDigest);
     return expires !== undefined && expires > this.now();
   }
 
-  private save(): void {
-    const kept = [...this.sessions]
+  /** A new session, without the ended ones, and at most KEPT_SESSIONS: the one that ends first goes. */
+  private keep(session: string): void {
+    this.sessions.set(digest(session), this.now() + SESSION_LIFETIME_MS);
+    const live = [...this.sessions]
       .filter(([, expires]) => expires > this.now())
       .sort(([, a], [, b]) => b - a)
       .slice(0, KEPT_SESSIONS);
     this.sessions.clear();
-    for (const [session, expires] of kept) this.sessions.set(session, expires);
-    this.store?.save(kept.map(([session, expires]) => ({ digest: session, expires })));
+    for (const [kept, expires] of live) this.sessions.set(kept, expires);
   }
 }

@@ -7,8 +7,9 @@ import { z } from 'zod';
  */
 export const agentReadySchema = z.object({
   type: z.literal('ready'),
-  // The bridge listens on loopback only: any other address is not the agent's.
-  url: z.url({ protocol: /^http$/, hostname: /^127\.0\.0\.1$/ }),
+  // The bridge listens on loopback only, under a name of its run's (`<random>.localhost`, bridge.ts): any other
+  // address is not the agent's.
+  url: z.url({ protocol: /^http$/, hostname: /^[a-z0-9-]+\.localhost$/ }),
   port: z.number().int().min(1).max(65_535),
   token: z.string().min(1),
 });
@@ -19,7 +20,7 @@ interface ParentPort {
   postMessage(message: unknown): void;
 }
 
-/** The ready message for a bridge address as the bridge gives it (`http://127.0.0.1:<port>/#token=<token>`). */
+/** The ready message for a bridge address as the bridge gives it (`http://<name>.localhost:<port>/#token=<token>`). */
 export function readyMessage(bridgeUrl: string): AgentReady {
   const url = new URL(bridgeUrl);
   return agentReadySchema.parse({
