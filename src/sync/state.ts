@@ -206,7 +206,10 @@ export class SyncState {
                    AND ${wantedOnServiceSql('p')} IS NOT p.acked_hash)) AS pending,
            (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'conflict') AS conflicts,
            (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'behind') AS behind,
-           (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
+           -- PENDING_FLOWS counted in this same pass over the files (a second pass was 22 of 57 ms at 100,000).
+           count(DISTINCT CASE WHEN ${PENDING} THEN flow_path END)
+             + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (SELECT 1 FROM files
+                 WHERE files.repo_id = @repoId AND files.flow_path = i.flow_path AND ${PENDING})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
            (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId AND ${LIVE_REJECTION}) AS rejected
          FROM files WHERE repo_id = @repoId`,
