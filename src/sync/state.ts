@@ -162,7 +162,7 @@ export class SyncState {
            AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
       ),
       unreadable: db.prepare(
-        `SELECT flow_path AS flowPath, path FROM files
+        `SELECT flow_path AS flowPath, path FROM files INDEXED BY files_warned
          WHERE repo_id = ? AND warning = 'unreadable' AND local_hash IS NOT NULL ORDER BY flow_path, path`,
       ),
       dropForgotten: db.prepare(
@@ -215,7 +215,7 @@ export class SyncState {
          FROM files WHERE repo_id = @repoId`,
       ),
       warnings: db.prepare(
-        `SELECT flow_path AS flowPath, path, warning FROM files
+        `SELECT flow_path AS flowPath, path, warning FROM files INDEXED BY files_warned
          WHERE repo_id = ? AND local_hash IS NOT NULL AND warning IS NOT NULL ORDER BY flow_path, path`,
       ),
       reject: db.prepare(
