@@ -78,7 +78,13 @@ export class SyncState {
     this.idsFile = checkoutIdsFile(path);
     if (path !== ':memory:') ensurePrivateFile(path);
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
+    try {
+      this.db.pragma('journal_mode = WAL');
+    } catch (error) {
+      // The first read: a damaged file (SQLITE_NOTADB) fails here. Closed, so that it can be moved aside (Windows).
+      this.db.close();
+      throw error;
+    }
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
