@@ -1,3 +1,5 @@
+import { enableModuleCache } from './compile-cache.ts';
+
 // A reader that stops early (`flowsync status --help | head -3`, `doctor --json | jq` ending first): the rest of the
 // output has nowhere to go, which is no failure of the command. Node reports it as an uncaught EPIPE, with a stack.
 // An agent or a service (`start | tee log`, its reader gone) goes on with nothing printed: its work is not its output.
@@ -40,6 +42,9 @@ if (
     { MALLOC_MMAP_THRESHOLD_: String(128 * 1024), ...process.env },
   );
 }
+
+// Before the commands' modules load (and after the re-exec above, which would start over).
+enableModuleCache();
 
 for (const stream of [process.stdout, process.stderr])
   stream.on('error', (error: NodeJS.ErrnoException) => {

@@ -45,6 +45,7 @@ export {
   recordedSource,
   snapshotState,
   stateDamage,
+  damageOf,
   type OpenedState,
 } from './state-file.ts';
 // The one containment rule, for what the agent reads or writes in a repository besides flows (its config file).

@@ -40,14 +40,20 @@ export function stateDamage(path: string): string | null {
     const result = db.pragma('quick_check', { simple: true });
     return result === 'ok' ? null : String(result);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'SQLITE_NOTADB' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT'))) {
-      return (error as Error).message;
-    }
+    const damage = damageOf(error);
+    if (damage !== null) return damage;
     throw error;
   } finally {
     db?.close();
   }
+}
+
+/** SQLite's complaint when `error` says the database file is damaged (not a database, corrupt), else null. */
+export function damageOf(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_NOTADB' || (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT')))
+    return (error as Error).message;
+  return null;
 }
 
 /** Where a damaged file is kept: next to it, named by what is wrong and when (no `:`, valid on every OS). */

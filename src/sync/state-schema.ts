@@ -123,6 +123,9 @@ const SCHEMA = [
     PRIMARY KEY (repo_id, flow_path, path)
   ) WITHOUT ROWID;
   ALTER TABLE repos ADD COLUMN shared_with TEXT;`,
+  // The files with a warning (not sent: too large, unreadable…), few: listed by it (INDEXED BY) at each status, where
+  // SQLite walked the repository's whole key range for its order (22 ms at 100,000 files).
+  `CREATE INDEX files_warned ON files (repo_id) WHERE warning IS NOT NULL;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

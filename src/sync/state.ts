@@ -78,7 +78,13 @@ export class SyncState {
     this.idsFile = checkoutIdsFile(path);
     if (path !== ':memory:') ensurePrivateFile(path);
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
+    try {
+      this.db.pragma('journal_mode = WAL');
+    } catch (error) {
+      // The first read: a damaged file (SQLITE_NOTADB) fails here. Closed, so that it can be moved aside (Windows).
+      this.db.close();
+      throw error;
+    }
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
@@ -162,7 +168,7 @@ export class SyncState {
            AND substr(flow_path || '/' || path, 1, length(@prefix) + 1) = @prefix || '/'`,
       ),
       unreadable: db.prepare(
-        `SELECT flow_path AS flowPath, path FROM files
+        `SELECT flow_path AS flowPath, path FROM files INDEXED BY files_warned
          WHERE repo_id = ? AND warning = 'unreadable' AND local_hash IS NOT NULL ORDER BY flow_path, path`,
       ),
       dropForgotten: db.prepare(
@@ -206,13 +212,16 @@ export class SyncState {
                    AND ${wantedOnServiceSql('p')} IS NOT p.acked_hash)) AS pending,
            (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'conflict') AS conflicts,
            (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'behind') AS behind,
-           (SELECT count(*) FROM (${PENDING_FLOWS})) AS pendingFlows,
+           -- PENDING_FLOWS counted in this same pass over the files (a second pass was 22 of 57 ms at 100,000).
+           count(DISTINCT CASE WHEN ${PENDING} THEN flow_path END)
+             + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (SELECT 1 FROM files
+                 WHERE files.repo_id = @repoId AND files.flow_path = i.flow_path AND ${PENDING})) AS pendingFlows,
            count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
            (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId AND ${LIVE_REJECTION}) AS rejected
          FROM files WHERE repo_id = @repoId`,
       ),
       warnings: db.prepare(
-        `SELECT flow_path AS flowPath, path, warning FROM files
+        `SELECT flow_path AS flowPath, path, warning FROM files INDEXED BY files_warned
          WHERE repo_id = ? AND local_hash IS NOT NULL AND warning IS NOT NULL ORDER BY flow_path, path`,
       ),
       reject: db.prepare(

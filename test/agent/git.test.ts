@@ -33,6 +33,21 @@ describe('git config reads', () => {
     expect(await remoteUrl(repo.root)).toBeNull();
     expect(await gitConfig(repo.root, 'remote.origin.url')).toBeNull();
   });
+
+  it("name no origin for a folder outside git, whatever the user's own config says (git is not run there)", async () => {
+    repo = makeRepo({ 'flows/a/x.yaml': 'x' });
+    const global = join(repo.dir, 'gitconfig');
+    writeFileSync(global, '[remote "origin"]\n\turl = git@github.com:someone/else.git\n');
+    const before = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = global;
+    try {
+      expect(await gitConfig(repo.root, 'remote.origin.url')).toBe('git@github.com:someone/else.git');
+      expect(await remoteUrl(repo.root)).toBeNull();
+    } finally {
+      if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = before;
+    }
+  });
 });
 
 describe('the branch of a checkout, read from its HEAD file', () => {
