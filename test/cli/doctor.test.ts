@@ -70,6 +70,22 @@ describe('flowsync doctor', () => {
     expect(checks.map((check) => check.check)).toEqual([...DOCTOR_CHECKS]);
     expect(checks.every((check) => check.verdict === 'pass' && check.fix === null)).toBe(true);
     expect(checks.at(-1)).toMatchObject({ check: 'repository', folder: user.repo.root });
+
+    // The agent's private socket is in its lock; one that could not make it (no place where its path fits a
+    // socket's) is said, with what lets the next start make one.
+    expect(JSON.parse(lock)).toMatchObject({ socket: join(user.dataDir, 'agent.sock') });
+    writeFileSync(lockPath, `${JSON.stringify({ ...JSON.parse(lock), socket: null })}\n`, { mode: 0o600 });
+    const unsocketed = await doctor([], EMBEDDED);
+    expect(unsocketed.code, unsocketed.stdout).toBe(4);
+    expect(lineOf(unsocketed.stdout, '[!] agent:')).toMatch(
+      new RegExp(
+        `^\\[!\\] agent: running \\(pid ${agent.pid}, since [^)]+\\), window at http://[a-z0-9]+\\.localhost:\\d+/, ` +
+          'without a private socket: commands reach it over the window’s port, which other users of this machine ' +
+          'can crowd\n    fix: a shorter data folder \\(\\$XDG_DATA_HOME\\) or a \\$XDG_RUNTIME_DIR lets the next start ' +
+          'make one \\(its path must fit 100 bytes\\), then restart the agent$',
+      ),
+    );
+    writeFileSync(lockPath, lock, { mode: 0o600 });
   });
 
   it('flags a data folder of mode 0755 and a repository folder gone, each with its fix, and changes nothing (exit 1)', async () => {

@@ -248,6 +248,6 @@ describe("another user serving the window's old address while the agent is stopp
       expect(context.serviceWorkers().map((worker) => new URL(worker.url()).origin)).not.toContain(
         new URL(next).origin,
       );
-    });
+    }, 120_000);
   }
 });
