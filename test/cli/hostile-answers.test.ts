@@ -56,7 +56,14 @@ function homeFiles(): Record<string, string> {
     for (const entry of readdirSync(folder, { withFileTypes: true })) {
       const path = join(folder, entry.name);
       const shown = relative(home, path);
-      if (shown.startsWith('.config/flowsync') || shown.startsWith('.local/share/flowsync')) continue;
+      // flowsync's own: its config, state and log, and V8's cache of its compiled modules (code, no answer of a
+      // service's).
+      if (
+        shown.startsWith('.config/flowsync') ||
+        shown.startsWith('.local/share/flowsync') ||
+        shown.startsWith('.cache/flowsync/compile-cache')
+      )
+        continue;
       if (entry.isDirectory()) walk(path);
       else files[shown] = readFileSync(path, 'utf8');
     }
