@@ -159,7 +159,8 @@ describe('a service that names paths outside the repository', () => {
     expect(resolve.stdout).not.toMatch(/on disk/);
     expectHomeUntouched(before);
     expect(existsSync(join(repo.root, 'flows/a/never-sent.sh'))).toBe(false);
-  });
+    // Eleven one-shot commands, each a process: 36-61 s on the loaded two cores.
+  }, 180_000);
 
   it('a listing that names them is refused whole: resolve --not-in-checkout --theirs and --held --theirs write nothing', async () => {
     expect((await runFlowsync(['sync', repo.root], { env })).code).toBe(0);
