@@ -94,6 +94,12 @@ const READ_ARGS: Partial<Record<FunctionPath, () => Record<string, unknown>>> = 
   'svc/flow_def/public/version_content': () => ({ version: versionNumber }),
   'svc/flow_def/public/list_deleted': () => REPO,
   'svc/members/public/whoami': () => ({}),
+  // Held 300 ms with nothing written meanwhile: a live team's feed reads only.
+  'svc/flow_def/public/changes': () => ({
+    repos: [{ repo_owner: REPO.repo_owner, repo_name: REPO.repo_name }],
+    after: null,
+    wait_ms: 300,
+  }),
 };
 
 /** Every row of every table, as text: the service's whole state (on Postgres in one query: psql runs for each). */
