@@ -130,9 +130,10 @@ describe("the team's changes coming in", () => {
     bob.git('switch', '-q', '-c', 'cleanup');
     bob.git('rm', '-rq', 'flows/old');
     bob.git('commit', '-qm', 'cleanup');
-    // Held for Bob either way, sent on his word: as git's change set (issue 46: Ada writes to this service), or by
-    // the deletion guard when the batch is read before git's reflog says it was a switch.
-    await agent.waitFor(/branch cleanup: 12 deleted, waiting for you|12 deletions held/, 30_000);
+    // Held for Bob either way, sent on his word: as git's change set (issue 46: Ada writes to this service), named
+    // by what the reflog says when the batch is read (the switch, or the `git rm` before the commit), or by the
+    // deletion guard when the batch is read before git's reflog says anything.
+    await agent.waitFor(/cleanup: 12 deleted, waiting for you|12 deletions held/, 30_000);
     const confirmed = await bob.flowsync('sync', '--yes', bob.root);
     expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
     await eventually(() => expect(Object.keys(team!.stored())).toHaveLength(2), 20_000);
