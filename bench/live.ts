@@ -104,7 +104,7 @@ async function editToSeen(): Promise<number[]> {
     Array.from({ length: EDITS }, (_, i) => [`flows/ci/f${String(i).padStart(2, '0')}.yml`, `step: ${i}\n`]),
   );
   // Their look every 45 s set to ten minutes: what Ada sees comes through the feed.
-  const team = await startTeam(files, { serviceCheckMs: 600_000 });
+  const team = await startTeam(files, { serviceCheckMs: 600_000, live: true });
   const agents: AgentProcess[] = [];
   try {
     const ada = team.person('ada');

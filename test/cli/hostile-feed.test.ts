@@ -26,7 +26,11 @@ beforeEach(async () => {
   proxy = await startFaultProxy(svc.url);
   repo = makeRepo({ 'flows/a/x.yml': 'x: 1\n', 'flows/b/y.yml': 'y: 1\n' });
   home = join(repo.dir, 'home');
-  const env = { ...userEnv(home, { url: proxy.url, tokens: svc.tokens }), ...NO_KEYCHAIN };
+  const env = {
+    ...userEnv(home, { url: proxy.url, tokens: svc.tokens }),
+    ...NO_KEYCHAIN,
+    FLOWSYNC_LIVE: 'on',
+  };
   writeAgentConfig(env, [{ path: repo.root, owner: 'acme', name: 'app' }]);
   mkdirSync(join(home, '.ssh'), { recursive: true });
   writeFileSync(join(home, '.ssh/authorized_keys'), CANARY);

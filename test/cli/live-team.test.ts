@@ -76,7 +76,7 @@ async function editDeleteRevert(ada: Developer, bob: Developer): Promise<void> {
 
 describe('a live team on one flowsync serve', { timeout: 240_000 }, () => {
   it("shows a teammate's edit, deletion and revert in the other checkout's status without its minute's look", async () => {
-    team = await startTeam(files, { serviceCheckMs: TEN_MINUTES });
+    team = await startTeam(files, { serviceCheckMs: TEN_MINUTES, live: true });
     const ada = team.person('ada');
     const bob = team.person('bob');
     const adaAgent = await watching(ada);
@@ -87,7 +87,7 @@ describe('a live team on one flowsync serve', { timeout: 240_000 }, () => {
   });
 
   it('catches up from its cursor after the service is killed and restarted, without listing every flow again', async () => {
-    team = await startTeam(files, { serviceCheckMs: TEN_MINUTES });
+    team = await startTeam(files, { serviceCheckMs: TEN_MINUTES, live: true });
     const ada = team.person('ada');
     const bob = team.person('bob');
     await watching(ada);
@@ -133,6 +133,7 @@ describe('a live team on two service processes sharing one Postgres', { timeout:
   it("tells Ada, on one process, Bob's edit, deletion and revert written through the other (LISTEN/NOTIFY)", async () => {
     team = await startTeam(files, {
       serviceCheckMs: TEN_MINUTES,
+      live: true,
       postgres: { url: await cluster!.createDatabase(), processes: 2 },
     });
     const ada = team.person('ada', 0);

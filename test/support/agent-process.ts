@@ -144,6 +144,8 @@ export function userEnv(
   mkdirSync(home, { recursive: true });
   return {
     HOME: home,
+    // The look every 45 s, as the tests written before the live feed expect; a test of the feed turns it on.
+    FLOWSYNC_LIVE: 'off',
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local/share'),
     ...(service === 'embedded'

@@ -63,6 +63,8 @@ function git(cwd: string, ...args: string[]): string {
 export interface TeamOptions {
   /** The check of the service every minute, in ms (default 1000: shrunk, so a test waits for a look, not a minute). */
   serviceCheckMs?: number;
+  /** The agents hold the live feed (issue 47); default: they look every serviceCheckMs (support/agent-process.ts). */
+  live?: boolean;
   /** The service's database is this Postgres one, served by `processes` `flowsync serve`s (default: a SQLite file). */
   postgres?: { url: string; processes: number };
 }
@@ -98,6 +100,7 @@ export async function startTeam(files: Record<string, string>, options: TeamOpti
       ...userEnv(join(dir, name, 'home'), serves[on]!),
       ...NO_KEYCHAIN,
       FLOWSYNC_SERVICE_CHECK_MS: String(options.serviceCheckMs ?? 1000),
+      FLOWSYNC_LIVE: options.live ? 'on' : 'off',
     };
     writeAgentConfig(env, [{ path: root, owner: 'acme', name: 'app' }]);
     const bridge = () => {
