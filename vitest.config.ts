@@ -56,6 +56,8 @@ const UNIT = [
  */
 const ON_POSTGRES = ['test/service/*.test.ts'];
 const SQLITE_ONLY = ['test/service/sqlite-file.test.ts'];
+/** What only Postgres has: several service processes on one database. */
+const POSTGRES_ONLY = ['test/service/changes-across-processes.test.ts'];
 
 export default defineConfig({
   test: {
@@ -87,7 +89,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...UNIT],
+          exclude: [...configDefaults.exclude, ...UNIT, ...POSTGRES_ONLY],
           // `flowsync` runs as a process from its build, made here once (test/support/cli.ts says why).
           globalSetup: ['test/support/build-setup.ts'],
         },

@@ -52,6 +52,7 @@ describe('flowsync usage', () => {
       'serve',
       'service',
       'login',
+      'whoami',
       'logout',
       'call',
       'functions',

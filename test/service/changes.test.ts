@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type RemoteClient } from '../../src/client/index.ts';
-import { createService, type RunningService } from '../../src/service/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 /**
  * A live team's feed (issue 47): a call to `changes` held by the service is answered when a teammate writes a flow
  * of the caller's repositories, with the flows as they are now; from a cursor, every write after it is answered
- * once. Real service over HTTP on a SQLite file, and on Postgres in the Postgres pass, where a second service on
- * the same database (its own connections, its own LISTEN) writes and the first one's held call is answered.
+ * once. Real service over HTTP on a SQLite file, and on Postgres in the Postgres pass; across two service
+ * processes on one Postgres: changes-across-processes.test.ts.
  */
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const file = (path: string, content: string, base?: string | null) => ({
@@ -21,13 +20,10 @@ const APP = { repo_owner: 'acme', repo_name: 'app' };
 const OTHER = { repo_owner: 'acme', repo_name: 'other' };
 
 let service: TestService;
-let second: RunningService | null = null;
 const opened: RemoteClient[] = [];
 
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((client) => client.close()));
-  await second?.close();
-  second = null;
   await service?.close();
 });
 
@@ -162,24 +158,4 @@ describe('the change feed of a live team', () => {
     expect(Date.now() - closing).toBeLessThan(20_000);
   });
 
-  it.runIf(process.env.FLOWSYNC_TEST_DB === 'postgres')(
-    'wakes a call held by one service process for a write through another on the same Postgres (LISTEN/NOTIFY)',
-    async () => {
-      service = await startTestService();
-      second = await createService({ dbPath: service.dbPath, logLevel: 'silent' });
-      const ada = client(service.url, 'ada');
-      const bob = client(second.url, 'bob');
-      const cursor = await firstCursor(ada);
-      const held = ada.flowDef.changes(
-        { repos: [APP], after: cursor, wait_ms: 20_000 },
-        { timeoutMs: 30_000 },
-      );
-      await expect.poll(() => service.service.heldCalls()).toBe(1);
-      await bob.flowDef.syncBatch({
-        ...APP,
-        flows: [{ flow_path: 'flows/ci', files: [file('a.yml', 'b\n', null)] }],
-      });
-      expect((await held).changes).toMatchObject([{ flow_path: 'flows/ci', written_by: 'bob' }]);
-    },
-  );
 });

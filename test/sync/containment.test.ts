@@ -137,7 +137,7 @@ describe('a repository full of links to ~/.ssh', () => {
       join(home, '.config/flowsync/config.json'),
       JSON.stringify({ serviceUrl: svc.url, repositories: [{ path: repo.root }] }),
     );
-    const status = await runFlowsync(['status'], { env: { ...userEnv(home), FLOWSYNC_URL: '' } });
+    const status = await runFlowsync(['status'], { env: userEnv(home, svc) });
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('not sent: flows/good/key: a symbolic link: not followed\n');
     expect(status.stdout).toContain('not sent: flows/good/ssh: a symbolic link: not followed\n');

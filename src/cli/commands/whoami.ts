@@ -12,6 +12,12 @@ export function whoamiCommand(): Command {
     )
     .addOption(urlOption())
     .option('--json', 'print it as JSON')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  $ flowsync whoami\n' +
+        '  $ flowsync whoami --url https://flows.example.com --json   # the token of that service, as JSON',
+    )
     .action(async (options: { url?: string; json?: boolean }) => {
       const { url, secrets, socketPath } = await resolveService(options.url);
       const client = createClient({
