@@ -37,11 +37,19 @@ describe('the change feed across two service processes on one Postgres', () => {
     const ada = client(service.url, 'ada');
     const bob = client(second.url, 'bob');
     const first = await ada.flowDef.changes({ repos: [APP], after: null });
-    const held = ada.flowDef.changes({ repos: [APP], after: first.cursor, wait_ms: 20_000 }, { timeoutMs: 30_000 });
+    const held = ada.flowDef.changes(
+      { repos: [APP], after: first.cursor, wait_ms: 20_000 },
+      { timeoutMs: 30_000 },
+    );
     await expect.poll(() => service.service.heldCalls()).toBe(1);
     await bob.flowDef.syncBatch({
       ...APP,
-      flows: [{ flow_path: 'flows/ci', files: [{ path: 'a.yml', content: 'b\n', hash: sha('b\n'), base_hash: null }] }],
+      flows: [
+        {
+          flow_path: 'flows/ci',
+          files: [{ path: 'a.yml', content: 'b\n', hash: sha('b\n'), base_hash: null }],
+        },
+      ],
     });
     expect((await held).changes).toMatchObject([{ flow_path: 'flows/ci', written_by: 'bob' }]);
   });

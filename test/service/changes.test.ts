@@ -157,5 +157,4 @@ describe('the change feed of a live team', () => {
     // Not a timing claim about speed: the call's own wait (25 s) did not have to run out.
     expect(Date.now() - closing).toBeLessThan(20_000);
   });
-
 });
