@@ -82,6 +82,8 @@ import {
   tokenRevokeValueSchema,
   whoamiArgsSchema,
   whoamiValueSchema,
+  auditArgsSchema,
+  auditValueSchema,
   type Scope,
 } from './members.ts';
 
@@ -560,6 +562,18 @@ export const EXTENSION_FUNCTIONS = [
     scope: 'operator',
     args: tokenRevokeArgsSchema,
     value: tokenRevokeValueSchema,
+  }),
+  define({
+    number: 39,
+    path: 'svc/members/private/audit',
+    group: 'members',
+    method: 'audit',
+    summary:
+      'The audit log of operator actions and mass changes, newest first; with verify, its hash chain checked',
+    repeat: 'safe',
+    scope: 'operator',
+    args: auditArgsSchema,
+    value: auditValueSchema,
   }),
 ] as const;
 

@@ -8,6 +8,8 @@ import { connectionLimits, serverOptions, type ConnectionLimits } from './http/c
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { Credentials, DEFAULT_CREDENTIAL_OPTIONS } from './store/credentials.ts';
 import { MemberStore } from './store/members.ts';
+import { AuditLog } from './store/audit-log.ts';
+import { localActor } from './members-local.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { createImplementations } from './functions/index.ts';
 import { DEFAULT_RETENTION, FileHistory, type HistoryRetention } from './store/file-history.ts';
@@ -90,6 +92,11 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       const members = new MemberStore(sql);
       await members.ensureShared();
       if (issuedTokens) await members.bumpEpoch();
+      if (options.newTokens)
+        await new AuditLog(sql).append(
+          { local: localActor() },
+          { action: 'shared_tokens_reissued', target: 'shared', detail: {}, traceId: null },
+        );
     });
     await credentials.start();
   } catch (error) {

@@ -9,6 +9,7 @@ import { trackerFunctions } from './tracker.ts';
 import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
 import { memberFunctions } from './members.ts';
+import { auditFunctions } from './audit.ts';
 
 /** All 20 implementations; the type makes a missing one a compile error. */
 export function createImplementations(stores: ServiceStores): Implementations<FunctionPath> {
@@ -21,5 +22,6 @@ export function createImplementations(stores: ServiceStores): Implementations<Fu
     ...webhookFunctions(stores),
     ...taskFunctions(stores),
     ...memberFunctions(stores),
+    ...auditFunctions(stores),
   };
 }
