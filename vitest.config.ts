@@ -20,6 +20,7 @@ const UNIT = [
   'test/cli/doctor-verdicts.test.ts',
   'test/cli/still-in-history.test.ts',
   'test/service/log-file.test.ts',
+  'test/service/member-limits.test.ts',
   'test/service/transfer-rows.test.ts',
   'test/sync/chunking.test.ts',
   'test/sync/failure-outcome.test.ts',

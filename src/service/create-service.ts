@@ -4,6 +4,7 @@ import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
 import { summingLog } from '../host/index.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
+import { MemberLimits, type MemberRate } from './http/member-limits.ts';
 import { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { Credentials, DEFAULT_CREDENTIAL_OPTIONS } from './store/credentials.ts';
@@ -41,6 +42,11 @@ export interface ServiceOptions {
   logDestination?: DestinationStream;
   /** How long and how much of the flows' history is kept (default 30 days, 256 MiB per repository). */
   retention?: Partial<HistoryRetention>;
+  /**
+   * Calls each member may make per process (`flowsync serve`: 100 a second, 400 at once, memberRateFromEnv); none
+   * by default (the embedded service has one user, the agent).
+   */
+  memberRate?: MemberRate | null;
   /**
    * Also serve on this Unix socket (the embedded service: in the agent's 0700 data folder), a channel no other user
    * can open, so no one can fill its connection slots: on the TCP port, any local process can hold all 256.
@@ -125,6 +131,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const app = buildApp(
     {
       credentials,
+      limits: new MemberLimits(options.memberRate ?? null),
       findApiKey: (secret) => db.read((sql) => new ApiKeys(sql).findBySecret(secret)),
       databaseAnswers: () =>
         db
