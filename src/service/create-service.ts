@@ -113,7 +113,21 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
   const prune = async () => {
     try {
-      const removed = await db.transaction((sql) => new FileHistory(sql).prune(retention));
+      const removed = await db.transaction(async (sql) => {
+        const pruned = await new FileHistory(sql).prune(retention);
+        // A cut of the size cap names whose writes filled it (issue 48: a history erased by one member's writes).
+        for (const cut of pruned.cuts)
+          await new AuditLog(sql).append(
+            { system: true },
+            {
+              action: 'history_capped',
+              target: cut.repo,
+              detail: { versions: cut.versions, cap_bytes: retention.bytes, filled_by: cut.filledBy },
+              traceId: null,
+            },
+          );
+        return pruned.removed;
+      });
       if (removed > 0) logger.info({ removed, retention }, 'history pruned');
     } catch (error) {
       // A full disk or a busy database: the next pass tries again; history only grows meanwhile.

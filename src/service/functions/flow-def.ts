@@ -1,5 +1,6 @@
 import {
   FILE_VERSIONS_PAGE_MAX,
+  MAX_FILE_BYTES,
   unsafePathReason,
   type Conflict,
   type FileEntry,
@@ -319,12 +320,22 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       refuseUnsafePath(args.path, ['path']);
       if (sha256Hex(args.content) !== args.hash)
         throw new CallRefused('hash is not the SHA-256 of content.', { path: ['hash'] });
+      // Bounded like any file (the agent never sends more), and each member's copies of a repository to a quarter
+      // of its history's cap: one member's copies can push out only their own older copies (issue 48).
+      const size = Buffer.byteLength(args.content);
+      const copyBytes = Math.floor(retention.bytes / 4);
+      if (size > MAX_FILE_BYTES || size > copyBytes)
+        throw new CallRefused(
+          `A conflict copy of ${size} bytes is over what the service keeps (${Math.min(MAX_FILE_BYTES, copyBytes)} bytes: a flow file's limit, and a quarter of a repository's history for one member's copies): nothing was kept.`,
+          { path: ['content'] },
+        );
       return writing(async (flows) => {
         const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
         const version = await flows.history.keepCopy(
           { repoId, flowPath: args.flow_path, path: args.path },
-          { hash: args.hash, content: args.content, size: Buffer.byteLength(args.content) },
+          { hash: args.hash, content: args.content, size },
           writerOf(ctx),
+          copyBytes,
         );
         return { version };
       });
