@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditValue } from '../../src/protocol/index.ts';
 import { memberToken } from '../support/members.ts';
-import { callFunction, startTestService, type TestService } from '../support/service.ts';
+import { callFunction, membersPass, startTestService, type TestService } from '../support/service.ts';
 
 /**
  * The audit log (issue 48), on a real service and database (SQLite, and Postgres in that pass): operator actions
@@ -17,14 +17,16 @@ const REPO = { repo_owner: 'acme', repo_name: 'app' };
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 beforeAll(async () => {
+  // The members' pass (FLOWSYNC_TEST_TOKENS=members) adds members of its own: these tests count them.
+  if (membersPass) return;
   svc = await startTestService();
-  const shared = `Admin ${svc.tokens.admin}`;
+  const shared = `Admin ${svc.sharedTokens.admin}`;
   dana = await memberToken(svc.url, shared, 'dana', 'operator');
   alice = await memberToken(svc.url, shared, 'alice', 'write');
   bob = await memberToken(svc.url, shared, 'bob', 'write');
 });
 afterAll(async () => {
-  await svc.close();
+  await svc?.close();
 });
 
 /** A call with the label the client claims for itself. */
@@ -46,7 +48,7 @@ const audit = async (args: Record<string, unknown> = {}) => {
   return reply.body.value as AuditValue;
 };
 
-describe('the audit log', () => {
+describe.skipIf(membersPass)('the audit log', () => {
   it('names the credential’s member for purges, restores, mass deletions and member changes', async () => {
     const files = Array.from({ length: 60 }, (_, n) => ({ path: `f${n}.yml`, content: `n: ${n}\n` }));
     const written = await send(`Bearer ${alice}`, 'svc/flow_def/action/sync_batch/run', {

@@ -19,8 +19,8 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 beforeAll(async () => {
   svc = await startTestService({ retention: { days: 30, bytes: 1024 * KIB } });
-  alice = await memberToken(svc.url, `Admin ${svc.tokens.admin}`, 'alice', 'write');
-  bob = await memberToken(svc.url, `Admin ${svc.tokens.admin}`, 'bob', 'write');
+  alice = await memberToken(svc.url, `Admin ${svc.sharedTokens.admin}`, 'alice', 'write');
+  bob = await memberToken(svc.url, `Admin ${svc.sharedTokens.admin}`, 'bob', 'write');
 });
 afterAll(async () => {
   await svc.close();
@@ -90,9 +90,14 @@ describe('history cannot be erased by a writer', () => {
     expect(await prodVersions()).toBe(8);
     expect([...copies('bob'), ...copies('alice')]).toEqual([{ path: 'd1.yml' }]);
 
-    const audit = await callFunction(svc.url, `Admin ${svc.tokens.admin}`, 'svc/members/private/audit', {
-      action: 'history_capped',
-    });
+    const audit = await callFunction(
+      svc.url,
+      `Admin ${svc.sharedTokens.admin}`,
+      'svc/members/private/audit',
+      {
+        action: 'history_capped',
+      },
+    );
     const cut = (audit.body.value as AuditValue).events[0]!;
     expect(cut).toMatchObject({ actor: { local: 'system' }, target: 'acme/app', detail: { versions: 1 } });
     const filledBy = cut.detail.filled_by as { member: string; bytes: number }[];

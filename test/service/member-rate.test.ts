@@ -18,7 +18,7 @@ const whoami = (authorization: string) =>
   callFunction(svc.url, authorization, 'svc/members/public/whoami', {});
 
 it("one member's flood is refused with 429 and Retry-After; the others are not", async () => {
-  const operator = `Admin ${svc.tokens.admin}`;
+  const operator = `Admin ${svc.sharedTokens.admin}`;
   const bob = await memberToken(svc.url, operator, 'bob', 'write');
   const alice = await memberToken(svc.url, operator, 'alice', 'write');
   const flood = await Promise.all(Array.from({ length: 30 }, () => whoami(`Bearer ${bob}`)));
@@ -31,6 +31,8 @@ it("one member's flood is refused with 429 and Retry-After; the others are not",
     /^bob sent more than 2 calls a second to this service: wait \d+ s/,
   );
   expect((await whoami(`Bearer ${alice}`)).statusCode).toBe(200);
-  const shared = await Promise.all(Array.from({ length: 30 }, () => whoami(`Bearer ${svc.tokens.user}`)));
+  const shared = await Promise.all(
+    Array.from({ length: 30 }, () => whoami(`Bearer ${svc.sharedTokens.user}`)),
+  );
   expect(shared.every((reply) => reply.statusCode === 200)).toBe(true);
 });

@@ -20,8 +20,12 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 beforeAll(async () => {
   svc = await startTestService();
-  const admin = createClient({ baseUrl: svc.url, auth: { adminToken: svc.tokens.admin } });
-  const user = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user }, writer: 'ada@laptop' });
+  const admin = createClient({ baseUrl: svc.url, auth: { adminToken: svc.sharedTokens.admin } });
+  const user = createClient({
+    baseUrl: svc.url,
+    auth: { userToken: svc.sharedTokens.user },
+    writer: 'ada@laptop',
+  });
   try {
     await admin.apiKey.addActivity({
       api_key_tid: 'tid-ada',
@@ -60,7 +64,7 @@ beforeAll(async () => {
     await admin.close();
     await user.close();
   }
-  reader = await memberToken(svc.url, `Admin ${svc.tokens.admin}`, 'rita', 'read');
+  reader = await memberToken(svc.url, `Admin ${svc.sharedTokens.admin}`, 'rita', 'read');
 });
 afterAll(async () => {
   await svc.close();
