@@ -83,12 +83,14 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   });
   const tokens = new AccessTokens(db);
   // Who may call: the members' tokens and the shared ones. Every process polls the members' epoch
-  // ($FLOWSYNC_MEMBERS_POLL_MS) and refuses calls while its list is older than $FLOWSYNC_MEMBERS_FRESH_MS (1 s):
-  // a member removed through another process is refused here within that time. Postgres's LISTEN, once there,
-  // calls `credentials.membersChanged()` for a change another process made (store/credentials.ts).
+  // ($FLOWSYNC_MEMBERS_POLL_MS) and, on Postgres, refuses calls while its list is older than
+  // $FLOWSYNC_MEMBERS_FRESH_MS (1 s): a member removed through another process is refused here within that time.
+  // Postgres's LISTEN, once there, calls `credentials.membersChanged()` for a change another process made
+  // (MemberStore.bumpEpoch is where the change's NOTIFY goes).
   const credentials = new Credentials(db, tokens, {
     pollMs: tunable('FLOWSYNC_MEMBERS_POLL_MS', DEFAULT_CREDENTIAL_OPTIONS.pollMs),
     freshMs: tunable('FLOWSYNC_MEMBERS_FRESH_MS', DEFAULT_CREDENTIAL_OPTIONS.freshMs),
+    failClosed: db.dialect === 'postgres',
   });
   let issuedTokens: IssuedTokens | null;
   try {
