@@ -325,3 +325,18 @@ export function auditLine(event: AuditEvent): string {
   const detail = Object.keys(event.detail).length > 0 ? `  ${JSON.stringify(event.detail)}` : '';
   return `${event.at.replace('T', ' ').slice(0, 19)}  ${who.padEnd(22)}  ${event.action.padEnd(16)}  ${event.target ?? ''}${detail}`;
 }
+
+/**
+ * Whether a version's writer is this checkout, by the service's word where it has one (issue 48): the member from
+ * the credential must be this agent's own (from `whoami`) and the label its own; a version with no member (a
+ * service without members, a row from before them) is judged by the label alone, as before. The agent's own-write
+ * checks (src/sync/reconcile.ts isOwnVersion) are to call it, with `member` carried from list_files/file_versions.
+ */
+export function writtenByMe(
+  version: { writtenBy: string | null; member?: MemberRef | null },
+  me: { writer: string | undefined; memberId: string | null },
+): boolean {
+  if (me.writer === undefined || version.writtenBy !== me.writer) return false;
+  if (!version.member || me.memberId === null) return true;
+  return version.member.id === me.memberId;
+}
