@@ -21,6 +21,7 @@ const UNIT = [
   'test/cli/status-exit.test.ts',
   'test/cli/still-in-history.test.ts',
   'test/service/log-file.test.ts',
+  'test/service/member-limits.test.ts',
   'test/service/transfer-rows.test.ts',
   'test/sync/chunking.test.ts',
   'test/sync/failure-outcome.test.ts',

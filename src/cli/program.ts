@@ -94,8 +94,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'service',
-    usage: '<export|import|member|token> [options]',
-    summary: "a service's data and members (export, import, member, token)",
+    usage: '<export|import|member|token|audit> [options]',
+    summary: "a service's data, members and audit log (export, import, member, token, audit)",
     load: async () => (await import('./commands/service.ts')).serviceCommand(),
   },
   {

@@ -47,6 +47,7 @@ export const ERROR_REASONS = {
   405: 'method_not_allowed',
   413: 'body_too_large',
   422: 'refused',
+  429: 'throttled',
   500: 'internal',
   503: 'unavailable',
 } as const;

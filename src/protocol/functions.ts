@@ -83,6 +83,8 @@ import {
   tokenRevokeValueSchema,
   whoamiArgsSchema,
   whoamiValueSchema,
+  auditArgsSchema,
+  auditValueSchema,
   type Scope,
 } from './members.ts';
 
@@ -573,6 +575,18 @@ export const EXTENSION_FUNCTIONS = [
     scope: 'read',
     args: changesArgsSchema,
     value: changesValueSchema,
+  }),
+  define({
+    number: 40,
+    path: 'svc/members/private/audit',
+    group: 'members',
+    method: 'audit',
+    summary:
+      'The audit log of operator actions and mass changes, newest first; with verify, its hash chain checked',
+    repeat: 'safe',
+    scope: 'operator',
+    args: auditArgsSchema,
+    value: auditValueSchema,
   }),
 ] as const;
 

@@ -273,3 +273,70 @@ export const memberRoleValueSchema = z.looseObject({ member: z.string(), role: r
 
 export const tokenRevokeArgsSchema = z.strictObject({ baggage: baggageSchema, token_id: tokenIdArg });
 export const tokenRevokeValueSchema = z.looseObject({ token_id: z.string(), member: z.string() });
+
+// ---- The audit log ----
+
+export const auditEventSchema = z.looseObject({
+  id: z.int().positive(),
+  at: isoTimeSchema,
+  /** A member (named as now, with their role), or someone with the database itself (`local`: `user@host`). */
+  actor: z.looseObject({
+    member: z.string().nullable(),
+    role: z.string().nullable(),
+    local: z.string().nullable(),
+  }),
+  /** The public id of the member's token that made the call. */
+  token: z.string().nullable(),
+  action: z.string(),
+  target: z.string().nullable(),
+  detail: z.record(z.string(), z.unknown()),
+  trace_id: z.string().nullable(),
+});
+export type AuditEvent = z.infer<typeof auditEventSchema>;
+
+export const auditArgsSchema = z.strictObject({
+  baggage: baggageSchema,
+  since: isoTimeSchema.optional(),
+  action: z.string().min(1).max(60).optional(),
+  limit: z.int().min(1).max(1000).optional(),
+  /** Recompute the hash chain from its first row. */
+  verify: z.boolean().optional(),
+});
+export const auditValueSchema = z.looseObject({
+  /** Newest first. */
+  events: z.array(auditEventSchema),
+  verified: z
+    .looseObject({
+      rows: z.int().nonnegative(),
+      /** The first row that does not check out, and why; null when every row does. */
+      broken: z.looseObject({ id: z.int().positive(), why: z.string() }).nullable(),
+    })
+    .optional(),
+});
+export type AuditValue = z.infer<typeof auditValueSchema>;
+
+/** One event as `flowsync service audit` prints it. */
+export function auditLine(event: AuditEvent): string {
+  const who = event.actor.member
+    ? `${event.actor.member}${event.actor.role ? ` (${event.actor.role})` : ''}`
+    : event.actor.local === 'system'
+      ? 'the service'
+      : `${event.actor.local ?? '?'} (local)`;
+  const detail = Object.keys(event.detail).length > 0 ? `  ${JSON.stringify(event.detail)}` : '';
+  return `${event.at.replace('T', ' ').slice(0, 19)}  ${who.padEnd(22)}  ${event.action.padEnd(16)}  ${event.target ?? ''}${detail}`;
+}
+
+/**
+ * Whether a version's writer is this checkout, by the service's word where it has one (issue 48): the member from
+ * the credential must be this agent's own (from `whoami`) and the label its own; a version with no member (a
+ * service without members, a row from before them) is judged by the label alone, as before. The agent's own-write
+ * checks (src/sync/reconcile.ts isOwnVersion) are to call it, with `member` carried from list_files/file_versions.
+ */
+export function writtenByMe(
+  version: { writtenBy: string | null; member?: MemberRef | null },
+  me: { writer: string | undefined; memberId: string | null },
+): boolean {
+  if (me.writer === undefined || version.writtenBy !== me.writer) return false;
+  if (!version.member || me.memberId === null) return true;
+  return version.member.id === me.memberId;
+}

@@ -4,10 +4,13 @@ import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import { openServiceDatabase } from './db/open.ts';
 import { summingLog } from '../host/index.ts';
 import { buildApp, DEFAULT_BODY_LIMIT } from './http/app.ts';
+import { MemberLimits, type MemberRate } from './http/member-limits.ts';
 import { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { Credentials, DEFAULT_CREDENTIAL_OPTIONS } from './store/credentials.ts';
 import { MemberStore } from './store/members.ts';
+import { AuditLog } from './store/audit-log.ts';
+import { localActor } from './members-local.ts';
 import { ApiKeys } from './store/api-keys.ts';
 import { ChangeFeed, createImplementations } from './functions/index.ts';
 import { DEFAULT_RETENTION, FileHistory, type HistoryRetention } from './store/file-history.ts';
@@ -49,6 +52,11 @@ export interface ServiceOptions {
   /** How long and how much of the flows' history is kept (default 30 days, 256 MiB per repository). */
   retention?: Partial<HistoryRetention>;
   /**
+   * Calls each member may make per process (`flowsync serve`: 100 a second, 400 at once, memberRateFromEnv); none
+   * by default (the embedded service has one user, the agent).
+   */
+  memberRate?: MemberRate | null;
+  /**
    * Also serve on this Unix socket (the embedded service: in the agent's 0700 data folder), a channel no other user
    * can open, so no one can fill its connection slots: on the TCP port, any local process can hold all 256.
    */
@@ -86,12 +94,14 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   });
   const tokens = new AccessTokens(db);
   // Who may call: the members' tokens and the shared ones. Every process polls the members' epoch
-  // ($FLOWSYNC_MEMBERS_POLL_MS) and refuses calls while its list is older than $FLOWSYNC_MEMBERS_FRESH_MS (1 s):
-  // a member removed through another process is refused here within that time. Postgres's LISTEN, once there,
-  // calls `credentials.membersChanged()` for a change another process made (store/credentials.ts).
+  // ($FLOWSYNC_MEMBERS_POLL_MS) and, on Postgres, refuses calls while its list is older than
+  // $FLOWSYNC_MEMBERS_FRESH_MS (1 s): a member removed through another process is refused here within that time.
+  // Postgres's LISTEN, once there, calls `credentials.membersChanged()` for a change another process made
+  // (MemberStore.bumpEpoch is where the change's NOTIFY goes).
   const credentials = new Credentials(db, tokens, {
     pollMs: tunable('FLOWSYNC_MEMBERS_POLL_MS', DEFAULT_CREDENTIAL_OPTIONS.pollMs),
     freshMs: tunable('FLOWSYNC_MEMBERS_FRESH_MS', DEFAULT_CREDENTIAL_OPTIONS.freshMs),
+    failClosed: db.dialect === 'postgres',
   });
   let issuedTokens: IssuedTokens | null;
   try {
@@ -101,6 +111,11 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       const members = new MemberStore(sql);
       await members.ensureShared();
       if (issuedTokens) await members.bumpEpoch();
+      if (options.newTokens)
+        await new AuditLog(sql).append(
+          { local: localActor() },
+          { action: 'shared_tokens_reissued', target: 'shared', detail: {}, traceId: null },
+        );
     });
     await credentials.start();
   } catch (error) {
@@ -111,7 +126,21 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
   const prune = async () => {
     try {
-      const removed = await db.transaction((sql) => new FileHistory(sql).prune(retention));
+      const removed = await db.transaction(async (sql) => {
+        const pruned = await new FileHistory(sql).prune(retention);
+        // A cut of the size cap names whose writes filled it (issue 48: a history erased by one member's writes).
+        for (const cut of pruned.cuts)
+          await new AuditLog(sql).append(
+            { system: true },
+            {
+              action: 'history_capped',
+              target: cut.repo,
+              detail: { versions: cut.versions, cap_bytes: retention.bytes, filled_by: cut.filledBy },
+              traceId: null,
+            },
+          );
+        return pruned.removed;
+      });
       if (removed > 0) logger.info({ removed, retention }, 'history pruned');
     } catch (error) {
       // A full disk or a busy database: the next pass tries again; history only grows meanwhile.
@@ -130,6 +159,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   const app = buildApp(
     {
       credentials,
+      limits: new MemberLimits(options.memberRate ?? null),
       findApiKey: (secret) => db.read((sql) => new ApiKeys(sql).findBySecret(secret)),
       databaseAnswers: () =>
         db

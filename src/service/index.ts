@@ -22,3 +22,4 @@ export {
   type TransferSummary,
 } from './transfer/index.ts';
 export { callMembersOnDatabase, localActor, type LocalMembersPath } from './members-local.ts';
+export { memberRateFromEnv } from './http/member-limits.ts';

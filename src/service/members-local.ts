@@ -2,15 +2,15 @@ import { ChangeFeed } from './functions/change-feed.ts';
 import { hostname, userInfo } from 'node:os';
 import type { ParsedArgsOf, ValueOf } from '../protocol/index.ts';
 import { openServiceDatabase } from './db/open.ts';
+import { auditFunctions } from './functions/audit.ts';
 import { memberFunctions, type MembersPath } from './functions/members.ts';
 import { DEFAULT_RETENTION } from './store/file-history.ts';
 import type { Implementation } from './functions/types.ts';
 
 /** The member functions an operator may run on the database itself, without a service or a token. */
-export type LocalMembersPath = Exclude<
-  MembersPath,
-  'svc/members/public/whoami' | 'svc/members/action/redeem_invite/run'
->;
+export type LocalMembersPath =
+  | Exclude<MembersPath, 'svc/members/public/whoami' | 'svc/members/action/redeem_invite/run'>
+  | 'svc/members/private/audit';
 
 /** Who acts with the database itself: the OS user and host, shown as local access, never as a member. */
 export function localActor(): string {
@@ -36,14 +36,15 @@ export async function callMembersOnDatabase<P extends LocalMembersPath>(
 ): Promise<ValueOf<P>> {
   const db = await openServiceDatabase(location, { update: 'none' });
   try {
-    const implementations = memberFunctions({
+    const stores = {
       db,
       retention: DEFAULT_RETENTION,
       membersChanged: async () => {},
       // No call of a live team's waits here: the members' functions never ask the feed.
       feed: new ChangeFeed(db),
-    });
-    const implementation = implementations[path] as Implementation<P>;
+    };
+    const implementations = { ...memberFunctions(stores), ...auditFunctions(stores) };
+    const implementation = implementations[path] as unknown as Implementation<P>;
     const actor = `local:${localActor()}`;
     return await implementation(args, {
       traceId: `local-${Date.now()}`,

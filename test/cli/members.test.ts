@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore } from '../../src/secrets/index.ts';
@@ -264,6 +265,36 @@ describe('flowsync service member, login --invite, whoami', () => {
     expect(tried.code).toBe(1);
     expect(tried.stderr).toContain(
       'carol is not an operator of this service (write): svc/members/private/add is for operators.',
+    );
+  });
+
+  it('service audit lists who did what; --verify checks the chain and names a row changed under it', async () => {
+    const listed = await flowsync(operatorEnv, ['service', 'audit', '--url', server.url]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}shared-operator \(operator\) +member_added +alice {2}\{"role":"write"/m,
+    );
+    expect(listed.stdout).toMatch(/ \(local\) +member_added +bob /);
+    expect(listed.stdout).toMatch(/alice \(read\) +invite_redeemed +alice/);
+    expect(listed.stdout).toMatch(/member_removed +alice/);
+
+    const verified = await flowsync(operatorEnv, ['service', 'audit', '--verify', '--db', dbPath]);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/The audit log verifies: \d+ rows, each linked to the one before\.\n$/);
+
+    const db = new Database(dbPath);
+    try {
+      db.prepare("UPDATE audit_events SET target = 'mallory' WHERE action = 'member_removed'").run();
+    } finally {
+      db.close();
+    }
+    const { id } = readDatabase(dbPath)<{ id: number }>(
+      "SELECT id FROM audit_events WHERE target = 'mallory'",
+    )[0]!;
+    const tampered = await flowsync(operatorEnv, ['service', 'audit', '--verify', '--db', dbPath]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.stderr).toBe(
+      `flowsync: the audit log does not verify at row ${id}: its fields do not match its hash (the row was changed).\n`,
     );
   });
 });

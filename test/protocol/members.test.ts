@@ -12,6 +12,7 @@ import {
   parseToken,
   tokenPasteProblem,
   whoWrote,
+  writtenByMe,
   type MemberRef,
   type ParsedToken,
   type Role,
@@ -247,5 +248,64 @@ describe('who wrote it: one display rule', () => {
   ];
   it.each(rows)('$description', ({ member, label, line }) => {
     expect(whoWrote(member, label)).toBe(line);
+  });
+});
+
+describe("the agent's own write: the label, and the member where the service names one", () => {
+  const me = { writer: 'alice@laptop:~/app (checkout 3f9a)', memberId: 'm_alice' };
+  const alice: MemberRef = { id: 'm_alice', name: 'alice', shared: false, removed: false };
+  const bob: MemberRef = { id: 'm_bob', name: 'bob', shared: false, removed: false };
+  const rows: {
+    description: string;
+    version: { writtenBy: string | null; member?: MemberRef | null };
+    me: { writer: string | undefined; memberId: string | null };
+    mine: boolean;
+  }[] = [
+    {
+      description: 'my label, my member: mine',
+      version: { writtenBy: me.writer, member: alice },
+      me,
+      mine: true,
+    },
+    {
+      description:
+        "my exact label sent with bob's token: bob's (a forged label is a conflict by its real writer)",
+      version: { writtenBy: me.writer, member: bob },
+      me,
+      mine: false,
+    },
+    {
+      description: 'my member from another checkout of mine (another label): not this checkout',
+      version: { writtenBy: 'alice@desk:~/app (checkout 91c0)', member: alice },
+      me,
+      mine: false,
+    },
+    {
+      description: 'a service without members: the label alone, as before',
+      version: { writtenBy: me.writer },
+      me,
+      mine: true,
+    },
+    {
+      description: 'a row from before members: the label alone',
+      version: { writtenBy: me.writer, member: null },
+      me,
+      mine: true,
+    },
+    {
+      description: 'an agent that does not know its member yet (no whoami): the label alone',
+      version: { writtenBy: me.writer, member: bob },
+      me: { ...me, memberId: null },
+      mine: true,
+    },
+    {
+      description: 'an agent with no label never claims a version',
+      version: { writtenBy: null, member: alice },
+      me: { writer: undefined, memberId: 'm_alice' },
+      mine: false,
+    },
+  ];
+  it.each(rows)('$description', ({ version, me: who, mine }) => {
+    expect(writtenByMe(version, who)).toBe(mine);
   });
 });

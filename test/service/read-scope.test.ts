@@ -1,4 +1,5 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
 import { ALL_FUNCTIONS, type FunctionPath } from '../../src/protocol/index.ts';
@@ -20,8 +21,12 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 beforeAll(async () => {
   svc = await startTestService();
-  const admin = createClient({ baseUrl: svc.url, auth: { adminToken: svc.tokens.admin } });
-  const user = createClient({ baseUrl: svc.url, auth: { userToken: svc.tokens.user }, writer: 'ada@laptop' });
+  const admin = createClient({ baseUrl: svc.url, auth: { adminToken: svc.sharedTokens.admin } });
+  const user = createClient({
+    baseUrl: svc.url,
+    auth: { userToken: svc.sharedTokens.user },
+    writer: 'ada@laptop',
+  });
   try {
     await admin.apiKey.addActivity({
       api_key_tid: 'tid-ada',
@@ -60,7 +65,7 @@ beforeAll(async () => {
     await admin.close();
     await user.close();
   }
-  reader = await memberToken(svc.url, `Admin ${svc.tokens.admin}`, 'rita', 'read');
+  reader = await memberToken(svc.url, `Admin ${svc.sharedTokens.admin}`, 'rita', 'read');
 });
 afterAll(async () => {
   await svc.close();
@@ -102,18 +107,28 @@ const READ_ARGS: Partial<Record<FunctionPath, () => Record<string, unknown>>> = 
   }),
 };
 
-/** Every row of every table, as text: the service's whole state (on Postgres in one query: psql runs for each). */
-function everyRow(): string {
+/**
+ * Every row of every table, as text: the service's whole state. On Postgres with a client of its own, not psql: a
+ * synchronous psql of a few seconds on the loaded machine held the test's event loop past the service's keep-alive,
+ * and the next call reused a connection the service had closed (ECONNRESET).
+ */
+async function everyRow(): Promise<string> {
   if (process.env.FLOWSYNC_TEST_DB === 'postgres') {
-    const tables = svc.read<{ name: string }>(
-      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
-    );
-    const rows = svc.read<{ tbl: string; rowtext: string }>(
-      tables
-        .map(({ name }) => `SELECT '${name}'::text AS tbl, row_to_json(x)::text AS rowtext FROM ${name} x`)
-        .join(' UNION ALL '),
-    );
-    return JSON.stringify(rows.map(({ tbl, rowtext }) => `${tbl} ${rowtext}`).sort());
+    const client = new pg.Client({ connectionString: svc.dbPath });
+    await client.connect();
+    try {
+      const tables = await client.query<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      );
+      const rows = await client.query<{ tbl: string; rowtext: string }>(
+        tables.rows
+          .map(({ name }) => `SELECT '${name}'::text AS tbl, row_to_json(x)::text AS rowtext FROM ${name} x`)
+          .join(' UNION ALL '),
+      );
+      return JSON.stringify(rows.rows.map(({ tbl, rowtext }) => `${tbl} ${rowtext}`).sort());
+    } finally {
+      await client.end();
+    }
   }
   const tables = svc.read<{ name: string }>(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
@@ -137,21 +152,21 @@ describe('the read scope', () => {
   });
 
   it.each(reads.map((fn) => fn.path))('%s: a read-only member calls it, and no row changes', async (path) => {
-    const before = everyRow();
+    const before = await everyRow();
     const reply = await callFunction(svc.url, `Bearer ${reader}`, path, READ_ARGS[path]!());
     expect(reply.statusCode, JSON.stringify(reply.body)).toBe(200);
-    expect(everyRow()).toBe(before);
+    expect(await everyRow()).toBe(before);
   });
 
   it.each(ALL_FUNCTIONS.filter((fn) => fn.scope === 'write' || fn.scope === 'operator').map((fn) => fn.path))(
     '%s: refused to a read-only member, naming her role, before anything is read',
     async (path) => {
-      const before = everyRow();
+      const before = await everyRow();
       const reply = await callFunction(svc.url, `Bearer ${reader}`, path, {});
       expect(reply.statusCode).toBe(403);
       expect(reply.body.errorData).toMatchObject({ reason: 'forbidden', role: 'read', member: 'rita' });
       expect(reply.body.errorMessage).toMatch(/^rita is /);
-      expect(everyRow()).toBe(before);
+      expect(await everyRow()).toBe(before);
     },
   );
 });

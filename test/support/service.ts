@@ -26,6 +26,8 @@ export interface TestService {
   dir: string;
   dbPath: string;
   tokens: IssuedTokens;
+  /** The shared tokens the first start issued (the same as `tokens` but in the members' pass). */
+  sharedTokens: IssuedTokens;
   service: RunningService;
   /** Every log line the service wrote, for tests that prove no secret reaches the log. */
   logs: string[];
@@ -141,6 +143,29 @@ export async function testDatabase(dir: string): Promise<TestDatabase> {
   };
 }
 
+/**
+ * FLOWSYNC_TEST_TOKENS=members: the conformance tests with members' tokens (issue 48) in place of the shared ones,
+ * a member who writes as the user token and an operator as the admin token, to show the spec's functions answer a
+ * plain `Bearer <member token>` as they answer the shared token. (The tests of the shared tokens' own rules, a
+ * scheme that must match the token's kind, do not hold there: an operator's token on `Bearer` writes as a member.)
+ */
+export const membersPass = process.env.FLOWSYNC_TEST_TOKENS === 'members';
+
+async function memberTokens(url: string, shared: IssuedTokens): Promise<IssuedTokens> {
+  const redeem = async (name: string, role: string) => {
+    const added = await callFunction(url, `Admin ${shared.admin}`, 'svc/members/private/add', { name, role });
+    const invite = (added.body.value as { invite: string }).invite;
+    const redeemed = await callFunction(url, `Bearer ${invite}`, 'svc/members/action/redeem_invite/run', {
+      label: 'conformance',
+    });
+    return (redeemed.body.value as { token: string }).token;
+  };
+  return {
+    user: await redeem('conformance-writer', 'write'),
+    admin: await redeem('conformance-operator', 'operator'),
+  };
+}
+
 /** A real service on 127.0.0.1 with a random port and a temporary database (see `testDatabase`). */
 export async function startTestService(options: Partial<ServiceOptions> = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-test-'));
@@ -155,8 +180,9 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
   });
   const start = () => createService({ dbPath, logLevel: 'info', logDestination, ...options });
   let service = await start();
-  const tokens = service.issuedTokens;
-  if (!tokens) throw new Error('a fresh database must issue tokens');
+  const issued = service.issuedTokens;
+  if (!issued) throw new Error('a fresh database must issue tokens');
+  const tokens = membersPass ? await memberTokens(service.url, issued) : issued;
 
   const raw: TestService['raw'] = (path, init) => rawCall(service.url, path, init);
 
@@ -167,6 +193,7 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
     dir,
     dbPath,
     tokens,
+    sharedTokens: issued,
     get service() {
       return service;
     },

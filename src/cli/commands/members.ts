@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { createClient, MissingCredentialsError, type AuthProvider } from '../../client/index.ts';
 import {
   ROLES,
+  auditLine,
   printable,
   roleSchema,
   type InviteValue,
@@ -13,6 +14,7 @@ import {
 import { createSecretStore, type SecretStore } from '../../secrets/index.ts';
 import type { LocalMembersPath } from '../../service/index.ts';
 import { resolveService, urlOption } from '../service-url.ts';
+import { EXIT } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
 
 /**
@@ -204,6 +206,74 @@ export function tokenCommand(): Command {
           );
         }),
     );
+}
+
+export function auditCommand(): Command {
+  return new Command('audit')
+    .description(
+      'The audit log: operator actions and mass changes (purges, restores, deletions of 50 files or more in one\n' +
+        'call, member and token changes), newest first, each by the member whose token made the call. Append-only\n' +
+        'and hash-chained: --verify recomputes the chain and names the first row changed, removed or put in\n' +
+        '(exit 1). It cannot stop someone who writes the database itself; it shows it.',
+    )
+    .option('--since <time>', 'only events at or after this ISO time, or this many days ago (7d)')
+    .option('--action <action>', 'only events of this action (purge_history, member_removed, …)')
+    .option('--limit <n>', 'at most this many events (default 100, at most 1000)')
+    .option('--verify', 'check the hash chain from its first row')
+    .option('--json', 'print the answer as JSON')
+    .addOption(dbOption())
+    .addOption(urlOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ flowsync service audit --since 7d\n  $ flowsync service audit --verify --db service.db',
+    )
+    .action(
+      async (
+        options: Where & {
+          since?: string;
+          action?: string;
+          limit?: string;
+          verify?: boolean;
+          json?: boolean;
+        },
+      ) => {
+        const limit = options.limit === undefined ? undefined : Number(options.limit);
+        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000))
+          throw new UsageError('--limit takes a whole number from 1 to 1000.');
+        const since = options.since === undefined ? undefined : sinceOf(options.since, Date.now());
+        const { value } = await run(options, 'svc/members/private/audit', {
+          ...(since !== undefined && { since }),
+          ...(options.action !== undefined && { action: options.action }),
+          ...(limit !== undefined && { limit }),
+          ...(options.verify && { verify: true }),
+        });
+        if (options.json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+        else for (const event of value.events) process.stdout.write(`${printable(auditLine(event))}\n`);
+        const verified = value.verified;
+        if (!verified) return;
+        if (verified.broken === null) {
+          if (!options.json)
+            process.stdout.write(
+              `The audit log verifies: ${verified.rows} rows, each linked to the one before.\n`,
+            );
+          return;
+        }
+        process.stderr.write(
+          `flowsync: the audit log does not verify at row ${verified.broken.id}: ${printable(verified.broken.why)}.\n`,
+        );
+        process.exitCode = EXIT.remote;
+      },
+    );
+}
+
+/** `--since`: an ISO time as given, or `7d` as that many days before now. */
+export function sinceOf(given: string, now: number): string {
+  const days = /^(\d{1,4})d$/.exec(given);
+  if (days) return new Date(now - Number(days[1]) * 86_400_000).toISOString();
+  const time = Date.parse(given);
+  if (Number.isNaN(time))
+    throw new UsageError(`--since takes an ISO time (2026-11-27T00:00:00Z) or days (7d): "${given}".`);
+  return new Date(time).toISOString();
 }
 
 /**

@@ -63,7 +63,10 @@ export function serveCommand(): Command {
         historyMaxMb: number;
       }) => {
         // Loaded here, not at the top: other commands (and --help) should not pay for the server's start-up.
-        const [{ createService, TEAM_MAX_CONNECTIONS }, { defaultServeLogPath, keepMemoryLow, openLogFile }] =
+        const [
+          { createService, memberRateFromEnv, TEAM_MAX_CONNECTIONS },
+          { defaultServeLogPath, keepMemoryLow, openLogFile },
+        ] =
           await Promise.all([import('../../service/index.ts'), import('../../host/index.ts')]);
         // On a terminal the human lines only: the JSON log goes to a file, named below (stderr to a pipe or a
         // journal stays the log, as a service manager expects).
@@ -77,6 +80,8 @@ export function serveCommand(): Command {
           logLevel: options.logLevel as 'info',
           logDestination: logFile ? openLogFile(logFile) : undefined,
           retention: { days: options.historyDays, bytes: options.historyMaxMb * 1024 * 1024 },
+          // One runaway script of a member cannot starve the team (429 with Retry-After).
+          memberRate: memberRateFromEnv(),
         });
         // Installed before the address is printed, so a caller that stops us as soon as we are up is heard.
         const stop = async (signal: string) => {

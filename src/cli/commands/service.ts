@@ -3,24 +3,25 @@ import { plural } from '../../protocol/index.ts';
 import { databaseOption } from '../options.ts';
 import { ProgressDisplay } from '../progress.ts';
 import { UsageError } from '../usage-error.ts';
-import { memberCommand, tokenCommand } from './members.ts';
+import { auditCommand, memberCommand, tokenCommand } from './members.ts';
 import type { TransferProgress } from '../../service/index.ts';
 
 const DB_HELP = "the service's database: a SQLite file (as `flowsync serve`'s) or a postgres:// URL";
 
 export function serviceCommand(): Command {
   return new Command('service')
-    .usage('<export|import|member|token> [options]')
+    .usage('<export|import|member|token|audit> [options]')
     .description(
       "Moves a service's data between databases: `export` writes every row (flows, their history, the\n" +
         "tokens' SHA-256, the members, the tracker store, the logs) to one file, `import` fills an empty database\n" +
         'from it. From SQLite to Postgres when a team outgrows one service process, and back. `member` and\n' +
-        "`token` manage the team's members and their tokens.",
+        "`token` manage the team's members and their tokens; `audit` shows (and verifies) the audit log.",
     )
     .addCommand(exportCommand())
     .addCommand(importCommand())
     .addCommand(memberCommand())
     .addCommand(tokenCommand())
+    .addCommand(auditCommand())
     .addHelpText(
       'after',
       '\nExamples:\n' +

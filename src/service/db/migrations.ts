@@ -279,4 +279,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE history_purges ADD COLUMN member_id TEXT;
   ALTER TABLE repo_configs ADD COLUMN member_id TEXT;
   `,
+  /* 9: the audit log (issue 48): operator actions and mass changes, append-only, each row hashed with the last */ `
+  CREATE TABLE audit_events (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor_member_id TEXT,
+    actor_token_id TEXT,
+    actor_local TEXT,
+    action TEXT NOT NULL,
+    target TEXT,
+    detail TEXT,
+    trace_id TEXT,
+    prev_sha256 TEXT NOT NULL,
+    sha256 TEXT NOT NULL
+  );
+  CREATE INDEX audit_events_at ON audit_events (at);
+  `,
 ];

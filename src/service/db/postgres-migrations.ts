@@ -263,4 +263,20 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE history_purges ADD COLUMN member_id TEXT COLLATE "C";
   ALTER TABLE repo_configs ADD COLUMN member_id TEXT COLLATE "C";
   `,
+  /* 7: SQLite's version 9: the audit log (issue 48) */ `
+  CREATE TABLE audit_events (
+    id BIGINT PRIMARY KEY,
+    at TEXT COLLATE "C" NOT NULL,
+    actor_member_id TEXT COLLATE "C",
+    actor_token_id TEXT COLLATE "C",
+    actor_local TEXT COLLATE "C",
+    action TEXT COLLATE "C" NOT NULL,
+    target TEXT COLLATE "C",
+    detail TEXT COLLATE "C",
+    trace_id TEXT COLLATE "C",
+    prev_sha256 TEXT COLLATE "C" NOT NULL,
+    sha256 TEXT COLLATE "C" NOT NULL
+  );
+  CREATE INDEX audit_events_at ON audit_events (at);
+  `,
 ];

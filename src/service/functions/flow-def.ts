@@ -1,5 +1,6 @@
 import {
   FILE_VERSIONS_PAGE_MAX,
+  MAX_FILE_BYTES,
   unsafePathReason,
   type Conflict,
   type FileEntry,
@@ -10,6 +11,8 @@ import { FlowStore } from '../store/flows.ts';
 import type { ServiceStores } from './stores.ts';
 import type { Writer } from '../store/file-history.ts';
 import type { CallContext, Implementations } from './types.ts';
+import { AuditLog } from '../store/audit-log.ts';
+import { auditActorOf, BULK_DELETE_AUDIT } from './audit.ts';
 
 type FlowDefPath =
   | 'svc/flow_def/action/sync_batch/run'
@@ -41,8 +44,8 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
     return repoId;
   };
   /** One call's writes, whole or not at all; its reads see one state. */
-  const writing = <T>(work: (flows: FlowStore) => Promise<T>) =>
-    db.transaction((sql) => work(new FlowStore(sql)));
+  const writing = <T>(work: (flows: FlowStore, audit: AuditLog) => Promise<T>) =>
+    db.transaction((sql) => work(new FlowStore(sql), new AuditLog(sql)));
   const reading = <T>(work: (flows: FlowStore) => Promise<T>) => db.read((sql) => work(new FlowStore(sql)));
 
   return {
@@ -60,7 +63,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
         checkDeletes(flow.deletes ?? [], ['flows', index, 'deletes']);
       });
 
-      return writing(async (flows) => {
+      return writing(async (flows, audit) => {
         const repoId = await flows.ensureRepo(args.repo_owner, args.repo_name);
         await flows.lockFlows(
           repoId,
@@ -91,6 +94,13 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           value.files.push(...result.written);
         }
         value.skipped = value.files_created + value.files_updated + value.files_deleted === 0;
+        if (value.files_deleted >= BULK_DELETE_AUDIT)
+          await audit.append(auditActorOf(ctx), {
+            action: 'bulk_delete',
+            target: `${args.repo_owner}/${args.repo_name}`,
+            detail: { deleted: value.files_deleted, flows: args.flows.map((flow) => flow.flow_path) },
+            traceId: ctx.traceId,
+          });
         return value;
       });
     },
@@ -98,7 +108,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
     'svc/flow_def/private/sync_internal': (args, ctx) => {
       refuseUnsafePath(args.flow_path, ['flow_path']);
       checkFiles(args.files, ['files']);
-      return writing(async (flows) => {
+      return writing(async (flows, audit) => {
         if (!(await flows.repoExists(args.repo_id))) {
           throw new CallRefused(
             `No repository with id ${args.repo_id}: sync it once with sync_batch first.`,
@@ -113,6 +123,13 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           keepFlowHash: args.skip_hash_update ?? false,
           writer: writerOf(ctx),
         });
+        if (result.deleted >= BULK_DELETE_AUDIT)
+          await audit.append(auditActorOf(ctx), {
+            action: 'bulk_delete',
+            target: `repository ${args.repo_id}`,
+            detail: { deleted: result.deleted, flows: [args.flow_path] },
+            traceId: ctx.traceId,
+          });
         return {
           files_created: result.created,
           files_deleted: result.deleted,
@@ -199,7 +216,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       }),
 
     'svc/flow_def/private/purge_history': (args, ctx) =>
-      writing(async (flows) => {
+      writing(async (flows, audit) => {
         const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
         const file = { repoId, flowPath: args.flow_path, path: args.path };
         // The flow is ours while its versions go: a write to it meanwhile would replace a version being purged.
@@ -229,6 +246,12 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
           ctx.writer,
           ctx.member?.memberId ?? null,
         );
+        await audit.append(auditActorOf(ctx), {
+          action: 'purge_history',
+          target: `${args.repo_owner}/${args.repo_name} ${file.flowPath}/${file.path}`,
+          detail: { version: args.version ?? 'all but the current', versions: purge.versions },
+          traceId: ctx.traceId,
+        });
         return { flow_path: file.flowPath, path: file.path, purge };
       }),
 
@@ -247,7 +270,7 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       }),
 
     'svc/flow_def/action/restore_version/run': (args, ctx) =>
-      writing(async (flows) => {
+      writing(async (flows, audit) => {
         const asked = await flows.history.version(args.version);
         if (!asked) throw noVersion(args.version);
         // Read again once the flow is ours: a current version's content is its file's, which may have changed.
@@ -284,6 +307,12 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
               );
         if (result.conflicts.length > 0) throw conflictRefusal(result.conflicts[0]!);
         const now = await flows.history.current(repoId, flowPath, path);
+        await audit.append(auditActorOf(ctx), {
+          action: 'restore_version',
+          target: `${flowPath}/${path}`,
+          detail: { repo_id: repoId, from: args.version, to: now!.version },
+          traceId: ctx.traceId,
+        });
         return { flow_path: flowPath, path, version: now!.version, hash: now!.hash };
       }),
 
@@ -292,12 +321,22 @@ export function flowDefFunctions({ db, retention }: ServiceStores): Implementati
       refuseUnsafePath(args.path, ['path']);
       if (sha256Hex(args.content) !== args.hash)
         throw new CallRefused('hash is not the SHA-256 of content.', { path: ['hash'] });
+      // Bounded like any file (the agent never sends more), and each member's copies of a repository to a quarter
+      // of its history's cap: one member's copies can push out only their own older copies (issue 48).
+      const size = Buffer.byteLength(args.content);
+      const copyBytes = Math.floor(retention.bytes / 4);
+      if (size > MAX_FILE_BYTES || size > copyBytes)
+        throw new CallRefused(
+          `A conflict copy of ${size} bytes is over what the service keeps (${Math.min(MAX_FILE_BYTES, copyBytes)} bytes: a flow file's limit, and a quarter of a repository's history for one member's copies): nothing was kept.`,
+          { path: ['content'] },
+        );
       return writing(async (flows) => {
         const repoId = await repoNamed(flows, args.repo_owner, args.repo_name);
         const version = await flows.history.keepCopy(
           { repoId, flowPath: args.flow_path, path: args.path },
-          { hash: args.hash, content: args.content, size: Buffer.byteLength(args.content) },
+          { hash: args.hash, content: args.content, size },
           writerOf(ctx),
+          copyBytes,
         );
         return { version };
       });

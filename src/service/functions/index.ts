@@ -10,6 +10,7 @@ import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
 import { liveFunctions } from './live.ts';
 import { memberFunctions } from './members.ts';
+import { auditFunctions } from './audit.ts';
 
 export { ChangeFeed } from './change-feed.ts';
 
@@ -25,5 +26,6 @@ export function createImplementations(stores: ServiceStores): Implementations<Fu
     ...webhookFunctions(stores),
     ...taskFunctions(stores),
     ...memberFunctions(stores),
+    ...auditFunctions(stores),
   };
 }

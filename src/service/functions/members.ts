@@ -1,8 +1,11 @@
-import { parseToken, TOKEN_PREFIXES } from '../../protocol/index.ts';
+import { parseToken, tokenLabel, TOKEN_PREFIXES, type Role } from '../../protocol/index.ts';
+import type { Sql } from '../db/open.ts';
 import { CallRefused, CallUnauthenticated } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
+import { AuditLog, type AuditEntry } from '../store/audit-log.ts';
 import type { Principal } from '../store/credentials.ts';
 import { defaultTokenDays, MemberStore, type Actor, type RedeemOutcome } from '../store/members.ts';
+import { auditActorOf } from './audit.ts';
 import type { ServiceStores } from './stores.ts';
 import type { CallContext, Implementations } from './types.ts';
 
@@ -19,15 +22,29 @@ export type MembersPath =
 /**
  * The member functions (issue 48). Nobody, operators included, ever sees another member's token: an operator makes
  * an invite, the member redeems it for a token that only their answer carries. Each change is one transaction that
- * bumps the members' epoch, and is answered only once this process uses the new list.
+ * bumps the members' epoch and writes its audit event, and is answered only once this process uses the new list.
  */
 export function memberFunctions({ db, membersChanged }: ServiceStores): Implementations<MembersPath> {
-  /** A change of the members, then this process's list read again before the caller hears it is done. */
-  const changing = async <T>(work: (members: MemberStore) => Promise<T>): Promise<T> => {
-    const value = await db.transaction((sql) => work(new MemberStore(sql)));
+  /** A change of the members and its audit event, then this process's list read again before the caller hears. */
+  const changing = async <T>(
+    ctx: CallContext,
+    work: (members: MemberStore, audit: (entry: Omit<AuditEntry, 'traceId'>) => Promise<void>) => Promise<T>,
+  ): Promise<T> => {
+    const value = await db.transaction((sql) =>
+      work(new MemberStore(sql), (entry) => audited(sql, ctx, entry)),
+    );
     await membersChanged();
     return value;
   };
+  const inviteAnswer = (
+    member: { name: string; role: Role },
+    made: { invite: string; expiresAt: string },
+  ) => ({
+    member: member.name,
+    role: member.role,
+    invite: made.invite,
+    expires_at: made.expiresAt,
+  });
 
   return {
     'svc/members/public/whoami': (_args, ctx) => {
@@ -46,9 +63,33 @@ export function memberFunctions({ db, membersChanged }: ServiceStores): Implemen
       const parsed = ctx.invite === null ? null : parseToken(ctx.invite);
       if (!parsed?.ok || parsed.kind !== 'invite')
         throw new CallUnauthenticated('redeem_invite takes an invite (fsi_…) as its credential.');
-      const outcome = await db.transaction((sql) =>
-        new MemberStore(sql).redeem(parsed.id, sha256Hex(ctx.invite!), args.label),
-      );
+      const invite = tokenLabel('invite', parsed.id);
+      // Committed whether it redeems or not: a wrong secret counts toward voiding the invite.
+      const outcome = await db.transaction(async (sql) => {
+        const redeemed = await new MemberStore(sql).redeem(parsed.id, sha256Hex(ctx.invite!), args.label);
+        const log = new AuditLog(sql);
+        if (redeemed.ok)
+          await log.append(
+            { memberId: redeemed.memberId, tokenId: redeemed.tokenId },
+            {
+              action: 'invite_redeemed',
+              target: redeemed.member,
+              detail: { invite, token: tokenLabel('member', redeemed.tokenId), label: args.label },
+              traceId: ctx.traceId,
+            },
+          );
+        else if (redeemed.voidedNow)
+          await log.append(
+            { system: true },
+            {
+              action: 'invite_voided',
+              target: invite,
+              detail: { why: 'wrong secrets' },
+              traceId: ctx.traceId,
+            },
+          );
+        return redeemed;
+      });
       if (!outcome.ok) throw inviteRefusal(outcome);
       await membersChanged();
       return {
@@ -61,40 +102,71 @@ export function memberFunctions({ db, membersChanged }: ServiceStores): Implemen
     },
 
     'svc/members/private/add': (args, ctx) =>
-      changing(async (members) => {
+      changing(ctx, async (members, audit) => {
         const member = await members.add(args.name, args.role, actorOf(ctx));
         const made = await members.invite(
           member,
           args.token_days ?? defaultTokenDays(member.role),
           actorOf(ctx),
         );
-        return { member: member.name, role: member.role, invite: made.invite, expires_at: made.expiresAt };
+        await audit({
+          action: 'member_added',
+          target: member.name,
+          detail: { role: member.role, invite: tokenLabel('invite', made.id), expires_at: made.expiresAt },
+        });
+        return inviteAnswer(member, made);
       }),
 
     'svc/members/private/invite': (args, ctx) =>
-      changing(async (members) => {
+      changing(ctx, async (members, audit) => {
         const member = await members.active(args.name);
         const made = await members.invite(member, defaultTokenDays(member.role), actorOf(ctx));
-        return { member: member.name, role: member.role, invite: made.invite, expires_at: made.expiresAt };
+        await audit({
+          action: 'invite_created',
+          target: member.name,
+          detail: { invite: tokenLabel('invite', made.id), expires_at: made.expiresAt },
+        });
+        return inviteAnswer(member, made);
       }),
 
     'svc/members/private/list': () =>
       db.read(async (sql) => ({ members: await new MemberStore(sql).list() })),
 
     'svc/members/private/remove': (args, ctx) =>
-      changing(async (members) => {
+      changing(ctx, async (members, audit) => {
         const removed = await members.remove(args.name, actorOf(ctx));
+        await audit({
+          action: 'member_removed',
+          target: removed.member,
+          detail: { tokens_revoked: removed.tokensRevoked },
+        });
         return { member: removed.member, tokens_revoked: removed.tokensRevoked };
       }),
 
-    'svc/members/private/role': (args) => changing((members) => members.setRole(args.name, args.role)),
+    'svc/members/private/role': (args, ctx) =>
+      changing(ctx, async (members, audit) => {
+        const changed = await members.setRole(args.name, args.role);
+        await audit({
+          action: 'role_changed',
+          target: changed.member,
+          detail: { from: changed.was, to: changed.role },
+        });
+        return changed;
+      }),
 
     'svc/members/private/revoke_token': (args, ctx) =>
-      changing(async (members) => {
+      changing(ctx, async (members, audit) => {
         const revoked = await members.revokeToken(tokenIdOf(args.token_id), actorOf(ctx));
-        return { token_id: `${TOKEN_PREFIXES.member}_${revoked.tokenId}`, member: revoked.member };
+        const token = `${TOKEN_PREFIXES.member}_${revoked.tokenId}`;
+        await audit({ action: 'token_revoked', target: token, detail: { member: revoked.member } });
+        return { token_id: token, member: revoked.member };
       }),
   };
+}
+
+/** An event of this call in the audit log, in the transaction of its change. */
+function audited(sql: Sql, ctx: CallContext, entry: Omit<AuditEntry, 'traceId'>): Promise<void> {
+  return new AuditLog(sql).append(auditActorOf(ctx), { ...entry, traceId: ctx.traceId });
 }
 
 function principalOf(ctx: CallContext): Principal {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   describeIssues,
@@ -14,12 +15,15 @@ import type { Credentials, Principal } from '../store/credentials.ts';
 import type { RegisteredApiKey } from '../store/api-keys.ts';
 import type { Implementation, Implementations } from '../functions/types.ts';
 import { parseAuthorization } from './authorization.ts';
+import type { MemberLimits } from './member-limits.ts';
 import { describeLimit, exceededLimit } from './call-limits.ts';
 import { sendError, sendValue, type ErrorStatus } from './envelope.ts';
 
 export interface Dispatcher {
   /** Who may call: members' tokens and the shared tokens, kept fresh (store/credentials.ts). */
   credentials: Credentials;
+  /** How many calls each member may make (member-limits.ts). */
+  limits: MemberLimits;
   /** The registered personal API key whose secret this is, or null. */
   findApiKey: (secret: string) => Promise<RegisteredApiKey | null>;
   /** Whether the database answers a query now (the health route). */
@@ -93,6 +97,17 @@ export async function admitCall(
       role: member.level,
       member: member.name,
     });
+  }
+  // The shared tokens are not limited: they behave as before members, and a team on one would share one bucket.
+  const waitMs = member.shared ? 0 : deps.limits.take(member.memberId, performance.now());
+  if (waitMs > 0) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    reply.header('retry-after', String(seconds));
+    return refuse(
+      429,
+      `${member.name} sent more than ${deps.limits.perSecond} calls a second to this service: wait ${seconds} s (flowsync's agent does this by itself).`,
+      { retry_after_s: seconds, member: member.name },
+    );
   }
   return { fn, caller: auth.claimed, member, invite: null };
 }

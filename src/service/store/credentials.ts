@@ -30,10 +30,18 @@ export interface CredentialOptions {
   pollMs: number;
   /** A list not confirmed within this long is not trusted: calls wait for a confirmation, then are refused (503). */
   freshMs: number;
+  /**
+   * Whether a list that could not be confirmed refuses calls: on Postgres, where other processes change it and a
+   * process can lose its database. Not on SQLite: one process serves the file and its own changes apply before it
+   * answers them; a read of the epoch there waits only for the call being written (a 30,000-file ingest takes
+   * seconds), and refusing every call meanwhile would protect nothing. A change made with `--db` beside it is
+   * still taken at the next poll.
+   */
+  failClosed: boolean;
 }
 
 /** 250 ms polls and a 1 s freshness bound: a member removed on one process is refused by every other within 1 s. */
-export const DEFAULT_CREDENTIAL_OPTIONS: CredentialOptions = { pollMs: 250, freshMs: 1000 };
+export const DEFAULT_CREDENTIAL_OPTIONS: CredentialOptions = { pollMs: 250, freshMs: 1000, failClosed: true };
 
 const UNKNOWN: Identified = {
   ok: false,
@@ -95,7 +103,7 @@ export class Credentials {
    * moved); false when it cannot be confirmed in that time (the database does not answer): refuse the call.
    */
   async ensureFresh(): Promise<boolean> {
-    if (this.fresh()) return true;
+    if (this.fresh() || !this.options.failClosed) return true;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), this.options.freshMs);

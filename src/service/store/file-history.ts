@@ -183,8 +183,24 @@ export class FileHistory {
     file: { repoId: string; flowPath: string; path: string },
     copy: { hash: string; content: string; size: number },
     writer: Writer,
+    memberBytes: number,
     now = nowIso(),
   ): Promise<number> {
+    // A member's conflict copies of one repository stay within `memberBytes` (issue 48): their oldest go to make
+    // room, never another member's copies nor any file's versions. Counted under a lock per repository and member
+    // (two of their checkouts keeping copies at once on Postgres would each count without the other's).
+    await this.sql.lock(`conflict copies ${file.repoId} ${writer.memberId ?? ''}`);
+    const kept = await this.sql.all<{ version: number | string; size: number }>(
+      `SELECT version, size FROM file_versions
+       WHERE repo_id = ? AND conflict_copy = 1 AND coalesce(member_id, '') = ? ORDER BY version`,
+      [file.repoId, writer.memberId ?? ''],
+    );
+    let total = kept.reduce((sum, row) => sum + Number(row.size), 0);
+    for (const { version, size } of kept) {
+      if (total + copy.size <= memberBytes) break;
+      await this.sql.run('DELETE FROM file_versions WHERE version = ?', [Number(version)]);
+      total -= Number(size);
+    }
     await this.sql.run(
       `INSERT INTO file_versions
          (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind, replaced_at, conflict_copy,
@@ -205,12 +221,12 @@ export class FileHistory {
         writer.tokenId,
       ],
     );
-    const kept = await this.sql.get<{ version: number }>(
+    const added = await this.sql.get<{ version: number }>(
       `SELECT max(version) AS version FROM file_versions
        WHERE repo_id = ? AND flow_path = ? AND path = ? AND conflict_copy = 1`,
       [file.repoId, file.flowPath, file.path],
     );
-    return Number(kept!.version);
+    return Number(added!.version);
   }
 
   /** A file's versions, newest first: `limit` of them, older than `before` (a version number) when given. */
@@ -332,8 +348,18 @@ export class FileHistory {
     }));
   }
 
-  /** Removes what is past the retention; returns how many versions went. */
-  async prune(retention: HistoryRetention, now = Date.now()): Promise<number> {
+  /**
+   * Removes what is past the retention; returns how many versions went, and each size-cap cut (which repository,
+   * how many versions, and the members whose writes added the most bytes to it in the hour before: who filled it).
+   */
+  async prune(
+    retention: HistoryRetention,
+    now = Date.now(),
+  ): Promise<{
+    removed: number;
+    cuts: { repo: string; versions: number; filledBy: { member: string; bytes: number }[] }[];
+  }> {
+    const cuts: { repo: string; versions: number; filledBy: { member: string; bytes: number }[] }[] = [];
     const cutoff = new Date(now - retention.days * 86_400_000).toISOString();
     let removed = await this.sql.run(
       `DELETE FROM file_versions WHERE (replaced_at IS NOT NULL AND replaced_at < @cutoff)
@@ -355,6 +381,34 @@ export class FileHistory {
       );
       let excess = Number(measured?.bytes ?? 0) - retention.bytes;
       let capped = 0;
+      // Whose writes of the last hour filled it, read before the cut removes any of them.
+      const filledBy =
+        excess > 0
+          ? await this.sql.all<{ member: string; bytes: number | string }>(
+              `SELECT coalesce(m.name, v.member_id, 'before members') AS member, sum(v.size) AS bytes
+               FROM file_versions v LEFT JOIN members m ON m.id = v.member_id
+               WHERE v.repo_id = ? AND v.written_at >= ?
+               GROUP BY coalesce(m.name, v.member_id, 'before members') ORDER BY sum(v.size) DESC LIMIT 3`,
+              [repo_id, new Date(now - 3_600_000).toISOString()],
+            )
+          : [];
+      // First the conflict copies, oldest first: they were never any file's content on the service, and each is rank
+      // 1 of its own path, so the ranks below never reach them; before, two large copies took another file from 8
+      // versions to 1 (issue 48's measurement).
+      while (excess > 0) {
+        const copies = await this.sql.all<{ version: number; size: number }>(
+          `SELECT version, size FROM file_versions WHERE repo_id = ? AND conflict_copy = 1
+           ORDER BY replaced_at, version LIMIT 500`,
+          [repo_id],
+        );
+        if (copies.length === 0) break;
+        for (const { version, size } of copies) {
+          if (excess <= 0) break;
+          await this.sql.run('DELETE FROM file_versions WHERE version = ?', [version]);
+          excess -= size;
+          capped++;
+        }
+      }
       // First what is older than every file's last KEEP_PER_FILE versions, oldest first; only then, if that is not
       // enough, each file's next-oldest in turn, one rank at a time (issue 41: oldest-first over the repository let
       // one busy file push out every other file's history). A file's current version is never removed.
@@ -386,9 +440,18 @@ export class FileHistory {
              versions = history_pruned.versions + excluded.versions`,
           [repo_id, new Date(now).toISOString(), retention.bytes, capped],
         );
+        const repo = await this.sql.get<{ owner: string; name: string }>(
+          'SELECT owner, name FROM repos WHERE id = ?',
+          [repo_id],
+        );
+        cuts.push({
+          repo: repo ? `${repo.owner}/${repo.name}` : repo_id,
+          versions: capped,
+          filledBy: filledBy.map((row) => ({ member: row.member, bytes: Number(row.bytes) })),
+        });
       }
     }
-    return removed;
+    return { removed, cuts };
   }
 
   /** When the size cap last removed versions of this repository (null: never), for `file_versions`. */

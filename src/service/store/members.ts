@@ -62,8 +62,17 @@ export interface TokenRecord {
 }
 
 export type RedeemOutcome =
-  | { ok: true; member: string; role: Role; token: string; tokenId: string; expiresAt: string }
-  | { ok: false; why: 'unknown' | 'used' | 'expired' | 'voided'; at: string | null };
+  | {
+      ok: true;
+      memberId: string;
+      member: string;
+      role: Role;
+      token: string;
+      tokenId: string;
+      expiresAt: string;
+    }
+  /** `voidedNow`: this wrong secret was the one that voided the invite. */
+  | { ok: false; why: 'unknown' | 'used' | 'expired' | 'voided'; at: string | null; voidedNow?: boolean };
 
 /** A new random id or secret: base62 of the length asked, from the OS's random source. */
 export function randomBase62(length: number): string {
@@ -228,7 +237,8 @@ export class MemberStore {
          WHERE id = ?`,
         [INVITE_MAX_FAILURES, now, inviteId],
       );
-      return { ok: false, why: 'unknown', at: null };
+      const voided = invite.voided_at === null && invite.failures + 1 >= INVITE_MAX_FAILURES;
+      return { ok: false, why: 'unknown', at: null, ...(voided && { voidedNow: true }) };
     }
     const member = await this.sql.get<{ name: string; role: Role; removed_at: string | null }>(
       'SELECT name, role, removed_at FROM members WHERE id = ?',
@@ -259,6 +269,7 @@ export class MemberStore {
     await this.bumpEpoch();
     return {
       ok: true,
+      memberId: invite.member_id,
       member: member.name,
       role: member.role,
       token: made.token,

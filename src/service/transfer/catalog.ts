@@ -218,6 +218,25 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     identity: 'id',
   },
   {
+    // The audit log (issue 48, format 2), moved whole: its hash chain verifies on the other side.
+    name: 'audit_events',
+    columns: [
+      'id',
+      'at',
+      'actor_member_id',
+      'actor_token_id',
+      'actor_local',
+      'action',
+      'target',
+      'detail',
+      'trace_id',
+      'prev_sha256',
+      'sha256',
+    ],
+    key: ['id'],
+    numericKey: true,
+  },
+  {
     // When the size cap last cut a repository's history (issue 41): moved with it, so the cut is still said.
     name: 'history_pruned',
     columns: ['repo_id', 'pruned_at', 'cap_bytes', 'versions'],

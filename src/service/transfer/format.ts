@@ -21,6 +21,7 @@ const ADDED: Record<number, Record<string, readonly string[] | 'table'>> = {
     members: 'table',
     member_tokens: 'table',
     invites: 'table',
+    audit_events: 'table',
     repo_configs: ['written_by', 'member_id'],
     file_versions: ['member_id', 'token_id'],
     history_purges: ['member_id'],
