@@ -8,7 +8,8 @@ import { MemberLimits, type MemberRate } from './http/member-limits.ts';
 import { connectionLimits, serverOptions, type ConnectionLimits } from './http/connection-limits.ts';
 import { AccessTokens, type IssuedTokens } from './store/access-tokens.ts';
 import { Credentials, DEFAULT_CREDENTIAL_OPTIONS } from './store/credentials.ts';
-import { MemberStore } from './store/members.ts';
+import { MEMBERS_CHANNEL, MemberStore } from './store/members.ts';
+import type { Listening } from './db/sql.ts';
 import { AuditLog } from './store/audit-log.ts';
 import { localActor } from './members-local.ts';
 import { ApiKeys } from './store/api-keys.ts';
@@ -96,14 +97,15 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   // Who may call: the members' tokens and the shared ones. Every process polls the members' epoch
   // ($FLOWSYNC_MEMBERS_POLL_MS) and, on Postgres, refuses calls while its list is older than
   // $FLOWSYNC_MEMBERS_FRESH_MS (1 s): a member removed through another process is refused here within that time.
-  // Postgres's LISTEN, once there, calls `credentials.membersChanged()` for a change another process made
-  // (MemberStore.bumpEpoch is where the change's NOTIFY goes).
+  // A change another process made is heard at once through Postgres's LISTEN (MemberStore.bumpEpoch notifies in
+  // the change's transaction); the poll stays for a notification lost with a connection.
   const credentials = new Credentials(db, tokens, {
     pollMs: tunable('FLOWSYNC_MEMBERS_POLL_MS', DEFAULT_CREDENTIAL_OPTIONS.pollMs),
     freshMs: tunable('FLOWSYNC_MEMBERS_FRESH_MS', DEFAULT_CREDENTIAL_OPTIONS.freshMs),
     failClosed: db.dialect === 'postgres',
   });
   let issuedTokens: IssuedTokens | null;
+  let membersListening: Listening | null = null;
   try {
     issuedTokens = options.newTokens ? await tokens.reissue() : await tokens.issueIfNone();
     // The shared tokens' members; and other processes take reissued shared tokens as any change of the list.
@@ -118,6 +120,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
         );
     });
     await credentials.start();
+    membersListening = db.listen(MEMBERS_CHANNEL, () => void credentials.membersChanged());
   } catch (error) {
     credentials.stop();
     await db.close();
@@ -152,6 +155,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   pruning.unref();
   const stopTimers = () => {
     clearInterval(pruning);
+    membersListening?.stop();
     credentials.stop();
   };
   const limits = options.limits ?? connectionLimits(options.maxConnections ?? SERVICE_MAX_CONNECTIONS);

@@ -135,11 +135,11 @@ describe('a removed member is refused within 1 s; the others never fail', { time
     beforeAll(async () => {
       cluster = await startPostgresCluster();
     }, 60_000);
-    const start = async () => {
+    const start = async (env: NodeJS.ProcessEnv = {}) => {
       url = await cluster!.createDatabase();
       [a, b] = await Promise.all([
-        startServeProcess(url, join(dir, 'a.log')),
-        startServeProcess(url, join(dir, 'b.log')),
+        startServeProcess(url, join(dir, 'a.log'), [], undefined, env),
+        startServeProcess(url, join(dir, 'b.log'), [], undefined, env),
       ]);
       serves.push(a, b);
       return [a, b].find((serve) => serve.tokens.admin !== '')!.tokens.admin;
@@ -165,6 +165,25 @@ describe('a removed member is refused within 1 s; the others never fail', { time
         status: 401,
         credential: 'removed',
       });
+      expect(alices.every((x) => x.status === 200)).toBe(true);
+    });
+
+    it('B hears the removal through LISTEN/NOTIFY: with its poll a minute apart, still refused within 1 s', async () => {
+      // The poll (every 250 ms) would find it too; a minute apart it cannot, so what refuses bob in time is
+      // MemberStore.bumpEpoch's NOTIFY. Fresh for two minutes, so B does not fail closed while it waits.
+      const admin = await start({ FLOWSYNC_MEMBERS_POLL_MS: '60000', FLOWSYNC_MEMBERS_FRESH_MS: '120000' });
+      const bob = await memberToken(a.url, `Admin ${admin}`, 'bob', 'write');
+      const alice = await memberToken(a.url, `Admin ${admin}`, 'alice', 'write');
+      const { returnedAt, bobs, alices } = await duringRemoval(
+        { url: b.url, token: bob },
+        { url: b.url, token: alice },
+        () =>
+          runFlowsync(['service', 'member', 'remove', 'bob', '--url', a.url], { env: operatorEnv(admin) }),
+      );
+      expect(bobs.filter((x) => x.status === 200).length).toBeGreaterThan(0);
+      const lastServed = Math.max(...bobs.filter((x) => x.status === 200).map((x) => x.startedAt));
+      expect(lastServed - returnedAt).toBeLessThanOrEqual(1000);
+      expect(bobs.at(-1)).toMatchObject({ status: 401, credential: 'removed' });
       expect(alices.every((x) => x.status === 200)).toBe(true);
     });
 

@@ -66,8 +66,7 @@ export function serveCommand(): Command {
         const [
           { createService, memberRateFromEnv, TEAM_MAX_CONNECTIONS },
           { defaultServeLogPath, keepMemoryLow, openLogFile },
-        ] =
-          await Promise.all([import('../../service/index.ts'), import('../../host/index.ts')]);
+        ] = await Promise.all([import('../../service/index.ts'), import('../../host/index.ts')]);
         // On a terminal the human lines only: the JSON log goes to a file, named below (stderr to a pipe or a
         // journal stays the log, as a service manager expects).
         const logFile = options.logFile ?? (process.stderr.isTTY ? defaultServeLogPath() : undefined);

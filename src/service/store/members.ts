@@ -111,6 +111,9 @@ function addHours(now: string, hours: number): string {
  * same transaction, so every service process sees that its list of members is out of date (store/credentials.ts).
  * Not a transaction itself: the caller wraps each change in one.
  */
+/** The channel a change of the members' list is told on (create-service.ts listens). */
+export const MEMBERS_CHANNEL = 'flowsync_members';
+
 export class MemberStore {
   constructor(private readonly sql: Sql) {}
 
@@ -139,6 +142,7 @@ export class MemberStore {
    */
   async bumpEpoch(): Promise<void> {
     await this.sql.run('UPDATE members_epoch SET epoch = epoch + 1 WHERE id = 1');
+    await this.sql.notify(MEMBERS_CHANNEL);
   }
 
   async byName(name: string): Promise<MemberRecord | null> {
