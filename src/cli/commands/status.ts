@@ -12,8 +12,8 @@ import {
   type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
-import { agentStatusSchema, bridgeAnswers, connectToBridge, type AgentStatus } from '../../window/index.ts';
-import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
+import type { AgentStatus } from '../../window/index.ts';
+import { findRunningAgent, type AgentLockOwner, type BridgeAnswers } from '../../host/index.ts';
 import {
   describeFileWarning,
   inSyncOf,
@@ -57,7 +57,7 @@ export function statusCommand(): Command {
         '  $ flowsync status --json | jq ".[].counts.pending"',
     )
     .action(async (options: { json?: boolean; all?: boolean; url?: string }) => {
-      const running = await findRunningAgent(bridgeAnswers);
+      const running = await findRunningAgent(windowAnswers);
       const config = loadConfig();
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);
@@ -131,10 +131,20 @@ export function statusCommand(): Command {
 
 type LiveRepository = AgentStatus['repositories'][number];
 
+/**
+ * The window layer (its bridge's client and the schemas of what it answers) is loaded only when the lock names a
+ * live agent to ask: with none running, `status` never needs it, and its 350 schemas were the largest part of
+ * what the command loaded (issue 50: about 60 million instructions of 440).
+ */
+const window = () => import('../../window/index.ts');
+
+const windowAnswers: BridgeAnswers = async (bridge) => (await window()).bridgeAnswers(bridge);
+
 /** The running agent's own view of its repositories, through its window's bridge; empty when none answers. */
 async function liveStatus(running: AgentLockOwner | null): Promise<AgentStatus | null> {
   if (!running?.bridge) return null;
   try {
+    const { agentStatusSchema, connectToBridge } = await window();
     return agentStatusSchema.parse(await connectToBridge(running.bridge).call('status', {}));
   } catch {
     return null; // an agent that does not answer: what its state file says is all there is
