@@ -12,6 +12,7 @@ export * from './task.ts';
 export * from './logs.ts';
 export * from './crypto.ts';
 export * from './history.ts';
+export * from './service-limits.ts';
 export * from './functions.ts';
 export * from './describe.ts';
 export * from './file-warnings.ts';
