@@ -290,7 +290,9 @@ export class SyncState {
    * changed is synced from a fresh outbox once its user confirms, see forgetRepo.)
    */
   ensureRepo(root: string, service: string, owner: string, name: string): number {
-    return (this.statements.insertRepo.get(root, service, owner, name) as { id: number }).id;
+    return this.counted.aside(
+      () => this.statements.insertRepo.get(root, service, owner, name) as { id: number },
+    ).id;
   }
 
   /**
@@ -312,7 +314,9 @@ export class SyncState {
   }
 
   recordSyncResult(repoId: number, error: string | null): void {
-    this.statements.setRepoResult.run(error === null ? new Date().toISOString() : null, error, repoId);
+    this.counted.aside(() =>
+      this.statements.setRepoResult.run(error === null ? new Date().toISOString() : null, error, repoId),
+    );
   }
 
   files(repoId: number): FileRecord[] {
@@ -696,12 +700,12 @@ export class SyncState {
 
   /** This checkout is now the one the repository is synced from (the first one, or an explicit switch). */
   claimSource(service: string, owner: string, name: string, root: string): void {
-    this.statements.claimSource.run(service, owner, name, root);
+    this.counted.aside(() => this.statements.claimSource.run(service, owner, name, root));
   }
 
   /** A checkout removed from flowsync is no longer any repository's source. */
   releaseSource(service: string, root: string): void {
-    this.statements.releaseSource.run(service, root);
+    this.counted.aside(() => this.statements.releaseSource.run(service, root));
   }
 
   /**
@@ -712,7 +716,7 @@ export class SyncState {
   forgetRepo(root: string, service: string): void {
     this.db.transaction(() => {
       this.statements.forgetRepo.run(root, service);
-      this.statements.releaseSource.run(service, root);
+      this.counted.aside(() => this.statements.releaseSource.run(service, root));
     })();
   }
 
@@ -739,7 +743,7 @@ export class SyncState {
   }
 
   rememberServiceTakesBases(repoId: number): void {
-    this.statements.setBases.run(repoId);
+    this.counted.aside(() => this.statements.setBases.run(repoId));
   }
 
   /** Whether this repository's service answered that it is one of the spec alone (and never that it takes bases). */
@@ -749,7 +753,7 @@ export class SyncState {
 
   /** Kept so that `flowsync status` can say what the service lacks without asking it. */
   rememberServiceSpecAlone(repoId: number): void {
-    this.statements.setSpecAlone.run(repoId);
+    this.counted.aside(() => this.statements.setSpecAlone.run(repoId));
   }
 
   /** Files the service acknowledged: what a share of deletions is measured against. */

@@ -160,6 +160,22 @@ describe('the counts kept in the state', () => {
     expect(read().files).toBe(3);
   });
 
+  it('are used by the next agent until it changes a file; its own bookkeeping of the repository changes none', () => {
+    agentWrites(['x', 'y']).state.close();
+    tamperKept();
+    const next = new SyncState(path);
+    const repoId = next.ensureRepo('/r', 'http://svc', 'acme', 'app');
+    next.recordSyncResult(repoId, null);
+    next.rememberServiceTakesBases(repoId);
+    next.claimSource('http://svc', 'acme', 'app', '/r');
+    expect(next.counts(repoId).files).toBe(99);
+    next.saveLocal(repoId, [
+      { flowPath: 'flows/a', path: 'z', size: 1, mtimeMs: 1, localHash: 'h', warning: null },
+    ]);
+    expect(next.counts(repoId).files).toBe(3);
+    next.close();
+  });
+
   it('are never written by a reader', () => {
     const running = agentWrites(['x']);
     expect(read().files).toBe(1);
