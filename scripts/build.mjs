@@ -61,7 +61,16 @@ for (const { folder, input } of bundles) {
     // and `flowsync status`, which needs only its paths and lock, loaded pino with it (the package test forbids it).
     codeSplitting: {
       includeDependenciesRecursively: false,
-      groups: [{ name: 'agent-log', test: /[\\/]src[\\/]host[\\/]agent-log\.ts$/ }],
+      groups: [
+        { name: 'agent-log', test: /[\\/]src[\\/]host[\\/]agent-log\.ts$/ },
+        // The service in chunks of its own, but for the small modules others take from it (its errors, the
+        // connection limits the window's bridge shares): rolldown merged those and the whole service into one chunk,
+        // so `flowsync start` with a service of its own loaded the service, its database drivers (pg) and routes.
+        {
+          name: 'service',
+          test: /[\\/]src[\\/]service[\\/](?!errors\.ts$|http[\\/]connection-limits\.ts$)/,
+        },
+      ],
     },
   });
   await bundle.close();

@@ -15,7 +15,7 @@ import {
 } from '../secrets/index.ts';
 import { Hasher, type SyncEngineOptions, type SyncState } from '../sync/index.ts';
 import { DEFAULT_SERVICE_PORT, loadConfig, type AgentConfig } from './config.ts';
-import { startEmbeddedService, type TokensNotice } from './embedded-service.ts';
+import type { TokensNotice } from './embedded-service.ts';
 import { openState } from './open-state.ts';
 import { EMBEDDED_SERVICE, configuredServiceUrl } from './service-key.ts';
 
@@ -86,6 +86,9 @@ export async function openAgentParts(options: AgentOptions = {}): Promise<AgentP
     }
   } else {
     const envPort = process.env.FLOWSYNC_EMBEDDED_PORT;
+    // Loaded only here: with a service of its own (FLOWSYNC_URL, the config's serviceUrl) the agent needs none of
+    // the service's code, its database drivers (pg) nor its HTTP server's routes (issue 50: an agent's start).
+    const { startEmbeddedService } = await import('./embedded-service.ts');
     const started = await startEmbeddedService({
       dbPath: options.serviceDbPath ?? defaultServiceDbPath(),
       port: options.embeddedPort ?? (envPort ? Number(envPort) : DEFAULT_SERVICE_PORT),
