@@ -48,6 +48,16 @@ let stopAgent = () => {};
 let quitting = false;
 
 /**
+ * The agent's heap bounded as `flowsync ui` bounds it from a terminal, which replaces itself with these flags where
+ * it can, not when forked with an IPC channel as here (src/cli/main.ts says why each, docs/memory.md has the runs):
+ * Electron 45 embeds Node 24, whose V8 otherwise grows the young generation to 128 MB and keeps it, and lets the
+ * old generation grow 4-fold between collections.
+ */
+const AGENT_HEAP_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=25'];
+/** And malloc's blocks of 128 KiB or more given back when freed (src/cli/main.ts says why). */
+const AGENT_ENV = { MALLOC_MMAP_THRESHOLD_: String(128 * 1024), ...process.env };
+
+/**
  * Starts `flowsync ui` and waits for its ready message. Packaged: in Electron's utility process, with the native
  * modules electron-builder rebuilt for Electron and no ELECTRON_RUN_AS_NODE, so the RunAsNode fuse stays off. In
  * development: in plain Node with an IPC channel, since the repository's native modules are built for Node.
@@ -57,18 +67,16 @@ function startAgent(): Promise<AgentReady> {
     // stdout ignored: the handshake says all this process needs, and stdout would go to the session's journal.
     const child = utilityProcess.fork(BIN, ['ui'], {
       serviceName: 'flowsync agent',
-      // The young generation bounded as `flowsync ui` bounds it from a terminal (src/cli/main.ts, docs/memory.md):
-      // Electron 45 embeds Node 24, whose V8 otherwise grows it to 128 MB and keeps it.
-      execArgv: ['--max-semi-space-size=8'],
-      // And malloc's blocks of 128 KiB or more given back when freed (src/cli/main.ts says why).
-      env: { MALLOC_MMAP_THRESHOLD_: String(128 * 1024), ...process.env },
+      execArgv: AGENT_HEAP_FLAGS,
+      env: AGENT_ENV,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     stopAgent = () => child.kill();
     return waitForAgentReady(child);
   }
-  const child = spawn(process.env.FLOWSYNC_NODE ?? 'node', [BIN, 'ui'], {
+  const child = spawn(process.env.FLOWSYNC_NODE ?? 'node', [...AGENT_HEAP_FLAGS, BIN, 'ui'], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: AGENT_ENV,
   });
   stopAgent = () => child.kill('SIGINT');
   return waitForAgentReady(child);

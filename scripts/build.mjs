@@ -27,22 +27,57 @@ const DIST = process.argv[2] ? resolve(process.argv[2]) : join(ROOT, 'dist');
 // Dependencies compiled into our chunks (see above).
 const BUNDLED = /^zod(\/|$)/;
 const bundles = [
-  { folder: 'bin', input: { flowsync: 'src/cli/main.ts' } },
-  { folder: 'electron', input: { main: 'electron/main.ts' } },
+  { folder: 'bin', input: { flowsync: 'src/cli/main.ts' }, plugins: () => [nodeModulesAsGiven()] },
+  { folder: 'electron', input: { main: 'electron/main.ts' }, plugins: () => [] },
 ];
+
+/**
+ * Node's own modules (`node:fs`…) taken as Node gives them to CommonJS, by process.getBuiltinModule, not through an
+ * ESM import: importing one makes its ESM facade, which reads every export it has, and `node:fs`'s ReadStream
+ * getter loads Node's file streams (6 million instructions for node:fs alone, 1-2 for the others; `flowsync
+ * status` imports ten of them, issue 50). Each name our code imports is one pure read of the module, dropped when
+ * nothing uses it. The CLI's bundle only: it runs on Node 22.12+ (which has getBuiltinModule) or in Electron's.
+ */
+function nodeModulesAsGiven() {
+  const PREFIX = '\0builtin:';
+  return {
+    name: 'node-modules-as-given',
+    resolveId(id) {
+      return id.startsWith('node:') ? { id: `${PREFIX}${id}`, moduleSideEffects: false } : null;
+    },
+    async load(id) {
+      if (!id.startsWith(PREFIX)) return null;
+      const name = id.slice(PREFIX.length);
+      const names = Object.keys(await import(name)).filter(
+        (key) => key !== 'default' && /^[A-Za-z_][\w]*$/.test(key),
+      );
+      return [
+        `const $given = process.getBuiltinModule(${JSON.stringify(name)});`,
+        'const $read = /* @__NO_SIDE_EFFECTS__ */ (key) => $given[key];',
+        'export default $given;',
+        ...names.map((key) => `export const ${key} = /* @__PURE__ */ $read(${JSON.stringify(key)});`),
+      ].join('\n');
+    },
+  };
+}
 
 // The stamp is dated when the build starts: a source saved during the build makes it stale (scripts/build-stamp.mjs).
 const started = Date.now();
-for (const { folder, input } of bundles) {
+for (const { folder, input, plugins } of bundles) {
   // Only our own folders: dist/desktop is electron-builder's.
   rmSync(join(DIST, folder), { recursive: true, force: true });
   const bundle = await rolldown({
     cwd: ROOT,
     input,
     platform: 'node',
+    plugins: plugins(),
     // Everything that is not our own file comes from node_modules (or is Node's, or Electron itself).
     external: (id) =>
-      !BUNDLED.test(id) && !id.startsWith('.') && !id.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(id),
+      !BUNDLED.test(id) &&
+      !(plugins().length > 0 && id.startsWith('node:')) &&
+      !id.startsWith('.') &&
+      !id.startsWith('/') &&
+      !/^[A-Za-z]:[\\/]/.test(id),
     // Our modules only define things on import, so a command gets only what it uses, not every module
     // a folder's index.ts re-exports.
     treeshake: { moduleSideEffects: (id, external) => external || !id.startsWith(ROOT) },
@@ -61,7 +96,16 @@ for (const { folder, input } of bundles) {
     // and `flowsync status`, which needs only its paths and lock, loaded pino with it (the package test forbids it).
     codeSplitting: {
       includeDependenciesRecursively: false,
-      groups: [{ name: 'agent-log', test: /[\\/]src[\\/]host[\\/]agent-log\.ts$/ }],
+      groups: [
+        { name: 'agent-log', test: /[\\/]src[\\/]host[\\/]agent-log\.ts$/ },
+        // The service in chunks of its own, but for the small modules others take from it (its errors, the
+        // connection limits the window's bridge shares): rolldown merged those and the whole service into one chunk,
+        // so `flowsync start` with a service of its own loaded the service, its database drivers (pg) and routes.
+        {
+          name: 'service',
+          test: /[\\/]src[\\/]service[\\/](?!errors\.ts$|http[\\/]connection-limits\.ts$)/,
+        },
+      ],
     },
   });
   await bundle.close();

@@ -86,8 +86,8 @@ export async function openAgentParts(options: AgentOptions = {}): Promise<AgentP
     }
   } else {
     const envPort = process.env.FLOWSYNC_EMBEDDED_PORT;
-    // Loaded only here: an agent of a remote service (`status`'s look with no agent running, `conflicts`) loads
-    // neither fastify nor the database drivers.
+    // Loaded only here: an agent of a remote service (FLOWSYNC_URL, the config's serviceUrl; `status`'s look with no
+    // agent running; `conflicts`) needs none of the service's code, its database drivers (pg) nor its routes.
     const { startEmbeddedService } = await import('./embedded-service.ts');
     const started = await startEmbeddedService({
       dbPath: options.serviceDbPath ?? defaultServiceDbPath(),

@@ -647,7 +647,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       return;
     }
     const watched = known?.kind === 'running' ? known.watched : null;
-    if (!watched || watched.engine.status().paused) return;
+    if (!watched || watched.engine.isPaused) return;
     this.setEnabled(root, false, since);
     watched.engine.pause(since);
   }
@@ -657,7 +657,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const known = this.table.get(root);
     const running = known?.kind === 'running' ? known.watched : null;
     if (running) {
-      if (!running.engine.status().paused) return running;
+      if (!running.engine.isPaused) return running;
       this.setEnabled(root, true);
       // Its name is looked at again, as at a start (a remote renamed while paused).
       await this.recheckName(running).catch(nameUnreadable);
@@ -694,7 +694,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const checkConfigFiles = async () => {
       // Paused: its `.flowsync/repo-config.json` waits too (the publisher sends it at the first check after resume).
       for (const entry of this.table.all()) {
-        if (entry.kind !== 'running' || entry.watched.engine.status().paused) continue;
+        if (entry.kind !== 'running' || entry.watched.engine.isPaused) continue;
         const { watched, configFile } = entry;
         const before = configFile.problem;
         await configFile.check();

@@ -45,7 +45,8 @@ export interface StatusScope {
  * agent runs (WAL), and after it stopped. A damaged file is rebuilt (moved aside, a new one made), except under a
  * running agent that still has it open: that agent rebuilds it when it starts again. Damage is found by reading:
  * the agent's start checks every page (quick_check), which at 100,000 files was the largest part of a `status`
- * (60-140 ms of its CPU, issue 50); a file whose damage the reads here do not meet reads as it is.
+ * (60-140 ms of its CPU, issue 50); a file whose damage the reads here do not meet reads as it is. Opened as a
+ * reader: the counts the agent kept at its last stop are used, not counted again (state-counts.ts).
  */
 export function readRepositoryStatuses(
   scope: StatusScope,
@@ -54,7 +55,7 @@ export function readRepositoryStatuses(
 ): RepositoryStatus[] {
   if (!existsSync(statePath)) return [];
   try {
-    return statusesIn(new SyncState(statePath), scope);
+    return statusesIn(new SyncState(statePath, { reader: true }), scope);
   } catch (error) {
     const damage = damageOf(error);
     if (damage === null) throw error;

@@ -1,6 +1,5 @@
-import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+// Node's `performance` global, and node:v8 and node:vm loaded when a collection is first due: every command loads
+// this layer, and `flowsync status` never keeps memory (issue 50: each module a process loads costs its start).
 
 /** How often the keeper looks: a read of the RSS and of the event loop's use, microseconds each. */
 const LOOK_MS = 5000;
@@ -25,6 +24,8 @@ function lastResortCollector(): Collect | null {
     const exposed = (globalThis as { gc?: unknown }).gc;
     let gc = typeof exposed === 'function' ? exposed : null;
     if (!gc) {
+      const { setFlagsFromString } = process.getBuiltinModule('node:v8');
+      const { runInNewContext } = process.getBuiltinModule('node:vm');
       setFlagsFromString('--expose-gc');
       gc = runInNewContext('gc') as (options?: unknown) => void;
       setFlagsFromString('--no-expose-gc');

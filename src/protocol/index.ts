@@ -14,6 +14,7 @@ export * from './crypto.ts';
 export * from './history.ts';
 export * from './live.ts';
 export * from './members.ts';
+export * from './service-limits.ts';
 export * from './functions.ts';
 export * from './describe.ts';
 export * from './file-warnings.ts';

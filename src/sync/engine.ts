@@ -253,6 +253,14 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     });
   }
 
+  /**
+   * Whether its user paused it: what status().paused says, without the rest of the status (its problems are looked
+   * for on disk and in the state), which the agent's check of the config files each second computed for this alone.
+   */
+  get isPaused(): boolean {
+    return this.paused !== null;
+  }
+
   get flowRoots(): readonly string[] {
     return this.layout.roots;
   }

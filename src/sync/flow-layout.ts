@@ -32,22 +32,35 @@ export function flowRootProblem(root: string): string | null {
  */
 export class FlowLayout {
   readonly roots: readonly string[];
+  /** Each root with its slash (`flows/`): what a path in it starts with, made once rather than at each path. */
+  private readonly prefixes: readonly string[];
 
   constructor(roots: readonly string[]) {
     this.roots = roots.map(normalFlowRoot);
+    this.prefixes = this.roots.map((root) => `${root}/`);
   }
 
   /** The flow and path of a file, from its path relative to the repository; null when it is in no flow. */
   locate(repoPath: string): FlowFileLocation | null {
-    for (const root of this.roots) {
-      if (!repoPath.startsWith(`${root}/`)) continue;
-      const rest = repoPath.slice(root.length + 1);
-      const slash = rest.indexOf('/');
+    const slash = this.flowEnd(repoPath);
+    return slash < 0 ? null : { flowPath: repoPath.slice(0, slash), path: repoPath.slice(slash + 1) };
+  }
+
+  /** Whether a file is in a flow (locate is not null), without making its location: the scan asks it per file. */
+  inFlow(repoPath: string): boolean {
+    return this.flowEnd(repoPath) >= 0;
+  }
+
+  /** Where the flow's folder name ends in a file's path (the slash after it), or -1 when it is in no flow. */
+  private flowEnd(repoPath: string): number {
+    for (const prefix of this.prefixes) {
+      if (!repoPath.startsWith(prefix)) continue;
+      const slash = repoPath.indexOf('/', prefix.length);
       // A file directly in the root belongs to no flow (a README next to the flows, say).
-      if (slash <= 0 || slash === rest.length - 1) return null;
-      return { flowPath: `${root}/${rest.slice(0, slash)}`, path: rest.slice(slash + 1) };
+      if (slash <= prefix.length || slash === repoPath.length - 1) return -1;
+      return slash;
     }
-    return null;
+    return -1;
   }
 
   /** The flow a directory is, or null: for a directory right under a root. */

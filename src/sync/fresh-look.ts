@@ -38,6 +38,20 @@ export interface FreshLook extends LastLook {
   failure: string | null;
 }
 
+/** A repository's look as it is said to a reader (status, the window's lookNow): its time as ISO. */
+export interface LookSaid {
+  root: string;
+  at: string | null;
+  live: boolean;
+  fresh: boolean;
+  failure: string | null;
+}
+
+export function lookView(root: string, look: FreshLook): LookSaid {
+  const { at, live, fresh, failure } = look;
+  return { root, at: at === null ? null : new Date(at).toISOString(), live, fresh, failure };
+}
+
 /** Said when none was made: the repository's phase says why. */
 export function notLooked(last: LastLook): FreshLook {
   return { ...last, fresh: false, failure: null };

@@ -28,7 +28,14 @@ export type {
 export { DeletionsNotConfirmed } from './service-side.ts';
 export { keptWhere } from './conflict-copy.ts';
 export { SERVICE_CHECK_MS } from './lookout.ts';
-export { LOOK_WAIT_MS, needsFreshLook, type FreshLook, type LastLook } from './fresh-look.ts';
+export {
+  LOOK_WAIT_MS,
+  lookView,
+  needsFreshLook,
+  type FreshLook,
+  type LastLook,
+  type LookSaid,
+} from './fresh-look.ts';
 export { newerClearedLine, type NewerCleared } from './newer-cleared.ts';
 export { behindLine, gitChangesLine, lostMessage, wentBackLine } from './engine-status.ts';
 export type { FileChange } from './uploader.ts';

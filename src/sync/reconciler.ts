@@ -108,8 +108,8 @@ export class Reconciler {
         seen.add(`${entry.flowPath}/${entry.path}`);
       }
       unreadable.push(...slice.unreadable);
-      for (const file of slice.files) {
-        seen.add(`${file.flowPath}/${file.path}`);
+      for (const [index, file] of slice.files.entries()) {
+        seen.add(slice.keys[index]!);
         if (isUnchanged(cachedStat(file), file)) progress.done++;
         else toHash.push(file);
       }

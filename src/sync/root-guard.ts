@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync, opendirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -62,7 +62,14 @@ export class RootGuard {
       return `${absolute} is on another drive than before: ${HELD}; pause and resume the repository to sync this one`;
     let empty: boolean;
     try {
-      empty = readdirSync(absolute).length === 0;
+      // Its first entry only: asked each second, a listing of the whole root (1,000 flows) was most of what the
+      // agent did at rest (issue 50).
+      const folder = opendirSync(absolute, { bufferSize: 1 });
+      try {
+        empty = folder.readSync() === null;
+      } finally {
+        folder.closeSync();
+      }
     } catch {
       return null; // unreadable: the scan holds what is below it
     }

@@ -126,6 +126,8 @@ const SCHEMA = [
   // The files with a warning (not sent: too large, unreadable…), few: listed by it (INDEXED BY) at each status, where
   // SQLite walked the repository's whole key range for its order (22 ms at 100,000 files).
   `CREATE INDEX files_warned ON files (repo_id) WHERE warning IS NOT NULL;`,
+  // Each repository's counts as the agent that last wrote the state left them (JSON; state-counts.ts).
+  `ALTER TABLE repos ADD COLUMN counts TEXT;`,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

@@ -23,7 +23,10 @@ export class StatCache {
    * rescan's largest cost (100,000 unchanged files: 1.4 s of a 1.9 s rescan at a restart).
    */
   ofFlow(repoId: number, flowPath: string): Map<string, CachedStat> {
-    const rows = this.statements.ofFlow.all(repoId, flowPath) as (CachedStat & { path: string })[];
-    return new Map(rows.map(({ path, ...stat }) => [path, stat]));
+    // Each row as it comes (its path too): copying it without the path made two more objects per file.
+    const stats = new Map<string, CachedStat>();
+    for (const row of this.statements.ofFlow.all(repoId, flowPath) as (CachedStat & { path: string })[])
+      stats.set(row.path, row);
+    return stats;
   }
 }

@@ -1,15 +1,26 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
-import { FILE_SIDE_SQL, IS_DELETION_SQL, wantedOnServiceSql } from './three-way.ts';
+import { FILE_SIDE_SQL } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
+import {
+  FILE_COLUMNS,
+  GONE,
+  LIVE_REJECTION,
+  PENDING,
+  PENDING_FLOWS,
+  SIDE_IS,
+  SIDES,
+  WAITING_DELETION,
+} from './state-sql.ts';
 import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
 import { ChangedFlows } from './state-changed-flows.ts';
 import { SentFiles } from './state-sent.ts';
 import { StatCache } from './state-stats.ts';
 import { DeletionMarks } from './state-deletions.ts';
-import { GitHeldMarks, HELD_BY_GIT_SQL } from './state-motions.ts';
+import { GitHeldMarks } from './state-motions.ts';
 import { PresenceMarks } from './state-presence.ts';
+import { StateCounts } from './state-counts.ts';
 import type {
   FileConflict,
   FileRecord,
@@ -18,36 +29,6 @@ import type {
   RepoCounts,
   RepoRecord,
 } from './state-records.ts';
-
-const FILE_COLUMNS = `flow_path AS flowPath, path, size, mtime_ms AS mtimeMs, local_hash AS localHash, warning,
-  acked_hash AS ackedHash, file_id AS fileId`;
-/**
- * A file is pending when what should be on the service (three-way.ts: its hash; nothing once gone from disk; what
- * the service has while it is on disk but not sent) is not what is.
- */
-const DIFFERS = `${wantedOnServiceSql()} IS NOT acked_hash`;
-/** In conflict: its user settles it; not sent, not counted as pending (counted as a conflict). */
-const IN_CONFLICT = `EXISTS (SELECT 1 FROM conflicts c WHERE c.repo_id = files.repo_id AND c.flow_path = files.flow_path
-  AND c.path = files.path)`;
-const PENDING = `(${DIFFERS} AND NOT ${IN_CONFLICT} AND NOT ${HELD_BY_GIT_SQL})`;
-/** A deletion a round would send (three-way.ts's isDeletion), unless held: its user settles a conflict first. */
-const WAITING_DELETION = `${IS_DELETION_SQL} AND NOT ${IN_CONFLICT} AND NOT ${HELD_BY_GIT_SQL}`;
-/** The conflicts rows with their files row: the three sides of each (three-way.ts's fileSide, in FILE_SIDE_SQL). */
-const SIDES = `conflicts c LEFT JOIN files f ON f.repo_id = c.repo_id AND f.flow_path = c.flow_path AND f.path = c.path`;
-/** A files row whose service side is `side` (behind, conflict), by the conflicts row of it. */
-const SIDE_IS = (side: string) => `EXISTS (SELECT 1 FROM ${SIDES} WHERE c.repo_id = files.repo_id
-  AND c.flow_path = files.flow_path AND c.path = files.path AND ${FILE_SIDE_SQL} = '${side}')`;
-/**
- * A refused flow still refused: one with a file on disk or on the service. A flow removed from disk before the
- * service ever took it has nothing left to send or to refuse (issue 25: it stayed "1 refused" forever).
- */
-const LIVE_REJECTION = `EXISTS (SELECT 1 FROM files f WHERE f.repo_id = r.repo_id AND f.flow_path = r.flow_path
-  AND (f.local_hash IS NOT NULL OR f.acked_hash IS NOT NULL))`;
-/** A file gone from disk: nothing of it is known any more but what the service acknowledged. */
-const GONE = 'local_hash = NULL, size = NULL, mtime_ms = NULL, warning = NULL';
-/** Flows with a pending file, and flows sent but not answered (their content on the service is unknown). */
-const PENDING_FLOWS = `SELECT flow_path FROM files WHERE repo_id = @repoId AND ${PENDING}
-  UNION SELECT flow_path FROM in_flight WHERE repo_id = @repoId`;
 
 /**
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
@@ -74,7 +55,11 @@ export class SyncState {
   /** Flows whose acknowledged versions changed since the look at the service compared them (state-changed-flows.ts). */
   readonly ackedChanged = new ChangedFlows();
 
-  constructor(path: string) {
+  /** Each repository's counts, kept by the agent that last wrote the state (state-counts.ts). */
+  private readonly counted: StateCounts;
+
+  /** `reader`: opened to read what the agent left (`status`), which uses the counts it kept. */
+  constructor(path: string, { reader = false }: { reader?: boolean } = {}) {
     this.idsFile = checkoutIdsFile(path);
     if (path !== ':memory:') ensurePrivateFile(path);
     this.db = new Database(path);
@@ -98,6 +83,7 @@ export class SyncState {
     this.stats = new StatCache(this.db);
     this.gitHeld = new GitHeldMarks(this.db);
     this.presence = new PresenceMarks(this.db);
+    this.counted = new StateCounts(this.db, reader);
 
     const db = this.db;
     this.statements = {
@@ -202,24 +188,6 @@ export class SyncState {
       ackDropped: db.prepare(
         'UPDATE files SET acked_hash = NULL, file_id = NULL WHERE repo_id = ? AND flow_path = ? AND path = ?',
       ),
-      counts: db.prepare(
-        `SELECT count(DISTINCT CASE WHEN local_hash IS NOT NULL THEN flow_path END) AS flows,
-           count(CASE WHEN local_hash IS NOT NULL THEN 1 END) AS files,
-           -- A flow sent but not answered counts as one pending file when none of its files is pending.
-           count(CASE WHEN ${PENDING} THEN 1 END)
-             + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (
-                 SELECT 1 FROM files p WHERE p.repo_id = @repoId AND p.flow_path = i.flow_path
-                   AND ${wantedOnServiceSql('p')} IS NOT p.acked_hash)) AS pending,
-           (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'conflict') AS conflicts,
-           (SELECT count(*) FROM ${SIDES} WHERE c.repo_id = @repoId AND ${FILE_SIDE_SQL} = 'behind') AS behind,
-           -- PENDING_FLOWS counted in this same pass over the files (a second pass was 22 of 57 ms at 100,000).
-           count(DISTINCT CASE WHEN ${PENDING} THEN flow_path END)
-             + (SELECT count(*) FROM in_flight i WHERE i.repo_id = @repoId AND NOT EXISTS (SELECT 1 FROM files
-                 WHERE files.repo_id = @repoId AND files.flow_path = i.flow_path AND ${PENDING})) AS pendingFlows,
-           count(CASE WHEN local_hash IS NOT NULL AND warning IS NOT NULL THEN 1 END) AS warnings,
-           (SELECT count(*) FROM rejected_flows r WHERE r.repo_id = @repoId AND ${LIVE_REJECTION}) AS rejected
-         FROM files WHERE repo_id = @repoId`,
-      ),
       warnings: db.prepare(
         `SELECT flow_path AS flowPath, path, warning FROM files INDEXED BY files_warned
          WHERE repo_id = ? AND local_hash IS NOT NULL AND warning IS NOT NULL ORDER BY flow_path, path`,
@@ -322,7 +290,9 @@ export class SyncState {
    * changed is synced from a fresh outbox once its user confirms, see forgetRepo.)
    */
   ensureRepo(root: string, service: string, owner: string, name: string): number {
-    return (this.statements.insertRepo.get(root, service, owner, name) as { id: number }).id;
+    return this.counted.aside(
+      () => this.statements.insertRepo.get(root, service, owner, name) as { id: number },
+    ).id;
   }
 
   /**
@@ -344,7 +314,9 @@ export class SyncState {
   }
 
   recordSyncResult(repoId: number, error: string | null): void {
-    this.statements.setRepoResult.run(error === null ? new Date().toISOString() : null, error, repoId);
+    this.counted.aside(() =>
+      this.statements.setRepoResult.run(error === null ? new Date().toISOString() : null, error, repoId),
+    );
   }
 
   files(repoId: number): FileRecord[] {
@@ -569,7 +541,7 @@ export class SyncState {
   }
 
   counts(repoId: number): RepoCounts {
-    return this.statements.counts.get({ repoId }) as RepoCounts;
+    return this.counted.of(repoId);
   }
 
   warnings(repoId: number): { flowPath: string; path: string; warning: string }[] {
@@ -728,12 +700,12 @@ export class SyncState {
 
   /** This checkout is now the one the repository is synced from (the first one, or an explicit switch). */
   claimSource(service: string, owner: string, name: string, root: string): void {
-    this.statements.claimSource.run(service, owner, name, root);
+    this.counted.aside(() => this.statements.claimSource.run(service, owner, name, root));
   }
 
   /** A checkout removed from flowsync is no longer any repository's source. */
   releaseSource(service: string, root: string): void {
-    this.statements.releaseSource.run(service, root);
+    this.counted.aside(() => this.statements.releaseSource.run(service, root));
   }
 
   /**
@@ -744,7 +716,7 @@ export class SyncState {
   forgetRepo(root: string, service: string): void {
     this.db.transaction(() => {
       this.statements.forgetRepo.run(root, service);
-      this.statements.releaseSource.run(service, root);
+      this.counted.aside(() => this.statements.releaseSource.run(service, root));
     })();
   }
 
@@ -771,7 +743,7 @@ export class SyncState {
   }
 
   rememberServiceTakesBases(repoId: number): void {
-    this.statements.setBases.run(repoId);
+    this.counted.aside(() => this.statements.setBases.run(repoId));
   }
 
   /** Whether this repository's service answered that it is one of the spec alone (and never that it takes bases). */
@@ -781,7 +753,7 @@ export class SyncState {
 
   /** Kept so that `flowsync status` can say what the service lacks without asking it. */
   rememberServiceSpecAlone(repoId: number): void {
-    this.statements.setSpecAlone.run(repoId);
+    this.counted.aside(() => this.statements.setSpecAlone.run(repoId));
   }
 
   /** Files the service acknowledged: what a share of deletions is measured against. */
@@ -794,7 +766,13 @@ export class SyncState {
     return dirname(this.db.name);
   }
 
+  /** Closes the state, the counts of its repositories kept for the next reader (a failure to keep them is none). */
   close(): void {
+    try {
+      this.counted.keep();
+    } catch {
+      // A full or read-only disk: the next reader counts.
+    }
     this.db.close();
   }
 }

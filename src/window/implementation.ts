@@ -14,7 +14,7 @@ import {
   type WorkflowStateCacheValue,
   whoWrote,
 } from '../protocol/index.ts';
-import { DeletionsNotConfirmed, keptWhere, type KeptFile, type TakenFile } from '../sync/index.ts';
+import { DeletionsNotConfirmed, keptWhere, lookView, type KeptFile, type TakenFile } from '../sync/index.ts';
 import {
   KeychainUnavailable,
   SECRET_ENV_VARS,
@@ -45,7 +45,7 @@ import {
 import { activityOf } from './activity.ts';
 import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
-import { agentStatus, flowFiles, lookView, repositoryDetail, repositoryView } from './status-view.ts';
+import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
 import {
   AgentApiError,
   type AgentApi,

@@ -4,7 +4,7 @@
 export * from './contract.ts';
 export { createAgentApi, toAgentApiError } from './implementation.ts';
 export { statusEvents } from './events.ts';
-export { lookView, trayLine } from './status-view.ts';
+export { trayLine } from './status-view.ts';
 export { ACTIVITY_LIMIT, ActivityLog, activityOf, type FileChange, type Round } from './activity.ts';
 export { startBridge, type Bridge, type BridgeOptions } from './bridge/bridge.ts';
 export {

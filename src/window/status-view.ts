@@ -4,11 +4,10 @@ import {
   type AgentStatus,
   type FileView,
   type FlowView,
-  type LookView,
   type RepositoryView,
 } from './contract.ts';
 import { describeFileWarning, inSyncOfAll } from '../protocol/index.ts';
-import type { FileState, FreshLook } from '../sync/index.ts';
+import type { FileState } from '../sync/index.ts';
 
 /*
  * What the window shows of the agent's repositories, through the agent's read model (describe, files): running
@@ -22,12 +21,6 @@ export function agentStatus(agent: Agent): AgentStatus {
     serviceLimits: agent.serviceInfo.knownLimits(),
     repositories: agent.roots().map((root) => repositoryView(agent, root)),
   };
-}
-
-/** A repository's look at the service as the window's contract carries it (times as ISO). */
-export function lookView(root: string, look: FreshLook): LookView {
-  const { at, live, fresh, failure } = look;
-  return { root, at: at === null ? null : new Date(at).toISOString(), live, fresh, failure };
 }
 
 /**

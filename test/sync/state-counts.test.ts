@@ -1,3 +1,7 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SyncState } from '../../src/sync/index.ts';
 
@@ -93,4 +97,92 @@ describe('counts.pendingFlows is the number of flows pendingFlows() lists', () =
       expect(state.pendingFlows(repoId).sort()).toEqual(row.flows);
       expect(state.counts(repoId).pendingFlows).toBe(row.flows.length);
     });
+});
+
+/**
+ * The counts an agent keeps when it closes the state (issue 50: counting 100,000 files was most of a `status`),
+ * and when a reader may use them: only while no agent has the state open since.
+ */
+describe('the counts kept in the state', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'flowsync-counts-'));
+    path = join(dir, 'state.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const agentWrites = (files: string[]) => {
+    const state = new SyncState(path);
+    const repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
+    state.saveLocal(
+      repoId,
+      files.map((path) => ({
+        flowPath: 'flows/a',
+        path,
+        size: 1,
+        mtimeMs: 1,
+        localHash: 'h',
+        warning: null,
+      })),
+    );
+    return { state, repoId };
+  };
+  const read = () => {
+    const reader = new SyncState(path, { reader: true });
+    try {
+      return reader.counts(reader.repos()[0]!.id);
+    } finally {
+      reader.close();
+    }
+  };
+  /** What a reader would show if it used kept counts: a tampered copy of them, told apart from counted ones. */
+  const tamperKept = () => {
+    const db = new Database(path);
+    db.prepare(`UPDATE repos SET counts = json_set(counts, '$.files', 99) WHERE counts IS NOT NULL`).run();
+    db.close();
+  };
+
+  it('are those of the agent that closed it last, used by a reader without counting', () => {
+    agentWrites(['x', 'y']).state.close();
+    expect(read()).toMatchObject({ files: 2, pending: 2, flows: 1 });
+    tamperKept();
+    expect(read().files).toBe(99);
+  });
+
+  it('are forgotten when an agent opens the state: a reader counts while it runs, and after it died', () => {
+    agentWrites(['x', 'y']).state.close();
+    tamperKept();
+    const running = agentWrites(['z']);
+    expect(read().files).toBe(3);
+    // The agent dies without closing: nothing kept, the reader still counts.
+    running.state.db.close();
+    expect(read().files).toBe(3);
+  });
+
+  it('are used by the next agent until it changes a file; its own bookkeeping of the repository changes none', () => {
+    agentWrites(['x', 'y']).state.close();
+    tamperKept();
+    const next = new SyncState(path);
+    const repoId = next.ensureRepo('/r', 'http://svc', 'acme', 'app');
+    next.recordSyncResult(repoId, null);
+    next.rememberServiceTakesBases(repoId);
+    next.claimSource('http://svc', 'acme', 'app', '/r');
+    expect(next.counts(repoId).files).toBe(99);
+    next.saveLocal(repoId, [
+      { flowPath: 'flows/a', path: 'z', size: 1, mtimeMs: 1, localHash: 'h', warning: null },
+    ]);
+    expect(next.counts(repoId).files).toBe(3);
+    next.close();
+  });
+
+  it('are never written by a reader', () => {
+    const running = agentWrites(['x']);
+    expect(read().files).toBe(1);
+    running.state.saveLocal(running.repoId, [
+      { flowPath: 'flows/a', path: 'y', size: 1, mtimeMs: 1, localHash: 'h', warning: null },
+    ]);
+    expect(read().files).toBe(2);
+    running.state.close();
+  });
 });

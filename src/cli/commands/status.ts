@@ -12,16 +12,8 @@ import {
   type AgentConfig,
   type RepositoryStatus,
 } from '../../agent/index.ts';
-import {
-  AGENT_API,
-  agentStatusSchema,
-  bridgeAnswers,
-  lookView,
-  type AgentStatus,
-  type LookView,
-} from '../../window/index.ts';
-import { runningAgentBridge } from '../agent-bridge.ts';
-import { findRunningAgent, type AgentLockOwner } from '../../host/index.ts';
+import type { AgentStatus, LookView } from '../../window/index.ts';
+import { findRunningAgent, type AgentLockOwner, type BridgeAnswers } from '../../host/index.ts';
 import {
   describeFileWarning,
   inSyncOf,
@@ -37,7 +29,7 @@ import {
   type SyncState,
 } from '../../protocol/index.ts';
 import { storageFaultOf } from '../../host/index.ts';
-import { behindLine, nothingToSync, wentBackLine } from '../../sync/index.ts';
+import { behindLine, lookView, nothingToSync, wentBackLine } from '../../sync/index.ts';
 import { statusExit } from '../exit-codes.ts';
 import { where } from '../where.ts';
 import { clockTime, localTime } from '../local-time.ts';
@@ -69,7 +61,7 @@ export function statusCommand(): Command {
         '  $ flowsync status --json | jq ".[].counts.pending"',
     )
     .action(async (options: { json?: boolean; all?: boolean; url?: string }) => {
-      const running = await findRunningAgent(bridgeAnswers);
+      const running = await findRunningAgent(windowAnswers);
       const config = loadConfig();
       const service = serviceKeyOf(configuredServiceUrl(options.url, config));
       const folders = config.repositories.map((repo) => repo.path);
@@ -175,6 +167,15 @@ export function statusCommand(): Command {
 type LiveRepository = AgentStatus['repositories'][number];
 
 /**
+ * The window layer (its bridge's client and the schemas of what it answers) is loaded only when the lock names a
+ * live agent to ask: with none running, `status` never needs it, and its 350 schemas were the largest part of
+ * what the command loaded (issue 50: about 60 million instructions of 440).
+ */
+const window = () => import('../../window/index.ts');
+
+const windowAnswers: BridgeAnswers = async (bridge) => (await window()).bridgeAnswers(bridge);
+
+/**
  * The running agent's own view of its repositories, through its window's bridge, once it looked at the service
  * (lookNow: at most 5 s); empty when none answers.
  */
@@ -182,6 +183,10 @@ async function liveStatus(
   running: AgentLockOwner | null,
 ): Promise<(AgentStatus & { looks?: LookView[] }) | null> {
   if (!running?.bridge) return null;
+  const [{ AGENT_API, agentStatusSchema }, { runningAgentBridge }] = await Promise.all([
+    window(),
+    import('../agent-bridge.ts'),
+  ]);
   const bridge = runningAgentBridge({ ...running, bridge: running.bridge });
   try {
     return AGENT_API.lookNow.output.parse(await bridge.call('lookNow', {}));
