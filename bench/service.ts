@@ -10,16 +10,24 @@ import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { printTable, sequentialLatency, type BenchRow } from './report.ts';
 import { FILES_PER_FLOW, FLOWS_PER_BATCH, fileBatches, functionCaller } from './service-calls.ts';
+import { memberToken } from '../test/support/members.ts';
 import { startServeProcess } from '../test/support/serve-process.ts';
 
 const BATCHES = 30;
 const LATENCY_CALLS = 3000;
+/** The shared token against a member's, in alternated blocks so that a drift of the machine falls on both. */
+const ADMISSION_BLOCKS = 6;
+const ADMISSION_CALLS = 500;
 
 export async function runServiceBench(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'flowsync-bench-'));
   // The real `flowsync serve` in its own process, logging at info as it does by default: the client's work
   // (building and sending bodies) does not share the service's event loop, as with a real agent.
-  const service = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'));
+  // Members' rate limit off: a sequential loop of 2,000 calls a second is what it exists to stop (100 a second); the
+  // rows below measure what a member's token costs at admission (its lookup and the member's role), not the limit.
+  const service = await startServeProcess(join(dir, 'service.db'), join(dir, 'service.log'), [], undefined, {
+    FLOWSYNC_MEMBER_RATE: '0',
+  });
   const tokens = service.tokens;
   const pool = new Pool(service.url, { connections: 4, pipelining: 1, keepAliveTimeout: 30_000 });
   const post = functionCaller([pool]);
@@ -92,6 +100,26 @@ export async function runServiceBench(): Promise<BenchRow[]> {
       300,
     );
 
+    // A read each writer makes (list_flows of a repository of 30 flows), with the shared user token and with a
+    // member's token (issue 48: admission looks the token up by its id and checks the member's role).
+    const member = `Bearer ${await memberToken(service.url, admin, 'bench', 'write')}`;
+    const listFlows = (auth: string) =>
+      post('svc/flow_def/public/list_flows', { repo_owner: 'bench', repo_name: 'repo' }, auth);
+    const shared: number[] = [];
+    const members: number[] = [];
+    for (let block = 0; block < ADMISSION_BLOCKS; block++) {
+      for (const [auth, into] of [
+        [user, shared],
+        [member, members],
+      ] as const) {
+        const { p50: blockP50 } = await sequentialLatency(() => listFlows(auth), ADMISSION_CALLS, 50);
+        into.push(blockP50);
+      }
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const sharedP50 = median(shared);
+    const memberP50 = median(members);
+
     return [
       {
         metric: `sync_batch ingest (${BATCHES} batches of ${FLOWS_PER_BATCH} flows × ${FILES_PER_FLOW} files of 1 KiB, 2 in flight)`,
@@ -124,6 +152,18 @@ export async function runServiceBench(): Promise<BenchRow[]> {
         met: p50 <= 1,
       },
       { metric: 'small call p99', value: `${p99.toFixed(3)} ms`, target: '', met: null },
+      {
+        metric: `list_flows p50 with the shared user token (median of ${ADMISSION_BLOCKS} blocks of ${ADMISSION_CALLS})`,
+        value: `${sharedP50.toFixed(3)} ms`,
+        target: '',
+        met: null,
+      },
+      {
+        metric: "list_flows p50 with a member's token, blocks alternated with the row above",
+        value: `${memberP50.toFixed(3)} ms (${(memberP50 / sharedP50).toFixed(2)}×)`,
+        target: '≤ 1.1× the shared token (within noise)',
+        met: memberP50 <= sharedP50 * 1.1,
+      },
     ];
   } finally {
     await pool.close();
