@@ -1,5 +1,9 @@
 // Node's `performance` global, and node:v8 and node:vm loaded when a collection is first due: every command loads
 // this layer, and `flowsync status` never keeps memory (issue 50: each module a process loads costs its start).
+import type { Performance as NodePerformance } from 'node:perf_hooks';
+
+/** The global as Node's: the renderer's type-check reads this file with the DOM's `Performance`, which lacks it. */
+const clock = performance as unknown as NodePerformance;
 
 /** How often the keeper looks: a read of the RSS and of the event loop's use, microseconds each. */
 const LOOK_MS = 5000;
@@ -55,10 +59,10 @@ export function keepMemoryLow(
   onCollected?: (before: number, after: number, ms: number) => void,
 ): MemoryKeeper {
   let mark = process.memoryUsage.rss();
-  let last = performance.eventLoopUtilization();
+  let last = clock.eventLoopUtilization();
   const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const busy = performance.eventLoopUtilization(now, last).utilization;
+    const now = clock.eventLoopUtilization();
+    const busy = clock.eventLoopUtilization(now, last).utilization;
     last = now;
     const rss = process.memoryUsage.rss();
     if (rss < mark) mark = rss;
@@ -68,7 +72,7 @@ export function keepMemoryLow(
     const start = performance.now();
     collect();
     mark = process.memoryUsage.rss();
-    last = performance.eventLoopUtilization();
+    last = clock.eventLoopUtilization();
     onCollected?.(rss, mark, performance.now() - start);
   }, LOOK_MS);
   timer.unref();
