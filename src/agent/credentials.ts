@@ -6,6 +6,7 @@ import {
   reasonOf,
   type ClientAuth,
 } from '../client/index.ts';
+import type { RedeemInviteValue } from '../protocol/index.ts';
 import type { SecretKind } from '../secrets/index.ts';
 import { NOT_AN_OPERATOR, claimKey, claimLine, gitEmails, unclaimedLine, unusable } from './key-owner.ts';
 
@@ -44,6 +45,28 @@ export async function checkSecret(
   } catch (error) {
     if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
       throw new SecretRefused(refusal(kind, url, error));
+    throw error;
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * An operator's one-time invite exchanged for the member's own token (issue 48), as `flowsync login --invite` and the
+ * window's "Join with an invite" both do: the invite is the call's credential, valid for this one function. A refusal
+ * (used, expired, voided, or a service without members) is a SecretRefused in the user's words.
+ */
+export async function redeemInvite(url: string, invite: string, label: string): Promise<RedeemInviteValue> {
+  const client = createClient({ baseUrl: url, auth: { userToken: invite } });
+  try {
+    return await client.members.redeemInvite({ label });
+  } catch (error) {
+    if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
+      throw new SecretRefused(error.errorMessage);
+    if (error instanceof RemoteError && error.statusCode === 404)
+      throw new SecretRefused(
+        `${url} has no members (a service of the spec, or an older flowsync): sign in with its user token instead (flowsync login, or Settings in the window).`,
+      );
     throw error;
   } finally {
     await client.close();

@@ -41,7 +41,7 @@ export { Agent, type AgentOptions } from './agent.ts';
 export type { WatchedRepository } from './repository-table.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
-export { SECRET_NAMES, SecretRefused, checkSecret, claimApiKey } from './credentials.ts';
+export { SECRET_NAMES, SecretRefused, checkSecret, claimApiKey, redeemInvite } from './credentials.ts';
 export {
   REPO_CONFIG_FILE,
   RepoConfigFileError,

@@ -7,6 +7,7 @@ import {
   repoConfigSchema,
   repoOwnerSchema,
   repoSlugPartSchema,
+  roleSchema,
   syncPhaseSchema,
   syncTaskValueSchema,
   taskUpdateValueSchema,
@@ -209,6 +210,24 @@ export const whoYouAreSchema = z.object({
   problem: z.string().nullable(),
 });
 export type WhoYouAre = z.infer<typeof whoYouAreSchema>;
+
+/**
+ * Who the service takes this agent for (issue 48): the member its token belongs to, their role and the token. Asked
+ * of the service (whoami), so apart from the settings; null when the service has no members (the spec's, an older
+ * flowsync) or the agent is not signed in.
+ */
+export const memberViewSchema = z.object({
+  member: z.string(),
+  role: roleSchema,
+  /** A shared token (fsu_/fsa_): its writes show as "shared", not as this person's. */
+  shared: z.boolean(),
+  /** The token's public id (fsm_…); null for a shared token. */
+  token: z.string().nullable(),
+  /** What the token is for ("laptop"), as given when it was made. */
+  label: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+});
+export type MemberView = z.infer<typeof memberViewSchema>;
 
 /** Whether the agent starts when the user logs in, and the file that makes it (src/agent/start-at-login.ts). */
 export const startAtLoginSchema = z.object({
@@ -652,6 +671,19 @@ export const AGENT_API = {
     settingsSchema,
   ),
   signOut: method(none, settingsSchema),
+  /**
+   * Redeems an operator's one-time invite (fsi_…) for this person's own token, kept in the keychain (both kinds for
+   * an operator); the invite is checked for a whole paste before it is sent, and works once.
+   */
+  joinWithInvite: method(
+    z.object({
+      invite: z.string().trim().min(8).max(500),
+      label: z.string().trim().min(1).max(60).optional(),
+    }),
+    memberViewSchema,
+  ),
+  /** Who the service takes this agent for; null: a service without members, or not signed in. */
+  whoAmI: method(none, memberViewSchema.nullable()),
   /**
    * Keeps the personal API key and, with an admin token, registers it to the tracker user of git's user.email
    * (when it is no tracker user's yet); when nobody has that email, whoYouAre's `choices` are whom to pick.

@@ -43,6 +43,7 @@ import {
   type RepoConfigOnDisk,
 } from '../agent/index.ts';
 import { activityOf } from './activity.ts';
+import { membershipMethods } from './api/membership.ts';
 import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
 import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
@@ -254,6 +255,7 @@ export function createAgentApi(agent: Agent): AgentApi {
   };
 
   const api: AgentApi = {
+    ...membershipMethods(agent),
     status: async () => status(),
 
     addRepository: async ({ path, source, rename }) => {

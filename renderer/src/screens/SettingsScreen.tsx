@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { AgentApi, Settings, WhoYouAre as You } from '../../../src/window/index.ts';
 import { trackerUserName } from '../../../src/protocol/index.ts';
-import { ErrorLine, useStatus, type ScreenProps } from './common.tsx';
+import { ErrorLine, SecretInput, useStatus, type ScreenProps } from './common.tsx';
+import { ServiceMember } from './ServiceMember.tsx';
 import { NotifyMe } from './NotifyMe.tsx';
 import { RepositoriesSettings } from './RepositorySettings.tsx';
 
@@ -168,6 +169,7 @@ export function SettingsScreen({ api }: ScreenProps) {
           <ErrorLine error={signIn.error ?? signOut.error} />
         </fieldset>
       </form>
+      {data && data.activeServiceFrom !== 'embedded' && <ServiceMember api={api} />}
       <form onSubmit={submit(() => saveKey.mutate())} aria-busy={!data}>
         <fieldset className="plain" disabled={!data}>
           <p data-testid="api-key">Personal API key: {data ? apiKeyText(data) : '…'}</p>
@@ -266,21 +268,5 @@ function WhoYouAre({ api }: { api: AgentApi }) {
       )}
       <ErrorLine error={pick.error ?? asked.error} />
     </div>
-  );
-}
-
-/** A secret typed once: hidden, never autocompleted. */
-function SecretInput(props: { id: string; label: string; value: string; onChange: (text: string) => void }) {
-  return (
-    <>
-      <label htmlFor={props.id}>{props.label}</label>
-      <input
-        id={props.id}
-        type="password"
-        autoComplete="off"
-        value={props.value}
-        onChange={(event) => props.onChange(event.target.value)}
-      />
-    </>
   );
 }

@@ -19,3 +19,24 @@ export function ErrorLine({ error }: { error: unknown }) {
     </p>
   );
 }
+
+/** A secret typed once: hidden, never autocompleted. */
+export function SecretInput(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (text: string) => void;
+}) {
+  return (
+    <>
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="password"
+        autoComplete="off"
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+      />
+    </>
+  );
+}

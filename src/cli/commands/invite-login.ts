@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
-import { SecretRefused } from '../../agent/index.ts';
-import { createClient, failureKind, RemoteError } from '../../client/index.ts';
-import { printable, tokenLabel, tokenPasteProblem, type RedeemInviteValue } from '../../protocol/index.ts';
+import { redeemInvite as exchangeInvite } from '../../agent/index.ts';
+import { printable, tokenLabel, tokenPasteProblem } from '../../protocol/index.ts';
 import { accountFor, createSecretStore, SECRET_ENV_VARS } from '../../secrets/index.ts';
 import { readSecret } from '../read-secret.ts';
 import { UsageError } from '../usage-error.ts';
@@ -28,21 +27,7 @@ export async function redeemInvite(
   if (problem) throw new UsageError(problem);
 
   const label = (options.label ?? hostname()).slice(0, 60) || 'device';
-  const client = createClient({ baseUrl: url, auth: { userToken: invite } });
-  let value: RedeemInviteValue;
-  try {
-    value = await client.members.redeemInvite({ label });
-  } catch (error) {
-    if (error instanceof RemoteError && failureKind(error) === 'unauthorized')
-      throw new SecretRefused(error.errorMessage);
-    if (error instanceof RemoteError && error.statusCode === 404)
-      throw new SecretRefused(
-        `${url} has no members (a service of the spec, or an older flowsync): sign in with \`flowsync login\` and its user token.`,
-      );
-    throw error;
-  } finally {
-    await client.close();
-  }
+  const value = await exchangeInvite(url, invite, label);
   const you = `You are ${value.member} (${value.role}) on ${url}.`;
   const name = tokenLabel('member', value.token_id.replace(/^fsm_/, ''));
   if (options.printToken) {
