@@ -1,11 +1,13 @@
-import { serviceCapabilities, type RemoteClient } from '../client/index.ts';
-import { serviceLimitsLine, type Capabilities } from '../protocol/index.ts';
+import { RemoteError, serviceCapabilities, type RemoteClient } from '../client/index.ts';
+import { serviceLimitsLine, type Capabilities, type WhoamiValue } from '../protocol/index.ts';
 
 /** What the agent's service does beyond the spec (history, bases), asked once it answers. */
 export class ServiceInfo {
   /** What the service said, once it answered (asked again while it has not). */
   private known: Capabilities | null = null;
   private asking: Promise<unknown> | null = null;
+  /** Who the service takes this agent's token for, once it said (null: a service without members). */
+  private me: Promise<WhoamiValue | null> | null = null;
 
   constructor(
     private readonly client: RemoteClient,
@@ -16,6 +18,27 @@ export class ServiceInfo {
   async capabilities(): Promise<Capabilities | null> {
     this.known ??= await serviceCapabilities(this.client);
     return this.known;
+  }
+
+  /**
+   * Who the service takes this agent for (`whoami`, issue 48), asked once and kept: a 404 is a service without
+   * members (kept as null: the label alone, as before). Any other failure is not kept, and asked again next time:
+   * the own-write checks wait for it rather than judge on the label alone.
+   */
+  whoami(): Promise<WhoamiValue | null> {
+    this.me ??= this.client.members.whoami({}).catch((error: unknown) => {
+      if (error instanceof RemoteError && error.statusCode === 404) return null;
+      this.me = null;
+      throw error;
+    });
+    return this.me;
+  }
+
+  /** The id of the member the service knows this agent's token by; null: a service without members. */
+  async memberId(): Promise<string | null> {
+    const me = await this.whoami();
+    // A service with members older than the id in its answer: no id to compare, the label alone.
+    return me?.member_id ?? null;
   }
 
   /**

@@ -14,6 +14,11 @@ export interface RepositorySpec {
   flowRoots: readonly string[];
   /** Who writes, as the service's history names this checkout (`dev@laptop:~/code/app`). */
   writer?: string;
+  /**
+   * The member the service knows this checkout's token by (its id, from `whoami`, asked once per service and kept;
+   * null: a service without members): a version is this checkout's own only if that member wrote it (issue 48).
+   */
+  memberId?: () => Promise<string | null>;
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
   /**

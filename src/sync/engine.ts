@@ -34,6 +34,7 @@ import { ToldLooks } from './told-looks.ts';
 import { planUploads, plansKey, type PlanOptions } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
+import { whoIsMe, type Me } from './reconcile.ts';
 import {
   addTally,
   emptyReport,
@@ -677,6 +678,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const pending = pendingNow();
     const sent: string[] = [];
     let flowsDone = 0;
+    let me: Me | undefined;
     try {
       // Asking the service how to plan (bases, what a lost answer stored) is the round's first call: syncing.
       // (Not out of `storage`: its message says what waits, until a write goes through.)
@@ -691,6 +693,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         if (this.stopped || this.paused) return { report, outcome: { kind: 'settled' } };
         sent.push(plansKey(plans));
         if (sent.length === 1 && this.facts.phase !== 'syncing') this.setPhase('syncing', null);
+        // Who this checkout is, known before anything is sent: a refused write is judged its own by its member too.
+        me ??= await whoIsMe(this.repo);
         const tally = await uploadPlans(
           {
             client,
@@ -700,6 +704,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
             state,
             repoId: this.repoId,
             retries: this.retries,
+            me,
           },
           plans,
           (done) =>
