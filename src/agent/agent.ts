@@ -270,8 +270,7 @@ export class Agent extends EventEmitter<AgentEvents> {
             this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
           ),
         ),
-        // The service's word for who this agent is: a version is its own only if its member wrote it (issue 48).
-        memberId: () => this.serviceInfo.memberId(),
+        memberId: () => this.serviceInfo.memberId(), // whoami, asked once: own versions by member (issue 48)
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),

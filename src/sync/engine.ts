@@ -619,7 +619,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** A round that threw: the state could not be written (wait, keep the work), or a failure of the service. */
   private async failedRound(error: unknown): Promise<RoundOutcome> {
     const fault = this.faults.refused(error);
-    return fault === null ? failureOutcome(error, messageOf(error)) : this.faults.outcome(fault);
+    return fault === null
+      ? failureOutcome(error, messageOf(error), this.options.serviceKey)
+      : this.faults.outcome(fault);
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -737,7 +739,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       if (fault !== null) return { report, outcome: await this.faults.outcome(fault), error };
       const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
-      return { report, outcome: failureOutcome(error, message), error };
+      return { report, outcome: failureOutcome(error, message, this.options.serviceKey), error };
     }
   }
 
