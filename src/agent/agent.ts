@@ -270,7 +270,7 @@ export class Agent extends EventEmitter<AgentEvents> {
             this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
           ),
         ),
-        memberId: () => this.serviceInfo.memberId(), // whoami, asked once: own versions by member (issue 48)
+        member: () => this.serviceInfo.member(), // whoami, asked once: own versions, read-only (issue 48)
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),

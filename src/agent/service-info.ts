@@ -1,5 +1,6 @@
 import { RemoteError, serviceCapabilities, type RemoteClient } from '../client/index.ts';
 import { serviceLimitsLine, type Capabilities, type WhoamiValue } from '../protocol/index.ts';
+import type { MemberOfService } from '../sync/index.ts';
 
 /** What the agent's service does beyond the spec (history, bases), asked once it answers. */
 export class ServiceInfo {
@@ -34,11 +35,11 @@ export class ServiceInfo {
     return this.me;
   }
 
-  /** The id of the member the service knows this agent's token by; null: a service without members. */
-  async memberId(): Promise<string | null> {
+  /** The member the service knows this agent's token by; null: a service without members. */
+  async member(): Promise<MemberOfService | null> {
     const me = await this.whoami();
     // A service with members older than the id in its answer: no id to compare, the label alone.
-    return me?.member_id ?? null;
+    return me === null ? null : { id: me.member_id ?? null, readOnly: me.role === 'read' };
   }
 
   /**

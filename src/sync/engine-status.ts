@@ -152,6 +152,14 @@ export function conflictLine(count: number): string {
   );
 }
 
+/** A read-only member's edits (issue 48): kept here, never sent; the way out is a role, not a retry. */
+export function readOnlyLine(count: number): string {
+  return (
+    `${count} ${count === 1 ? 'file' : 'files'} changed here, not sent: you are a read-only member of this service ` +
+    '(an operator can give you write access)'
+  );
+}
+
 /** Files on the service that this checkout does not have: kept there, never deleted by a round. */
 export function notInCheckoutLine(count: number): string {
   const one = count === 1;

@@ -16,6 +16,7 @@ import {
   gitChangesLine,
   heldLine,
   initialFacts,
+  readOnlyLine,
   notInCheckoutLine,
   probeAnswered,
   restingOutcome,
@@ -100,6 +101,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private deletions: DeletionState = { held: 0, seen: null, settlingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
+  /** Whether the last round found changes here it does not send: the service's member for it only reads. */
+  private readOnly = false;
   /** The looks at the service asked before "in sync" is said (lookNow). */
   private readonly looks: FreshLooks;
 
@@ -347,6 +350,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
       ...(newer !== null ? [newer] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
+      ...(this.readOnly ? [readOnlyLine(this.options.state.counts(this.repoId).pending)] : []),
       ...(this.round.notInCheckout > 0 ? [notInCheckoutLine(this.round.notInCheckout)] : []),
       ...this.motions
         .changeSets()
@@ -678,6 +682,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (state.settleConflictsMatchingDisk(this.repoId).length > 0) this.refresh();
     state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
+    // A read-only member's checkout is receive-only (issue 48): it looks and tells, never sends; its edits are said.
+    this.readOnly = pending.length > 0 && (await this.repo.member?.())?.readOnly === true;
+    if (this.readOnly) return { report, outcome: { kind: 'settled' } };
     const sent: string[] = [];
     let flowsDone = 0;
     let me: Me | undefined;

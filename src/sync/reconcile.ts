@@ -17,19 +17,27 @@ export interface Me {
   memberId?: string | null;
 }
 
+/** The member the service knows a checkout's token by (`whoami`): its id (null: not said), and whether it only reads. */
+export interface MemberOfService {
+  id: string | null;
+  /** Role `read` (issue 48): the checkout runs receive-only, nothing is ever sent. */
+  readOnly: boolean;
+}
+
 /** Where a checkout learns who it is: its label, and the service's answer for its member, asked once (the agent's). */
 export interface MeSource {
   writer?: string;
   /**
-   * The id of the member the service knows this checkout's token by (`whoami`, asked once per service and kept);
-   * null: a service without members. Absent: not asked (the label alone decides, as before members).
+   * The member the service knows this checkout's token by (`whoami`, asked once per service and kept); null: a
+   * service without members. Absent: not asked (the label alone decides, as before members).
    */
-  memberId?: () => Promise<string | null>;
+  member?: () => Promise<MemberOfService | null>;
 }
 
 /** Who this checkout is, for the own-write checks: asked before any of them, so none is made on the label alone. */
 export async function whoIsMe(source: MeSource): Promise<Me> {
-  return { writer: source.writer, memberId: source.memberId ? await source.memberId() : null };
+  const member = source.member ? await source.member() : null;
+  return { writer: source.writer, memberId: member?.id ?? null };
 }
 
 /** One file of the flow as this checkout knows it. */
