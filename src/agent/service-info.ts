@@ -1,4 +1,4 @@
-import { RemoteError, serviceCapabilities, type RemoteClient } from '../client/index.ts';
+import { RemoteError, askCapabilities, serviceCapabilities, type RemoteClient } from '../client/index.ts';
 import { serviceLimitsLine, type Capabilities, type WhoamiValue } from '../protocol/index.ts';
 import type { MemberOfService } from '../sync/index.ts';
 
@@ -22,13 +22,23 @@ export class ServiceInfo {
   }
 
   /**
-   * Who the service takes this agent for (`whoami`, issue 48), asked once and kept: a 404 is a service without
-   * members (kept as null: the label alone, as before). Any other failure is not kept, and asked again next time:
-   * the own-write checks wait for it rather than judge on the label alone.
+   * Who the service takes this agent for (`whoami`, issue 48), asked once and kept: a service whose capabilities
+   * announce no members (the spec's, an older flowsync) is null without a call, as is a 404 (the label alone, as
+   * before). A failure (no answer, a token refused) is not kept, and asked again next time: the own-write checks
+   * wait for it rather than judge on the label alone.
    */
   whoami(): Promise<WhoamiValue | null> {
-    this.me ??= this.client.members.whoami({}).catch((error: unknown) => {
-      if (error instanceof RemoteError && error.statusCode === 404) return null;
+    this.me ??= (async () => {
+      const capabilities = await askCapabilities(this.client);
+      this.known ??= capabilities;
+      if (capabilities.members !== true) return null;
+      try {
+        return await this.client.members.whoami({});
+      } catch (error) {
+        if (error instanceof RemoteError && error.statusCode === 404) return null;
+        throw error;
+      }
+    })().catch((error: unknown) => {
       this.me = null;
       throw error;
     });
