@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { fileEntry } from '../support/flows.ts';
@@ -103,6 +105,49 @@ describe('a forged writer label (T2)', () => {
 
     // She edits it: her send is refused for bob's version, a conflict by bob, and her edit stays on her disk.
     alice.write('flows/ci/build.yml', 'build: alice\n');
+    await eventually(
+      async () => {
+        const conflicts = await alice.flowsync('conflicts', alice.root);
+        expect(conflicts.code).toBe(4);
+        expect(conflicts.stdout).toContain(
+          `flows/ci/build.yml: changed on the service by bob · ${label} at `,
+        );
+      },
+      30_000,
+      200,
+    );
+    expect(alice.read('flows/ci/build.yml')).toBe('build: alice\n');
+    expect(team.stored()['flows/ci/build.yml']).toBe('build: bob\n');
+  }, 180_000);
+
+  it('from a fresh state (the state file lost, the checkout id kept): the forged version is a conflict by bob', async () => {
+    team = await startTeam({ 'flows/ci/build.yml': 'build: 1\n' });
+    const { url } = team.serve;
+    const operator = `Admin ${team.serve.tokens.admin}`;
+    const aliceToken = await memberToken(url, operator, 'alice', 'write');
+    const bobToken = await memberToken(url, operator, 'bob', 'write');
+    const alice = team.person('alice');
+    alice.env.FLOWSYNC_TOKEN = aliceToken;
+    agent = startAgentProcess(['start', alice.root], alice.env);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
+    agent.signal('SIGINT');
+    await agent.exitWithin(15_000);
+    agent = null;
+    const listed = await callFunction(url, `Bearer ${bobToken}`, 'svc/flow_def/public/list_files', {
+      repo_owner: 'acme',
+      repo_name: 'app',
+    });
+    const label = (listed.body.value as { files: { written_by: string }[] }).files[0]!.written_by;
+
+    // Her state is lost (its checkout id is kept beside it, so her label is the same); she edits meanwhile.
+    const data = join(alice.env.XDG_DATA_HOME!, 'flowsync');
+    for (const file of ['state.db', 'state.db-wal', 'state.db-shm'])
+      rmSync(join(data, file), { force: true });
+    alice.write('flows/ci/build.yml', 'build: alice\n');
+    expect(await forgedWrite(url, bobToken, label, 'build: bob\n')).toBe(200);
+
+    agent = startAgentProcess(['start', alice.root], alice.env);
+    await agent.waitFor(/Watching 1 repository/, 60_000);
     await eventually(
       async () => {
         const conflicts = await alice.flowsync('conflicts', alice.root);
