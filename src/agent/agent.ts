@@ -270,6 +270,7 @@ export class Agent extends EventEmitter<AgentEvents> {
             this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
           ),
         ),
+        member: () => this.serviceInfo.member(), // whoami, asked once: own versions, read-only (issue 48)
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),

@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelay, failureKind, type RemoteClient } from '../client/index.ts';
+import {
+  SIGNED_OUT_RECHECK_MS,
+  backoffDelay,
+  credentialRefusal,
+  failureKind,
+  type RemoteClient,
+} from '../client/index.ts';
 import { tunable } from '../host/index.ts';
 import { CHANGES_REPOS_MAX, CHANGES_WAIT_MAX_MS, type ChangesValue } from '../protocol/index.ts';
 
@@ -149,7 +155,11 @@ export class LiveFeed {
       return;
     }
     this.failures++;
-    const wait = backoffDelay(this.failures - 1, RETRY_FIRST_MS, RETRY_MAX_MS);
+    // A member's token that is over (issue 48): one call a minute notices a new sign-in; nothing sooner would help.
+    const wait =
+      credentialRefusal(error) !== null
+        ? SIGNED_OUT_RECHECK_MS
+        : backoffDelay(this.failures - 1, RETRY_FIRST_MS, RETRY_MAX_MS);
     await sleep(wait, undefined, { signal }).catch(() => undefined);
   }
 }

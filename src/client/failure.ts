@@ -63,6 +63,30 @@ export function failureKind(error: unknown): FailureKind | null {
   return 'refused';
 }
 
+/** Why a member's token no longer opens the service (issue 48): the service's 401 says it, with when. */
+export interface CredentialRefusal {
+  credential: 'removed' | 'revoked' | 'expired';
+  /** When it happened, as the service said (null: it did not say). */
+  at: string | null;
+}
+
+/**
+ * The member's token is over (removed, revoked, expired), or null for any other failure: a 401 whose `errorData`
+ * names the credential's end. Nothing but a new sign-in changes it, so the agent stops calling rather than retry.
+ */
+export function credentialRefusal(error: unknown): CredentialRefusal | null {
+  if (!(error instanceof RemoteError) || error.statusCode !== 401) return null;
+  const { credential, at } = error.errorData;
+  if (credential !== 'removed' && credential !== 'revoked' && credential !== 'expired') return null;
+  return { credential, at: typeof at === 'string' ? at : null };
+}
+
+/**
+ * How often an agent whose token is over calls its service: once a minute, to notice a new sign-in (its keychain is
+ * read at each call), never a retry loop.
+ */
+export const SIGNED_OUT_RECHECK_MS = 60_000;
+
 /** The platform's "the function failed" code, which its own client reads as 200 (platform-wire.md, 560). */
 const STATUS_UDF_FAILED = 560;
 

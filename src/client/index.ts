@@ -21,11 +21,14 @@ export {
 } from './listener-owner.ts';
 export { SPEC_ONLY, askCapabilities, serviceCapabilities } from './capabilities.ts';
 export {
+  SIGNED_OUT_RECHECK_MS,
   conflictOf,
+  credentialRefusal,
   failureKind,
   repoConfigConflictOf,
   isRetryable,
   reasonOf,
   statusNote,
+  type CredentialRefusal,
   type FailureKind,
 } from './failure.ts';

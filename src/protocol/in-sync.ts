@@ -106,7 +106,7 @@ export function inSyncOf(facts: SyncFacts): SyncVerdict {
     'nothing to sync': () => facts.nothingToSync ?? 'nothing to sync',
     'in sync': () => 'in sync',
   } satisfies Record<Exclude<SyncState, Trouble>, () => string>;
-  const words = isTroubleState(state) ? `${state}${pendingWords}` : line[state]();
+  const words = isTroubleState(state) ? `${phaseWords(state)}${pendingWords}` : line[state]();
   return { inSync: state === 'in sync', state, line: words };
 }
 
@@ -130,7 +130,7 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
   const pendingWords = pending > 0 ? `, ${plural(pending, 'file')} pending` : '';
   const line =
     state === 'trouble'
-      ? `${named(first)} ${first!.phase}`
+      ? `${named(first)} ${phaseWords(first!.phase!)}`
       : {
           'waiting for you': () => said(needsOfAll(synced)),
           paused: () => `${which} paused${pendingWords}`,
@@ -149,6 +149,14 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
 
 /** The phases of TROUBLE_PHASES, each a state of its own: nothing reaches the service, for a reason said. */
 type Trouble = Extract<SyncPhase, 'offline' | 'unavailable' | 'unauthorized' | 'missing' | 'storage'>;
+
+/**
+ * A phase in its user's words: a token the service refused (a member removed, a token revoked or expired, issue
+ * 48) is "signed out", which is what to fix; the others say their phase.
+ */
+export function phaseWords(phase: SyncPhase): string {
+  return phase === 'unauthorized' ? 'signed out' : phase;
+}
 
 /** Over several repositories: the order in which one repository's state speaks for all (trouble: any of them). */
 const PRECEDENCE = [

@@ -197,6 +197,11 @@ const tokenIdArg = z.string().min(1).max(80);
 export const whoamiArgsSchema = z.strictObject({ baggage: baggageSchema });
 export const whoamiValueSchema = z.looseObject({
   member: z.string(),
+  /**
+   * The member's id, as history rows name it (`versions[].member.id`): what an agent compares its own writes by.
+   * Absent from a service older than it.
+   */
+  member_id: z.string().optional(),
   role: roleSchema,
   shared: z.boolean(),
   /** The token's public id (`fsm_…`), null for a shared token. */
@@ -330,7 +335,8 @@ export function auditLine(event: AuditEvent): string {
  * Whether a version's writer is this checkout, by the service's word where it has one (issue 48): the member from
  * the credential must be this agent's own (from `whoami`) and the label its own; a version with no member (a
  * service without members, a row from before them) is judged by the label alone, as before. The agent's own-write
- * checks (src/sync/reconcile.ts isOwnVersion) are to call it, with `member` carried from list_files/file_versions.
+ * checks (src/sync/reconcile.ts isOwnVersion, writerSeen) call it, with `member` carried from list_files and the
+ * refused write's conflict, and `memberId` from `whoami` (its `member_id`).
  */
 export function writtenByMe(
   version: { writtenBy: string | null; member?: MemberRef | null },

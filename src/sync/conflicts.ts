@@ -1,9 +1,11 @@
-import type { Conflict } from '../protocol/index.ts';
-import { reconcileFlow } from './reconcile.ts';
+import type { Conflict, MemberRef } from '../protocol/index.ts';
+import { reconcileFlow, writerShown, type Me } from './reconcile.ts';
 import type { SyncState } from './state.ts';
 import type { FileConflict } from './state-records.ts';
 
 type Found = Omit<FileConflict, 'foundAt'>;
+/** A refused write as the service said it: with the member whose credential wrote its version (issue 48). */
+type Refused = Found & { member?: MemberRef | null };
 
 /**
  * Writes the service refused for a stale base, carried out by reconcile.ts's plan (each refusal one file of its
@@ -11,32 +13,42 @@ type Found = Omit<FileConflict, 'foundAt'>;
  * that is this checkout's own (a lost acknowledgement, with evidence: isOwnVersion), which becomes its base.
  */
 export function recordConflicts(
-  context: { state: SyncState; repoId: number; target: { writer?: string } },
-  conflicts: readonly Found[],
+  context: { state: SyncState; repoId: number; target: { writer?: string }; me?: Me },
+  conflicts: readonly Refused[],
 ): Found[] {
   const { state, repoId, target } = context;
   const recorded: Found[] = [];
-  for (const c of conflicts) {
+  for (const { member, ...c } of conflicts) {
     const plan = reconcileFlow({
       flowPath: c.flowPath,
       files: [{ path: c.path, base: c.baseHash, disk: c.sentHash, sent: c.sentHash }],
       listed:
         c.serviceHash === null
           ? []
-          : [{ path: c.path, hash: c.serviceHash, writtenBy: c.writtenBy, writtenAt: c.writtenAt }],
-      me: { writer: target.writer },
+          : [
+              {
+                path: c.path,
+                hash: c.serviceHash,
+                writtenBy: c.writtenBy,
+                writtenAt: c.writtenAt,
+                ...(member === undefined ? {} : { member }),
+              },
+            ],
+      me: context.me ?? { writer: target.writer },
     });
     for (const own of plan.adopt) state.settleConflict(repoId, c.flowPath, c.path, own.hash);
-    // The service's own words for what it refused (who, when) are kept as it said them.
-    if (plan.adopt.length === 0) recorded.push(c);
+    // The service's own words for what it refused (who, when) are kept as it said them, its member first.
+    if (plan.adopt.length === 0)
+      recorded.push({ ...c, writtenBy: writerShown({ writtenBy: c.writtenBy, member }) });
   }
   state.recordConflicts(repoId, recorded);
   return recorded;
 }
 
 /** A conflict as the service reports it (a refused write), in the state's words. */
-export function conflictFromService(conflict: Conflict): Found {
+export function conflictFromService(conflict: Conflict): Refused {
   return {
+    ...(conflict.member === undefined ? {} : { member: conflict.member }),
     flowPath: conflict.flow_path,
     path: conflict.path,
     baseHash: conflict.base_hash,

@@ -4,6 +4,7 @@ import type { SyncProgress, SyncRecovery, SyncReport, SyncMiss, SyncStatus } fro
 import type { DeletionGuard } from './safety.ts';
 import type { SyncState } from './state.ts';
 import type { FolderWatchBudget } from './watch-budget.ts';
+import type { MemberOfService } from './reconcile.ts';
 import type { GitPort } from './git-motions.ts';
 
 export interface RepositorySpec {
@@ -14,6 +15,12 @@ export interface RepositorySpec {
   flowRoots: readonly string[];
   /** Who writes, as the service's history names this checkout (`dev@laptop:~/code/app`). */
   writer?: string;
+  /**
+   * The member the service knows this checkout's token by (from `whoami`, asked once per service and kept; null: a
+   * service without members): a version is this checkout's own only if that member wrote it, and a read-only
+   * member's checkout sends nothing (issue 48).
+   */
+  member?: () => Promise<MemberOfService | null>;
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
   /**

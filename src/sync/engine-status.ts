@@ -1,4 +1,4 @@
-import { failureKind } from '../client/index.ts';
+import { credentialRefusal, failureKind, type CredentialRefusal } from '../client/index.ts';
 import { describeStorageFault, storageFaultRemedy, type StorageFault } from '../host/index.ts';
 import { changeSetWords, isTrouble, type GitChangeSetView, type SyncPhase } from '../protocol/index.ts';
 import type { FileConflict } from './state-records.ts';
@@ -152,6 +152,14 @@ export function conflictLine(count: number): string {
   );
 }
 
+/** A read-only member's edits (issue 48): kept here, never sent; the way out is a role, not a retry. */
+export function readOnlyLine(count: number): string {
+  return (
+    `${count} ${count === 1 ? 'file' : 'files'} changed here, not sent: you are a read-only member of this service ` +
+    '(an operator can give you write access)'
+  );
+}
+
 /** Files on the service that this checkout does not have: kept there, never deleted by a round. */
 export function notInCheckoutLine(count: number): string {
   const one = count === 1;
@@ -232,10 +240,31 @@ export function conflictMessage(conflict: FileConflict): string {
  * No answer: probe until there is one. An answer that is not a success: back off. What the answer means is the
  * client's one reading of it (`failureKind`), not a second reading of status codes here.
  */
-export function failureOutcome(error: unknown, message: string): RoundOutcome {
+export function failureOutcome(error: unknown, message: string, service = 'the service'): RoundOutcome {
   const kind = failureKind(error);
   if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
+  // A member's token that is over (issue 48): signed out, its one line, and a call a minute at most; never a retry.
+  const over = credentialRefusal(error);
+  if (over)
+    return { kind: 'refused', phase: 'unauthorized', message: signedOutLine(service, over), signedOut: true };
   return { kind: 'refused', phase: kind === 'unauthorized' ? 'unauthorized' : 'unavailable', message };
+}
+
+/**
+ * The one line a member's agent says when the service no longer takes its token: the service's reason (removed,
+ * revoked, expired, with when), that nothing is lost, and what to do. Said once: the status keeps it while it lasts.
+ */
+export function signedOutLine(service: string, over: CredentialRefusal): string {
+  const when = over.at === null ? '' : ` at ${over.at}`;
+  const why = {
+    removed: `you were removed from this service${when}`,
+    revoked: `your token was revoked${when}`,
+    expired: `your token expired${when}`,
+  }[over.credential];
+  return (
+    `${service} no longer takes your token: ${why}. Nothing is sent, and your edits wait here: ask an operator for a new ` +
+    `invite, then \`flowsync login --url ${service} --invite\`.`
+  );
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   gitChangesLine,
   heldLine,
   initialFacts,
+  readOnlyLine,
   notInCheckoutLine,
   probeAnswered,
   restingOutcome,
@@ -34,6 +35,7 @@ import { ToldLooks } from './told-looks.ts';
 import { planUploads, plansKey, type PlanOptions } from './planner.ts';
 import { PresenceCheck, nothingToSync } from './presence.ts';
 import { Reconciler } from './reconciler.ts';
+import { whoIsMe, type Me } from './reconcile.ts';
 import {
   addTally,
   emptyReport,
@@ -99,6 +101,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private deletions: DeletionState = { held: 0, seen: null, settlingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
+  /** Whether the last round found changes here it does not send: the service's member for it only reads. */
+  private readOnly = false;
   /** The looks at the service asked before "in sync" is said (lookNow). */
   private readonly looks: FreshLooks;
 
@@ -346,6 +350,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       ...(conflicts > 0 ? [conflictLine(conflicts)] : []),
       ...(newer !== null ? [newer] : []),
       ...(this.deletions.held > 0 ? [heldLine(this.deletions.held)] : []),
+      ...(this.readOnly ? [readOnlyLine(this.options.state.counts(this.repoId).pending)] : []),
       ...(this.round.notInCheckout > 0 ? [notInCheckoutLine(this.round.notInCheckout)] : []),
       ...this.motions
         .changeSets()
@@ -618,7 +623,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** A round that threw: the state could not be written (wait, keep the work), or a failure of the service. */
   private async failedRound(error: unknown): Promise<RoundOutcome> {
     const fault = this.faults.refused(error);
-    return fault === null ? failureOutcome(error, messageOf(error)) : this.faults.outcome(fault);
+    return fault === null
+      ? failureOutcome(error, messageOf(error), this.options.serviceKey)
+      : this.faults.outcome(fault);
   }
 
   /** Local work goes through the scheduler's queue; after it, a round (unless told otherwise). */
@@ -675,8 +682,12 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (state.settleConflictsMatchingDisk(this.repoId).length > 0) this.refresh();
     state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
+    // A read-only member's checkout is receive-only (issue 48): it looks and tells, never sends; its edits are said.
+    this.readOnly = pending.length > 0 && (await this.repo.member?.())?.readOnly === true;
+    if (this.readOnly) return { report, outcome: { kind: 'settled' } };
     const sent: string[] = [];
     let flowsDone = 0;
+    let me: Me | undefined;
     try {
       // Asking the service how to plan (bases, what a lost answer stored) is the round's first call: syncing.
       // (Not out of `storage`: its message says what waits, until a write goes through.)
@@ -691,6 +702,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
         if (this.stopped || this.paused) return { report, outcome: { kind: 'settled' } };
         sent.push(plansKey(plans));
         if (sent.length === 1 && this.facts.phase !== 'syncing') this.setPhase('syncing', null);
+        // Who this checkout is, known before anything is sent: a refused write is judged its own by its member too.
+        me ??= await whoIsMe(this.repo);
         const tally = await uploadPlans(
           {
             client,
@@ -700,6 +713,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
             state,
             repoId: this.repoId,
             retries: this.retries,
+            me,
           },
           plans,
           (done) =>
@@ -732,7 +746,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       if (fault !== null) return { report, outcome: await this.faults.outcome(fault), error };
       const message = messageOf(error);
       state.recordSyncResult(this.repoId, message);
-      return { report, outcome: failureOutcome(error, message), error };
+      return { report, outcome: failureOutcome(error, message, this.options.serviceKey), error };
     }
   }
 

@@ -12,6 +12,7 @@ export type {
   SyncStatus,
 } from './round-report.ts';
 export { DEFAULT_DELETION_GUARD, type DeletionGuard } from './safety.ts';
+export type { MemberOfService } from './reconcile.ts';
 export type { GitPort } from './git-motions.ts';
 export type { GitTrail } from './git-motion.ts';
 export type { GitChangeSet } from './state-motions.ts';

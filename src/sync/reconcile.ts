@@ -1,3 +1,5 @@
+import { whoWrote, writtenByMe, type MemberRef } from '../protocol/index.ts';
+
 /*
  * What happens when the service differs from what this checkout knows of a flow, decided once, as a plan (issue 45;
  * Mutagen's Reconcile(ancestor, alpha, beta) returns its changes and conflicts the same way). Pure: the check of
@@ -6,9 +8,36 @@
  * test/sync/reconcile.test.ts. The model of a whole team (test/model) drives it.
  */
 
-/** Who this checkout is, as the service names the writer of each version (its random checkout id). */
+/**
+ * Who this checkout is: the writer label its versions carry (with its random checkout id), and the member the
+ * service knows its token by (`whoami`, issue 48; null or absent: a service without members, or not known yet).
+ */
 export interface Me {
   writer?: string;
+  memberId?: string | null;
+}
+
+/** The member the service knows a checkout's token by (`whoami`): its id (null: not said), and whether it only reads. */
+export interface MemberOfService {
+  id: string | null;
+  /** Role `read` (issue 48): the checkout runs receive-only, nothing is ever sent. */
+  readOnly: boolean;
+}
+
+/** Where a checkout learns who it is: its label, and the service's answer for its member, asked once (the agent's). */
+export interface MeSource {
+  writer?: string;
+  /**
+   * The member the service knows this checkout's token by (`whoami`, asked once per service and kept); null: a
+   * service without members. Absent: not asked (the label alone decides, as before members).
+   */
+  member?: () => Promise<MemberOfService | null>;
+}
+
+/** Who this checkout is, for the own-write checks: asked before any of them, so none is made on the label alone. */
+export async function whoIsMe(source: MeSource): Promise<Me> {
+  const member = source.member ? await source.member() : null;
+  return { writer: source.writer, memberId: member?.id ?? null };
 }
 
 /** One file of the flow as this checkout knows it. */
@@ -32,6 +61,11 @@ export interface ServiceFile {
   id?: string;
   writtenBy: string | null;
   writtenAt: string | null;
+  /**
+   * The member whose credential wrote it, as the service recorded it (issue 48): the label above is only the
+   * client's word. Absent: a service without members; null: written before it had members.
+   */
+  member?: MemberRef | null;
 }
 
 /** A difference recorded before (a behind or conflict row) and the base it was recorded on. */
@@ -65,6 +99,7 @@ export interface Difference {
   serviceHash: string | null;
   /** What is on disk here. */
   sentHash: string | null;
+  /** Who wrote the service's version, as people read it (writerShown): the member first, where the service has one. */
   writtenBy: string | null;
   writtenAt: string | null;
   /** The service went back in time: what it holds is not newer (never "take theirs"). */
@@ -100,12 +135,39 @@ export interface ServicePlan {
  * version the service went back to). Without evidence it is a conflict of two versions: asked, a copy kept.
  */
 export function isOwnVersion(
-  version: { hash: string; writtenBy: string | null },
+  version: { hash: string; writtenBy: string | null; member?: MemberRef | null },
   file: KnownFile,
   me: Me,
 ): boolean {
-  if (me.writer === undefined || version.writtenBy !== me.writer) return false;
+  // The label is the client's word; the member is the service's (issue 48): another member's token writing under
+  // this checkout's exact label is that member's version, a conflict by its real writer, never adopted.
+  if (!writtenByMe(version, { writer: me.writer, memberId: me.memberId ?? null })) return false;
   return version.hash === file.disk || version.hash === file.sent;
+}
+
+/**
+ * Who wrote a service version, as its user reads it: a member's version by protocol's whoWrote (the member the
+ * service recorded, then the label the client sent: "bob · bob@desk:~/app (checkout 91c0…)"). A service without
+ * members, a row from before them and the shared token name nobody: the label alone, as the agent said it before.
+ */
+export function writerShown(version: { writtenBy: string | null; member?: MemberRef | null }): string | null {
+  return version.member && !version.member.shared
+    ? whoWrote(version.member, version.writtenBy)
+    : version.writtenBy;
+}
+
+/**
+ * The writer a listing names, for telling teammates from this checkout (git-motions.ts): its own label for its own
+ * versions, else who wrote it as shown (writerShown), so another member's version under this checkout's label is
+ * another writer's.
+ */
+export function writerSeen(
+  version: { writtenBy: string | null; member?: MemberRef | null },
+  me: Me,
+): string | null {
+  return writtenByMe(version, { writer: me.writer, memberId: me.memberId ?? null })
+    ? version.writtenBy
+    : writerShown(version);
 }
 
 /** Where a service file stands for a checkout that never had it: not on disk and never acknowledged here. */
@@ -177,7 +239,7 @@ function difference(
     baseHash: file.base,
     serviceHash: now?.hash ?? null,
     sentHash: file.disk,
-    writtenBy: now?.writtenBy ?? null,
+    writtenBy: now === undefined ? null : writerShown(now),
     writtenAt: now?.writtenAt ?? null,
     ...(marks.lost === true ? { lost: true } : {}),
     ...(marks.raised === true ? { raised: true } : {}),

@@ -1,4 +1,4 @@
-import { backoffDelay } from '../client/index.ts';
+import { SIGNED_OUT_RECHECK_MS, backoffDelay } from '../client/index.ts';
 import type { StorageFault } from '../host/index.ts';
 
 /** How a round of uploads ended, which decides when the next one runs. */
@@ -18,8 +18,11 @@ export type RoundOutcome =
   | { kind: 'recheck'; afterMs?: number }
   /** No answer (connection refused, reset, timed out): probe cheaply every few seconds until there is one. */
   | { kind: 'unreachable'; phase: 'offline'; message: string }
-  /** An answer that says "not now" (5xx, 429) or "not you" (401, 403): back off. */
-  | { kind: 'refused'; phase: 'unavailable' | 'unauthorized'; message: string }
+  /**
+   * An answer that says "not now" (5xx, 429) or "not you" (401, 403): back off. `signedOut`: the member's token is
+   * over (removed, revoked, expired): a call a minute, to notice a new sign-in, never a back-off that starts at 1 s.
+   */
+  | { kind: 'refused'; phase: 'unavailable' | 'unauthorized'; message: string; signedOut?: boolean }
   /** The state could not be written (`fault` says why: full, read-only…): back off, the work stays. */
   | { kind: 'refused'; phase: 'storage'; message: string; fault: StorageFault };
 
@@ -63,6 +66,8 @@ export function retryDelayMs(
 ): number | null {
   if (outcome.kind === 'settled' || outcome.kind === 'progress') return null;
   if (outcome.kind === 'recheck' && outcome.afterMs !== undefined) return outcome.afterMs;
+  if (outcome.kind === 'refused' && 'signedOut' in outcome && outcome.signedOut === true)
+    return SIGNED_OUT_RECHECK_MS;
   if (outcome.kind === 'unreachable') {
     return timings.probeMinMs + random() * (timings.probeMaxMs - timings.probeMinMs);
   }

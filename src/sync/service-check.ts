@@ -4,6 +4,8 @@ import {
   changedSince,
   flowsToCompare,
   reconcileFlow,
+  whoIsMe,
+  writerSeen,
   type Difference,
   type FlowFacts,
   type Recorded,
@@ -95,6 +97,8 @@ export class ServiceCheck {
     // Listed file by file: the flows that differ. A flow changed there whose aggregate is what this checkout
     // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are settled.
     const facts: FlowFacts[] = [];
+    // Who this checkout is, known before any version is judged its own (its member, where the service has them).
+    const me = scope.changed.length > 0 ? await whoIsMe(this.port.repo) : {};
     for (const flowPath of scope.changed) {
       const differing = scope.differing.has(flowPath);
       if (!differing && !recorded.has(flowPath)) continue;
@@ -104,7 +108,7 @@ export class ServiceCheck {
       const listing = differing
         ? await listServiceFiles(this.port.client, this.port.serviceRepo(), flowPath)
         : null;
-      if (listing !== null) this.port.sawWriters(listing.map((file) => file.writtenBy));
+      if (listing !== null) this.port.sawWriters(listing.map((file) => writerSeen(file, me)));
       facts.push({
         flowPath,
         files,
@@ -116,7 +120,7 @@ export class ServiceCheck {
               : [{ path: file.path, hash: file.base, writtenBy: null, writtenAt: null }],
           ),
         recorded: recorded.get(flowPath) ?? [],
-        me: { writer: this.port.repo.writer },
+        me,
       });
     }
     let plans = facts.map((flow) => reconcileFlow(flow));

@@ -1,5 +1,5 @@
 import { ProtocolError, RemoteError, type RemoteClient } from '../client/index.ts';
-import { LIST_FILES_PAGE_MAX } from '../protocol/index.ts';
+import { LIST_FILES_PAGE_MAX, type MemberRef } from '../protocol/index.ts';
 import type { FlowLayout } from './flow-layout.ts';
 import { checkServiceFile, contentNotWritable } from './service-answers.ts';
 
@@ -188,6 +188,8 @@ export interface ListedServiceFile {
   /** The writer's name of its current version (null: not named), and when it was written. */
   writtenBy: string | null;
   writtenAt: string;
+  /** The member whose credential wrote it (issue 48): absent from a service without members. */
+  member?: MemberRef | null;
 }
 
 /** What the service lists of a repository (or of one flow) now, without content: path, hash and id per file. */
@@ -205,6 +207,7 @@ export async function listServiceFiles(
       id: file.id,
       writtenBy: file.written_by,
       writtenAt: file.updated_at,
+      ...(file.member === undefined ? {} : { member: file.member }),
     }),
   );
   return files;

@@ -1,5 +1,6 @@
 import type { RemoteClient } from '../client/index.ts';
 import type { FlowLayout } from './flow-layout.ts';
+import type { MeSource } from './reconcile.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
 import type { DeletionGuard } from './safety.ts';
@@ -12,7 +13,7 @@ export interface ServicePort {
   state: SyncState;
   client: RemoteClient;
   repoId: number;
-  repo: { root: string; owner: string; name: string; writer?: string; deletionGuard?: DeletionGuard | null };
+  repo: MeSource & { root: string; owner: string; name: string; deletionGuard?: DeletionGuard | null };
   layout: FlowLayout;
   guard: RootGuard;
   rules: IgnoreRules;

@@ -1,6 +1,6 @@
 import { askCapabilities, ProtocolError, type RemoteClient } from '../client/index.ts';
 import type { FlowLayout } from './flow-layout.ts';
-import { reconcileFlow, type KnownFile } from './reconcile.ts';
+import { reconcileFlow, whoIsMe, writerSeen, type KnownFile } from './reconcile.ts';
 import { ServiceCheck } from './service-check.ts';
 import {
   listDeletedFiles,
@@ -87,8 +87,9 @@ export class ServiceRound {
     if (this.learned) return;
     this.learned = state.acknowledgedCount(this.repoId) > 0;
     if (this.learned) return;
+    const me = await whoIsMe(this.repo);
     const listed = await listServiceFiles(client, this.serviceRepo, null);
-    this.port.sawWriters(listed.map((file) => file.writtenBy));
+    this.port.sawWriters(listed.map((file) => writerSeen(file, me)));
     // reconcile.ts's plan, flow by flow: its own versions (the very bytes on disk) become bases; a file here that
     // meets another there is a conflict named now; the rest is counted below.
     const here = new Map<string, KnownFile[]>();
@@ -109,7 +110,7 @@ export class ServiceRound {
         flowPath,
         files: here.get(flowPath) ?? [],
         listed: files,
-        me: { writer: this.repo.writer },
+        me,
       });
       state.adoptOwnVersions(
         this.repoId,
@@ -174,6 +175,7 @@ export class ServiceRound {
     const { state, client } = this.options;
     const uncertain = state.uncertainFlows(this.repoId);
     if (uncertain.length === 0) return;
+    const me = await whoIsMe(this.repo);
     const listed = new Map<string, Map<string, ListedServiceFile>>(
       uncertain.map((flowPath) => [flowPath, new Map()]),
     );
@@ -194,7 +196,7 @@ export class ServiceRound {
           ...(sent.has(file.path) ? { sent: sent.get(file.path)! } : {}),
         })),
         listed: [...files.values()],
-        me: { writer: this.repo.writer },
+        me,
       });
       state.settleFromListing(this.repoId, flowPath, plan.adopt);
     }

@@ -14,7 +14,7 @@ import { notRealFolder, readContained } from './contained-fs.mjs';
 import { NotWritten, replaceContained } from './contained-write.ts';
 import { keepLocalBytes, type CopyKeeper, type KeptCopy } from './conflict-copy.ts';
 import type { ServicePort } from './service-port.ts';
-import { isNotInCheckout } from './reconcile.ts';
+import { isNotInCheckout, writerShown } from './reconcile.ts';
 import type { ServiceRound } from './service-round.ts';
 import { behindLine, wentBackLine } from './engine-status.ts';
 import { newerCleared, type NewerCleared } from './newer-cleared.ts';
@@ -534,7 +534,7 @@ export class ServiceSide {
             baseHash: base,
             serviceHash: current.hash,
             sentHash: hash,
-            writtenBy: current.written_by,
+            writtenBy: writerShown({ writtenBy: current.written_by, member: current.member }),
             writtenAt: current.written_at,
             raised: true,
           },

@@ -16,6 +16,7 @@ import { checkServiceFile, refusedAnswer } from './service-answers.ts';
 import type { Hasher, HashResult } from './hasher.ts';
 import type { FlowPlan } from './planner.ts';
 import { conflictFromService, recordConflicts } from './conflicts.ts';
+import type { Me } from './reconcile.ts';
 import type { SyncState } from './state.ts';
 import type { FileConflict, FileRecord, FlowAck } from './state-records.ts';
 import { isKeptAsOnService } from './three-way.ts';
@@ -47,6 +48,11 @@ export interface UploadContext {
   repoId: number;
   /** Where a flow that fails alone (a 5xx for it while others go through) waits out its own back-off. */
   retries?: FlowRetries;
+  /**
+   * Who this checkout is, asked before the upload (reconcile.ts's whoIsMe): a refused write's version is its own
+   * only if its member wrote it. Absent: the target's label alone (a service without members).
+   */
+  me?: Me;
 }
 
 /** A file whose change the service acknowledged: what it took, by name. */

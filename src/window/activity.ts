@@ -75,7 +75,7 @@ export function activityOf(agent: Agent): ActivityLog {
  */
 function followActivity(agent: Agent, log: ActivityLog): void {
   /** Repositories whose service is unreachable, or whose folder is gone, since their last entry saying so. */
-  const away = new Map<string, 'offline' | 'unavailable' | 'missing'>();
+  const away = new Map<string, 'offline' | 'unavailable' | 'signed-out' | 'missing'>();
   /**
    * The files not sent of each repository, as of its last settled round. Taken first after the initial sync,
    * whose summary counts them; a file skipped after that is one `skipped` entry.
@@ -128,7 +128,14 @@ function followActivity(agent: Agent, log: ActivityLog): void {
     else if (phase !== 'scanning' && phase !== 'syncing') noteSkipped(repository);
     if (serviceAway(phase) || phase === 'unauthorized' || phase === 'missing') {
       // A service that answers 5xx or 429 is not offline: its user would look at their network for nothing.
-      const kind = phase === 'missing' ? 'missing' : phase === 'unavailable' ? 'unavailable' : 'offline';
+      const kind =
+        phase === 'missing'
+          ? 'missing'
+          : phase === 'unavailable'
+            ? 'unavailable'
+            : phase === 'unauthorized'
+              ? 'signed-out'
+              : 'offline';
       if (away.get(root) !== kind) log.record(repository, { kind, flowPath: null, path: null, message });
       away.set(root, kind);
     } else if (phase === 'stopped') {

@@ -156,6 +156,8 @@ export const activityEntrySchema = z.object({
     'skipped',
     'offline',
     'unavailable',
+    // The service no longer takes the token (issue 48: a member removed, a token revoked or expired): never offline.
+    'signed-out',
     'online',
     'missing',
     'paused',

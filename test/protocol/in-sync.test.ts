@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   NOT_WATCHED_LINE,
   TROUBLE_PHASES,
+  phaseWords,
   inSyncOf,
   inSyncOfAll,
   type SyncFacts,
@@ -142,9 +143,9 @@ const ROWS: Row[] = [
     verdict: verdict('offline', 'offline, 3 files pending'),
   },
   {
-    description: 'the service refused the token: unauthorized',
+    description: 'the service refused the token: signed out (what to fix), its state still unauthorized',
     facts: { phase: 'unauthorized' },
-    verdict: verdict('unauthorized', 'unauthorized'),
+    verdict: verdict('unauthorized', 'signed out'),
   },
   {
     description: 'the state cannot be written: storage',
@@ -207,9 +208,9 @@ function facts({ pending = 0, conflicts = 0, behind = 0, ...rest }: Row['facts']
 describe('inSyncOf: whether a repository is in sync, and its words', () => {
   for (const row of ROWS) it(row.description, () => expect(inSyncOf(facts(row.facts))).toEqual(row.verdict));
 
-  it('every trouble phase is a state of its own, never in sync (the list is sync-phase.ts’s)', () => {
+  it('every trouble phase is a state of its own, never in sync (the list is sync-phase.ts’s), said in its words', () => {
     for (const phase of TROUBLE_PHASES)
-      expect(inSyncOf(facts({ phase }))).toEqual(verdict(phase as SyncVerdict['state'], phase));
+      expect(inSyncOf(facts({ phase }))).toEqual(verdict(phase as SyncVerdict['state'], phaseWords(phase)));
   });
 });
 

@@ -5,6 +5,7 @@ import {
   backToResting,
   composeStatus,
   initialFacts,
+  readOnlyLine,
   restingOutcome,
   withPaused,
   withPhase,
@@ -208,4 +209,13 @@ describe('restingOutcome: how a round that sent all it could ends', () => {
     it(row.description, () => {
       expect(restingOutcome(row.due)).toEqual(row.expected);
     });
+});
+
+describe("readOnlyLine: a read-only member's edits, said (issue 48)", () => {
+  it.each([
+    { count: 1, line: '1 file changed here, not sent: you are a read-only member of this service' },
+    { count: 3, line: '3 files changed here, not sent: you are a read-only member of this service' },
+  ])('$count: said in the singular or the plural, with the way out (a role)', ({ count, line }) => {
+    expect(readOnlyLine(count)).toBe(`${line} (an operator can give you write access)`);
+  });
 });

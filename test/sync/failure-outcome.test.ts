@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProtocolError, RemoteError, TransportError, failureKind } from '../../src/client/index.ts';
-import { failureOutcome, probeAnswered } from '../../src/sync/engine-status.ts';
+import { failureOutcome, probeAnswered, signedOutLine } from '../../src/sync/engine-status.ts';
 
 const PATH = 'svc/crypto/public/decrypt_aes_gcm';
 const answer = (status: number) => new RemoteError(PATH, status, 'no', {}, 'trace-1');
@@ -36,6 +36,48 @@ describe("the engine's reading of a failed call", () => {
     for (const error of [answer(401), answer(403)]) {
       expect(failureOutcome(error, 'm')).toEqual({ kind: 'refused', phase: 'unauthorized', message: 'm' });
       expect(probeAnswered(error)).toBe(true);
+    }
+  });
+
+  it.each([
+    {
+      description: 'removed: the service says when; signed out, a call a minute',
+      data: { credential: 'removed', at: '2026-11-28T03:00:00Z' },
+      why: 'you were removed from this service at 2026-11-28T03:00:00Z',
+    },
+    {
+      description: 'one token revoked (a lost laptop)',
+      data: { credential: 'revoked', at: '2026-11-28T03:00:00Z' },
+      why: 'your token was revoked at 2026-11-28T03:00:00Z',
+    },
+    {
+      description: 'expired, the date not said',
+      data: { credential: 'expired' },
+      why: 'your token expired',
+    },
+  ])("a member's token that is over (issue 48): $description", ({ data, why }) => {
+    const error = new RemoteError(PATH, 401, 'Your token was revoked', data, 'trace-1');
+    const url = 'https://flows.example.com';
+    const line = signedOutLine(url, {
+      credential: data.credential as 'removed',
+      at: (data as { at?: string }).at ?? null,
+    });
+    expect(line).toBe(
+      `${url} no longer takes your token: ${why}. Nothing is sent, and your edits wait here: ask an operator ` +
+        `for a new invite, then \`flowsync login --url ${url} --invite\`.`,
+    );
+    expect(failureOutcome(error, 'm', url)).toEqual({
+      kind: 'refused',
+      phase: 'unauthorized',
+      message: line,
+      signedOut: true,
+    });
+  });
+
+  it('a 401 that names no end of the credential (a wrong token, a shared one) waits for a person as before', () => {
+    for (const data of [{}, { credential: 'invite' }, { credential: 'unknown' }]) {
+      const error = new RemoteError(PATH, 401, 'no', data, 'trace-1');
+      expect(failureOutcome(error, 'm')).toEqual({ kind: 'refused', phase: 'unauthorized', message: 'm' });
     }
   });
 });

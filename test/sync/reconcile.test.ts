@@ -4,6 +4,8 @@ import {
   flowsToCompare,
   isOwnVersion,
   reconcileFlow,
+  writerSeen,
+  writerShown,
   type FlowFacts,
   type KnownFile,
   type ServiceFile,
@@ -380,5 +382,75 @@ describe('flowsToCompare: which flows a look lists file by file', () => {
         ]),
       ).sort(),
     ).toEqual(['x', 'y', 'z']);
+  });
+});
+
+describe('own versions by the member the service recorded (issue 48), each row described', () => {
+  const alice = { id: 'm_alice', name: 'alice', shared: false, removed: false };
+  const bob = { id: 'm_bob', name: 'bob', shared: false, removed: false };
+  const shared = { id: 'm_shared', name: 'shared', shared: true, removed: false };
+  // The bytes it sent without an answer are on the service under its label: evidence, if its member wrote them.
+  const file: KnownFile = { path: 'a.yml', base: A, disk: C, sent: B };
+  const rows: {
+    name: string;
+    member?: typeof alice | null;
+    memberId: string | null;
+    own: boolean;
+    shown: string;
+  }[] = [
+    {
+      name: 'its own member under its label: its own lost acknowledgement, adopted',
+      member: alice,
+      memberId: 'm_alice',
+      own: true,
+      shown: `alice · ${ME}`,
+    },
+    {
+      name: "another member under its exact label (a forged label): bob's version, a conflict by bob",
+      member: bob,
+      memberId: 'm_alice',
+      own: false,
+      shown: `bob · ${ME}`,
+    },
+    {
+      name: 'a service without members: the label alone, as before',
+      memberId: null,
+      own: true,
+      shown: ME,
+    },
+    {
+      name: 'a row from before members: the label alone, shown as it was',
+      member: null,
+      memberId: 'm_alice',
+      own: true,
+      shown: ME,
+    },
+    {
+      name: 'the shared token names nobody: the label alone, shown as it was',
+      member: shared,
+      memberId: 'm_shared',
+      own: true,
+      shown: ME,
+    },
+  ];
+  it.each(rows)('$name', ({ member, memberId, own, shown }) => {
+    const version = { hash: B, writtenBy: ME, ...(member === undefined ? {} : { member }) };
+    expect(isOwnVersion(version, file, { writer: ME, memberId })).toBe(own);
+    expect(writerShown(version)).toBe(shown);
+    const plan = reconcileFlow({
+      flowPath: 'flows/ci',
+      files: [file],
+      listed: [{ path: 'a.yml', writtenAt: null, ...version }],
+      me: { writer: ME, memberId },
+    });
+    if (own) expect(plan.adopt).toEqual([{ path: 'a.yml', hash: B, why: 'own' }]);
+    else expect(plan.record.map((difference) => difference.writtenBy)).toEqual([shown]);
+  });
+
+  it("a listing names another member's version under this label as another writer (git's motions then held)", () => {
+    const me = { writer: ME, memberId: 'm_alice' };
+    expect(writerSeen({ writtenBy: ME, member: bob }, me)).toBe(`bob · ${ME}`);
+    expect(writerSeen({ writtenBy: ME, member: alice }, me)).toBe(ME);
+    expect(writerSeen({ writtenBy: ADA, member: alice }, me)).toBe(`alice · ${ADA}`);
   });
 });

@@ -23,6 +23,13 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(stalled, 2, DEFAULT_TIMINGS, () => 1)).toBe(2000);
   });
 
+  it("waits a minute, every time, once the member's token is over (removed, revoked, expired): never a retry loop", () => {
+    const signedOut: RoundOutcome = { kind: 'refused', phase: 'unauthorized', message: 'm', signedOut: true };
+    for (const failures of [1, 2, 5, 50])
+      for (const random of [() => 0, () => 1])
+        expect(retryDelayMs(signedOut, failures, DEFAULT_TIMINGS, random)).toBe(60_000);
+  });
+
   it('does not wait after a round that went through', () => {
     expect(retryDelayMs({ kind: 'settled' }, 3, DEFAULT_TIMINGS)).toBeNull();
     expect(retryDelayMs({ kind: 'progress' }, 3, DEFAULT_TIMINGS)).toBeNull();

@@ -22,6 +22,7 @@ export function RecentActivity({ api }: { api: AgentApi }) {
                 entry.kind === 'refused' ||
                 entry.kind === 'offline' ||
                 entry.kind === 'unavailable' ||
+                entry.kind === 'signed-out' ||
                 entry.kind === 'conflict' ||
                 entry.kind === 'conflict-here'
                   ? 'error'
@@ -65,6 +66,8 @@ function describe(entry: ActivityEntry): string {
       return `Offline: ${entry.message ?? 'the service cannot be reached'}`;
     case 'unavailable':
       return `Service unavailable: ${entry.message ?? 'the service answers, but cannot take changes now'}`;
+    case 'signed-out':
+      return `Signed out: ${entry.message ?? 'the service no longer takes your token'}`;
     case 'online':
       return 'Back online: syncing again';
     case 'missing':

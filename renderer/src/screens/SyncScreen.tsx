@@ -147,7 +147,14 @@ function Repository({
   // you`, `behind` (files newer on the service), `pending`; "idle" said nothing of these (issue 46). A busy or
   // troubled engine says its phase. Another checkout is its source: not synced, which is not paused.
   const notSource = repo.syncedFrom !== null;
-  const badge = notSource ? 'not synced' : repo.phase === 'idle' ? inSyncOf(repo).state : repo.phase;
+  // A refused token is "signed out" (issue 48: a member removed, a token revoked or expired): what to fix.
+  const badge = notSource
+    ? 'not synced'
+    : repo.phase === 'idle'
+      ? inSyncOf(repo).state
+      : repo.phase === 'unauthorized'
+        ? 'signed out'
+        : repo.phase;
   return (
     // Focusable from a notification's click (tabIndex -1: not a stop of its own for Tab).
     <li className="repository" aria-label={name} id={repositoryId(repo.root)} tabIndex={-1}>

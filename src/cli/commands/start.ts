@@ -256,6 +256,8 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
 
   const phases = new Map<WatchedRepository, SyncStatus['phase']>();
   const storageLines = new Map<WatchedRepository, string | null>();
+  /** The signed-out line said last, per repository: a round a minute meets the same refusal, said once. */
+  const signedOutLines = new Map<WatchedRepository, string | null>();
   // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
   // The rounds after a branch switch are one line of their own, when they are done.
   activity.on('round', ({ repository, report, files }) => {
@@ -336,8 +338,16 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     phases.set(watched, status.phase);
     const name = named(watched);
     if (status.phase !== 'storage' && status.phase !== 'scanning') storageLines.delete(watched);
+    if (status.phase === 'idle') signedOutLines.delete(watched);
     if (status.phase === previous) return;
-    if (serviceAway(status.phase) || status.phase === 'unauthorized') {
+    if (status.phase === 'unauthorized') {
+      // Said once while it lasts (issue 48): a round a minute meets the same refusal, and is not said again.
+      if (status.message === signedOutLines.get(watched)) return;
+      signedOutLines.set(watched, status.message);
+      out(
+        `${time()} ${name}: signed out, ${plural(status.counts.pending, 'file')} pending: ${status.message ?? ''}`,
+      );
+    } else if (serviceAway(status.phase)) {
       const wait = status.retryAt
         ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
         : '';

@@ -18,6 +18,7 @@ import {
   describeFileWarning,
   inSyncOf,
   needsOf,
+  phaseWords,
   NOT_WATCHED_LINE,
   plural,
   printable,
@@ -237,7 +238,7 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   const waiting = needsOf({ ...facts, counts }).map((need) => need.words);
   // No agent watches it: the state's counts are all there is, and the disk may differ from them (inSyncOf).
   if (!repository) return { ...status, ...facts, phase: null, waiting };
-  const now = repository.message ? `${repository.phase}: ${repository.message}` : undefined;
+  const now = repository.message ? `${phaseWords(repository.phase)}: ${repository.message}` : undefined;
   return { ...status, ...facts, phase: repository.phase, message: repository.message, counts, now, waiting };
 }
 

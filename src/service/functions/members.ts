@@ -51,6 +51,7 @@ export function memberFunctions({ db, membersChanged }: ServiceStores): Implemen
       const member = principalOf(ctx);
       return {
         member: member.name,
+        member_id: member.memberId,
         role: member.level,
         shared: member.shared,
         token: member.tokenId === null ? null : `${TOKEN_PREFIXES.member}_${member.tokenId}`,
