@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RemoteClient } from '../client/index.ts';
-import { MAX_FILE_BYTES } from '../protocol/index.ts';
+import { MAX_FILE_BYTES, printable } from '../protocol/index.ts';
 import { readContained } from './contained-fs.mjs';
 import { NotWritten, notContainedReason, writeContained } from './contained-write.ts';
 import { contentNotWritable } from './service-answers.ts';
@@ -78,6 +78,13 @@ export async function keepLocalBytes(
       { repo_owner: keeper.owner, repo_name: keeper.name, flow_path: flowPath, path, content: text, hash },
       keeper.writer === undefined ? {} : { writer: keeper.writer },
     );
+    // Read back before anything is written over the file: a number is the service's word, and one that answered a
+    // number and kept nothing made "take the service's" lose the edit. (The client has checked the content it
+    // gives is what its hash names.)
+    const back = await keeper.client.flowDef.versionContent({ version });
+    const wrong = keptCopyNotFound({ flowPath, path, hash }, back);
+    if (wrong !== null)
+      throw new NotWritten(relative, `your version could not be kept first (${wrong}): not replaced`);
     return { version };
   }
   const beside = conflictCopyName(relative, now);
@@ -85,6 +92,19 @@ export async function keepLocalBytes(
   if (outside !== null)
     throw new NotWritten(relative, `a copy of yours could not be kept: ${notContainedReason(outside)}`);
   return { beside };
+}
+
+/** Why the version a service said it kept is not the copy it was given, or null when it is. */
+export function keptCopyNotFound(
+  sent: { flowPath: string; path: string; hash: string },
+  back: { version: number; flow_path: string; path: string; hash: string | null },
+): string | null {
+  const as = `version ${back.version}`;
+  if (back.flow_path !== sent.flowPath || back.path !== sent.path)
+    return `the service said it kept it as ${as}, which is ${printable(`${back.flow_path}/${back.path}`.slice(0, 300))}`;
+  if (back.hash !== sent.hash)
+    return `the service said it kept it as ${as}, which holds other bytes (${back.hash === null ? 'a deletion' : `${back.hash.slice(0, 12)}…`})`;
+  return null;
 }
 
 /** Where a copy was kept, in words: "kept as version 57 in the service's history", "kept as flows/a/x.conflict-….yml". */

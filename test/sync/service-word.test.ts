@@ -52,3 +52,39 @@ describe("the service's content", () => {
     expect(serviceTree(svc.read, 'acme', 'app')).toEqual({ 'flows/ci/build.yml': 'build: bob\n' });
   });
 });
+
+describe('a conflict copy kept in the service’s history', () => {
+  it('is read back before the disk is written: a service that answers a number and keeps nothing loses no edit', async () => {
+    const { svc, repo, ada, bob, proxy } = await twoCheckouts({ 'flows/ci/build.yml': 'build: 1\n' });
+    bob.repo.write('flows/ci/build.yml', 'build: bob\n');
+    await bob.harness.engine.syncOnce();
+    repo.write('flows/ci/build.yml', 'build: ada\n');
+    await ada.engine.syncOnce();
+    expect(ada.state.conflicts(ada.engine.repoId).map((c) => c.path)).toEqual(['build.yml']);
+
+    // keep_copy answers the number of the file's first version, a real version of the same path, and keeps nothing.
+    const first = svc.read<{ version: number }>(
+      `SELECT min(version) AS version FROM file_versions WHERE path = 'build.yml'`,
+    )[0]!.version;
+    proxy.fault = (path) =>
+      path.endsWith('/keep_copy/run')
+        ? { status: 200, body: JSON.stringify({ status: 'success', value: { version: first } }) }
+        : null;
+    const { resolved, notWritten, kept } = await ada.engine.service.resolve(null, 'theirs');
+    expect(resolved).toEqual([]);
+    expect(kept).toEqual([]);
+    expect(notWritten).toEqual([
+      expect.objectContaining({
+        path: 'build.yml',
+        reason: expect.stringMatching(/could not be kept first/),
+      }),
+    ]);
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: ada\n');
+
+    // A service that keeps it: read back, and the service's version is written.
+    proxy.fault = () => null;
+    const honest = await ada.engine.service.resolve(null, 'theirs');
+    expect(honest.kept).toEqual([{ flowPath: 'flows/ci', path: 'build.yml', version: expect.any(Number) }]);
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: bob\n');
+  });
+});
