@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, type EngineOnService } from '../support/engine.ts';
@@ -86,5 +86,48 @@ describe('a conflict copy kept in the service’s history', () => {
     const honest = await ada.engine.service.resolve(null, 'theirs');
     expect(honest.kept).toEqual([{ flowPath: 'flows/ci', path: 'build.yml', version: expect.any(Number) }]);
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: bob\n');
+  });
+});
+
+describe('a file the scan would not send', () => {
+  /** One checkout with two versions of build.yml on the service; the number of the first. */
+  async function twoVersions() {
+    setup = await engineOnService({ 'flows/ci/build.yml': 'build: 1\n' });
+    const ada = setup.engine({ writer: 'ada@laptop:~/app' });
+    await ada.engine.initialSync();
+    setup.repo.write('flows/ci/build.yml', 'build: 2\n');
+    await ada.engine.syncOnce();
+    const first = setup.svc.read<{ version: number }>(
+      `SELECT min(version) AS version FROM file_versions WHERE path = 'build.yml'`,
+    )[0]!.version;
+    const copies = () => setup!.svc.read(`SELECT content FROM file_versions WHERE conflict_copy = 1`);
+    return { svc: setup.svc, repo: setup.repo, ada, first, copies };
+  }
+
+  it('is not sent by a restore when it is a hard link: the link is kept and said, the key it names stays here', async () => {
+    const { repo, ada, first, copies } = await twoVersions();
+    // Another name of a 0600 key outside the repository (another user's link to it, in the attack).
+    const key = join(repo.dir, 'id_ed25519');
+    writeFileSync(key, 'PRIVATE KEY\n');
+    chmodSync(key, 0o600);
+    rmSync(join(repo.root, 'flows/ci/build.yml'));
+    linkSync(key, join(repo.root, 'flows/ci/build.yml'));
+
+    await expect(ada.engine.service.restoreVersion('flows/ci', 'build.yml', first)).rejects.toThrow(
+      /hard link/,
+    );
+    expect(copies()).toEqual([]);
+    expect(statSync(join(repo.root, 'flows/ci/build.yml')).nlink).toBe(2);
+    expect(readFileSync(key, 'utf8')).toBe('PRIVATE KEY\n');
+  });
+
+  it('is kept beside the file, not sent, by a restore when it is not text', async () => {
+    const { repo, ada, first, copies } = await twoVersions();
+    repo.write('flows/ci/build.yml', 'build: \u0000 3\n');
+    const { kept } = await ada.engine.service.restoreVersion('flows/ci', 'build.yml', first);
+    expect(copies()).toEqual([]);
+    expect(kept).toEqual({ beside: expect.stringMatching(/^flows\/ci\/build\.conflict-.*\.yml$/) });
+    expect(readFileSync(join(repo.root, kept!.beside!), 'utf8')).toBe('build: \u0000 3\n');
+    expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: 1\n');
   });
 });
