@@ -1,9 +1,9 @@
-import { chmodSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, type EngineOnService } from '../support/engine.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
-import { serviceTree } from '../support/repo.ts';
+import { eventually, serviceTree } from '../support/repo.ts';
 
 /**
  * Nothing is taken on a service's word (issue 49): a real service behind a proxy that changes what it says, as a
@@ -129,5 +129,51 @@ describe('a file the scan would not send', () => {
     expect(kept).toEqual({ beside: expect.stringMatching(/^flows\/ci\/build\.conflict-.*\.yml$/) });
     expect(readFileSync(join(repo.root, kept!.beside!), 'utf8')).toBe('build: \u0000 3\n');
     expect(readFileSync(join(repo.root, 'flows/ci/build.yml'), 'utf8')).toBe('build: 1\n');
+  });
+});
+
+describe('.gitignore from a service', () => {
+  const FILES = { 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/secret.yml': 'token: 1\n' };
+
+  it('a synced file a pulled .gitignore line ignores is kept on the service and said, not deleted', async () => {
+    const synced = { ...FILES, 'flows/ci/.gitignore': '# nothing\n' };
+    setup = await engineOnService(synced);
+    const ada = setup.engine({ writer: 'ada@laptop:~/app' });
+    await ada.engine.initialSync();
+    const bob = setup.otherCheckout(synced, 'bob@desk:~/app');
+    await bob.harness.engine.initialSync();
+    bob.repo.write('flows/ci/.gitignore', 'secret.yml\n');
+    await bob.harness.engine.syncOnce();
+
+    await ada.engine.start();
+    await ada.engine.round.check();
+    const { taken } = await ada.engine.service.takeNewer();
+    expect(taken.map((file) => file.path)).toEqual(['.gitignore']);
+    await eventually(() =>
+      expect(ada.state.warnings(ada.engine.repoId)).toEqual([
+        { flowPath: 'flows/ci', path: 'secret.yml', warning: 'ignored' },
+      ]),
+    );
+    await ada.engine.syncOnce();
+    expect(serviceTree(setup.svc.read, 'acme', 'app')).toEqual({
+      ...FILES,
+      'flows/ci/.gitignore': 'secret.yml\n',
+    });
+    expect(readFileSync(join(setup.repo.root, 'flows/ci/secret.yml'), 'utf8')).toBe('token: 1\n');
+  });
+
+  it('is never written by "Write them to disk": named with why', async () => {
+    setup = await engineOnService({ ...FILES, 'flows/ci/.gitignore': 'secret.yml\n' });
+    const ada = setup.engine({ writer: 'ada@laptop:~/app' });
+    await ada.engine.initialSync();
+    const carol = setup.otherCheckout({ 'flows/ci/build.yml': 'build: 1\n' }, 'carol@box:~/app');
+    await carol.harness.engine.initialSync();
+    const { skipped } = await carol.harness.engine.service.restoreNotInCheckout();
+    expect(skipped).toContainEqual({
+      flowPath: 'flows/ci',
+      path: '.gitignore',
+      reason: expect.stringMatching(/\.gitignore is never written from a service/),
+    });
+    expect(existsSync(join(carol.repo.root, 'flows/ci/.gitignore'))).toBe(false);
   });
 });
