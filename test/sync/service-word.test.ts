@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineOnService, type EngineOnService } from '../support/engine.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { LISTING_LIMITS } from '../../src/sync/service-copy.ts';
+import { sha256 } from '../support/flows.ts';
 import { eventually, serviceTree } from '../support/repo.ts';
 
 /**
@@ -175,5 +177,40 @@ describe('.gitignore from a service', () => {
       reason: expect.stringMatching(/\.gitignore is never written from a service/),
     });
     expect(existsSync(join(carol.repo.root, 'flows/ci/.gitignore'))).toBe(false);
+  });
+});
+
+describe('a listing given up', () => {
+  const limits = { ...LISTING_LIMITS };
+  afterEach(() => Object.assign(LISTING_LIMITS, limits));
+
+  it('is not read again at every retry: the next rounds are told it was given up, without a call', async () => {
+    // The bound shrunk from 250,000 files to 1,000: the same rule, in a test's time.
+    LISTING_LIMITS.files = 1000;
+    setup = await engineOnService({ 'flows/ci/build.yml': 'build: 1\n' });
+    proxy = await startFaultProxy(setup.svc.url);
+    let pages = 0;
+    proxy.rewrite = (path, answer) => {
+      if (!path.endsWith('/list_files')) return answer;
+      pages++;
+      const files = Array.from({ length: 200 }, (_, i) => ({
+        flow_path: `flows/f${pages}`,
+        path: `file-${i}.yml`,
+        id: `id-${pages}-${i}`,
+        hash: sha256(`${pages} ${i}`),
+        size: 1,
+        updated_at: new Date().toISOString(),
+        written_by: 'mallory',
+      }));
+      return JSON.stringify({ status: 'success', value: { files, next: `page-${pages}` } });
+    };
+    const ada = setup.engine({ url: proxy.url, writer: 'ada@laptop:~/app' });
+    await expect(ada.engine.syncOnce()).rejects.toThrow(/goes on past 1,000 files/);
+    const read = pages;
+    expect(read).toBeGreaterThan(1);
+    const retries: unknown[] = [];
+    for (let retry = 0; retry < 3; retry++) retries.push(await ada.engine.syncOnce().catch((error) => error));
+    expect(pages).toBe(read);
+    for (const error of retries) expect(String(error)).toMatch(/goes on past 1,000 files.*read again after/);
   });
 });
