@@ -12,6 +12,7 @@ import {
   MissingCredentialsError,
   ProtocolError,
   RemoteError,
+  RepoConfigTooLargeError,
   TransportError,
 } from './errors.ts';
 
@@ -100,7 +101,7 @@ export function conflictOf(error: unknown): Conflict | null {
 /**
  * The service's repository config a refusal carries (an update on a stale `base_hash`: 422 with `reason: conflict`),
  * or null for any other failure: the service holds another config than the one the write was based on, and kept it.
- * A config over the cap a file may be (repoConfigOverCap) is thrown as a ProtocolError, never taken.
+ * A config over the cap a file may be (repoConfigOverCap) is thrown (RepoConfigTooLargeError), never taken.
  */
 export function repoConfigConflictOf(error: unknown): RepoConfigCurrent | null {
   if (!(error instanceof RemoteError) || reasonOf(error) !== 'refused') return null;
@@ -108,7 +109,7 @@ export function repoConfigConflictOf(error: unknown): RepoConfigCurrent | null {
   // Over the cap a file may be: refused here, in words, rather than taken for no conflict (a refusal to send again).
   const over = repoConfigOverCap(error.errorData.repo_config);
   if (over !== null)
-    throw new ProtocolError(
+    throw new RepoConfigTooLargeError(
       `The service's answer to ${error.path} gives its repository config, which ${over}: it is not taken, and yours is not sent.`,
       error.path,
       error.statusCode,

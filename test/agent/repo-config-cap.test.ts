@@ -27,7 +27,7 @@ afterEach(async () => {
 });
 
 describe('a repository config from the service', () => {
-  it('over 1 MiB in a conflict is not taken: not stored, not shown, said', async () => {
+  it('over 1 MiB in a conflict is not taken: not stored, not shown, said, and not asked again at every look', async () => {
     svc = await startTestService();
     proxy = await startFaultProxy(svc.url);
     repo = makeRepo({ '.flowsync/repo-config.json': '{ "editor": "code" }\n' });
@@ -56,6 +56,12 @@ describe('a repository config from the service', () => {
     const publisher = new RepoConfigFilePublisher(repo.root, 'acme', 'app', client, base, async () => true);
 
     await publisher.check();
+    const sends = () => proxy!.requests.filter((path) => path.endsWith('/repo_config/public/update')).length;
+    expect(sends()).toBe(1);
+    // The agent looks at the file once a second: the same file is not sent again for the same refused answer.
+    await publisher.check();
+    await publisher.check();
+    expect(sends()).toBe(1);
     expect(base.conflict()).toBeNull();
     const row = state.db.prepare('SELECT length(conflict) AS bytes FROM repo_config').get() as
       { bytes: number | null } | undefined;
