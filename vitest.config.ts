@@ -13,6 +13,7 @@ const UNIT = [
   'test/agent/git-emails.test.ts',
   'test/agent/repo-config-step.test.ts',
   'test/client/backoff.test.ts',
+  'test/client/content-hash.test.ts',
   'test/client/listener-table.test.ts',
   'test/agent/repo-config-containment.test.ts',
   'test/cli/commands.test.ts',

@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { repoConfigConflictOf, type RemoteClient } from '../client/index.ts';
+import { repoConfigConflictOf, RepoConfigTooLargeError, type RemoteClient } from '../client/index.ts';
 import {
   FILE_WARNINGS,
   MAX_FILE_BYTES,
@@ -264,6 +264,14 @@ export class RepoConfigFilePublisher {
       try {
         await this.send(config, this.synced.base());
       } catch (error) {
+        // The service's config is over the cap: the same file sent again gets the same answer (up to the client's
+        // 128 MiB, at every look, once a second), so it is not sent again until it changes. Its user is told.
+        if (error instanceof RepoConfigTooLargeError) {
+          this.seen = signature;
+          this.problem = error.message;
+          this.unsent = null;
+          return;
+        }
         // Valid and not on the service yet (offline): sent again at the next look, not a problem for its user.
         this.unsent = `${REPO_CONFIG_FILE} not sent yet: ${error instanceof Error ? error.message : String(error)}`;
         return;

@@ -17,6 +17,7 @@ import {
   type ValueOf,
 } from '../protocol/index.ts';
 import { authorizationHeader, toAuthProvider, type ClientAuth } from './auth.ts';
+import { contentNotItsHash } from './content-hash.ts';
 import { FOREIGN_LISTENER, ownListenerConnector } from './listener-owner.ts';
 import {
   InvalidArgsError,
@@ -326,6 +327,14 @@ export function createClient(options: ClientOptions): RemoteClient {
         path,
         statusCode,
         true,
+      );
+    }
+    const tampered = contentNotItsHash(value.data);
+    if (tampered !== null) {
+      throw new ProtocolError(
+        `The service's answer to ${path} gives ${tampered}: the answer is refused and nothing of it is written.`,
+        path,
+        statusCode,
       );
     }
     return value.data as ValueOf<P>;

@@ -79,6 +79,12 @@ export class ProtocolError extends Error {
   }
 }
 
+/**
+ * A refusal that carried the service's repository config, over the cap a file may be (repoConfigOverCap): not
+ * taken. The same file sent again gets the same answer, so it is not sent again until it changes.
+ */
+export class RepoConfigTooLargeError extends ProtocolError {}
+
 /** The args do not fit the function's schema; nothing was sent. */
 export class InvalidArgsError extends Error {
   override readonly name = 'InvalidArgsError';

@@ -2,6 +2,7 @@ import {
   ERROR_REASONS,
   conflictSchema,
   repoConfigCurrentSchema,
+  repoConfigOverCap,
   type Conflict,
   type ErrorReason,
   type RepoConfigCurrent,
@@ -11,6 +12,7 @@ import {
   MissingCredentialsError,
   ProtocolError,
   RemoteError,
+  RepoConfigTooLargeError,
   TransportError,
 } from './errors.ts';
 
@@ -123,10 +125,19 @@ export function conflictOf(error: unknown): Conflict | null {
 /**
  * The service's repository config a refusal carries (an update on a stale `base_hash`: 422 with `reason: conflict`),
  * or null for any other failure: the service holds another config than the one the write was based on, and kept it.
+ * A config over the cap a file may be (repoConfigOverCap) is thrown (RepoConfigTooLargeError), never taken.
  */
 export function repoConfigConflictOf(error: unknown): RepoConfigCurrent | null {
   if (!(error instanceof RemoteError) || reasonOf(error) !== 'refused') return null;
   if (error.errorData.reason !== 'conflict') return null;
+  // Over the cap a file may be: refused here, in words, rather than taken for no conflict (a refusal to send again).
+  const over = repoConfigOverCap(error.errorData.repo_config);
+  if (over !== null)
+    throw new RepoConfigTooLargeError(
+      `The service's answer to ${error.path} gives its repository config, which ${over}: it is not taken, and yours is not sent.`,
+      error.path,
+      error.statusCode,
+    );
   const parsed = repoConfigCurrentSchema.safeParse(error.errorData.repo_config);
   return parsed.success ? parsed.data : null;
 }

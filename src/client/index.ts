@@ -9,6 +9,7 @@ export {
   MissingCredentialsError,
   ProtocolError,
   RemoteError,
+  RepoConfigTooLargeError,
   TransportError,
 } from './errors.ts';
 export { checkAccess } from './check-access.ts';

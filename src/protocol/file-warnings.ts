@@ -24,6 +24,12 @@ export const FILE_WARNINGS = {
   // Another name of the same file may be anywhere on the disk (another user's link to your 0600 key).
   hardlink: { reason: 'hard link', fix: 'not sent' },
   'non-utf8-name': { reason: 'a name that is not UTF-8', fix: 'rename it' },
+  // Synced before, then a .gitignore line (one a teammate's pull brought, say) made it ignored: ignoring is not
+  // deleting, so the service keeps its last version; only a file gone from disk is a deletion.
+  ignored: {
+    reason: 'ignored now (.gitignore)',
+    fix: 'the service keeps its last version (delete the file here to delete it there)',
+  },
 } as const;
 
 export type FileWarning = keyof typeof FILE_WARNINGS;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
+import { MAX_FILE_BYTES } from './file-warnings.ts';
 
 /** The words a person reads under the field (zod's own were "Too small: expected string to have >=1 characters"). */
 const nonEmpty = z.string().trim().min(1, { message: 'Cannot be empty' });
@@ -78,7 +79,32 @@ export const repoConfigUpdateArgsSchema = z.strictObject({
     .optional(),
 });
 
-export const repoConfigRecordSchema = z.looseObject({
+/**
+ * Why a repository config (or a service's record of one) is not taken, or null: its file (two-space JSON, as the agent writes it)
+ * would be over the size a flow file may be, which is all the agent reads of that file. A hostile service's 40 MB
+ * config in a conflict was stored in the state, sent to the window and written into the checkout.
+ */
+export function repoConfigOverCap(config: unknown): string | null {
+  // The config's own fields, as its file holds them (a record's owner, name and the service's extras are not).
+  const fields =
+    typeof config === 'object' && config !== null && !Array.isArray(config)
+      ? Object.fromEntries(Object.entries(config).filter(([key]) => key in repoConfigSchema.shape))
+      : config;
+  const text = JSON.stringify(fields, null, 2) ?? '';
+  // A character is 1 to 3 bytes of UTF-8 (a surrogate pair 4 for 2): measured only when the length leaves it open.
+  if (text.length * 3 <= MAX_FILE_BYTES) return null;
+  const bytes = text.length > MAX_FILE_BYTES ? text.length : new TextEncoder().encode(text).length;
+  if (bytes <= MAX_FILE_BYTES) return null;
+  return `is ${Math.ceil(bytes / 1024).toLocaleString('en')} KiB as a file, over the ${MAX_FILE_BYTES / 1024 / 1024} MiB a file may be`;
+}
+
+/** The cap as a schema's check (repoConfigOverCap), on every config a service answers. */
+const withinCap = (record: Record<string, unknown>, context: z.core.$RefinementCtx) => {
+  const over = repoConfigOverCap(record);
+  if (over !== null) context.addIssue({ code: 'custom', message: `The repository config ${over}` });
+};
+
+const repoConfigRecordShape = {
   ...repoConfigSchema.shape,
   owner: z.string(),
   name: z.string(),
@@ -86,15 +112,18 @@ export const repoConfigRecordSchema = z.looseObject({
   /** flowsync's service's extras: the config's hash (what a later write names as its base) and who wrote it. */
   hash: z.string().optional(),
   written_by: z.string().nullable().optional(),
-});
+};
+export const repoConfigRecordSchema = z.looseObject(repoConfigRecordShape).superRefine(withinCap);
 export type RepoConfigRecord = z.infer<typeof repoConfigRecordSchema>;
 
 /** The service's config that a write on a stale base was refused for: what it holds, who wrote it and when. */
-export const repoConfigCurrentSchema = z.looseObject({
-  ...repoConfigRecordSchema.shape,
-  hash: z.string().regex(/^[0-9a-f]{64}$/),
-  written_by: z.string().nullable(),
-});
+export const repoConfigCurrentSchema = z
+  .looseObject({
+    ...repoConfigRecordShape,
+    hash: z.string().regex(/^[0-9a-f]{64}$/),
+    written_by: z.string().nullable(),
+  })
+  .superRefine(withinCap);
 export type RepoConfigCurrent = z.infer<typeof repoConfigCurrentSchema>;
 
 /** The config fields of a record (owner, name and the service's extras left out), checked by the schema. */

@@ -1,9 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { RemoteClient } from '../client/index.ts';
-import { MAX_FILE_BYTES } from '../protocol/index.ts';
+import { MAX_FILE_BYTES, printable } from '../protocol/index.ts';
 import { readContained } from './contained-fs.mjs';
 import { NotWritten, notContainedReason, writeContained } from './contained-write.ts';
-import { contentNotWritable } from './service-answers.ts';
 
 /*
  * Nothing local is destroyed by "take the service's version" (issue 41): before the service's bytes are written
@@ -68,16 +68,27 @@ export async function keepLocalBytes(
     );
   const hash = createHash('sha256').update(read.bytes).digest('hex');
   if (hash === hashes.baseHash || hash === hashes.serviceHash) return null;
+  const notSent = notSendable(read.bytes, read.links);
+  // A hard link is neither sent nor copied (a copy beside it would be a file anyone may read, of what may be a 0600
+  // key): left as it is, and said.
+  if (notSent === 'hardlink')
+    throw new NotWritten(
+      relative,
+      'it is a hard link, which is never sent (its other name may be anywhere): not replaced, your bytes stay here',
+    );
   const text = read.bytes.toString('utf8');
-  const sendable =
-    read.bytes.length <= MAX_FILE_BYTES &&
-    Buffer.from(text, 'utf8').equals(read.bytes) &&
-    contentNotWritable(text) === null;
-  if (keeper.inHistory && sendable) {
+  if (keeper.inHistory && notSent === null) {
     const { version } = await keeper.client.flowDef.keepCopy(
       { repo_owner: keeper.owner, repo_name: keeper.name, flow_path: flowPath, path, content: text, hash },
       keeper.writer === undefined ? {} : { writer: keeper.writer },
     );
+    // Read back before anything is written over the file: a number is the service's word, and one that answered a
+    // number and kept nothing made "take the service's" lose the edit. (The client has checked the content it
+    // gives is what its hash names.)
+    const back = await keeper.client.flowDef.versionContent({ version });
+    const wrong = keptCopyNotFound({ flowPath, path, hash }, back);
+    if (wrong !== null)
+      throw new NotWritten(relative, `your version could not be kept first (${wrong}): not replaced`);
     return { version };
   }
   const beside = conflictCopyName(relative, now);
@@ -85,6 +96,33 @@ export async function keepLocalBytes(
   if (outside !== null)
     throw new NotWritten(relative, `a copy of yours could not be kept: ${notContainedReason(outside)}`);
   return { beside };
+}
+
+/**
+ * Why these bytes of a file are not sent as a copy of it, as the scan says it (FILE_WARNINGS), or null: what the
+ * scan never sends (a hard link, over the size a file may be, not UTF-8 text) is never sent by "take the service's"
+ * or a restore either (a hard link to a canary key was sent as a conflict copy, and read back by anyone with the
+ * token).
+ */
+export function notSendable(bytes: Buffer, links: number): 'hardlink' | 'oversized' | 'binary' | null {
+  if (links > 1) return 'hardlink';
+  if (bytes.length > MAX_FILE_BYTES) return 'oversized';
+  // The hasher's rule: a NUL byte, or bytes that are not UTF-8, make a file binary.
+  if (bytes.includes(0) || !isUtf8(bytes)) return 'binary';
+  return null;
+}
+
+/** Why the version a service said it kept is not the copy it was given, or null when it is. */
+export function keptCopyNotFound(
+  sent: { flowPath: string; path: string; hash: string },
+  back: { version: number; flow_path: string; path: string; hash: string | null },
+): string | null {
+  const as = `version ${back.version}`;
+  if (back.flow_path !== sent.flowPath || back.path !== sent.path)
+    return `the service said it kept it as ${as}, which is ${printable(`${back.flow_path}/${back.path}`.slice(0, 300))}`;
+  if (back.hash !== sent.hash)
+    return `the service said it kept it as ${as}, which holds other bytes (${back.hash === null ? 'a deletion' : `${back.hash.slice(0, 12)}…`})`;
+  return null;
 }
 
 /** Where a copy was kept, in words: "kept as version 57 in the service's history", "kept as flows/a/x.conflict-….yml". */

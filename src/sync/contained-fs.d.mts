@@ -34,7 +34,7 @@ export function readContained(
   rootReal?: string,
   readHardLinks?: boolean,
 ):
-  | (Omit<Nothing, 'bytes'> & { bytes: Buffer | null; size: number; mtimeMs: number })
+  | (Omit<Nothing, 'bytes'> & { bytes: Buffer | null; size: number; mtimeMs: number; links: number })
   | (Omit<Nothing, 'warning'> & { warning: ReadWarning; size: number })
   | (Omit<Nothing, 'missing'> & { missing: true; code: string })
   | (Omit<Nothing, 'unreadable'> & { unreadable: true; code: string });

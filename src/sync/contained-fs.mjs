@@ -153,7 +153,8 @@ function readWhole(fd, size) {
 
 /**
  * Reads the file at `path` (relative to `root`) under the rule, at most `maxBytes` of it:
- * - `{ bytes, size, mtimeMs }` for a regular file (`bytes` null when it is larger than `maxBytes`: not read at all);
+ * - `{ bytes, size, mtimeMs, links }` for a regular file (`bytes` null when it is larger than `maxBytes`: not read at
+ *   all; `links` its hard links, more than 1 only with `readHardLinks`);
  * - `{ warning, size }` for what is never read: a link, a FIFO, socket or device, or a file with more than one
  *   hard link ('hardlink': its other name may be anywhere, another user's link to the victim's 0600 key);
  * - `{ missing, code }` when there is no file inside the repository at that path (gone, or below a link);
@@ -199,7 +200,12 @@ export function readContained(root, path, maxBytes, rootReal = realRoot(root), r
     // Not read at all when too large: a 2 GB video in a flow folder must not stall the agent.
     if (stat.size > maxBytes) return { bytes: null, size: stat.size };
     const bytes = readWhole(fd, stat.size);
-    return { bytes: bytes.length > maxBytes ? null : bytes, size: bytes.length, mtimeMs: stat.mtimeMs };
+    return {
+      bytes: bytes.length > maxBytes ? null : bytes,
+      size: bytes.length,
+      mtimeMs: stat.mtimeMs,
+      links: stat.nlink,
+    };
   } catch (error) {
     const code = codeOf(error);
     return isGone(code) ? { missing: true, code } : { unreadable: true, code };

@@ -1,4 +1,4 @@
-import { existsSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, type Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describeFileWarning, folderGone } from '../protocol/index.ts';
@@ -144,7 +144,12 @@ export class Reconciler {
     const gone: { flowPath: string; path: string }[] = [];
     for (const file of state.presentFiles(this.repoId)) {
       const key = `${file.flowPath}/${file.path}`;
-      if (!seen.has(key) && below(key) && !held(key) && !guard.holds(key)) gone.push(file);
+      if (seen.has(key) || !below(key) || held(key) || guard.holds(key)) continue;
+      // Not listed because a .gitignore line ignores it now, still on disk: not a deletion (only a file gone from
+      // disk is). A pulled .gitignore deleted such files on the service for every teammate. Kept there, and said.
+      if (this.rules.ignores(key) && isFileOnDisk(join(this.repo.root, key)))
+        refused.push({ flowPath: file.flowPath, path: file.path, warning: 'ignored' });
+      else gone.push(file);
     }
     state.markGone(this.repoId, gone);
     this.saveRefused(refused);
@@ -418,4 +423,9 @@ function isUnchanged(record: CachedStat | undefined, file: ScannedFile): boolean
     record.ctimeMs === file.ctimeMs &&
     record.ino === file.ino
   );
+}
+
+/** Whether a regular file is at this path now (not a link, not a folder, not gone). */
+function isFileOnDisk(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }

@@ -26,7 +26,8 @@ export function cacheKeyOf(stat: { size: number; mtimeMs: number; ctimeMs: numbe
  * so it was skipped without a word).
  */
 export interface RefusedEntry extends FlowFileLocation {
-  warning: ContainmentWarning | 'non-utf8-name';
+  /** `ignored`: a file synced before that a .gitignore line ignores now (reconciler.ts: kept, not gone). */
+  warning: ContainmentWarning | 'non-utf8-name' | 'ignored';
 }
 
 /** UTF-8 as the service stores names: a byte that is not is an error, not a replacement character. */

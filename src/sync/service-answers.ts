@@ -43,8 +43,9 @@ export function checkServiceFile(layout: FlowLayout, fn: string, flowPath: strin
 
 /**
  * Why the service's content for a file is not written to disk, or null: larger than the agent ever sends (a
- * 100 MB version written into a checkout took the agent to 519 MB, and the next round sent its deletion), or not
- * the content its hash names.
+ * 100 MB version written into a checkout took the agent to 519 MB, and the next round sent its deletion). That it
+ * is the content its hash names the client has checked (contentNotItsHash): an answer where it is not never
+ * reaches this layer.
  */
 export function contentNotWritable(content: string): string | null {
   const bytes = Buffer.byteLength(content, 'utf8');

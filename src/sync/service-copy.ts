@@ -31,7 +31,15 @@ const LIST_DELETED = 'svc/flow_def/public/list_deleted';
  * 1.3 GB in 60 s, and its window never appeared. 250,000 files is 2.5 times the largest repository the agent is
  * built for (100,000 files: bench/); pages are counted apart, for a service that sends a few files a page.
  */
-export const LISTING_LIMITS = { files: 250_000, pages: 5_000, ms: 5 * 60_000 };
+export const LISTING_LIMITS = { files: 250_000, pages: 5_000, ms: 5 * 60_000, pauseMs: 30 * 60_000 };
+
+/**
+ * Listings given up, per client and repository, with the error that said why: for `LISTING_LIMITS.pauseMs` every
+ * listing of that repository fails at once with it, without a call. Read again at every retry of a round (the
+ * back-off's 60 s at most), a hostile listing of 250,000 files kept the agent at 26-53 % of a core for as long as
+ * it ran; now it costs one read per half hour (a read is bounded by `ms`), or one per start of the agent.
+ */
+const givenUpListings = new WeakMap<RemoteClient, Map<string, { error: ProtocolError; until: number }>>();
 
 /** Reads every page of one listing, within LISTING_LIMITS, handing each file to `take`. */
 function eachListedPage(
@@ -42,6 +50,7 @@ function eachListedPage(
   take: (file: Awaited<ReturnType<RemoteClient['flowDef']['listFiles']>>['files'][number]) => void,
 ): Promise<void> {
   return eachPage(
+    client,
     LIST_FILES,
     repo,
     flowPath,
@@ -64,21 +73,33 @@ function eachListedPage(
  * to be of this checkout (and of `flowPath`, when one flow is listed), none listed twice, a cursor that advances.
  */
 async function eachPage<F extends { flow_path: string; path: string }>(
+  client: RemoteClient,
   call: string,
   repo: ServiceRepository,
   flowPath: string | null,
   page: (after: string | undefined) => Promise<{ files: F[]; next: string | null }>,
   take: (file: F) => void,
 ): Promise<void> {
+  const repoKey = `${repo.owner}/${repo.name}`;
+  const given = givenUpListings.get(client) ?? new Map<string, { error: ProtocolError; until: number }>();
+  givenUpListings.set(client, given);
+  const before = given.get(repoKey);
+  if (before !== undefined && Date.now() < before.until) throw before.error;
+  given.delete(repoKey);
   const started = performance.now();
   const cursors = new Set<string>();
   const seen = new Set<string>();
-  const givenUp = (why: string) =>
-    new ProtocolError(
-      `The service's listing of files ${why}: it was given up, and nothing of it is used.`,
+  const givenUp = (why: string) => {
+    const until = Date.now() + LISTING_LIMITS.pauseMs;
+    const at = new Date(until).toISOString().slice(11, 16);
+    const error = new ProtocolError(
+      `The service's listing of files ${why}: it was given up, and nothing of it is used; read again after ${at} UTC (or at the agent's next start).`,
       call,
       200,
     );
+    given.set(repoKey, { error, until });
+    return error;
+  };
   let after: string | undefined;
   for (let pages = 1; ; pages++) {
     const { files, next } = await page(after);
@@ -124,6 +145,7 @@ export async function listDeletedFiles(
   const files: DeletedServiceFile[] = [];
   try {
     await eachPage(
+      client,
       LIST_DELETED,
       repo,
       null,

@@ -415,7 +415,10 @@ export class ServiceSide {
           ? `not under this checkout's flow roots (${this.layout.roots.join(', ')})`
           : this.rules.ignores(repoPath)
             ? 'ignored here (.gitignore): it would not be synced'
-            : null;
+            : repoPath.split('/').at(-1) === '.gitignore'
+              ? // What this checkout sends is decided by its own .gitignore files (git brings them), never a service's.
+                '.gitignore is never written from a service: it decides what this checkout sends'
+              : null;
       if (reason !== null) skipped.push({ flowPath: file.flowPath, path: file.path, reason });
       return reason === null;
     });
@@ -587,6 +590,8 @@ export class ServiceSide {
       if (typeof code === 'string') return `the disk refused it (${code})`;
       throw error;
     }
+    // A .gitignore taken from the service changes what is ignored at once, watcher or not (`flowsync sync`).
+    if (relative.endsWith('/.gitignore')) this.rules.forget(relative.slice(0, -'/.gitignore'.length));
     if (copy === null) {
       if (replaced) state.markGone(this.repoId, [{ flowPath, path }]);
       return replaced ? null : 'a folder on the way is not a folder of the repository';

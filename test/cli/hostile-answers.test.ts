@@ -234,6 +234,8 @@ describe('a service that names paths outside the repository', () => {
       if (!path.endsWith('/version_content')) return answer;
       const reply = JSON.parse(answer) as { value: Record<string, unknown> };
       reply.value.content = 'x'.repeat(2 * 1024 * 1024);
+      // Its hash is the large content's: refused for its size, not for its hash.
+      reply.value.hash = sha256(reply.value.content as string);
       return JSON.stringify(reply);
     };
     const large = await restore();

@@ -104,3 +104,31 @@ describe('history cannot be erased by a writer', () => {
     expect(filledBy.map((row) => row.member)).toEqual(['alice', 'bob']);
   });
 });
+
+describe('a kept copy’s number', () => {
+  it('is the row each call inserted: two members keeping copies of one file at once are each told their own', async () => {
+    // On Postgres each member's copies are counted under their own lock, so two members' keep_copy calls of one
+    // file run at once; the number answered was max(version) of the file's copies, which may be the other's.
+    const made = await callFunction(svc.url, `Bearer ${alice}`, 'svc/flow_def/action/sync_batch/run', {
+      ...REPO,
+      flows: [
+        { flow_path: 'flows/scratch', files: [{ path: 'same.yml', content: 'same\n', hash: sha('same\n') }] },
+      ],
+    });
+    expect(made.statusCode).toBe(200);
+    const kept = await Promise.all(
+      Array.from({ length: 24 }, (_, n) => {
+        const content = `copy ${n}\n`;
+        return keepCopy(n % 2 === 0 ? alice : bob, 'same.yml', content).then((reply) => ({ reply, content }));
+      }),
+    );
+    for (const { reply, content } of kept) {
+      expect(reply.statusCode).toBe(200);
+      const version = (reply.body.value as { version: number }).version;
+      const read = await callFunction(svc.url, `Bearer ${alice}`, 'svc/flow_def/public/version_content', {
+        version,
+      });
+      expect(read.body.value).toMatchObject({ path: 'same.yml', content, hash: sha(content) });
+    }
+  });
+});

@@ -24,6 +24,19 @@ const fullConfig = {
 };
 
 describe('repo_config update', () => {
+  it('refuses a config whose file would be over 1 MiB, as a flow file is refused, and stores nothing', async () => {
+    const reply = await svc.call(
+      UPDATE,
+      { owner: 'acme', name: 'app', service_config: 'x'.repeat(1024 * 1024) },
+      'user',
+    );
+    expect(reply.statusCode).toBe(422);
+    expect(reply.body.errorMessage).toMatch(
+      /^The repository config is 1,025 KiB as a file, over the 1 MiB a file may be/,
+    );
+    expect(svc.read('SELECT 1 FROM repo_configs')).toEqual([]);
+  });
+
   it('stores every field and returns the record', async () => {
     const reply = await svc.call(UPDATE, fullConfig, 'user');
     expect(reply.statusCode).toBe(200);

@@ -162,7 +162,8 @@ describe('watching', () => {
     expect(harness!.engine.status().counts.pending).toBe(0);
   });
 
-  it('applies a .gitignore edited while watching: newly ignored files leave the service, unignored ones arrive', async () => {
+  // Ignoring is not deleting (issue 49): a pulled .gitignore line deleted such files for the whole team.
+  it('applies a .gitignore edited while watching: a newly ignored file stays on the service, said; unignored ones arrive', async () => {
     repo.write('flows/a/debug.log', 'log\n');
     repo.write('.gitignore', '*.tmp\n');
     repo.write('flows/a/scratch.tmp', 'scratch\n');
@@ -171,9 +172,15 @@ describe('watching', () => {
     expect(Object.keys(stored())).not.toContain('flows/a/scratch.tmp');
     repo.write('.gitignore', '*.log\n');
     await eventually(() => {
-      expect(Object.keys(stored())).not.toContain('flows/a/debug.log');
       expect(stored()['flows/a/scratch.tmp']).toBe('scratch\n');
+      expect(harness!.state.warnings(harness!.engine.repoId)).toEqual([
+        { flowPath: 'flows/a', path: 'debug.log', warning: 'ignored' },
+      ]);
     });
+    expect(stored()['flows/a/debug.log']).toBe('log\n');
+    // Deleted here, it is deleted there: only a file gone from disk is a deletion.
+    repo.remove('flows/a/debug.log');
+    await eventually(() => expect(Object.keys(stored())).not.toContain('flows/a/debug.log'));
   });
 
   // A file that becomes binary is on disk, not sent: the service keeps the version it had (issue 36).

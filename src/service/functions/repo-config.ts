@@ -1,4 +1,4 @@
-import type { RepoConfigCurrent } from '../../protocol/index.ts';
+import { repoConfigOverCap, type RepoConfigCurrent } from '../../protocol/index.ts';
 import { CallRefused } from '../errors.ts';
 import { RepoConfigStore } from '../store/repo-configs.ts';
 import type { ServiceStores } from './stores.ts';
@@ -10,6 +10,10 @@ export function repoConfigFunctions({ db }: ServiceStores): Implementations<'svc
       { baggage: _baggage, owner, name, base_hash: base, ...config },
       ctx,
     ) => {
+      // Capped like a flow file (the agent reads no more of the file): a larger one is refused, stored nowhere.
+      const over = repoConfigOverCap(config);
+      if (over !== null)
+        throw new CallRefused(`The repository config ${over}: nothing was written.`, { path: [] });
       const written = await db.transaction((sql) =>
         new RepoConfigStore(sql).replace(
           owner,

@@ -201,11 +201,14 @@ export class FileHistory {
       await this.sql.run('DELETE FROM file_versions WHERE version = ?', [Number(version)]);
       total -= Number(size);
     }
-    await this.sql.run(
+    // The row this call inserted, not the file's newest copy: on Postgres two members' copies of one file are
+    // kept at once (each under their own lock), and max(version) told one of them the other's number.
+    const added = await this.sql.get<{ version: number | string }>(
       `INSERT INTO file_versions
          (repo_id, flow_path, path, hash, content, size, written_at, written_by, writer_kind, replaced_at, conflict_copy,
           member_id, token_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+       RETURNING version`,
       [
         file.repoId,
         file.flowPath,
@@ -220,11 +223,6 @@ export class FileHistory {
         writer.memberId,
         writer.tokenId,
       ],
-    );
-    const added = await this.sql.get<{ version: number }>(
-      `SELECT max(version) AS version FROM file_versions
-       WHERE repo_id = ? AND flow_path = ? AND path = ? AND conflict_copy = 1`,
-      [file.repoId, file.flowPath, file.path],
     );
     return Number(added!.version);
   }
