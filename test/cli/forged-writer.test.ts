@@ -1,12 +1,13 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { fileEntry } from '../support/flows.ts';
 import { memberToken } from '../support/members.ts';
+import { startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
 import { eventually } from '../support/repo.ts';
 import { baggage, callFunction } from '../support/service.ts';
-import { startTeam, type Team } from '../support/team.ts';
+import { startTeam, type Team, type TeamOptions } from '../support/team.ts';
 
 /**
  * A forged writer's label (issue 48, T2), as the attack is made: a real `flowsync serve`, alice and bob members with
@@ -14,10 +15,25 @@ import { startTeam, type Team } from '../support/team.ts';
  * with `x-flowsync-writer` set to her checkout's exact label, read from `list_files`. The label is only the client's
  * word: alice's agent names the version bob's (newer on the service, then a conflict once she edits), and keeps her
  * edit. Before the agent asked the service who it is, it took the label at its word: the version was "by" alice's
- * own checkout, and bob not a teammate at all.
+ * own checkout, and bob not a teammate at all. On one serve's SQLite file, and on two serve processes on one
+ * Postgres (bob writes through the second, alice's agent is on the first).
  */
 let team: Team | null = null;
 let agent: AgentProcess | null = null;
+let cluster: PostgresCluster | null = null;
+
+afterAll(() => cluster?.stop());
+
+const WHERE: [string, () => Promise<TeamOptions>][] = [
+  ['one serve on SQLite', async () => ({})],
+  [
+    'two serve processes on one Postgres',
+    async () => {
+      cluster ??= await startPostgresCluster();
+      return { postgres: { url: await cluster.createDatabase(), processes: 2 } };
+    },
+  ],
+];
 
 afterEach(async () => {
   agent?.signal('SIGINT');
@@ -50,10 +66,15 @@ async function forgedWrite(url: string, token: string, label: string, content: s
   return response.status;
 }
 
-describe('a forged writer label (T2)', () => {
+describe.each(WHERE)('a forged writer label (T2), %s', (_where, options) => {
   it("bob writing under alice's exact label is bob's version to her agent: newer by bob, then a conflict by bob; her edit stays", async () => {
-    team = await startTeam({ 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' });
+    team = await startTeam(
+      { 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' },
+      await options(),
+    );
     const { url } = team.serve;
+    // Bob's calls reach the last process; alice's agent the first.
+    const bobs = team.serves.at(-1)!.url;
     const operator = `Admin ${team.serve.tokens.admin}`;
     const aliceToken = await memberToken(url, operator, 'alice', 'write');
     const bobToken = await memberToken(url, operator, 'bob', 'write');
@@ -64,7 +85,7 @@ describe('a forged writer label (T2)', () => {
     await agent.waitFor(/Watching 1 repository/, 60_000);
 
     // Her checkout's label, as anyone with a read of the repository sees it.
-    const listed = await callFunction(url, `Bearer ${bobToken}`, 'svc/flow_def/public/list_files', {
+    const listed = await callFunction(bobs, `Bearer ${bobToken}`, 'svc/flow_def/public/list_files', {
       repo_owner: 'acme',
       repo_name: 'app',
     });
@@ -76,7 +97,7 @@ describe('a forged writer label (T2)', () => {
     const label = build.written_by;
     expect(label).toMatch(/\(checkout [0-9a-f]{12}\)$/);
 
-    expect(await forgedWrite(url, bobToken, label, 'build: bob\n')).toBe(200);
+    expect(await forgedWrite(bobs, bobToken, label, 'build: bob\n')).toBe(200);
     // The service credits bob, whatever the header said.
     const versions = await callFunction(url, `Bearer ${aliceToken}`, 'svc/flow_def/public/file_versions', {
       repo_owner: 'acme',
@@ -121,8 +142,9 @@ describe('a forged writer label (T2)', () => {
   }, 180_000);
 
   it('from a fresh state (the state file lost, the checkout id kept): the forged version is a conflict by bob', async () => {
-    team = await startTeam({ 'flows/ci/build.yml': 'build: 1\n' });
+    team = await startTeam({ 'flows/ci/build.yml': 'build: 1\n' }, await options());
     const { url } = team.serve;
+    const bobs = team.serves.at(-1)!.url;
     const operator = `Admin ${team.serve.tokens.admin}`;
     const aliceToken = await memberToken(url, operator, 'alice', 'write');
     const bobToken = await memberToken(url, operator, 'bob', 'write');
@@ -133,7 +155,7 @@ describe('a forged writer label (T2)', () => {
     agent.signal('SIGINT');
     await agent.exitWithin(15_000);
     agent = null;
-    const listed = await callFunction(url, `Bearer ${bobToken}`, 'svc/flow_def/public/list_files', {
+    const listed = await callFunction(bobs, `Bearer ${bobToken}`, 'svc/flow_def/public/list_files', {
       repo_owner: 'acme',
       repo_name: 'app',
     });
@@ -144,7 +166,7 @@ describe('a forged writer label (T2)', () => {
     for (const file of ['state.db', 'state.db-wal', 'state.db-shm'])
       rmSync(join(data, file), { force: true });
     alice.write('flows/ci/build.yml', 'build: alice\n');
-    expect(await forgedWrite(url, bobToken, label, 'build: bob\n')).toBe(200);
+    expect(await forgedWrite(bobs, bobToken, label, 'build: bob\n')).toBe(200);
 
     agent = startAgentProcess(['start', alice.root], alice.env);
     await agent.waitFor(/Watching 1 repository/, 60_000);

@@ -1,21 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ALL_FUNCTIONS } from '../../src/protocol/index.ts';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { memberToken } from '../support/members.ts';
+import { startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
 import { eventually } from '../support/repo.ts';
-import { startTeam, type Team } from '../support/team.ts';
+import { startTeam, type Team, type TeamOptions } from '../support/team.ts';
 
 /**
  * A read-only member's agent (issue 48, T4, the agent's side): a real `flowsync serve`, alice (write) and carol
  * (`--role read`) with their own tokens and HOMEs. Carol's agent takes the team's versions as usual (what alice
  * sends shows as newer on the service) and never sends: her local edit is listed "changed here, not sent: you are
  * a read-only member", and the service's log has no call of hers to a function that writes. Before, her agent sent
- * the edit, met the 403 and backed off, again and again.
+ * the edit, met the 403 and backed off, again and again. On one serve's SQLite file, and on two serve processes on
+ * one Postgres (carol's agent on the second, alice on the first).
  */
 let team: Team | null = null;
 let agent: AgentProcess | null = null;
+let cluster: PostgresCluster | null = null;
+
+afterAll(() => cluster?.stop());
 
 afterEach(async () => {
   agent?.signal('SIGINT');
@@ -27,22 +32,37 @@ afterEach(async () => {
 
 const SCOPE = new Map<string, string>(ALL_FUNCTIONS.map((fn) => [fn.path, fn.scope]));
 
-/** The functions carol's credential called, as the service's log names them. */
+/** The functions carol's credential called, as the service logs (every process's) name them. */
 function carolsCalls(team: Team): string[] {
-  return readFileSync(join(team.dir, 'service.log'), 'utf8')
-    .split('\n')
+  const logs = team.serves.length === 1 ? ['service.log'] : team.serves.map((_, at) => `service-${at}.log`);
+  return logs
+    .flatMap((log) => readFileSync(join(team.dir, log), 'utf8').split('\n'))
     .filter((line) => line.includes('"msg":"call"') && line.includes('"member":"carol"'))
     .map((line) => (JSON.parse(line) as { fn: string }).fn);
 }
 
-describe('a read-only member’s agent (T4)', () => {
+const WHERE: [string, () => Promise<TeamOptions>][] = [
+  ['one serve on SQLite', async () => ({})],
+  [
+    'two serve processes on one Postgres',
+    async () => {
+      cluster ??= await startPostgresCluster();
+      return { postgres: { url: await cluster.createDatabase(), processes: 2 } };
+    },
+  ],
+];
+
+describe.each(WHERE)('a read-only member’s agent (T4), %s', (_where, options) => {
   it('is receive-only: shows the team’s versions, lists her edit as not sent, and never calls a write', async () => {
-    team = await startTeam({ 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' });
+    team = await startTeam(
+      { 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' },
+      await options(),
+    );
     const { url } = team.serve;
     const operator = `Admin ${team.serve.tokens.admin}`;
     const alice = team.person('alice');
     alice.env.FLOWSYNC_TOKEN = await memberToken(url, operator, 'alice', 'write');
-    const carol = team.person('carol');
+    const carol = team.person('carol', team.serves.length - 1);
     carol.env.FLOWSYNC_TOKEN = await memberToken(url, operator, 'carol', 'read');
     const sent = await alice.flowsync('sync', alice.root);
     expect(sent.code, sent.stderr).toBe(0);
