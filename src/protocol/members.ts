@@ -13,15 +13,17 @@ export type Role = (typeof ROLES)[number];
 export const roleSchema = z.enum(ROLES);
 
 /**
- * What a function needs: a role, or `invite` (redeem_invite, the one function an invite opens and the only one it
+ * What a function needs: a role; `own` (any member's token, acting on that token alone: renew_token, which changes
+ * a row and so is not `read`); or `invite` (redeem_invite, the one function an invite opens and the only one it
  * opens). Every function has one, in the function table (functions.ts).
  */
-export type Scope = Role | 'invite';
+export type Scope = Role | 'own' | 'invite';
 
 const RANK: Record<Role, number> = { read: 0, write: 1, operator: 2 };
 
 /** Whether a credential acting at `level` may call a function of `scope`. An invite opens nothing but its own. */
 export function levelAllows(level: Role, scope: Scope): boolean {
+  if (scope === 'own') return true;
   return scope !== 'invite' && RANK[level] >= RANK[scope];
 }
 
@@ -113,6 +115,9 @@ export function tokenPasteProblem(text: string, expected: TokenKind): string | n
     : `That flowsync ${expected === 'invite' ? 'invite' : 'token'} does not check out (a character is wrong): copy it again.`;
 }
 
+/** The header of every answer to a member token: when that token expires (ISO time), as GitHub's tokens say it. */
+export const TOKEN_EXPIRES_HEADER = 'x-flowsync-token-expires';
+
 /** A token as lists, logs and the audit name it: its prefix and public id, never enough to use it. */
 export function tokenLabel(kind: TokenKind, id: string): string {
   return `${TOKEN_PREFIXES[kind]}_${id}…`;
@@ -203,8 +208,26 @@ export const whoamiValueSchema = z.looseObject({
   token: z.string().nullable(),
   label: z.string().nullable(),
   expires_at: isoTimeSchema.nullable(),
+  /** When the token was made (or renewed): with expires_at, its life, which the agent's renewal is timed by. */
+  issued_at: isoTimeSchema.nullable().optional(),
 });
 export type WhoamiValue = z.infer<typeof whoamiValueSchema>;
+
+/** The caller's own token renewed: the same member and label, a new token shown once (the agent's keychain). */
+export const renewTokenArgsSchema = z.strictObject({ baggage: baggageSchema });
+export const renewTokenValueSchema = z.looseObject({
+  member: z.string(),
+  role: roleSchema,
+  /** The new token, the one time it exists outside its holder's keychain. */
+  token: z.string(),
+  token_id: z.string(),
+  label: z.string(),
+  expires_at: isoTimeSchema,
+  /** The token renewed (`fsm_…`): it works until the new one is first used, and until `replaced_expires_at` at most. */
+  replaces: z.string(),
+  replaced_expires_at: isoTimeSchema,
+});
+export type RenewTokenValue = z.infer<typeof renewTokenValueSchema>;
 
 /** An invite, presented as the call's credential (`Bearer fsi_…`), exchanged for the member's own token. */
 export const redeemInviteArgsSchema = z.strictObject({

@@ -150,7 +150,7 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
 
     // Wrong invites first (a real id with a wrong secret counts a failure; a token given as an invite), then the
     // real one, from stdin, with `ps` watched.
-    const aliceEnv = { ...userEnv(join(dir, 'alice')), ...base };
+    const aliceEnv: NodeJS.ProcessEnv = { ...userEnv(join(dir, 'alice')), ...base };
     const wrongInvite = wrongSecret('invite', aliceInvite);
     canaries.push(wrongInvite);
     const refusedInvite = await cli(
@@ -240,7 +240,7 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
     expect((await cli('member list with the shared admin token', sharedEnv, adminCall)).code).toBe(0);
 
     // Alice's agent, its token from the keychain, syncs a file.
-    const agentEnv = { ...aliceEnv, FLOWSYNC_URL: server.url };
+    const agentEnv: NodeJS.ProcessEnv = { ...aliceEnv, FLOWSYNC_URL: server.url };
     writeAgentConfig(agentEnv, [{ path: repo.root, owner: 'acme', name: 'app' }]);
     agentLog = join(agentEnv.XDG_DATA_HOME!, 'flowsync/agent.log');
     const agent = startAgentProcess(['start', repo.root], agentEnv);

@@ -138,6 +138,12 @@ describe('roles: which level may call which scope', () => {
     { description: 'an operator may do everything', level: 'operator', scope: 'operator', allowed: true },
     { description: 'an operator writes', level: 'operator', scope: 'write', allowed: true },
     {
+      description: 'a read-only member renews her own token (a row changes: not the read scope)',
+      level: 'read',
+      scope: 'own',
+      allowed: true,
+    },
+    {
       description: 'no token opens redeem_invite: only an invite',
       level: 'operator',
       scope: 'invite',
@@ -160,12 +166,15 @@ describe('roles: which level may call which scope', () => {
 describe('the scope table: every function has one', () => {
   it('read ⊂ write ⊂ operator; private functions are exactly the operator ones; the invite opens one', () => {
     for (const fn of ALL_FUNCTIONS) {
-      expect(['read', 'write', 'operator', 'invite'], fn.path).toContain(fn.scope);
+      expect(['read', 'write', 'operator', 'own', 'invite'], fn.path).toContain(fn.scope);
       expect(fn.kind === 'private', fn.path).toBe(fn.scope === 'operator');
       expect(fn.access, fn.path).toBe(fn.scope === 'operator' ? 'admin' : 'any');
     }
     expect(ALL_FUNCTIONS.filter((fn) => fn.scope === 'invite').map((fn) => fn.path)).toEqual([
       'svc/members/action/redeem_invite/run',
+    ]);
+    expect(ALL_FUNCTIONS.filter((fn) => fn.scope === 'own').map((fn) => fn.path)).toEqual([
+      'svc/members/public/renew_token',
     ]);
   });
 

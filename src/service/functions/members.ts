@@ -17,7 +17,8 @@ export type MembersPath =
   | 'svc/members/private/list'
   | 'svc/members/private/remove'
   | 'svc/members/private/role'
-  | 'svc/members/private/revoke_token';
+  | 'svc/members/private/revoke_token'
+  | 'svc/members/public/renew_token';
 
 /**
  * The member functions (issue 48). Nobody, operators included, ever sees another member's token: an operator makes
@@ -56,7 +57,36 @@ export function memberFunctions({ db, membersChanged }: ServiceStores): Implemen
         token: member.tokenId === null ? null : `${TOKEN_PREFIXES.member}_${member.tokenId}`,
         label: member.label,
         expires_at: member.expiresAt,
+        issued_at: member.issuedAt,
       };
+    },
+
+    'svc/members/public/renew_token': (_args, ctx) => {
+      const member = principalOf(ctx);
+      if (member.tokenId === null)
+        throw new CallRefused(
+          'The shared tokens do not expire, and are not renewed: only a member token (fsm_…) is.',
+        );
+      const tokenId = member.tokenId;
+      return changing(ctx, async (members, audit) => {
+        const renewed = await members.renew(tokenId);
+        const replaces = tokenLabel('member', tokenId);
+        await audit({
+          action: 'token_renewed',
+          target: tokenLabel('member', renewed.tokenId),
+          detail: { member: renewed.member, replaces, label: renewed.label, expires_at: renewed.expiresAt },
+        });
+        return {
+          member: renewed.member,
+          role: renewed.role,
+          token: renewed.token,
+          token_id: `${TOKEN_PREFIXES.member}_${renewed.tokenId}`,
+          label: renewed.label,
+          expires_at: renewed.expiresAt,
+          replaces: `${TOKEN_PREFIXES.member}_${tokenId}`,
+          replaced_expires_at: renewed.oldExpiresAt,
+        };
+      });
     },
 
     'svc/members/action/redeem_invite/run': async (args, ctx) => {

@@ -4,7 +4,14 @@ import type { ServiceDatabase } from '../db/open.ts';
 import { DatabaseProblem } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
 import type { AccessTokens, Caller } from './access-tokens.ts';
-import { MemberStore, SHARED_MEMBERS, sameDigest, type MemberRecord, type TokenRecord } from './members.ts';
+import {
+  MemberStore,
+  RENEWED_BY,
+  SHARED_MEMBERS,
+  sameDigest,
+  type MemberRecord,
+  type TokenRecord,
+} from './members.ts';
 
 /** Who a call comes from, decided by its credential before its body is read: the service's word, not the client's. */
 export interface Principal {
@@ -19,7 +26,14 @@ export interface Principal {
   /** The member token's public id; null for a shared token. */
   tokenId: string | null;
   label: string | null;
+  /** When the token was made (redeemed or renewed); null for a shared token. */
+  issuedAt: string | null;
   expiresAt: string | null;
+  /**
+   * The token this one renewed, still working until this one's first use: the admission retires it (null: none,
+   * or already retired).
+   */
+  replaces: string | null;
 }
 
 export type Identified =
@@ -192,6 +206,12 @@ export class Credentials {
           member.removed_at,
           `Your token ${named} was revoked: ${member.name} was removed from this service at ${member.removed_at}. ${again}`,
         );
+      if (row.revoked_at && row.revoked_by === RENEWED_BY)
+        return refusal(
+          'revoked',
+          row.revoked_at,
+          `Your token ${named} was renewed, and replaced at ${row.revoked_at} by its new token's first use: flowsync's agent keeps the new one in the keychain (\`flowsync whoami\` names it).`,
+        );
       if (row.revoked_at)
         return refusal(
           'revoked',
@@ -214,7 +234,12 @@ export class Credentials {
           shared: false,
           tokenId: row.id,
           label: row.label,
+          issuedAt: row.created_at,
           expiresAt: row.expires_at,
+          replaces:
+            row.renewed_from !== null && this.tokens.get(row.renewed_from)?.revoked_at === null
+              ? row.renewed_from
+              : null,
         },
       };
     }
@@ -238,7 +263,9 @@ export class Credentials {
         shared: true,
         tokenId: null,
         label: null,
+        issuedAt: null,
         expiresAt: null,
+        replaces: null,
       },
     };
   }
@@ -255,6 +282,15 @@ export class Credentials {
     if (!parsed.ok || parsed.kind !== 'member' || this.tokens.has(parsed.id)) return found;
     await this.confirm();
     return this.identify(claimed, token);
+  }
+
+  /**
+   * The token a renewal replaced, retired at the new one's first use (store/members.ts `renew`), and this process's
+   * list read again before the call goes on: from then on the old token is refused.
+   */
+  async retire(tokenId: string): Promise<void> {
+    const retired = await this.db.transaction((sql) => new MemberStore(sql).retire(tokenId));
+    if (retired) await this.membersChanged();
   }
 
   /** A member by id, as the list has it now (null: not known to this process). */

@@ -10,6 +10,7 @@ import {
   type Role,
   type TokenKind,
 } from '../../protocol/index.ts';
+import { tunable } from '../../host/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { CallRefused } from '../errors.ts';
@@ -57,8 +58,33 @@ export interface TokenRecord {
   member_id: string;
   sha256: string;
   label: string;
+  created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** Who revoked it: an actor, or RENEWED_BY when the token that renewed it was first used. */
+  revoked_by: string | null;
+  /** The token this one renewed, which works until this one is first used (or RENEWAL_OVERLAP_HOURS pass). */
+  renewed_from: string | null;
+}
+
+/** `revoked_by` of a token retired because the token that renewed it was used: not a person's doing. */
+export const RENEWED_BY = 'renewed';
+
+/**
+ * How long a renewed token keeps working beside the new one at most: the agent may crash between the service's
+ * commit and its keychain's write, and then still holds only the old one (it renews again with it).
+ */
+export const RENEWAL_OVERLAP_HOURS = 24;
+
+/** What a renewal made: the new token (shown once) and until when the old one still works. */
+export interface Renewed {
+  member: string;
+  role: Role;
+  token: string;
+  tokenId: string;
+  label: string;
+  expiresAt: string;
+  oldExpiresAt: string;
 }
 
 export type RedeemOutcome =
@@ -97,8 +123,16 @@ export function sameDigest(a: string, b: string): boolean {
   return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
 }
 
+/**
+ * How long one day of a token's life is: a day, or what FLOWSYNC_TOKEN_DAY_MS says (a test makes a 3-day token
+ * last 3 s, and sees it expire and be renewed by a running agent). Read at each use, as a test sets it per process.
+ */
+function tokenDayMs(): number {
+  return tunable('FLOWSYNC_TOKEN_DAY_MS', 86_400_000);
+}
+
 function addDays(now: string, days: number): string {
-  return new Date(Date.parse(now) + days * 86_400_000).toISOString();
+  return new Date(Date.parse(now) + days * tokenDayMs()).toISOString();
 }
 
 function addHours(now: string, hours: number): string {
@@ -340,6 +374,63 @@ export class MemberStore {
     return { tokenId: id, member: found.member };
   }
 
+  /**
+   * A new token for the holder of `tokenId`: the same member (so never a wider role), the same label, as long a
+   * life as the old one had. The old one works on until the new one is first used (the admission retires it,
+   * `retire`) or RENEWAL_OVERLAP_HOURS pass; a renewal the holder never received (made again with the old token)
+   * replaces the one before it, which nobody ever used.
+   */
+  async renew(tokenId: string, now = nowIso()): Promise<Renewed> {
+    const old = await this.sql.get<{
+      member_id: string;
+      label: string;
+      created_at: string;
+      expires_at: string;
+      name: string;
+      role: Role;
+    }>(
+      `SELECT t.member_id, t.label, t.created_at, t.expires_at, m.name, m.role
+       FROM member_tokens t JOIN members m ON m.id = t.member_id WHERE t.id = ?`,
+      [tokenId],
+    );
+    if (!old) throw new CallRefused(`No token ${tokenLabel('member', tokenId)} on this service.`);
+    await this.sql.run(
+      'UPDATE member_tokens SET revoked_at = ?, revoked_by = ? WHERE renewed_from = ? AND revoked_at IS NULL',
+      [now, RENEWED_BY, tokenId],
+    );
+    const made = newToken('member');
+    const lifeMs = Math.max(0, Date.parse(old.expires_at) - Date.parse(old.created_at));
+    const expiresAt = new Date(Date.parse(now) + lifeMs).toISOString();
+    await this.sql.run(
+      `INSERT INTO member_tokens (id, member_id, sha256, label, created_at, expires_at, renewed_from)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [made.id, old.member_id, made.sha256, old.label, now, expiresAt, tokenId],
+    );
+    const overlapEnds = addHours(now, RENEWAL_OVERLAP_HOURS);
+    const oldExpiresAt = overlapEnds < old.expires_at ? overlapEnds : old.expires_at;
+    await this.sql.run('UPDATE member_tokens SET expires_at = ? WHERE id = ?', [oldExpiresAt, tokenId]);
+    await this.bumpEpoch();
+    return {
+      member: old.name,
+      role: old.role,
+      token: made.token,
+      tokenId: made.id,
+      label: old.label,
+      expiresAt,
+      oldExpiresAt,
+    };
+  }
+
+  /** The token a renewal replaced, once the new one is used: true when this call retired it (not another). */
+  async retire(tokenId: string, now = nowIso()): Promise<boolean> {
+    const retired = await this.sql.run(
+      'UPDATE member_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL',
+      [now, RENEWED_BY, tokenId],
+    );
+    if (retired > 0) await this.bumpEpoch();
+    return retired > 0;
+  }
+
   /** Every member, the removed ones too, with their tokens and how many invites are open. */
   async list(now = nowIso()): Promise<MemberRow[]> {
     const members = await this.sql.all<{
@@ -385,7 +476,8 @@ export class MemberStore {
       'SELECT id, name, role, shared, removed_at FROM members',
     );
     const tokens = await this.sql.all<TokenRecord>(
-      'SELECT id, member_id, sha256, label, expires_at, revoked_at FROM member_tokens',
+      `SELECT id, member_id, sha256, label, created_at, expires_at, revoked_at, revoked_by, renewed_from
+       FROM member_tokens`,
     );
     return { members: members.map((m) => ({ ...m, shared: Boolean(m.shared) })), tokens };
   }
