@@ -17,7 +17,7 @@ import { callFunction, readDatabase } from '../support/service.ts';
 /**
  * Tokens are canaries (issue 48, T5): every path a token or an invite takes — a database's first start, member add
  * and invite, `login --invite` from stdin, a redeem, a revoke, wrong tokens and wrong invites, the shared fsu_/fsa_
- * tokens, a running agent, `service export` — and then no secret part of any of them is found in the database's
+ * tokens, a renewal, a running agent, `service export` — and then no secret part of any of them is found in the database's
  * files (-wal and -shm too), the service's log, the agent's log, the export, `ps` during `login --invite`, or what
  * the CLI printed beyond the one line that shows a secret once. A real `flowsync serve` on SQLite, the real CLI, a
  * real agent and a real keychain.
@@ -197,11 +197,21 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
     expect(redeemed.statusCode).toBe(200);
     const deskToken = (redeemed.body.value as { token: string }).token;
     canaries.push(deskToken);
+    // Renewed by its holder, the new one used (which retires the old), then renewed again.
+    const renew = (token: string) =>
+      callFunction(server.url, `Bearer ${token}`, 'svc/members/public/renew_token', {});
+    const renewedOnce = ((await renew(deskToken)).body.value as { token: string }).token;
+    expect(renewedOnce).toMatch(/^fsm_/);
+    const renewedTwice = ((await renew(renewedOnce)).body.value as { token: string }).token;
+    canaries.push(renewedOnce, renewedTwice);
+    expect(
+      (await callFunction(server.url, `Bearer ${deskToken}`, 'svc/members/public/whoami', {})).statusCode,
+    ).toBe(401);
     const revoked = await cli('token revoke', { ...operatorEnv, FLOWSYNC_ADMIN_TOKEN: bobToken }, [
       'service',
       'token',
       'revoke',
-      deskToken.slice(0, 14),
+      renewedTwice.slice(0, 14),
       '--url',
       server.url,
     ]);
@@ -210,7 +220,7 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
       ...userEnv(join(dir, 'desk')),
       ...base,
       FLOWSYNC_URL: server.url,
-      FLOWSYNC_TOKEN: deskToken,
+      FLOWSYNC_TOKEN: renewedTwice,
     };
     expect((await cli('whoami with a revoked token', deskEnv, ['whoami'])).code).toBe(1);
 
@@ -312,7 +322,7 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
 
     // What the database keeps of each member token is its SHA-256, looked up by its id.
     const rows = readDatabase(dbPath)<{ id: string; sha256: string }>('SELECT id, sha256 FROM member_tokens');
-    for (const token of [aliceToken, bobToken, deskToken])
+    for (const token of [aliceToken, bobToken, deskToken, renewedOnce, renewedTwice])
       expect(rows).toContainEqual({
         id: token.slice(4, 14),
         sha256: createHash('sha256').update(token).digest('hex'),
