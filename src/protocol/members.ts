@@ -47,6 +47,19 @@ export function memberNameProblem(name: string): string | null {
   return null;
 }
 
+/**
+ * The member name of an OS user (the embedded service's one member, issue 48): lower case, each character a name
+ * cannot have a "-", at most 40; `owner` when nothing of it is left, or it is a name the service keeps.
+ */
+export function memberNameOf(user: string): string {
+  const name = user
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 40);
+  return name === '' || memberNameProblem(name) !== null ? 'owner' : name;
+}
+
 // ---- Tokens ----
 
 /**

@@ -7,6 +7,7 @@ import {
   crc32,
   formatToken,
   levelAllows,
+  memberNameOf,
   memberNameProblem,
   narrowerRole,
   parseToken,
@@ -183,6 +184,21 @@ describe('the scope table: every function has one', () => {
     expect(byScope('read')).toEqual([2, 3, 12, 13, 15, 17]);
     expect(byScope('write')).toEqual([4, 7, 8, 10, 14, 19]);
     expect(byScope('operator')).toEqual([1, 5, 6, 9, 11, 16, 18, 20]);
+  });
+});
+
+describe("the embedded service's member: named after the OS user", () => {
+  it.each([
+    ['a plain user name', 'alice', 'alice'],
+    ['upper case lowered', 'Alice', 'alice'],
+    ['a Windows name with a space and a domain', 'CORP\\John Doe', 'corp-john-doe'],
+    ['leading characters a name cannot start with dropped', '_svc', 'svc'],
+    ['cut at 40', 'a'.repeat(50), 'a'.repeat(40)],
+    ['nothing left: owner', '___', 'owner'],
+    ['a name the service keeps: owner', 'shared', 'owner'],
+    ['root stays root', 'root', 'root'],
+  ])('%s', (_description, user, name) => {
+    expect(memberNameOf(user)).toBe(name);
   });
 });
 

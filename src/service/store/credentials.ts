@@ -52,6 +52,11 @@ export interface CredentialOptions {
    * still taken at the next poll.
    */
   failClosed: boolean;
+  /**
+   * The member the shared tokens act as instead of the shared members: the embedded service's one member, named
+   * after the OS user (MemberStore.ensureOwner), so a single developer's history shows their name. Null: `serve`.
+   */
+  ownerId?: string | null;
 }
 
 /** 250 ms polls and a 1 s freshness bound: a member removed on one process is refused by every other within 1 s. */
@@ -245,6 +250,23 @@ export class Credentials {
     }
     const kind = this.legacy.identify(token);
     if (kind === null || kind !== claimed) return UNKNOWN;
+    const owner = this.options.ownerId ? this.members.get(this.options.ownerId) : undefined;
+    if (owner && !owner.removed_at)
+      return {
+        ok: true,
+        principal: {
+          memberId: owner.id,
+          name: owner.name,
+          role: owner.role,
+          level: kind === 'admin' ? owner.role : narrowerRole(owner.role, 'write'),
+          shared: false,
+          tokenId: null,
+          label: null,
+          issuedAt: null,
+          expiresAt: null,
+          replaces: null,
+        },
+      };
     const shared = SHARED_MEMBERS[kind];
     const member = this.members.get(shared.id) ?? { ...shared, shared: true, removed_at: null };
     if (member.removed_at)

@@ -25,6 +25,9 @@ export const SHARED_MEMBERS = {
   admin: { id: 'shared-operator', name: 'shared-operator', role: 'operator' },
 } as const;
 
+/** The id of the embedded service's one member, named after the OS user (MemberStore.ensureOwner). */
+export const OWNER_ID = 'owner';
+
 /** An invite works once, for this long (Tailscale's one-off keys are the model). */
 export const INVITE_HOURS = 24;
 /** Wrong secrets for an invite's id after which it is voided (someone is guessing, or a copy went astray). */
@@ -160,6 +163,25 @@ export class MemberStore {
         [member.id, member.name, member.role, now],
       );
     }
+  }
+
+  /**
+   * The embedded service's one member (issue 48): an operator named after the OS user, whom its shared tokens act
+   * as, so that its history shows a name. Made once, under a fixed id (a later start with another OS user name keeps
+   * the first); null when the name is another member's (a database `flowsync serve` shares with a team), or the
+   * member was removed: the shared tokens then stay the shared members.
+   */
+  async ensureOwner(name: string, now = nowIso()): Promise<string | null> {
+    await this.sql.run(
+      `INSERT INTO members (id, name, role, shared, created_at, created_by) VALUES (?, ?, 'operator', 0, ?, 'system')
+       ON CONFLICT DO NOTHING`,
+      [OWNER_ID, name, now],
+    );
+    const row = await this.sql.get<{ removed_at: string | null }>(
+      'SELECT removed_at FROM members WHERE id = ?',
+      [OWNER_ID],
+    );
+    return row && row.removed_at === null ? OWNER_ID : null;
   }
 
   async epoch(): Promise<number> {
