@@ -131,7 +131,7 @@ describe(
       expect(cli.stderr).toContain('flowsync login --invite');
     });
 
-    it('doctor warns 14 days before a token expires, and says what renews it', async () => {
+    it('doctor and status warn 14 days before a token expires; status says who you are first', async () => {
       const redeemed = await redeemInvite(server.url, await invite('carol', 60), 'ci');
       const { token } = redeemed.body.value as { token: string };
       const env = {
@@ -149,6 +149,18 @@ describe(
         /^token: you are carol \(write\); token fsm_[0-9A-Za-z]{10}… "ci" expires \d{4}-\d\d-\d\d, in less than a day$/,
       );
       expect(line!.fix).toContain('svc/members/public/renew_token');
+
+      // status: who you are first, then the token's end.
+      const status = await runFlowsync(['status'], { env });
+      const [first, second] = status.stdout.split('\n');
+      expect(first).toBe(`service ${server.url} as carol (write)`);
+      expect(second).toMatch(
+        /^ {2}your token fsm_[0-9A-Za-z]{10}… expires \d{4}-\d\d-\d\d, in less than a day: `flowsync doctor` says what renews it$/,
+      );
+      const shared = await runFlowsync(['status'], { env: { ...env, FLOWSYNC_TOKEN: server.tokens.user } });
+      expect(shared.stdout.split('\n')[0]).toBe(
+        `service ${server.url} as the shared user token: your writes show as "shared token"`,
+      );
     });
   },
 );

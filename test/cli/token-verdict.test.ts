@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { identitySaid } from '../../src/cli/commands/status-identity.ts';
 import { tokenVerdict } from '../../src/cli/doctor/token.ts';
 import type { WhoamiValue } from '../../src/protocol/index.ts';
 
@@ -78,5 +79,32 @@ describe('the token verdict', () => {
     expect(check).toMatchObject({ check: 'token', verdict, message });
     if (fix) expect(check.fix).toMatch(fix);
     else expect(check.fix).toBeNull();
+  });
+});
+
+/** status's first line (issue 48): who the service takes you for, and the token's end 14 days before it. */
+describe("status's identity lines", () => {
+  const url = 'https://flows.example.com';
+  it.each([
+    {
+      description: 'a member with months left: one line, name and role',
+      who: alice('write', 200 * DAY),
+      lines: [`service ${url} as alice (write)`],
+    },
+    {
+      description: 'a member whose token ends within 14 days: a second line, pointing at doctor',
+      who: alice('read', 3 * DAY + 60_000),
+      lines: [
+        `service ${url} as alice (read)`,
+        '  your token fsm_3kT9xQ2mB7… expires 2026-12-01, in 3 days: `flowsync doctor` says what renews it',
+      ],
+    },
+    {
+      description: 'the shared token: said, with what it means for the history',
+      who: { member: 'shared', role: 'write', shared: true, token: null, label: null, expires_at: null },
+      lines: [`service ${url} as the shared user token: your writes show as "shared token"`],
+    },
+  ] as { description: string; who: WhoamiValue; lines: string[] }[])('$description', ({ who, lines }) => {
+    expect(identitySaid(url, who, now)).toEqual(lines);
   });
 });
