@@ -98,6 +98,11 @@ describe('a member token: its expiry on every answer, its renewal', () => {
     // Not used yet: the old one still works (the agent may not have the new one in its keychain yet).
     expect((await whoami(old)).statusCode).toBe(200);
     const second = valueOf<Renewed>(await renew(old));
+    // As long a life as the first renewal's: the old token's overlap does not shorten what it renews to.
+    const life = (renewed: Renewed) =>
+      Date.parse(renewed.expires_at) - Date.parse(renewed.replaced_expires_at);
+    expect(Math.abs(life(second) - life(first))).toBeLessThan(5000);
+    expect(Date.parse(second.expires_at) - Date.now()).toBeGreaterThan(364 * 86_400_000);
     const unused = await whoami(first.token);
     expect(unused.statusCode).toBe(401);
     expect(unused.body.errorData).toMatchObject({ credential: 'revoked' });

@@ -9,6 +9,7 @@ import {
   RENEWED_BY,
   SHARED_MEMBERS,
   sameDigest,
+  tokenEnd,
   type MemberRecord,
   type TokenRecord,
 } from './members.ts';
@@ -223,12 +224,10 @@ export class Credentials {
           row.revoked_at,
           `Your token ${named} was revoked at ${row.revoked_at}. ${again}`,
         );
-      if (Date.parse(row.expires_at) <= now)
-        return refusal(
-          'expired',
-          row.expires_at,
-          `Your token ${named} expired at ${row.expires_at}. ${again}`,
-        );
+      // A renewed token ends a day after its renewal at most (its new one not used meanwhile: store/members.ts).
+      const ends = tokenEnd(row);
+      if (Date.parse(ends) <= now)
+        return refusal('expired', ends, `Your token ${named} expired at ${ends}. ${again}`);
       return {
         ok: true,
         principal: {
@@ -240,7 +239,7 @@ export class Credentials {
           tokenId: row.id,
           label: row.label,
           issuedAt: row.created_at,
-          expiresAt: row.expires_at,
+          expiresAt: ends,
           replaces:
             row.renewed_from !== null && this.tokens.get(row.renewed_from)?.revoked_at === null
               ? row.renewed_from

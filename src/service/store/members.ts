@@ -68,6 +68,15 @@ export interface TokenRecord {
   revoked_by: string | null;
   /** The token this one renewed, which works until this one is first used (or RENEWAL_OVERLAP_HOURS pass). */
   renewed_from: string | null;
+  /** When this token was last renewed: it works until RENEWAL_OVERLAP_HOURS after, at most (tokenEnd). */
+  renewed_at: string | null;
+}
+
+/** When a token stops working: its expiry, or RENEWAL_OVERLAP_HOURS after its renewal when that comes first. */
+export function tokenEnd(token: { expires_at: string; renewed_at: string | null }): string {
+  if (token.renewed_at === null) return token.expires_at;
+  const overlapEnds = addHours(token.renewed_at, RENEWAL_OVERLAP_HOURS);
+  return overlapEnds < token.expires_at ? overlapEnds : token.expires_at;
 }
 
 /** `revoked_by` of a token retired because the token that renewed it was used: not a person's doing. */
@@ -403,15 +412,19 @@ export class MemberStore {
    * replaces the one before it, which nobody ever used.
    */
   async renew(tokenId: string, now = nowIso()): Promise<Renewed> {
+    // First, so that two renewals with one token at once (on Postgres) wait for each other here: the second then
+    // revokes the first's new token below, and one new token is left.
+    await this.sql.run('UPDATE member_tokens SET renewed_at = ? WHERE id = ?', [now, tokenId]);
     const old = await this.sql.get<{
       member_id: string;
       label: string;
       created_at: string;
       expires_at: string;
+      renewed_at: string | null;
       name: string;
       role: Role;
     }>(
-      `SELECT t.member_id, t.label, t.created_at, t.expires_at, m.name, m.role
+      `SELECT t.member_id, t.label, t.created_at, t.expires_at, t.renewed_at, m.name, m.role
        FROM member_tokens t JOIN members m ON m.id = t.member_id WHERE t.id = ?`,
       [tokenId],
     );
@@ -421,6 +434,7 @@ export class MemberStore {
       [now, RENEWED_BY, tokenId],
     );
     const made = newToken('member');
+    // Its own life, which its renewal does not shorten (the overlap is renewed_at's, not a new expires_at).
     const lifeMs = Math.max(0, Date.parse(old.expires_at) - Date.parse(old.created_at));
     const expiresAt = new Date(Date.parse(now) + lifeMs).toISOString();
     await this.sql.run(
@@ -428,9 +442,6 @@ export class MemberStore {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       [made.id, old.member_id, made.sha256, old.label, now, expiresAt, tokenId],
     );
-    const overlapEnds = addHours(now, RENEWAL_OVERLAP_HOURS);
-    const oldExpiresAt = overlapEnds < old.expires_at ? overlapEnds : old.expires_at;
-    await this.sql.run('UPDATE member_tokens SET expires_at = ? WHERE id = ?', [oldExpiresAt, tokenId]);
     await this.bumpEpoch();
     return {
       member: old.name,
@@ -439,7 +450,7 @@ export class MemberStore {
       tokenId: made.id,
       label: old.label,
       expiresAt,
-      oldExpiresAt,
+      oldExpiresAt: tokenEnd(old),
     };
   }
 
@@ -498,7 +509,8 @@ export class MemberStore {
       'SELECT id, name, role, shared, removed_at FROM members',
     );
     const tokens = await this.sql.all<TokenRecord>(
-      `SELECT id, member_id, sha256, label, created_at, expires_at, revoked_at, revoked_by, renewed_from
+      `SELECT id, member_id, sha256, label, created_at, expires_at, revoked_at, revoked_by, renewed_from,
+         renewed_at
        FROM member_tokens`,
     );
     return { members: members.map((m) => ({ ...m, shared: Boolean(m.shared) })), tokens };

@@ -51,6 +51,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
       'revoked_at',
       'revoked_by',
       'renewed_from',
+      'renewed_at',
     ],
     key: ['id'],
   },

@@ -26,8 +26,8 @@ const ADDED: Record<number, Record<string, readonly string[] | 'table'>> = {
     file_versions: ['member_id', 'token_id'],
     history_purges: ['member_id'],
   },
-  // A renewed token names the token it replaces.
-  3: { member_tokens: ['renewed_from'] },
+  // A renewed token names the token it replaces; the one renewed, when (its overlap with the new one ends a day after).
+  3: { member_tokens: ['renewed_from', 'renewed_at'] },
 };
 
 /** A table's columns in a file of `version` (null: that format has no such table). */
