@@ -9,7 +9,8 @@ import { formatToken, parseToken } from '../../src/protocol/index.ts';
 import { KeychainSecretStore } from '../../src/secrets/index.ts';
 import { startAgentProcess, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { FLOWSYNC_BIN, runFlowsync, type CliResult } from '../support/cli.ts';
-import { redeemInvite } from '../support/members.ts';
+import { inviteMember, redeemInvite } from '../support/members.ts';
+import { startPostgresCluster } from '../support/postgres.ts';
 import { eventually, makeRepo, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { callFunction, readDatabase } from '../support/service.ts';
@@ -309,16 +310,8 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
     });
     expect(readFileSync(serveLog, 'utf8')).toMatch(/"msg":"call"/);
 
-    const leaks: string[] = [];
-    for (const canary of canaries) {
-      const secret = secretOf(canary);
-      // Any 16 characters of it in a row: a token cut short in a log is a leak too.
-      const pieces = [0, 16, secret.length - 16].map((at) => secret.slice(at, at + 16));
-      for (const place of places)
-        if (pieces.some((piece) => place.text.includes(piece)))
-          leaks.push(`${canary.slice(0, 14)}… in ${place.what}`);
-    }
-    expect(leaks).toEqual([]);
+    // Any 16 characters of a secret in a row: a token cut short in a log is a leak too.
+    expect(leaksOf(canaries, places)).toEqual([]);
 
     // What the database keeps of each member token is its SHA-256, looked up by its id.
     const rows = readDatabase(dbPath)<{ id: string; sha256: string }>('SELECT id, sha256 FROM member_tokens');
@@ -327,5 +320,64 @@ describe('canary tokens through every path', { timeout: 180_000 }, () => {
         id: token.slice(4, 14),
         sha256: createHash('sha256').update(token).digest('hex'),
       });
+  });
+});
+
+/** Any 16 characters of a canary's secret in a row, in one of `places`: each a line naming the canary and the place. */
+function leaksOf(tokens: string[], places: { what: string; text: string }[]): string[] {
+  const leaks: string[] = [];
+  for (const canary of tokens) {
+    const secret = secretOf(canary);
+    const pieces = [0, 16, secret.length - 16].map((at) => secret.slice(at, at + 16));
+    for (const place of places)
+      if (pieces.some((piece) => place.text.includes(piece)))
+        leaks.push(`${canary.slice(0, 14)}… in ${place.what}`);
+  }
+  return leaks;
+}
+
+describe('canary tokens on Postgres', { timeout: 180_000 }, () => {
+  it('leave no secret in pg_dump, the export or the service log', async () => {
+    const cluster = await startPostgresCluster();
+    const log = join(dir, 'serve-pg.log');
+    try {
+      const url = await cluster.createDatabase();
+      const serve = await startServeProcess(url, log);
+      const tokens = [serve.tokens.user, serve.tokens.admin];
+      try {
+        const admin = `Admin ${serve.tokens.admin}`;
+        const invite = await inviteMember(serve.url, admin, 'alice', 'write');
+        const wrongInvite = wrongSecret('invite', invite);
+        expect((await redeemInvite(serve.url, wrongInvite)).statusCode).toBe(401);
+        const token = ((await redeemInvite(serve.url, invite)).body.value as { token: string }).token;
+        const renewed = (
+          (await callFunction(serve.url, `Bearer ${token}`, 'svc/members/public/renew_token', {})).body
+            .value as { token: string }
+        ).token;
+        const wrongToken = wrongSecret('member', renewed);
+        for (const used of [renewed, wrongToken, token])
+          await callFunction(serve.url, `Bearer ${used}`, 'svc/flow_def/public/list_flows', {
+            repo_owner: 'acme',
+            repo_name: 'app',
+          });
+        tokens.push(invite, wrongInvite, token, renewed, wrongToken);
+        const out = join(dir, 'pg-export.jsonl');
+        const exported = await runFlowsync(['service', 'export', '--db', url, '--out', out]);
+        expect(exported.code, exported.stderr).toBe(0);
+        const dump = execFileSync('pg_dump', ['--no-owner', url], { encoding: 'utf8', maxBuffer: 64 << 20 });
+        expect(dump).toContain('member_tokens');
+        expect(
+          leaksOf(tokens, [
+            { what: 'pg_dump', text: dump },
+            { what: 'the export', text: readFileSync(out, 'utf8') },
+            { what: 'serve.log', text: readFileSync(log, 'utf8') },
+          ]),
+        ).toEqual([]);
+      } finally {
+        await serve.stop();
+      }
+    } finally {
+      cluster.stop();
+    }
   });
 });
