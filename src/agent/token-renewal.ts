@@ -117,6 +117,8 @@ export class TokenRenewal {
       );
     } catch (error) {
       if (error instanceof RemoteError && failureKind(error) === 'unauthorized') return;
+      // The service does not renew (`serve --no-self-renew`): its sentence says until when, and what to do.
+      if (error instanceof RemoteError && error.statusCode === 422) return say(error.errorMessage);
       return this.later(RETRY_MS, () => this.look());
     }
     // The look is the new token's first use: the service retires the old one now.

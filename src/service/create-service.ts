@@ -67,6 +67,11 @@ export interface ServiceOptions {
    * its history shows a name and nothing else changes. `flowsync serve` leaves it unset: the shared members.
    */
   owner?: string;
+  /**
+   * Whether a member may renew their own token (renew_token): by default yes, so an active device never lapses;
+   * `serve --no-self-renew` makes every token end at its expiry, a new invite its only sequel.
+   */
+  selfRenew?: boolean;
 }
 
 /**
@@ -186,6 +191,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
         retention,
         feed,
         membersChanged: () => credentials.membersChanged(),
+        selfRenew: options.selfRenew ?? true,
       }),
     },
     {

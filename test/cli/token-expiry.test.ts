@@ -162,5 +162,52 @@ describe(
         `service ${server.url} as the shared user token: your writes show as "shared token"`,
       );
     });
+
+    it('on a service that does not renew (serve --no-self-renew), the agent says so once, and its token stays', async () => {
+      const strict = await startServeProcess(
+        join(dir, 'strict.db'),
+        join(dir, 'strict.log'),
+        ['--no-self-renew'],
+        undefined,
+        { FLOWSYNC_TOKEN_DAY_MS: '1000' },
+      );
+      const strictRepo = makeRepo({ 'flows/ci/build.yml': 'build: 1\n' });
+      try {
+        const added = await callFunction(
+          strict.url,
+          `Admin ${strict.tokens.admin}`,
+          'svc/members/private/add',
+          {
+            name: 'gus',
+            role: 'write',
+            token_days: 9,
+          },
+        );
+        const env: NodeJS.ProcessEnv = { ...userEnv(join(dir, 'gus')), ...base };
+        const login = await runFlowsync(['login', '--url', strict.url, '--invite'], {
+          env,
+          stdin: (added.body.value as { invite: string }).invite,
+        });
+        expect(login.code, login.stderr).toBe(0);
+        const token = await keychain.get(strict.url, 'access-token');
+        const agentEnv: NodeJS.ProcessEnv = { ...env, FLOWSYNC_URL: strict.url };
+        writeAgentConfig(agentEnv, [{ path: strictRepo.root, owner: 'acme', name: 'app' }]);
+        agent = startAgentProcess(['start', strictRepo.root], agentEnv);
+        await agent.waitFor(
+          /This service does not renew tokens \(its operator runs `serve --no-self-renew`\): gus's token ends on/,
+          30_000,
+        );
+        expect(await keychain.get(strict.url, 'access-token')).toBe(token);
+        // Said once: the agent does not ask again.
+        expect(agent.output().match(/does not renew tokens/g)).toHaveLength(1);
+        agent.signal('SIGTERM');
+        await agent.exitWithin();
+        agent = undefined;
+      } finally {
+        await strict.stop();
+        for (const kind of ['access-token', 'admin-token'] as const) await keychain.delete(strict.url, kind);
+        strictRepo.cleanup();
+      }
+    });
   },
 );

@@ -152,3 +152,22 @@ describe('a member token: its expiry on every answer, its renewal', () => {
     }
   });
 });
+
+describe('a service whose operator turned self-renewal off (serve --no-self-renew)', () => {
+  it('refuses renew_token with when the token ends and what to do; the token goes on until then', async () => {
+    const strict = await startTestService({ selfRenew: false });
+    try {
+      const token = await memberToken(strict.url, `Admin ${strict.sharedTokens.admin}`, 'frank', 'write');
+      const refused = await callFunction(strict.url, `Bearer ${token}`, 'svc/members/public/renew_token', {});
+      expect(refused.statusCode).toBe(422);
+      expect(refused.body.errorMessage).toMatch(
+        /^This service does not renew tokens \(its operator runs `serve --no-self-renew`\): frank's token ends on \d{4}-\d\d-\d\d; ask an operator for a new invite before then\.$/,
+      );
+      expect(refused.body.errorData).toMatchObject({ self_renew: false });
+      const still = await callFunction(strict.url, `Bearer ${token}`, 'svc/members/public/whoami', {});
+      expect(still.statusCode).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -25,7 +25,11 @@ export type MembersPath =
  * an invite, the member redeems it for a token that only their answer carries. Each change is one transaction that
  * bumps the members' epoch and writes its audit event, and is answered only once this process uses the new list.
  */
-export function memberFunctions({ db, membersChanged }: ServiceStores): Implementations<MembersPath> {
+export function memberFunctions({
+  db,
+  membersChanged,
+  selfRenew = true,
+}: ServiceStores): Implementations<MembersPath> {
   /** A change of the members and its audit event, then this process's list read again before the caller hears. */
   const changing = async <T>(
     ctx: CallContext,
@@ -66,6 +70,11 @@ export function memberFunctions({ db, membersChanged }: ServiceStores): Implemen
       if (member.tokenId === null)
         throw new CallRefused(
           'The shared tokens do not expire, and are not renewed: only a member token (fsm_…) is.',
+        );
+      if (!selfRenew)
+        throw new CallRefused(
+          `This service does not renew tokens (its operator runs \`serve --no-self-renew\`): ${member.name}'s token ends on ${(member.expiresAt ?? '').slice(0, 10)}; ask an operator for a new invite before then.`,
+          { self_renew: false },
         );
       const tokenId = member.tokenId;
       return changing(ctx, async (members, audit) => {
