@@ -19,6 +19,8 @@ const UNIT = [
   'test/cli/commands.test.ts',
   'test/cli/terminal-lines.test.ts',
   'test/cli/doctor-verdicts.test.ts',
+  'test/cli/token-verdict.test.ts',
+  'test/agent/token-renewal.test.ts',
   'test/cli/status-exit.test.ts',
   'test/cli/still-in-history.test.ts',
   'test/service/log-file.test.ts',
@@ -57,7 +59,7 @@ const UNIT = [
  * is SQLite's alone (its file damaged, its old schema migrated), and what never reaches the database.
  */
 const ON_POSTGRES = ['test/service/*.test.ts'];
-const SQLITE_ONLY = ['test/service/sqlite-file.test.ts'];
+const SQLITE_ONLY = ['test/service/sqlite-file.test.ts', 'test/service/shared-token-migration.test.ts'];
 /** What only Postgres has: several service processes on one database. */
 const POSTGRES_ONLY = ['test/service/changes-across-processes.test.ts'];
 

@@ -1,5 +1,7 @@
+import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { checkAccess, createClient, reasonOf, type ClientAuth } from '../client/index.ts';
+import { memberNameOf } from '../protocol/index.ts';
 import { createService, type IssuedTokens, type RunningService } from '../service/index.ts';
 import { ensurePrivateFolder, logUnexpected, openLogFile, privateSocketPlace } from '../host/index.ts';
 import { EMBEDDED_SECRETS, embeddedSecrets, type SecretStore } from '../secrets/index.ts';
@@ -59,6 +61,8 @@ export async function startEmbeddedService(options: {
       logLevel: 'info' as const,
       logDestination,
       newTokens,
+      // One developer's service: its tokens act as one member named after the OS user, so history shows a name.
+      owner: memberNameOf(osUser()),
       ...(place && { socketPath: place.path }),
     };
     try {
@@ -174,4 +178,13 @@ async function works(service: RunningService, tokens: IssuedTokens): Promise<boo
 function bothTokens(tokens: IssuedTokens): ClientAuth {
   return (access) =>
     access === 'admin' ? { scheme: 'Admin', token: tokens.admin } : { scheme: 'Bearer', token: tokens.user };
+}
+
+/** The OS user's name ($USER where the OS has none to say, as in a container without a passwd entry). */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? 'owner';
+  }
 }

@@ -58,3 +58,4 @@ export {
 export { classifyError, type ClassifiedError, type Outcome } from './errors.ts';
 export { checkRepositoryFolder, expandHome, folderNotThere } from './folder-check.ts';
 export { AgentApiError, agentApiErrorSchema, type AgentApiErrorBody } from './api-error.ts';
+export { RENEW_BEFORE_MS, TokenRenewal, renewalTime, type TokenFacts } from './token-renewal.ts';

@@ -10,6 +10,7 @@ export const DOCTOR_CHECKS = [
   'agent',
   'keychain',
   'service',
+  'token',
   'clock',
   'watches',
   'repository',

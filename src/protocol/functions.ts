@@ -83,6 +83,8 @@ import {
   tokenRevokeValueSchema,
   whoamiArgsSchema,
   whoamiValueSchema,
+  renewTokenArgsSchema,
+  renewTokenValueSchema,
   auditArgsSchema,
   auditValueSchema,
   type Scope,
@@ -587,6 +589,18 @@ export const EXTENSION_FUNCTIONS = [
     scope: 'operator',
     args: auditArgsSchema,
     value: auditValueSchema,
+  }),
+  define({
+    number: 41,
+    path: 'svc/members/public/renew_token',
+    group: 'members',
+    method: 'renewToken',
+    summary:
+      "Renew the call's own member token: same member, role and label; the old one works until the new one's first use (24 h at most)",
+    repeat: 'unsent-only',
+    scope: 'own',
+    args: renewTokenArgsSchema,
+    value: renewTokenValueSchema,
   }),
 ] as const;
 

@@ -13,15 +13,17 @@ export type Role = (typeof ROLES)[number];
 export const roleSchema = z.enum(ROLES);
 
 /**
- * What a function needs: a role, or `invite` (redeem_invite, the one function an invite opens and the only one it
+ * What a function needs: a role; `own` (any member's token, acting on that token alone: renew_token, which changes
+ * a row and so is not `read`); or `invite` (redeem_invite, the one function an invite opens and the only one it
  * opens). Every function has one, in the function table (functions.ts).
  */
-export type Scope = Role | 'invite';
+export type Scope = Role | 'own' | 'invite';
 
 const RANK: Record<Role, number> = { read: 0, write: 1, operator: 2 };
 
 /** Whether a credential acting at `level` may call a function of `scope`. An invite opens nothing but its own. */
 export function levelAllows(level: Role, scope: Scope): boolean {
+  if (scope === 'own') return true;
   return scope !== 'invite' && RANK[level] >= RANK[scope];
 }
 
@@ -43,6 +45,19 @@ export function memberNameProblem(name: string): string | null {
     return `"${name.slice(0, 60)}" is not a member name: 1 to 40 of a-z, 0-9, ".", "_", "-", starting with a letter or digit.`;
   if (RESERVED_MEMBER_NAMES.includes(name)) return `"${name}" is a name the service keeps for itself.`;
   return null;
+}
+
+/**
+ * The member name of an OS user (the embedded service's one member, issue 48): lower case, each character a name
+ * cannot have a "-", at most 40; `owner` when nothing of it is left, or it is a name the service keeps.
+ */
+export function memberNameOf(user: string): string {
+  const name = user
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 40);
+  return name === '' || memberNameProblem(name) !== null ? 'owner' : name;
 }
 
 // ---- Tokens ----
@@ -112,6 +127,9 @@ export function tokenPasteProblem(text: string, expected: TokenKind): string | n
     ? `That is not a whole flowsync ${expected === 'invite' ? 'invite' : 'token'}: it has ${text.length} characters of ${TOKEN_LENGTH} (was it cut short when copied?).`
     : `That flowsync ${expected === 'invite' ? 'invite' : 'token'} does not check out (a character is wrong): copy it again.`;
 }
+
+/** The header of every answer to a member token: when that token expires (ISO time), as GitHub's tokens say it. */
+export const TOKEN_EXPIRES_HEADER = 'x-flowsync-token-expires';
 
 /** A token as lists, logs and the audit name it: its prefix and public id, never enough to use it. */
 export function tokenLabel(kind: TokenKind, id: string): string {
@@ -208,8 +226,26 @@ export const whoamiValueSchema = z.looseObject({
   token: z.string().nullable(),
   label: z.string().nullable(),
   expires_at: isoTimeSchema.nullable(),
+  /** When the token was made (or renewed): with expires_at, its life, which the agent's renewal is timed by. */
+  issued_at: isoTimeSchema.nullable().optional(),
 });
 export type WhoamiValue = z.infer<typeof whoamiValueSchema>;
+
+/** The caller's own token renewed: the same member and label, a new token shown once (the agent's keychain). */
+export const renewTokenArgsSchema = z.strictObject({ baggage: baggageSchema });
+export const renewTokenValueSchema = z.looseObject({
+  member: z.string(),
+  role: roleSchema,
+  /** The new token, the one time it exists outside its holder's keychain. */
+  token: z.string(),
+  token_id: z.string(),
+  label: z.string(),
+  expires_at: isoTimeSchema,
+  /** The token renewed (`fsm_…`): it works until the new one is first used, and until `replaced_expires_at` at most. */
+  replaces: z.string(),
+  replaced_expires_at: isoTimeSchema,
+});
+export type RenewTokenValue = z.infer<typeof renewTokenValueSchema>;
 
 /** An invite, presented as the call's credential (`Bearer fsi_…`), exchanged for the member's own token. */
 export const redeemInviteArgsSchema = z.strictObject({

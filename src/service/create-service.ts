@@ -62,6 +62,16 @@ export interface ServiceOptions {
    * can open, so no one can fill its connection slots: on the TCP port, any local process can hold all 256.
    */
   socketPath?: string;
+  /**
+   * The embedded service: its shared tokens act as one operator member of this name (the OS user's, issue 48), so
+   * its history shows a name and nothing else changes. `flowsync serve` leaves it unset: the shared members.
+   */
+  owner?: string;
+  /**
+   * Whether a member may renew their own token (renew_token): by default yes, so an active device never lapses;
+   * `serve --no-self-renew` makes every token end at its expiry, a new invite its only sequel.
+   */
+  selfRenew?: boolean;
 }
 
 /**
@@ -99,11 +109,13 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
   // $FLOWSYNC_MEMBERS_FRESH_MS (1 s): a member removed through another process is refused here within that time.
   // A change another process made is heard at once through Postgres's LISTEN (MemberStore.bumpEpoch notifies in
   // the change's transaction); the poll stays for a notification lost with a connection.
-  const credentials = new Credentials(db, tokens, {
+  const credentialOptions = {
     pollMs: tunable('FLOWSYNC_MEMBERS_POLL_MS', DEFAULT_CREDENTIAL_OPTIONS.pollMs),
     freshMs: tunable('FLOWSYNC_MEMBERS_FRESH_MS', DEFAULT_CREDENTIAL_OPTIONS.freshMs),
     failClosed: db.dialect === 'postgres',
-  });
+    ownerId: null as string | null,
+  };
+  const credentials = new Credentials(db, tokens, credentialOptions);
   let issuedTokens: IssuedTokens | null;
   let membersListening: Listening | null = null;
   try {
@@ -112,6 +124,8 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     await db.transaction(async (sql) => {
       const members = new MemberStore(sql);
       await members.ensureShared();
+      // Before the list is first read (credentials.start below), so the first call already has the name.
+      if (options.owner) credentialOptions.ownerId = await members.ensureOwner(options.owner);
       if (issuedTokens) await members.bumpEpoch();
       if (options.newTokens)
         await new AuditLog(sql).append(
@@ -177,6 +191,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
         retention,
         feed,
         membersChanged: () => credentials.membersChanged(),
+        selfRenew: options.selfRenew ?? true,
       }),
     },
     {

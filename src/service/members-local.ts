@@ -60,7 +60,9 @@ export async function callMembersOnDatabase<P extends LocalMembersPath>(
         shared: false,
         tokenId: null,
         label: null,
+        issuedAt: null,
         expiresAt: null,
+        replaces: null,
       },
     });
   } finally {

@@ -255,7 +255,7 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
       dialect: string;
       tables: Record<string, { columns: string[]; rows: number }>;
     };
-    expect(header).toMatchObject({ format: 'flowsync-service-export', version: 2, dialect: 'sqlite' });
+    expect(header).toMatchObject({ format: 'flowsync-service-export', version: 3, dialect: 'sqlite' });
     expect(rows).toHaveLength(Object.values(header.tables).reduce((sum, t) => sum + t.rows, 0));
     // Every table holds rows of the fill, each kind the service keeps (but the tokens' hashes alone, no token).
     for (const [name, { rows: count }] of Object.entries(header.tables))
@@ -534,12 +534,12 @@ describe('flowsync service export and import', { timeout: 180_000 }, () => {
     const garbage = join(dir, 'garbage.jsonl');
     writeFileSync(garbage, 'PK\u0003\u0004 not an export at all\n');
     const newer = join(dir, 'newer.jsonl');
-    writeFileSync(newer, sqliteExport.replace('"version":2', '"version":3'));
+    writeFileSync(newer, sqliteExport.replace('"version":3', '"version":4'));
     const expected: [string, RegExp][] = [
       [cutMidLine, /cut\.jsonl is (damaged at line [\d,]+: not a row|incomplete)/],
       [cutAtLine, /cut-at-line\.jsonl is incomplete: it has \d+ rows? of \w+ where its header counts \d+/],
       [garbage, /garbage\.jsonl is not a flowsync service export/],
-      [newer, /newer\.jsonl was written by a newer flowsync \(export format 3; this one reads 2\)/],
+      [newer, /newer\.jsonl was written by a newer flowsync \(export format 4; this one reads 3\)/],
     ];
     for (const [file, message] of expected) {
       const url = await cluster.createDatabase();

@@ -7,6 +7,7 @@ import {
   crc32,
   formatToken,
   levelAllows,
+  memberNameOf,
   memberNameProblem,
   narrowerRole,
   parseToken,
@@ -138,6 +139,12 @@ describe('roles: which level may call which scope', () => {
     { description: 'an operator may do everything', level: 'operator', scope: 'operator', allowed: true },
     { description: 'an operator writes', level: 'operator', scope: 'write', allowed: true },
     {
+      description: 'a read-only member renews her own token (a row changes: not the read scope)',
+      level: 'read',
+      scope: 'own',
+      allowed: true,
+    },
+    {
       description: 'no token opens redeem_invite: only an invite',
       level: 'operator',
       scope: 'invite',
@@ -160,12 +167,15 @@ describe('roles: which level may call which scope', () => {
 describe('the scope table: every function has one', () => {
   it('read ⊂ write ⊂ operator; private functions are exactly the operator ones; the invite opens one', () => {
     for (const fn of ALL_FUNCTIONS) {
-      expect(['read', 'write', 'operator', 'invite'], fn.path).toContain(fn.scope);
+      expect(['read', 'write', 'operator', 'own', 'invite'], fn.path).toContain(fn.scope);
       expect(fn.kind === 'private', fn.path).toBe(fn.scope === 'operator');
       expect(fn.access, fn.path).toBe(fn.scope === 'operator' ? 'admin' : 'any');
     }
     expect(ALL_FUNCTIONS.filter((fn) => fn.scope === 'invite').map((fn) => fn.path)).toEqual([
       'svc/members/action/redeem_invite/run',
+    ]);
+    expect(ALL_FUNCTIONS.filter((fn) => fn.scope === 'own').map((fn) => fn.path)).toEqual([
+      'svc/members/public/renew_token',
     ]);
   });
 
@@ -174,6 +184,21 @@ describe('the scope table: every function has one', () => {
     expect(byScope('read')).toEqual([2, 3, 12, 13, 15, 17]);
     expect(byScope('write')).toEqual([4, 7, 8, 10, 14, 19]);
     expect(byScope('operator')).toEqual([1, 5, 6, 9, 11, 16, 18, 20]);
+  });
+});
+
+describe("the embedded service's member: named after the OS user", () => {
+  it.each([
+    ['a plain user name', 'alice', 'alice'],
+    ['upper case lowered', 'Alice', 'alice'],
+    ['a Windows name with a space and a domain', 'CORP\\John Doe', 'corp-john-doe'],
+    ['leading characters a name cannot start with dropped', '_svc', 'svc'],
+    ['cut at 40', 'a'.repeat(50), 'a'.repeat(40)],
+    ['nothing left: owner', '___', 'owner'],
+    ['a name the service keeps: owner', 'shared', 'owner'],
+    ['root stays root', 'root', 'root'],
+  ])('%s', (_description, user, name) => {
+    expect(memberNameOf(user)).toBe(name);
   });
 });
 

@@ -20,6 +20,10 @@ export function serveCommand(): Command {
       '--new-tokens',
       'replace the stored tokens with new ones and print them (the old ones stop working)',
     )
+    .option(
+      '--no-self-renew',
+      "members' tokens are not renewed by their agents: each ends at its expiry (a new invite then)",
+    )
     .addOption(
       new Option('--log-level <level>', 'how much to log (to stderr, or --log-file)')
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
@@ -57,6 +61,7 @@ export function serveCommand(): Command {
         port: number;
         db: string;
         newTokens?: boolean;
+        selfRenew: boolean;
         logLevel: string;
         logFile?: string;
         historyDays: number;
@@ -75,6 +80,7 @@ export function serveCommand(): Command {
           host: options.host,
           port: options.port,
           newTokens: options.newTokens ?? false,
+          selfRenew: options.selfRenew,
           maxConnections: TEAM_MAX_CONNECTIONS,
           logLevel: options.logLevel as 'info',
           logDestination: logFile ? openLogFile(logFile) : undefined,

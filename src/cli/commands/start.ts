@@ -10,6 +10,7 @@ import {
   REPO_CONFIG_FILE,
   repoConfigProblem,
   saveConfig,
+  TokenRenewal,
   withRepository,
   type BranchSwitch,
   type WatchedRepository,
@@ -177,6 +178,17 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
     out,
     config.repositories.map((repository) => repository.path),
   ).catch(logUnexpected('saying who you are to the tracker'));
+  // A member token from the keychain is renewed before it expires, while the agent runs (the embedded service's
+  // tokens are the agent's own, for this run only).
+  const renewal = agent.embedded
+    ? null
+    : new TokenRenewal({
+        client: agent.client,
+        secrets: agent.secrets,
+        secretsUrl: agent.secretsUrl,
+        say: out,
+      });
+  renewal?.start();
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
   if (options.rename) {
@@ -401,6 +413,7 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       notReached: notReachedOf(looks.get(watched)),
     })),
   );
+  renewal?.stop();
   stage = 'closing the window';
   await bridge.close();
   stage = 'stopping the sync engines, the hasher and the embedded service';

@@ -64,7 +64,14 @@ export function statusCommand(): Command {
     .action(async (options: { json?: boolean; all?: boolean; url?: string }) => {
       const running = await findRunningAgent(windowAnswers);
       const config = loadConfig();
-      const service = serviceKeyOf(configuredServiceUrl(options.url, config));
+      const configured = configuredServiceUrl(options.url, config);
+      const service = serviceKeyOf(configured);
+      // Who the service takes you for, asked alongside the look (a configured service only: the embedded one is
+      // yours alone, and a status with no service set loads no client for it).
+      const identity =
+        configured && !options.json
+          ? import('./status-identity.ts').then(({ identityLines }) => identityLines(configured))
+          : Promise.resolve([]);
       const folders = config.repositories.map((repo) => repo.path);
       // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
       // Asked to look at the service first (issue 47): "newer on the service" as of now, not of its last look.
@@ -139,6 +146,8 @@ export function statusCommand(): Command {
         process.stdout.write(`${printableJson(statuses)}\n`);
         return;
       }
+      const identified = await identity;
+      if (identified.length > 0) process.stdout.write(`${identified.map(printable).join('\n')}\n`);
       process.stdout.write(`${printable(describeAgent(running))}\n\n`);
       // Said once: what the current service lacks, as the running agent knows it, else as the state remembers it.
       const limits =

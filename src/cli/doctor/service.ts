@@ -8,6 +8,7 @@ import {
   embeddedSecrets,
   type SecretSource,
 } from '../../secrets/index.ts';
+import { tokenCheck } from './token.ts';
 import { clockVerdict, failure, passed, skipped } from './verdicts.ts';
 
 /** How long doctor waits for the service: one try, as a person waits for a command that looks. */
@@ -86,11 +87,19 @@ export async function serviceChecks({ configured, running }: ServiceSeen): Promi
           : await clockCheck(client),
       ];
     }
+    // Who the token says you are, and whether it nears its end (not for the embedded service's own tokens).
+    const token = embedded
+      ? passed(
+          'token',
+          "token: the embedded service's own, made by the agent for each run (it does not expire)",
+        )
+      : await tokenCheck(client, source, TIMEOUT_MS);
     return [
       passed(
         'service',
         `service: ${label} answers and takes your token (${from(source)}); ${can(capabilities)}`,
       ),
+      ...(token ? [token] : []),
       embedded
         ? passed('clock', "clock: the embedded service runs on this machine's clock")
         : await clockCheck(client),

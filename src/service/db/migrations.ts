@@ -295,4 +295,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_events_at ON audit_events (at);
   `,
+  /* 10: a token renewed by its own holder (issue 48) names the one it replaces, which works until the new one is
+   * first used or a day after its renewal (renewed_at) */ `
+  ALTER TABLE member_tokens ADD COLUMN renewed_from TEXT;
+  ALTER TABLE member_tokens ADD COLUMN renewed_at TEXT;
+  `,
 ];

@@ -279,4 +279,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_events_at ON audit_events (at);
   `,
+  /* 8: SQLite's version 10: a renewed token names the one it replaces (issue 48) */ `
+  ALTER TABLE member_tokens ADD COLUMN renewed_from TEXT COLLATE "C";
+  ALTER TABLE member_tokens ADD COLUMN renewed_at TEXT COLLATE "C";
+  `,
 ];

@@ -17,14 +17,19 @@ export type MembersPath =
   | 'svc/members/private/list'
   | 'svc/members/private/remove'
   | 'svc/members/private/role'
-  | 'svc/members/private/revoke_token';
+  | 'svc/members/private/revoke_token'
+  | 'svc/members/public/renew_token';
 
 /**
  * The member functions (issue 48). Nobody, operators included, ever sees another member's token: an operator makes
  * an invite, the member redeems it for a token that only their answer carries. Each change is one transaction that
  * bumps the members' epoch and writes its audit event, and is answered only once this process uses the new list.
  */
-export function memberFunctions({ db, membersChanged }: ServiceStores): Implementations<MembersPath> {
+export function memberFunctions({
+  db,
+  membersChanged,
+  selfRenew = true,
+}: ServiceStores): Implementations<MembersPath> {
   /** A change of the members and its audit event, then this process's list read again before the caller hears. */
   const changing = async <T>(
     ctx: CallContext,
@@ -57,7 +62,41 @@ export function memberFunctions({ db, membersChanged }: ServiceStores): Implemen
         token: member.tokenId === null ? null : `${TOKEN_PREFIXES.member}_${member.tokenId}`,
         label: member.label,
         expires_at: member.expiresAt,
+        issued_at: member.issuedAt,
       };
+    },
+
+    'svc/members/public/renew_token': (_args, ctx) => {
+      const member = principalOf(ctx);
+      if (member.tokenId === null)
+        throw new CallRefused(
+          'The shared tokens do not expire, and are not renewed: only a member token (fsm_…) is.',
+        );
+      if (!selfRenew)
+        throw new CallRefused(
+          `This service does not renew tokens (its operator runs \`serve --no-self-renew\`): ${member.name}'s token ends on ${(member.expiresAt ?? '').slice(0, 10)}; ask an operator for a new invite before then.`,
+          { self_renew: false },
+        );
+      const tokenId = member.tokenId;
+      return changing(ctx, async (members, audit) => {
+        const renewed = await members.renew(tokenId);
+        const replaces = tokenLabel('member', tokenId);
+        await audit({
+          action: 'token_renewed',
+          target: tokenLabel('member', renewed.tokenId),
+          detail: { member: renewed.member, replaces, label: renewed.label, expires_at: renewed.expiresAt },
+        });
+        return {
+          member: renewed.member,
+          role: renewed.role,
+          token: renewed.token,
+          token_id: `${TOKEN_PREFIXES.member}_${renewed.tokenId}`,
+          label: renewed.label,
+          expires_at: renewed.expiresAt,
+          replaces: `${TOKEN_PREFIXES.member}_${tokenId}`,
+          replaced_expires_at: renewed.oldExpiresAt,
+        };
+      });
     },
 
     'svc/members/action/redeem_invite/run': async (args, ctx) => {

@@ -14,4 +14,6 @@ export interface ServiceStores {
    * the change revoked (store/credentials.ts).
    */
   membersChanged: () => Promise<void>;
+  /** Whether a member may renew their own token (`serve --no-self-renew` turns it off); true when left out. */
+  selfRenew?: boolean;
 }

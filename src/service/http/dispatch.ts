@@ -5,6 +5,7 @@ import {
   findFunction,
   levelAllows,
   requestBodySchema,
+  TOKEN_EXPIRES_HEADER,
   toWireIssues,
   type FunctionPath,
   type FunctionSpec,
@@ -91,6 +92,19 @@ export async function admitCall(
   if (!identified.ok) return refuse(401, identified.message, identified.data);
   const member = identified.principal;
   request.log = request.log.child({ member: member.name, ...(member.tokenId && { token: member.tokenId }) });
+  // Every answer to a member token says when it expires (GitHub's header): a client sees it coming, whatever it calls.
+  if (member.expiresAt) reply.header(TOKEN_EXPIRES_HEADER, member.expiresAt);
+  // The first use of a renewed token retires the one it replaced. Not a reason to refuse the call when the database
+  // cannot take it now: the old token stops anyway at the end of its overlap, and the next call tries again.
+  if (member.replaces)
+    await deps.credentials
+      .retire(member.replaces)
+      .catch((error: unknown) =>
+        request.log.warn(
+          { problem: error instanceof Error ? error.message : String(error) },
+          'the token this one renewed could not be retired yet',
+        ),
+      );
   if (!levelAllows(member.level, fn.scope)) {
     return refuse(403, forbiddenLine(member, fn.path, fn.scope), {
       needed: fn.scope,

@@ -4,7 +4,15 @@ import type { ServiceDatabase } from '../db/open.ts';
 import { DatabaseProblem } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';
 import type { AccessTokens, Caller } from './access-tokens.ts';
-import { MemberStore, SHARED_MEMBERS, sameDigest, type MemberRecord, type TokenRecord } from './members.ts';
+import {
+  MemberStore,
+  RENEWED_BY,
+  SHARED_MEMBERS,
+  sameDigest,
+  tokenEnd,
+  type MemberRecord,
+  type TokenRecord,
+} from './members.ts';
 
 /** Who a call comes from, decided by its credential before its body is read: the service's word, not the client's. */
 export interface Principal {
@@ -19,7 +27,14 @@ export interface Principal {
   /** The member token's public id; null for a shared token. */
   tokenId: string | null;
   label: string | null;
+  /** When the token was made (redeemed or renewed); null for a shared token. */
+  issuedAt: string | null;
   expiresAt: string | null;
+  /**
+   * The token this one renewed, still working until this one's first use: the admission retires it (null: none,
+   * or already retired).
+   */
+  replaces: string | null;
 }
 
 export type Identified =
@@ -38,6 +53,11 @@ export interface CredentialOptions {
    * still taken at the next poll.
    */
   failClosed: boolean;
+  /**
+   * The member the shared tokens act as instead of the shared members: the embedded service's one member, named
+   * after the OS user (MemberStore.ensureOwner), so a single developer's history shows their name. Null: `serve`.
+   */
+  ownerId?: string | null;
 }
 
 /** 250 ms polls and a 1 s freshness bound: a member removed on one process is refused by every other within 1 s. */
@@ -192,18 +212,22 @@ export class Credentials {
           member.removed_at,
           `Your token ${named} was revoked: ${member.name} was removed from this service at ${member.removed_at}. ${again}`,
         );
+      if (row.revoked_at && row.revoked_by === RENEWED_BY)
+        return refusal(
+          'revoked',
+          row.revoked_at,
+          `Your token ${named} was renewed, and replaced at ${row.revoked_at} by its new token's first use: flowsync's agent keeps the new one in the keychain (\`flowsync whoami\` names it).`,
+        );
       if (row.revoked_at)
         return refusal(
           'revoked',
           row.revoked_at,
           `Your token ${named} was revoked at ${row.revoked_at}. ${again}`,
         );
-      if (Date.parse(row.expires_at) <= now)
-        return refusal(
-          'expired',
-          row.expires_at,
-          `Your token ${named} expired at ${row.expires_at}. ${again}`,
-        );
+      // A renewed token ends a day after its renewal at most (its new one not used meanwhile: store/members.ts).
+      const ends = tokenEnd(row);
+      if (Date.parse(ends) <= now)
+        return refusal('expired', ends, `Your token ${named} expired at ${ends}. ${again}`);
       return {
         ok: true,
         principal: {
@@ -214,12 +238,34 @@ export class Credentials {
           shared: false,
           tokenId: row.id,
           label: row.label,
-          expiresAt: row.expires_at,
+          issuedAt: row.created_at,
+          expiresAt: ends,
+          replaces:
+            row.renewed_from !== null && this.tokens.get(row.renewed_from)?.revoked_at === null
+              ? row.renewed_from
+              : null,
         },
       };
     }
     const kind = this.legacy.identify(token);
     if (kind === null || kind !== claimed) return UNKNOWN;
+    const owner = this.options.ownerId ? this.members.get(this.options.ownerId) : undefined;
+    if (owner && !owner.removed_at)
+      return {
+        ok: true,
+        principal: {
+          memberId: owner.id,
+          name: owner.name,
+          role: owner.role,
+          level: kind === 'admin' ? owner.role : narrowerRole(owner.role, 'write'),
+          shared: false,
+          tokenId: null,
+          label: null,
+          issuedAt: null,
+          expiresAt: null,
+          replaces: null,
+        },
+      };
     const shared = SHARED_MEMBERS[kind];
     const member = this.members.get(shared.id) ?? { ...shared, shared: true, removed_at: null };
     if (member.removed_at)
@@ -238,7 +284,9 @@ export class Credentials {
         shared: true,
         tokenId: null,
         label: null,
+        issuedAt: null,
         expiresAt: null,
+        replaces: null,
       },
     };
   }
@@ -255,6 +303,15 @@ export class Credentials {
     if (!parsed.ok || parsed.kind !== 'member' || this.tokens.has(parsed.id)) return found;
     await this.confirm();
     return this.identify(claimed, token);
+  }
+
+  /**
+   * The token a renewal replaced, retired at the new one's first use (store/members.ts `renew`), and this process's
+   * list read again before the call goes on: from then on the old token is refused.
+   */
+  async retire(tokenId: string): Promise<void> {
+    const retired = await this.db.transaction((sql) => new MemberStore(sql).retire(tokenId));
+    if (retired) await this.membersChanged();
   }
 
   /** A member by id, as the list has it now (null: not known to this process). */

@@ -10,6 +10,7 @@ import {
   type Role,
   type TokenKind,
 } from '../../protocol/index.ts';
+import { tunable } from '../../host/index.ts';
 import type { Sql } from '../db/open.ts';
 import { nowIso } from '../clock.ts';
 import { CallRefused } from '../errors.ts';
@@ -23,6 +24,9 @@ export const SHARED_MEMBERS = {
   user: { id: 'shared', name: 'shared', role: 'write' },
   admin: { id: 'shared-operator', name: 'shared-operator', role: 'operator' },
 } as const;
+
+/** The id of the embedded service's one member, named after the OS user (MemberStore.ensureOwner). */
+export const OWNER_ID = 'owner';
 
 /** An invite works once, for this long (Tailscale's one-off keys are the model). */
 export const INVITE_HOURS = 24;
@@ -57,8 +61,42 @@ export interface TokenRecord {
   member_id: string;
   sha256: string;
   label: string;
+  created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** Who revoked it: an actor, or RENEWED_BY when the token that renewed it was first used. */
+  revoked_by: string | null;
+  /** The token this one renewed, which works until this one is first used (or RENEWAL_OVERLAP_HOURS pass). */
+  renewed_from: string | null;
+  /** When this token was last renewed: it works until RENEWAL_OVERLAP_HOURS after, at most (tokenEnd). */
+  renewed_at: string | null;
+}
+
+/** When a token stops working: its expiry, or RENEWAL_OVERLAP_HOURS after its renewal when that comes first. */
+export function tokenEnd(token: { expires_at: string; renewed_at: string | null }): string {
+  if (token.renewed_at === null) return token.expires_at;
+  const overlapEnds = addHours(token.renewed_at, RENEWAL_OVERLAP_HOURS);
+  return overlapEnds < token.expires_at ? overlapEnds : token.expires_at;
+}
+
+/** `revoked_by` of a token retired because the token that renewed it was used: not a person's doing. */
+export const RENEWED_BY = 'renewed';
+
+/**
+ * How long a renewed token keeps working beside the new one at most: the agent may crash between the service's
+ * commit and its keychain's write, and then still holds only the old one (it renews again with it).
+ */
+export const RENEWAL_OVERLAP_HOURS = 24;
+
+/** What a renewal made: the new token (shown once) and until when the old one still works. */
+export interface Renewed {
+  member: string;
+  role: Role;
+  token: string;
+  tokenId: string;
+  label: string;
+  expiresAt: string;
+  oldExpiresAt: string;
 }
 
 export type RedeemOutcome =
@@ -97,8 +135,16 @@ export function sameDigest(a: string, b: string): boolean {
   return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
 }
 
+/**
+ * How long one day of a token's life is: a day, or what FLOWSYNC_TOKEN_DAY_MS says (a test makes a 3-day token
+ * last 3 s, and sees it expire and be renewed by a running agent). Read at each use, as a test sets it per process.
+ */
+function tokenDayMs(): number {
+  return tunable('FLOWSYNC_TOKEN_DAY_MS', 86_400_000);
+}
+
 function addDays(now: string, days: number): string {
-  return new Date(Date.parse(now) + days * 86_400_000).toISOString();
+  return new Date(Date.parse(now) + days * tokenDayMs()).toISOString();
 }
 
 function addHours(now: string, hours: number): string {
@@ -126,6 +172,25 @@ export class MemberStore {
         [member.id, member.name, member.role, now],
       );
     }
+  }
+
+  /**
+   * The embedded service's one member (issue 48): an operator named after the OS user, whom its shared tokens act
+   * as, so that its history shows a name. Made once, under a fixed id (a later start with another OS user name keeps
+   * the first); null when the name is another member's (a database `flowsync serve` shares with a team), or the
+   * member was removed: the shared tokens then stay the shared members.
+   */
+  async ensureOwner(name: string, now = nowIso()): Promise<string | null> {
+    await this.sql.run(
+      `INSERT INTO members (id, name, role, shared, created_at, created_by) VALUES (?, ?, 'operator', 0, ?, 'system')
+       ON CONFLICT DO NOTHING`,
+      [OWNER_ID, name, now],
+    );
+    const row = await this.sql.get<{ removed_at: string | null }>(
+      'SELECT removed_at FROM members WHERE id = ?',
+      [OWNER_ID],
+    );
+    return row && row.removed_at === null ? OWNER_ID : null;
   }
 
   async epoch(): Promise<number> {
@@ -340,6 +405,65 @@ export class MemberStore {
     return { tokenId: id, member: found.member };
   }
 
+  /**
+   * A new token for the holder of `tokenId`: the same member (so never a wider role), the same label, as long a
+   * life as the old one had. The old one works on until the new one is first used (the admission retires it,
+   * `retire`) or RENEWAL_OVERLAP_HOURS pass; a renewal the holder never received (made again with the old token)
+   * replaces the one before it, which nobody ever used.
+   */
+  async renew(tokenId: string, now = nowIso()): Promise<Renewed> {
+    // First, so that two renewals with one token at once (on Postgres) wait for each other here: the second then
+    // revokes the first's new token below, and one new token is left.
+    await this.sql.run('UPDATE member_tokens SET renewed_at = ? WHERE id = ?', [now, tokenId]);
+    const old = await this.sql.get<{
+      member_id: string;
+      label: string;
+      created_at: string;
+      expires_at: string;
+      renewed_at: string | null;
+      name: string;
+      role: Role;
+    }>(
+      `SELECT t.member_id, t.label, t.created_at, t.expires_at, t.renewed_at, m.name, m.role
+       FROM member_tokens t JOIN members m ON m.id = t.member_id WHERE t.id = ?`,
+      [tokenId],
+    );
+    if (!old) throw new CallRefused(`No token ${tokenLabel('member', tokenId)} on this service.`);
+    await this.sql.run(
+      'UPDATE member_tokens SET revoked_at = ?, revoked_by = ? WHERE renewed_from = ? AND revoked_at IS NULL',
+      [now, RENEWED_BY, tokenId],
+    );
+    const made = newToken('member');
+    // Its own life, which its renewal does not shorten (the overlap is renewed_at's, not a new expires_at).
+    const lifeMs = Math.max(0, Date.parse(old.expires_at) - Date.parse(old.created_at));
+    const expiresAt = new Date(Date.parse(now) + lifeMs).toISOString();
+    await this.sql.run(
+      `INSERT INTO member_tokens (id, member_id, sha256, label, created_at, expires_at, renewed_from)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [made.id, old.member_id, made.sha256, old.label, now, expiresAt, tokenId],
+    );
+    await this.bumpEpoch();
+    return {
+      member: old.name,
+      role: old.role,
+      token: made.token,
+      tokenId: made.id,
+      label: old.label,
+      expiresAt,
+      oldExpiresAt: tokenEnd(old),
+    };
+  }
+
+  /** The token a renewal replaced, once the new one is used: true when this call retired it (not another). */
+  async retire(tokenId: string, now = nowIso()): Promise<boolean> {
+    const retired = await this.sql.run(
+      'UPDATE member_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL',
+      [now, RENEWED_BY, tokenId],
+    );
+    if (retired > 0) await this.bumpEpoch();
+    return retired > 0;
+  }
+
   /** Every member, the removed ones too, with their tokens and how many invites are open. */
   async list(now = nowIso()): Promise<MemberRow[]> {
     const members = await this.sql.all<{
@@ -385,7 +509,9 @@ export class MemberStore {
       'SELECT id, name, role, shared, removed_at FROM members',
     );
     const tokens = await this.sql.all<TokenRecord>(
-      'SELECT id, member_id, sha256, label, expires_at, revoked_at FROM member_tokens',
+      `SELECT id, member_id, sha256, label, created_at, expires_at, revoked_at, revoked_by, renewed_from,
+         renewed_at
+       FROM member_tokens`,
     );
     return { members: members.map((m) => ({ ...m, shared: Boolean(m.shared) })), tokens };
   }

@@ -41,7 +41,18 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
   },
   {
     name: 'member_tokens',
-    columns: ['id', 'member_id', 'sha256', 'label', 'created_at', 'expires_at', 'revoked_at', 'revoked_by'],
+    columns: [
+      'id',
+      'member_id',
+      'sha256',
+      'label',
+      'created_at',
+      'expires_at',
+      'revoked_at',
+      'revoked_by',
+      'renewed_from',
+      'renewed_at',
+    ],
     key: ['id'],
   },
   {

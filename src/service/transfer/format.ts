@@ -10,7 +10,7 @@ import { TRANSFER_TABLES, type TransferTable } from './catalog.ts';
  */
 export const EXPORT_FORMAT = 'flowsync-service-export';
 /** Raised when a column or table is added (and the catalog with it); an import reads this version and older. */
-export const EXPORT_VERSION = 2;
+export const EXPORT_VERSION = 3;
 
 /**
  * What each format added to the one before: whole tables, or columns at the end of a table's list. A file of an
@@ -26,6 +26,8 @@ const ADDED: Record<number, Record<string, readonly string[] | 'table'>> = {
     file_versions: ['member_id', 'token_id'],
     history_purges: ['member_id'],
   },
+  // A renewed token names the token it replaces; the one renewed, when (its overlap with the new one ends a day after).
+  3: { member_tokens: ['renewed_from', 'renewed_at'] },
 };
 
 /** A table's columns in a file of `version` (null: that format has no such table). */
