@@ -318,10 +318,10 @@ describe('a listing that never ends', () => {
       await agent.waitFor(/Window: /, 120_000);
       await agent.waitFor(/listing of files goes on past 250,000 files/, 60_000);
       const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))![1]);
-      // Without the bound it passed 1.3 GB in 60 s and grew on. With it, the peak measured 391 MB on Node 24.21
-      // (under 300 MB on Node 20, whose heap grows less eagerly: the same agent's one-page baseline is 152 MB on 24;
-      // run with --max-old-space-size=128 it ends at 283 MB, so what the listing keeps is under 128 MB).
-      expect(peakKiB / 1024).toBeLessThan(450);
+      // Without the bound it passed 1.3 GB in 60 s and grew on. With it, the peak measured 586-638 MB on Node 24.21
+      // before the old generation was held to 25 % growth (issue 50), 228 MB after (108 MB 60 s later). The ceiling
+      // leaves the loaded CI machine half again as much.
+      expect(peakKiB / 1024).toBeLessThan(350);
       expect(agent.output()).not.toMatch(/incident/);
     } finally {
       agent.signal('SIGKILL');
