@@ -4,10 +4,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { fileEntry } from '../support/flows.ts';
 import { memberToken } from '../support/members.ts';
-import { startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
 import { eventually } from '../support/repo.ts';
 import { baggage, callFunction } from '../support/service.ts';
-import { startTeam, type Team, type TeamOptions } from '../support/team.ts';
+import { startTeam, teamServices, type Team } from '../support/team.ts';
 
 /**
  * A forged writer's label (issue 48, T2), as the attack is made: a real `flowsync serve`, alice and bob members with
@@ -20,20 +19,9 @@ import { startTeam, type Team, type TeamOptions } from '../support/team.ts';
  */
 let team: Team | null = null;
 let agent: AgentProcess | null = null;
-let cluster: PostgresCluster | null = null;
+const services = teamServices();
 
-afterAll(() => cluster?.stop());
-
-const WHERE: [string, () => Promise<TeamOptions>][] = [
-  ['one serve on SQLite', async () => ({})],
-  [
-    'two serve processes on one Postgres',
-    async () => {
-      cluster ??= await startPostgresCluster();
-      return { postgres: { url: await cluster.createDatabase(), processes: 2 } };
-    },
-  ],
-];
+afterAll(() => services.stop());
 
 afterEach(async () => {
   agent?.signal('SIGINT');
@@ -66,7 +54,7 @@ async function forgedWrite(url: string, token: string, label: string, content: s
   return response.status;
 }
 
-describe.each(WHERE)('a forged writer label (T2), %s', (_where, options) => {
+describe.each(services.where)('a forged writer label (T2), %s', (_where, options) => {
   it("bob writing under alice's exact label is bob's version to her agent: newer by bob, then a conflict by bob; her edit stays", async () => {
     team = await startTeam(
       { 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' },

@@ -4,9 +4,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ALL_FUNCTIONS } from '../../src/protocol/index.ts';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import { memberToken } from '../support/members.ts';
-import { startPostgresCluster, type PostgresCluster } from '../support/postgres.ts';
 import { eventually } from '../support/repo.ts';
-import { startTeam, type Team, type TeamOptions } from '../support/team.ts';
+import { startTeam, teamServices, type Team } from '../support/team.ts';
 
 /**
  * A read-only member's agent (issue 48, T4, the agent's side): a real `flowsync serve`, alice (write) and carol
@@ -18,9 +17,9 @@ import { startTeam, type Team, type TeamOptions } from '../support/team.ts';
  */
 let team: Team | null = null;
 let agent: AgentProcess | null = null;
-let cluster: PostgresCluster | null = null;
+const services = teamServices();
 
-afterAll(() => cluster?.stop());
+afterAll(() => services.stop());
 
 afterEach(async () => {
   agent?.signal('SIGINT');
@@ -41,18 +40,7 @@ function carolsCalls(team: Team): string[] {
     .map((line) => (JSON.parse(line) as { fn: string }).fn);
 }
 
-const WHERE: [string, () => Promise<TeamOptions>][] = [
-  ['one serve on SQLite', async () => ({})],
-  [
-    'two serve processes on one Postgres',
-    async () => {
-      cluster ??= await startPostgresCluster();
-      return { postgres: { url: await cluster.createDatabase(), processes: 2 } };
-    },
-  ],
-];
-
-describe.each(WHERE)('a read-only member’s agent (T4), %s', (_where, options) => {
+describe.each(services.where)('a read-only member’s agent (T4), %s', (_where, options) => {
   it('is receive-only: shows the team’s versions, lists her edit as not sent, and never calls a write', async () => {
     team = await startTeam(
       { 'flows/ci/build.yml': 'build: 1\n', 'flows/ci/test.yml': 'test: 1\n' },

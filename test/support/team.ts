@@ -7,7 +7,7 @@ import { userEnv, writeAgentConfig } from './agent-process.ts';
 import { FLOWSYNC_BIN, runFlowsync, type CliResult } from './cli.ts';
 import { serviceTree } from './repo.ts';
 import { startServeProcess, type ServeProcess } from './serve-process.ts';
-import { readPostgres } from './postgres.ts';
+import { readPostgres, startPostgresCluster, type PostgresCluster } from './postgres.ts';
 import { readDatabase } from './service.ts';
 
 /**
@@ -67,6 +67,27 @@ export interface TeamOptions {
   live?: boolean;
   /** The service's database is this Postgres one, served by `processes` `flowsync serve`s (default: a SQLite file). */
   postgres?: { url: string; processes: number };
+}
+
+/**
+ * Where a team's rule is proven (issue 48's Done-when): one serve on a SQLite file, and two serve processes on one
+ * Postgres, a cluster made at the first use and removed by `stop` (a file's afterAll). For `describe.each(where)`.
+ */
+export function teamServices(): { where: [string, () => Promise<TeamOptions>][]; stop(): void } {
+  let cluster: PostgresCluster | null = null;
+  return {
+    where: [
+      ['one serve on SQLite', async () => ({})],
+      [
+        'two serve processes on one Postgres',
+        async () => {
+          cluster ??= await startPostgresCluster();
+          return { postgres: { url: await cluster.createDatabase(), processes: 2 } };
+        },
+      ],
+    ],
+    stop: () => cluster?.stop(),
+  };
 }
 
 export async function startTeam(files: Record<string, string>, options: TeamOptions = {}): Promise<Team> {
