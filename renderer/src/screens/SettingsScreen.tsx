@@ -169,7 +169,6 @@ export function SettingsScreen({ api }: ScreenProps) {
           <ErrorLine error={signIn.error ?? signOut.error} />
         </fieldset>
       </form>
-      {data && data.activeServiceFrom !== 'embedded' && <ServiceMember api={api} />}
       <form onSubmit={submit(() => saveKey.mutate())} aria-busy={!data}>
         <fieldset className="plain" disabled={!data}>
           <p data-testid="api-key">Personal API key: {data ? apiKeyText(data) : '…'}</p>
@@ -210,6 +209,8 @@ export function SettingsScreen({ api }: ScreenProps) {
         </fieldset>
       </form>
       <NotifyMe />
+      {/* Last: it comes when the service answers, and would push the forms above down under the user's pointer. */}
+      {data && data.activeServiceFrom !== 'embedded' && <ServiceMember api={api} />}
     </section>
   );
 }
