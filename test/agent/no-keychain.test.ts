@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/window/index.ts';
 import {
+  NO_KEYCHAIN,
   agentOnService,
   startProgram,
   userEnv,
@@ -23,8 +24,6 @@ let svc: TestService;
 let repo: TestRepo;
 let agent: AgentProcess;
 let home: string;
-
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 async function startUi(env: NodeJS.ProcessEnv): Promise<BridgeClient> {
   agent = user.run(['ui'], env);

@@ -7,7 +7,7 @@ import { createSecretStore } from '../../src/secrets/index.ts';
 import { createAgentApi } from '../../src/window/index.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { gitIn } from '../support/git.ts';
-import { userEnv } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv } from '../support/agent-process.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -99,7 +99,7 @@ describe('one source per repository and service', () => {
     const { worktree, stored } = await checkouts();
     const env = {
       ...userEnv(join(repo.dir, 'home'), svc),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     expect((await runFlowsync(['sync', repo.root], { env })).code).toBe(0);
     writeFileSync(join(worktree, 'flows/ci/build.yml'), 'build: worktree\n');

@@ -3,7 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentApiError, connectToBridge, type BridgeClient } from '../../src/window/index.ts';
-import { agentOnService, type AgentOnService, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  agentOnService,
+  type AgentOnService,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { VIEWER, deliver, registerApiKey, seedViewerTasks } from '../support/tracker.ts';
 
 /**
@@ -15,7 +20,6 @@ import { VIEWER, deliver, registerApiKey, seedViewerTasks } from '../support/tra
  * the key comes from the environment, as the README says for a headless machine.
  */
 const SECRET = 'lin_api_ada_from_environment_0042';
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const BOB = { id: 'u-bob', name: 'Bob Stone', email: 'bob@example.com' };
 
 let user: AgentOnService;

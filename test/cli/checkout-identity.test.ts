@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -12,7 +18,6 @@ import { readDatabase } from '../support/service.ts';
  * so both carry the same label. Neither may take the other's version for its own: the second edit is a conflict,
  * never written over the first.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let serve: ServeProcess | null = null;
 let agent: AgentProcess | null = null;

@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memberNameOf } from '../../src/protocol/index.ts';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 
@@ -22,7 +22,7 @@ describe('the embedded service names its one developer', () => {
     const tree = repo;
     const env = {
       ...userEnv(join(tree.dir, 'home'), 'embedded'),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const run = (...args: string[]) => runFlowsync(args, { env, cwd: tree.root, timeoutMs: 60_000 });

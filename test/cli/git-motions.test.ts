@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, serviceTree } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -15,7 +21,6 @@ import { readDatabase } from '../support/service.ts';
  * branch switch) is one change set that waits for Bob: the service keeps what the team wrote until he sends it. A
  * person alone on a service (nobody else writes to the repository) has a branch switch sent as before.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'flowsync test',
   GIT_AUTHOR_EMAIL: 'test@flowsync.invalid',

@@ -1,7 +1,7 @@
 import { statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -32,7 +32,7 @@ describe('files grown over 1 MiB, then flowsync sync and status', () => {
     serve = await startServeProcess(dbPath, join(tree.dir, 'service.log'));
     const env = {
       ...userEnv(join(tree.dir, 'home'), serve),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const stored = () => serviceTree(readDatabase(dbPath), 'acme', 'app');

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -26,7 +32,7 @@ describe('flowsync resolve --held --mine, no agent running', () => {
     serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
     const env = {
       ...userEnv(join(tree.dir, 'home'), serve),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const stored = () => serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app');
@@ -61,7 +67,7 @@ describe('flowsync sync --yes while an agent runs', () => {
     serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
     const env = {
       ...userEnv(join(tree.dir, 'home'), serve),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const stored = () => serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app');
@@ -113,7 +119,7 @@ describe('a held set of deletions stays held until its user says so (issue 45)',
     serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
     const env = {
       ...userEnv(join(tree.dir, 'home'), serve),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const stored = () => Object.keys(serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app'));

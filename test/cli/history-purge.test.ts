@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
@@ -40,7 +40,7 @@ async function secretDeleted(throughProxy = false) {
   const service = { url: proxy?.url ?? serve.url, tokens: serve.tokens };
   const env = {
     ...userEnv(join(tree.dir, 'home'), service),
-    DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    ...NO_KEYCHAIN,
   };
   writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
   const run = (extra: NodeJS.ProcessEnv, ...args: string[]) =>

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { sha256 } from '../support/flows.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
@@ -30,7 +30,7 @@ describe('flowsync history and restore', () => {
     serve = await startServeProcess(join(tree.dir, 'service.db'), join(tree.dir, 'service.log'));
     const env = {
       ...userEnv(join(tree.dir, 'home'), serve),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const stored = () => serviceTree(readDatabase(join(tree.dir, 'service.db')), 'acme', 'app');
@@ -117,7 +117,7 @@ describe('flowsync history and restore', () => {
     );
     const env = {
       ...userEnv(join(tree.dir, 'home'), serve),
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+      ...NO_KEYCHAIN,
     };
     writeAgentConfig(env, [{ path: tree.root, owner: 'acme', name: 'app' }]);
     const run = (...args: string[]) => runFlowsync(args, { env, cwd: tree.root });

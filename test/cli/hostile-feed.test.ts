@@ -1,7 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -11,7 +17,6 @@ import { startTestService, type TestService } from '../support/service.ts';
  * attacker who controls the service would. Whatever it says, the agent does not spin (its calls are spaced, its
  * looks at most half its time), writes nothing outside the repository, and goes on sending its user's edits.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const CHANGES = '/api/run/svc/flow_def/public/changes';
 const CANARY = 'echo the user wrote this\n';
 

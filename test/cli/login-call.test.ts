@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore } from '../../src/secrets/index.ts';
-import { userEnv } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv } from '../support/agent-process.ts';
 import { runFlowsync, type CliResult } from '../support/cli.ts';
 import { fileEntry } from '../support/flows.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -215,10 +215,8 @@ describe('flowsync login, then call, as a new user types it', () => {
 });
 
 describe('without a reachable keychain', () => {
-  const noKeychain = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-test-bus' };
-
   it('login says so in one line with the environment variables to use, and writes no secret anywhere', async () => {
-    const result = await flowsync(['login', '--url', server.url], server.tokens.user, noKeychain);
+    const result = await flowsync(['login', '--url', server.url], server.tokens.user, NO_KEYCHAIN);
     expect(result.code).toBe(2);
     expectOneLine(result);
     expect(result.stderr).toContain('No OS keychain is reachable');
@@ -231,7 +229,7 @@ describe('without a reachable keychain', () => {
       ['call', 'svc/flow_def/action/sync_batch/run', '--url', server.url, '--args', syncBatchArgs],
       '',
       {
-        ...noKeychain,
+        ...NO_KEYCHAIN,
         FLOWSYNC_TOKEN: server.tokens.user,
       },
     );

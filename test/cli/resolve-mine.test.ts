@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -11,7 +11,6 @@ import { readDatabase } from '../support/service.ts';
  * of a file it had only queued (the agent it opened for the command closes before any round). It says queued, and
  * when it is sent; the service keeps the teammate's version until then.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 let serve: ServeProcess | null = null;
 const repos: TestRepo[] = [];
 

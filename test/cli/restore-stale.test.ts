@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { userEnv, writeAgentConfig } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -12,7 +12,6 @@ import { readDatabase } from '../support/service.ts';
  * Alice's newer one: the disk then equals his base, so nothing was pending, and "it is sent as your edit" sent
  * nothing while the service kept Alice's version. Now it is a conflict to settle, and the line says so.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let serve: ServeProcess | null = null;
 const repos: TestRepo[] = [];

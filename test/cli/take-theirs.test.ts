@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -12,7 +18,6 @@ import { readDatabase } from '../support/service.ts';
  * bytes are written over it, the edit is kept in the service's history as this checkout's conflict copy, and the
  * command's line says which version it is: `flowsync history` lists it, `flowsync restore` brings it back.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let serve: ServeProcess | null = null;
 let alice: AgentProcess | null = null;

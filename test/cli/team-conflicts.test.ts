@@ -1,7 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -12,7 +18,6 @@ import { readDatabase } from '../support/service.ts';
  * runs an agent (`flowsync start`); Bob syncs with `flowsync sync`. Nothing either did is lost, a conflict and a
  * held deletion are never "in sync", and each is settled in one command, through Alice's running agent too.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let serve: ServeProcess | null = null;
 let alice: AgentProcess | null = null;

@@ -5,7 +5,13 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type RemoteClient } from '../../src/client/index.ts';
 import { sha256 } from '../support/flows.ts';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import {
   execPostgres,
@@ -23,7 +29,6 @@ import { callFunction } from '../support/service.ts';
  * processes throughout: the cluster, both service processes, the balancer, and two developers' agents, each
  * with a HOME of its own.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let cluster: PostgresCluster;
 let dir: string;

@@ -3,7 +3,13 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { eventually, serviceTree } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -16,7 +22,6 @@ import { agentStatusSchema, connectToBridge, trayLine } from '../../src/window/i
  * said while Alice's disk and the service differ, a teammate's edit of a file untouched here is "newer on the
  * service" (never a conflict) within the minute, and a conflict is no longer listed once the disk is the service's.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'flowsync test',
   GIT_AUTHOR_EMAIL: 'test@flowsync.invalid',

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildRenderer, launchChromium } from '../support/browser.ts';
-import { startAgentProcess, userEnv, writeAgentConfig, type AgentProcess } from '../support/agent-process.ts';
+import {
+  NO_KEYCHAIN,
+  startAgentProcess,
+  userEnv,
+  writeAgentConfig,
+  type AgentProcess,
+} from '../support/agent-process.ts';
 import { startPostgresCluster, readPostgres, type PostgresCluster } from '../support/postgres.ts';
 import { runFlowsync } from '../support/cli.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
@@ -17,7 +23,6 @@ import { addRepository, initGit, openWindow, type OpenWindow } from '../support/
  * window. Her save is a conflict shown on the Repo config screen, the service keeps Bob's (its rows are read), and
  * each of her two choices ends with the service and her disk equal.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const SLOW = { timeout: 30_000 };
 const CONFIG = '.flowsync/repo-config.json';
 

@@ -5,6 +5,7 @@ import { seriousViolations } from '../support/pictures.ts';
 import { makeRepo, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { openWindow, type OpenWindow } from '../support/window.ts';
+import { NO_KEYCHAIN } from '../support/agent-process.ts';
 
 /**
  * Issue 25 item 6, Settings said untrue things: a no-keychain warning ("keys cannot be kept") while the token from
@@ -44,7 +45,7 @@ async function openSettings(env: NodeJS.ProcessEnv) {
 describe('Settings says what is true', () => {
   it('with no keychain and FLOWSYNC_URL and FLOWSYNC_TOKEN set: the service in use and why, and no false alarm', async () => {
     const page = await openSettings({
-      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus',
+      ...NO_KEYCHAIN,
       FLOWSYNC_ADMIN_TOKEN: '',
     });
     expect(await page.getByTestId('service-in-use').textContent()).toBe(

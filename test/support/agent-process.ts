@@ -6,6 +6,12 @@ import { FLOWSYNC_BIN } from './cli.ts';
 import { eventually, makeRepo, type TestRepo } from './repo.ts';
 import { startTestService, type TestService } from './service.ts';
 
+/**
+ * No OS keychain reachable (a session bus that does not exist), as on a headless machine: tokens come from the
+ * environment, and what would be kept in a keychain cannot be.
+ */
+export const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
+
 export interface AgentProcess {
   pid: number;
   output(): string;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { agentStatusSchema, connectToBridge, type AgentStatus } from '../../src/window/index.ts';
-import { userEnv, writeAgentConfig } from './agent-process.ts';
+import { NO_KEYCHAIN, userEnv, writeAgentConfig } from './agent-process.ts';
 import { FLOWSYNC_BIN, runFlowsync, type CliResult } from './cli.ts';
 import { serviceTree } from './repo.ts';
 import { startServeProcess, type ServeProcess } from './serve-process.ts';
@@ -45,7 +45,6 @@ export interface Developer {
   };
 }
 
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'flowsync test',
   GIT_AUTHOR_EMAIL: 'test@flowsync.invalid',

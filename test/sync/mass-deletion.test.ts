@@ -2,6 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  NO_KEYCHAIN,
   configWithoutDeletionHold,
   startAgentProcess,
   userEnv,
@@ -17,7 +18,6 @@ import { readDatabase } from '../support/service.ts';
  * at 50,000. 20,000 here, to keep the suite's time (the start alone syncs them); bench/sync.ts measures 10,000
  * and 50,000. A real agent process, a real service in its own process, a real SIGINT.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 const FLOWS = 40;
 const FILES_PER_FLOW = 500;
 

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { FLOWSYNC_BIN, runFlowsync } from '../support/cli.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
@@ -16,7 +16,6 @@ import { readDatabase } from '../support/service.ts';
  * an unreadable folder as empty, so the next round deleted a whole flow. Only "not found" is gone: a file or
  * folder that cannot be read now keeps what the service has of it, is shown as a warning, and is read again.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let tree: TestRepo | null = null;
 let serve: ServeProcess | null = null;

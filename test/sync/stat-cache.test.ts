@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
+import { NO_KEYCHAIN, startAgentProcess, userEnv, type AgentProcess } from '../support/agent-process.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 import { readDatabase } from '../support/service.ts';
@@ -12,7 +12,6 @@ import { readDatabase } from '../support/service.ts';
  * Issue 21: the cache that spares re-reading unchanged files must not be fooled, and a file caught in the middle
  * of a write must not be taken for what it is not. Real agent processes, a real service in its own process.
  */
-const NO_KEYCHAIN = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/flowsync-no-bus' };
 
 let tree: TestRepo | null = null;
 let serve: ServeProcess | null = null;
