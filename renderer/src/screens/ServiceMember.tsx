@@ -39,7 +39,8 @@ export function ServiceMember({ api }: { api: AgentApi }) {
   };
   const you = asked.data;
   return (
-    <form onSubmit={submit} data-testid="service-member">
+    <form onSubmit={submit} data-testid="service-member" aria-labelledby="member-title">
+      <h3 id="member-title">You on the team&apos;s service</h3>
       <fieldset className="plain">
         {you && (
           <p data-testid="member">
