@@ -56,7 +56,11 @@ describe('npm start -- <repository>', () => {
     await eventually(() => expect(stored()).toEqual(diskTree(repo.root, 'flows', (p) => p.endsWith('.png'))));
     agent.signal('SIGINT');
     expect(await agent.exitWithin()).toBe(0);
-    expect(agent.output()).toContain('Stopped; everything was in sync.');
+    // The stop line looks at the service first, for at most 2 s (STOP_LOOK_MS): on a loaded machine the look may not
+    // answer in time, and the line then says in sync as of the last look, which is as true (it did in 1 full run of 3 here).
+    expect(agent.output()).toMatch(
+      /Stopped; (everything was in sync|in sync as of \d\d:\d\d; the service could not be reached now)\.\n/,
+    );
     const lines = agent.output().split('\n');
     const named = lines.filter((line) => /local\/repo: flows\/many\/file-\d\.yaml created/.test(line));
     const counted = lines.filter((line) => /local\/repo: flows\/many, \+\d+ ~0 -0 files in/.test(line));
