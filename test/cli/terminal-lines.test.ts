@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { conflictLine } from '../../src/cli/commands/conflicts.ts';
-import { rescanLine, stopLine } from '../../src/cli/commands/start.ts';
+import { rescanLine, stopLine } from '../../src/cli/terminal-lines.ts';
 import type { SyncFacts } from '../../src/protocol/index.ts';
 import { ProgressDisplay } from '../../src/cli/progress.ts';
 

@@ -7,12 +7,10 @@ import {
   currentBranch,
   keyLineAtStart,
   loadConfig,
-  REPO_CONFIG_FILE,
-  repoConfigProblem,
   saveConfig,
   TokenRenewal,
   withRepository,
-  type BranchSwitch,
+  type AgentConfig,
   type WatchedRepository,
 } from '../../agent/index.ts';
 import {
@@ -21,39 +19,19 @@ import {
   createAgentApi,
   startBridge,
   statusEvents,
-  type ActivityEntry,
-  type FileChange,
+  type Bridge,
 } from '../../window/index.ts';
 import {
   defaultDataFolder,
   keepMemoryLow,
+  type AgentLock,
   logUnexpected,
   privateSocketPlace,
   rendererDir,
 } from '../../host/index.ts';
 import { SECRET_ENV_VARS } from '../../secrets/index.ts';
-import {
-  folderGone,
-  inSyncOf,
-  inSyncOfAll,
-  NOT_SENT_REASONS,
-  namedFlows,
-  plural,
-  printable,
-  serviceAway,
-  warnedPath,
-  type SyncFacts,
-} from '../../protocol/index.ts';
-import {
-  behindLine,
-  newerClearedLine,
-  type FileConflict,
-  type FreshLook,
-  type SyncMiss,
-  type SyncProgress,
-  type SyncReport,
-  type SyncStatus,
-} from '../../sync/index.ts';
+import { plural, printable } from '../../protocol/index.ts';
+import type { SyncProgress } from '../../sync/index.ts';
 import { parsePort } from '../options.ts';
 import { SignalPhases } from '../signal-phases.ts';
 import { ProgressDisplay } from '../progress.ts';
@@ -64,7 +42,10 @@ import { UsageError } from '../usage-error.ts';
 import { waitForDataFolder } from '../wait-for-data-folder.ts';
 import { showWindow } from '../window-address.ts';
 import { where } from '../where.ts';
-import { clockTime, localTime } from '../local-time.ts';
+import { followActivity, followRepositories, followStatus } from '../terminal-follow.ts';
+import { notReachedOf, stopLine } from '../terminal-lines.ts';
+
+type Out = (line: string) => void;
 
 export function startCommand(): Command {
   return new Command('start')
@@ -133,6 +114,10 @@ interface RunOptions {
   rename?: boolean;
 }
 
+/**
+ * The agent as `start` and `ui` run it, until a signal: it announces itself, adds the repositories, serves the
+ * window, syncs them all once, then follows them on the terminal and stops cleanly at Ctrl-C.
+ */
 async function runAgent(folders: string[], options: RunOptions, needsRepository: boolean): Promise<void> {
   // Lines quote file and repository names and the service's messages: their control characters are spelled out.
   // Through the progress display: a line said while its bar is drawn goes on a line of its own.
@@ -152,32 +137,10 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   // Until the agent runs, Ctrl-C ends the process at once, as it would without a handler; exiting releases the lock.
   const signals = new SignalPhases((signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
 
-  let config = loadConfig();
-  // A rename is of a repository synced before: a folder new to flowsync has no old name (and is not added here).
-  const unknown = options.rename
-    ? folders.find((folder) => !configuredRepository(config, folder))
-    : undefined;
-  if (unknown !== undefined)
-    throw new UsageError(`--rename: ${unknown} is not synced yet; \`flowsync start ${unknown}\` adds it.`);
-  const before = JSON.stringify(config);
-  for (const folder of folders) config = withRepository(config, folder);
-  if (JSON.stringify(config) !== before) saveConfig(config);
-  if (needsRepository && config.repositories.length === 0) {
-    throw new UsageError('No repository yet: give its folder, e.g. `npm start -- ~/code/app`.');
-  }
-
+  const config = configWithFolders(folders, options, needsRepository);
   const agent = await Agent.open({ config, serviceUrl: options.url, persistConfig: true });
   if (agent.embedded) lock.setService(agent.serviceUrl, agent.embedded.socketPath);
-  out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
-  if (agent.notice) out(agent.notice.line);
-  // One line at a time: out() spells a newline inside a line out as \n.
-  if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
-  // Not waited for: a service that does not answer (a dead VPN) held the start 30 s before anything was synced.
-  void sayWhoYouAre(
-    agent,
-    out,
-    config.repositories.map((repository) => repository.path),
-  ).catch(logUnexpected('saying who you are to the tracker'));
+  announce(agent, config, out);
   // A member token from the keychain is renewed before it expires, while the agent runs (the embedded service's
   // tokens are the agent's own, for this run only).
   const renewal = agent.embedded
@@ -191,6 +154,58 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   renewal?.start();
   // Recent activity from the start, so that the first sync is in the window's list too.
   const activity = activityOf(agent);
+  await addRepositories(agent, folders, options, out);
+  const bridge = await serveWindow(agent, options, lock, out);
+  await firstSync(agent, progress);
+  const configLines = followRepositories(agent, out);
+  await agent.watchAll();
+  // Said once, at start: what this service cannot protect (nothing, for flowsync's own).
+  const limits = await agent.serviceInfo.limits();
+  if (limits) out(limits);
+  followActivity(agent, activity, out);
+  followStatus(agent, out);
+  await stopOnSignal({ agent, signals, lock, bridge, renewal, configLines, out });
+}
+
+/** The config with these folders added (saved when that changed); refused when there is nothing to run. */
+function configWithFolders(folders: string[], options: RunOptions, needsRepository: boolean): AgentConfig {
+  let config = loadConfig();
+  // A rename is of a repository synced before: a folder new to flowsync has no old name (and is not added here).
+  const unknown = options.rename
+    ? folders.find((folder) => !configuredRepository(config, folder))
+    : undefined;
+  if (unknown !== undefined)
+    throw new UsageError(`--rename: ${unknown} is not synced yet; \`flowsync start ${unknown}\` adds it.`);
+  const before = JSON.stringify(config);
+  for (const folder of folders) config = withRepository(config, folder);
+  if (JSON.stringify(config) !== before) saveConfig(config);
+  if (needsRepository && config.repositories.length === 0) {
+    throw new UsageError('No repository yet: give its folder, e.g. `npm start -- ~/code/app`.');
+  }
+  return config;
+}
+
+/** The first lines: which service, what the agent noticed at start, and (when it answers) who the user is. */
+function announce(agent: Agent, config: AgentConfig, out: Out): void {
+  out(`flowsync: syncing with ${agent.serviceUrl}${agent.embedded ? ' (the embedded service)' : ''}`);
+  if (agent.notice) out(agent.notice.line);
+  // One line at a time: out() spells a newline inside a line out as \n.
+  if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
+  // Not waited for: a service that does not answer (a dead VPN) held the start 30 s before anything was synced.
+  void sayWhoYouAre(
+    agent,
+    out,
+    config.repositories.map((repository) => repository.path),
+  ).catch(logUnexpected('saying who you are to the tracker'));
+}
+
+/** The repositories of the config, renamed or made the source first when asked; a line for each not synced. */
+async function addRepositories(
+  agent: Agent,
+  folders: string[],
+  options: RunOptions,
+  out: Out,
+): Promise<void> {
   if (options.rename) {
     for (const folder of folders) {
       const { from, to } = await agent.rename(folder, { source: options.source === true });
@@ -211,9 +226,13 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
       out(`${where(described, described.branch, root)}: missing: ${described.status.message}`);
     if (described?.rename) out(described.rename.message);
   }
+}
 
-  // The window before the first sync: a service slow to answer, or one whose listing never ends, must not keep it
-  // from appearing (its screens say what the sync does meanwhile).
+/**
+ * The window, before the first sync: a service slow to answer, or one whose listing never ends, must not keep it
+ * from appearing (its screens say what the sync does meanwhile).
+ */
+async function serveWindow(agent: Agent, options: RunOptions, lock: AgentLock, out: Out): Promise<Bridge> {
   const api = createAgentApi(agent);
   // What an older flowsync kept for its window's next run (its port, its sessions' digests): no run uses it now.
   rmSync(join(defaultDataFolder(), 'window.json'), { force: true });
@@ -234,146 +253,47 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   );
   // The agent's address as a message, for a parent that started us (the desktop app): no scraping of a line.
   await announceReady(bridge.agentUrl);
+  return bridge;
+}
+
+/** The first sync of every repository, with a progress bar: after it, each sync is one line. */
+async function firstSync(agent: Agent, progress: ProgressDisplay): Promise<void> {
   const showProgress = ({ identity }: WatchedRepository, { stage, done, total }: SyncProgress) =>
     progress.update(
       `${where(identity, currentBranch(identity.root))}: ${stage === 'hashing' ? 'hashing files' : 'uploading flows'}`,
       done,
       total,
     );
-  // A bar for the first, long sync only; after it, each sync is one line.
   agent.on('progress', showProgress);
   await agent.syncAll({ watchFirst: true });
   agent.off('progress', showProgress);
   progress.stop();
-  // What each repository-config line said last: a change is said once, and the one at start in its summary.
-  const configLines = new Map<string, string | null>();
-  const summed = (watched: WatchedRepository, about?: string) => {
-    const problem = repoConfigProblem(watched.identity.root);
-    configLines.set(watched.identity.root, problem);
-    return summary(watched, watched.engine.status(), about, problem);
-  };
-  for (const watched of agent.watched()) out(summed(watched));
-  // A folder that was not there at start is there now (the drive is mounted), and its first round is done.
-  agent.on('found', (watched) => out(`${time()} ${summed(watched, `${watched.identity.root} is there`)}`));
-  // A hand edit of .flowsync/repo-config.json the schema refuses is not sent: said here, not only in the window.
-  agent.on('repo-config', (watched, problem) => {
-    if (configLines.get(watched.identity.root) === problem) return;
-    configLines.set(watched.identity.root, problem);
-    out(`${time()} ${named(watched)}: ${problem ?? `${REPO_CONFIG_FILE} is valid again`}`);
-  });
-  await agent.watchAll();
-  // Said once, at start: what this service cannot protect (nothing, for flowsync's own).
-  const limits = await agent.serviceInfo.limits();
-  if (limits) out(limits);
+}
 
-  const phases = new Map<WatchedRepository, SyncStatus['phase']>();
-  const storageLines = new Map<WatchedRepository, string | null>();
-  /** The signed-out line said last, per repository: a round a minute meets the same refusal, said once. */
-  const signedOutLines = new Map<WatchedRepository, string | null>();
-  // Both from the agent's Recent activity, as the window shows them: the files a round sent, and files newly skipped.
-  // The rounds after a branch switch are one line of their own, when they are done.
-  activity.on('round', ({ repository, report, files }) => {
-    const { root } = repository.identity;
-    if (!agent.switchingBranch(root)) out(syncLine(repository, report, files, currentBranch(root)));
-  });
-  agent.on('branch', (watched, switched) => out(branchLine(watched, switched)));
-  agent.on('renamed', (_, message) => out(`${time()} ${message}`));
-  agent.on('gitChanges', (watched, line) => out(`${time()} ${named(watched)}: ${line}`));
-  agent.on('repoConfig', (watched, line) => out(`${time()} ${named(watched)}: ${line}`));
-  activity.on('entry', (entry) => {
-    if (entry.kind === 'skipped') out(skippedLine(entry));
-    if (entry.kind === 'paused')
-      out(
-        `${time()} ${entry.repository}: paused; changes are counted and sent when resumed (flowsync resume ${entry.root})`,
-      );
-    if (entry.kind === 'resumed')
-      out(`${time()} ${entry.repository}: resumed${entry.message ? `: ${entry.message}` : ''}`);
-    // Deletions held, and what its user settled (where a replaced edit was kept): always a line (issue 41).
-    if (entry.kind === 'held') out(`${time()} ${entry.repository}: ${entry.message}`);
-    // A teammate's version waited and the file was changed here: a conflict, said at once (issue 46).
-    if (entry.kind === 'conflict-here')
-      out(
-        `${time()} ${entry.repository}: ${entry.flowPath}/${entry.path}: changed here and on the service: a conflict; \`flowsync conflicts\``,
-      );
-    if (entry.kind === 'taken')
-      out(
-        `${time()} ${entry.repository}: ${entry.flowPath === null ? '' : `${entry.flowPath}/${entry.path}: `}${entry.message}`,
-      );
-    if (entry.kind === 'settled')
-      out(
-        `${time()} ${entry.repository}: ${entry.flowPath === null ? '' : `${entry.flowPath}/${entry.path}: `}${entry.message}`,
-      );
-  });
-  // Each engine says when it is back in sync after an outage; repositories added later are followed too.
-  const recovering = new WeakSet<WatchedRepository>();
-  const followRecovery = (watched: WatchedRepository) => {
-    if (recovering.has(watched)) return;
-    recovering.add(watched);
-    watched.engine.on('recovered', ({ files }) => out(`${time()} ${named(watched)}: ${recoveryLine(files)}`));
-    // A rescan that found what the watcher missed is said, never silent (issue 21).
-    watched.engine.on('missed', (miss) => out(`${time()} ${rescanLine(named(watched), miss)}`));
-  };
-  for (const watched of agent.watched()) followRecovery(watched);
-  // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some, and
-  // one when it is back to none, with why (issue 47: taken, pulled, reverted there). A service gone back in time:
-  // its line once, when it is first seen (and again if it comes back after settling).
-  const newerCounts = new Map<WatchedRepository, number>();
-  /** The files newer there since the count was last 0, read when it changes: what the line at 0 says why of. */
-  const newerSeen = new Map<WatchedRepository, Map<string, FileConflict>>();
-  const wentBack = new Map<WatchedRepository, string | null>();
-  agent.on('status', (watched, status) => {
-    followRecovery(watched);
-    const newer = status.counts.behind;
-    const before = newerCounts.get(watched) ?? 0;
-    if (newer !== before) {
-      newerCounts.set(watched, newer);
-      const seen = newerSeen.get(watched) ?? new Map<string, FileConflict>();
-      newerSeen.set(watched, seen);
-      if (newer > 0) {
-        for (const file of watched.engine.service.newer()) seen.set(`${file.flowPath}\0${file.path}`, file);
-        const line = watched.engine.service.newerLine();
-        if (line !== null) out(`${time()} ${named(watched)}: ${line}`);
-      } else if (before > 0) {
-        const why = watched.engine.service.noLongerNewer([...seen.values()]);
-        seen.clear();
-        out(`${time()} ${named(watched)}: ${newerClearedLine(why)}`);
-      }
-    }
-    if (status.phase === 'idle') {
-      const line = watched.engine.service.wentBackLine();
-      if (line !== (wentBack.get(watched) ?? null)) {
-        wentBack.set(watched, line);
-        if (line !== null) out(`${time()} ${named(watched)}: ${line}`);
-      }
-    }
-    const previous = phases.get(watched);
-    phases.set(watched, status.phase);
-    const name = named(watched);
-    if (status.phase !== 'storage' && status.phase !== 'scanning') storageLines.delete(watched);
-    if (status.phase === 'idle') signedOutLines.delete(watched);
-    if (status.phase === previous) return;
-    if (status.phase === 'unauthorized') {
-      // Said once while it lasts (issue 48): a round a minute meets the same refusal, and is not said again.
-      if (status.message === signedOutLines.get(watched)) return;
-      signedOutLines.set(watched, status.message);
-      out(
-        `${time()} ${name}: signed out, ${plural(status.counts.pending, 'file')} pending: ${status.message ?? ''}`,
-      );
-    } else if (serviceAway(status.phase)) {
-      const wait = status.retryAt
-        ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
-        : '';
-      out(
-        `${time()} ${name}: ${status.phase}, ${plural(status.counts.pending, 'file')} pending;${wait}: ${status.message ?? ''}`,
-      );
-    } else if (status.phase === 'missing') {
-      out(`${time()} ${name}: ${status.message ?? folderGone(watched.identity.root)}`);
-    } else if (status.phase === 'storage' && status.message !== storageLines.get(watched)) {
-      // Each retry scans (phase 'scanning') and fails again: a line only when the count or the fault changed.
-      storageLines.set(watched, status.message);
-      out(`${time()} ${name}: ${status.message ?? 'the data folder cannot be written'}`);
-    }
-  });
+interface Running {
+  agent: Agent;
+  signals: SignalPhases;
+  lock: AgentLock;
+  bridge: Bridge;
+  renewal: TokenRenewal | null;
+  /** What each repository-config line said last (followRepositories). */
+  configLines: ReadonlyMap<string, string | null>;
+  out: Out;
+}
+
+/**
+ * Waits for Ctrl-C (or SIGTERM), then stops every part and says whether everything was in sync, after a look at
+ * the service.
+ */
+async function stopOnSignal({
+  agent,
+  signals,
+  lock,
+  bridge,
+  renewal,
+  configLines,
+  out,
+}: Running): Promise<void> {
   // Stopping takes well under a second; if a part ever hangs, a second Ctrl-C or 15 s end the process anyway,
   // saying which part it was (nothing pending is lost: the state is the outbox).
   let stage = 'reading the state';
@@ -427,35 +347,6 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
   if (!closed) process.exit(0);
 }
 
-/**
- * What `start` says at stop, of every repository (inSyncOfAll), with when what waits goes: "everything was in sync"
- * only when it was (it was said over conflicts and held deletions, which needsOf knew and this line did not), and
- * the service was looked at just before (`notReached` otherwise: "in sync as of 14:02"). `newer`: the files newer on
- * the service, said with who wrote them (behindLine).
- */
-export function stopLine(
-  repos: readonly (SyncFacts & { newer?: readonly { writtenBy: string | null }[] })[],
-): string {
-  const { inSync, state, line } = inSyncOfAll(repos);
-  if (inSync) return 'Stopped; everything was in sync.';
-  if (state === 'pending' || state === 'sending') return `Stopped; ${line}, sent at the next start.`;
-  const pending = repos.some((repo) => repo.counts.pending > 0);
-  if (state === 'paused') return `Stopped; ${line}${pending ? ', sent when resumed' : ''}.`;
-  if (state === 'behind') {
-    const newer = behindLine(repos.flatMap((repo) => (repo.phase === 'elsewhere' ? [] : (repo.newer ?? []))));
-    return newer === null
-      ? `Stopped; ${line} (\`flowsync resolve --newer\` takes them).`
-      : `Stopped; your changes are sent; ${newer}.`;
-  }
-  return `Stopped; ${line}.`;
-}
-
-/** A look at the service that did not go through, as inSyncOf reads it: since when the last one did (`14:02`). */
-function notReachedOf(look: FreshLook | undefined): SyncFacts['notReached'] {
-  if (look?.failure == null) return null;
-  return { since: look.at === null ? null : clockTime(look.at) };
-}
-
 /** How long stopping waits for work in flight: with the look before it, Ctrl-C ends within 4 s whatever the service does. */
 const STOP_MS = 1500;
 
@@ -484,121 +375,4 @@ async function endsWithin(work: Promise<unknown>, ms: number): Promise<boolean> 
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** `acme/app: flows/hello/logo.png not sent: binary (not UTF-8 text): add it to .gitignore` */
-function skippedLine(entry: ActivityEntry): string {
-  const what =
-    entry.flowPath === null || entry.path === null
-      ? entry.message
-      : `${warnedPath({ flowPath: entry.flowPath, path: entry.path })} not sent: ${entry.message}`;
-  return `${time()} ${where(entry.repository, currentBranch(entry.root))}: ${what}`;
-}
-
-/** A repository as a line names it: owner/name and the branch it is on now. */
-function named({ identity }: WatchedRepository): string {
-  return where(identity, currentBranch(identity.root));
-}
-
-/** `acme/app: branch main → feat-x: 37 changed, 212 deletions held` (the rounds that followed the switch). */
-export function branchLine({ identity }: WatchedRepository, switched: BranchSwitch): string {
-  const { from, to, changed, heldDeletions, conflicts, refused } = switched;
-  const parts = [
-    `${changed} changed`,
-    heldDeletions > 0 ? `${plural(heldDeletions, 'deletion')} held (flowsync sync --yes)` : '',
-    conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
-    refused > 0 ? `${plural(refused, 'flow')} refused (see flowsync status)` : '',
-  ].filter(Boolean);
-  return (
-    `${time()} ${identity.owner}/${identity.name}: branch ${from ?? '(none)'} → ${to ?? '(none)'}: ` +
-    parts.join(', ')
-  );
-}
-
-/**
- * `acme/app (main): rescan (new folder): 3 changed files picked up and sent`. Said neutrally: the watcher is a
- * hint and the rescan the truth, and a rescan of a folder just made (at start, a checkout) finds its files before
- * the watcher's reports arrive; "the watcher missed" read as a bug report on that normal path (issue 42).
- */
-export function rescanLine(name: string, { files, reason }: SyncMiss): string {
-  return `${name}: rescan (${reason}): ${plural(files, 'changed file')} picked up and sent`;
-}
-
-function recoveryLine(files: number): string {
-  return `Back in sync: ${plural(files, 'file')} sent`;
-}
-
-function time(): string {
-  return new Date().toTimeString().slice(0, 8);
-}
-
-/** `acme/app (~/code/app): 2 flows, 12 files, in sync`; `about` comes before the counts (`… is there`). */
-function summary(
-  { identity, engine }: WatchedRepository,
-  status: SyncStatus,
-  about?: string,
-  configProblem: string | null = null,
-): string {
-  const nothing = engine.nothingToSync();
-  // The line names the folder itself.
-  if (nothing !== null)
-    return `${where(identity, currentBranch(identity.root))}: ${about ? `${about}: ` : ''}${nothing}`;
-  const { flows, files, pending, warnings, rejected, conflicts, behind } = status.counts;
-  // Decided once (inSyncOf); what is not in sync is said below, each with the command that settles it. Behind:
-  // what this checkout has is sent, and the files newer there are said below too.
-  const verdict = inSyncOf({ ...status, configProblem });
-  const extra = [
-    verdict.inSync ? 'in sync' : verdict.state === 'behind' ? 'your changes are sent' : '',
-    behind > 0 ? `${plural(behind, 'file')} newer on the service (flowsync resolve --newer)` : '',
-    pending > 0 && status.paused ? `${pending} pending` : '',
-    pending > 0 && !status.paused
-      ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
-      : '',
-    status.paused
-      ? `paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}, nothing sent until \`flowsync resume\``
-      : '',
-    conflicts > 0 ? `${conflicts} in conflict (flowsync conflicts)` : '',
-    status.heldDeletions > 0 ? `${plural(status.heldDeletions, 'deletion')} held (flowsync sync --yes)` : '',
-    status.notInCheckout > 0
-      ? `${plural(status.notInCheckout, 'file')} on the service not in this checkout (flowsync resolve --not-in-checkout)`
-      : '',
-    configProblem ? configProblem : '',
-    warnings > 0 ? `${warnings} not sent (${NOT_SENT_REASONS}; see flowsync status)` : '',
-    rejected > 0 ? `${plural(rejected, 'flow')} refused by the service (see flowsync status)` : '',
-  ].filter(Boolean);
-  return `${where(identity, currentBranch(identity.root), identity.root)}: ${about ? `${about}: ` : ''}${plural(flows, 'flow')}, ${plural(files, 'file')}, ${extra.join(', ')}`;
-}
-
-/** A round that touched at most this many files names them; a larger one is counted. */
-const NAMED_FILES = 3;
-
-/**
- * One line per round; `files` (from the agent's activity, null when not read) names them for a small round. The
- * repository is named with its branch, and with the service when the command said it nowhere else (`sync`).
- */
-export function syncLine(
-  { identity }: WatchedRepository,
-  report: SyncReport,
-  files: readonly FileChange[] | null,
-  branch: string | null,
-  service?: string,
-): string {
-  const name = `${where(identity, branch)}${service ? ` with ${service}` : ''}`;
-  if (report.requests === 0 && report.rejected.length === 0) return `${time()} ${name}: up to date`;
-  const rejected =
-    report.rejected.map((r) => `; refused ${r.flowPath}: ${r.message}`).join('') +
-    report.conflicts
-      .map(
-        (c) =>
-          `; conflict ${c.flowPath}/${c.path}: changed on the service${c.writtenBy ? ` by ${c.writtenBy}` : ''}`,
-      )
-      .join('');
-  if (files && files.length > 0 && files.length <= NAMED_FILES) {
-    const named = files.map((file) => `${file.flowPath}/${file.path} ${file.kind}`).join(', ');
-    return `${time()} ${name}: ${named} in ${report.ms} ms${rejected}`;
-  }
-  return (
-    `${time()} ${name}: ${report.files.length > 0 ? namedFlows(report.files.map((file) => file.flowPath)) : plural(report.flows, 'flow')}, ` +
-    `+${report.created} ~${report.updated} -${report.deleted} files in ${report.ms} ms${rejected}`
-  );
 }

@@ -13,7 +13,7 @@ import { urlOption } from '../service-url.ts';
 import { lockForSync } from '../running-agent.ts';
 import { dryRun } from './dry-run.ts';
 import { localTime } from '../local-time.ts';
-import { syncLine } from './start.ts';
+import { syncLine } from '../terminal-lines.ts';
 import { where } from '../where.ts';
 import { findRunningAgent } from '../../host/index.ts';
 import { bridgeAnswers } from '../../window/index.ts';
