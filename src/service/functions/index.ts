@@ -1,7 +1,7 @@
 import type { FunctionPath } from '../../protocol/index.ts';
 import type { ServiceStores } from './stores.ts';
 import type { Implementations } from './types.ts';
-import { flowDefFunctions } from './flow-def.ts';
+import { flowDefFunctions } from './flow-def/index.ts';
 import { repoConfigFunctions } from './repo-config.ts';
 import { logFunctions } from './logs.ts';
 import { cryptoFunctions } from './crypto.ts';
