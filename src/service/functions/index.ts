@@ -9,7 +9,7 @@ import { trackerFunctions } from './tracker.ts';
 import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
 import { liveFunctions } from './live.ts';
-import { memberFunctions } from './members.ts';
+import { memberFunctions } from './members/index.ts';
 import { auditFunctions } from './audit.ts';
 
 export { ChangeFeed } from './change-feed.ts';
