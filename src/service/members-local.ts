@@ -3,7 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import type { ParsedArgsOf, ValueOf } from '../protocol/index.ts';
 import { openServiceDatabase } from './db/open.ts';
 import { auditFunctions } from './functions/audit.ts';
-import { memberFunctions, type MembersPath } from './functions/members.ts';
+import { memberFunctions, type MembersPath } from './functions/members/index.ts';
 import { DEFAULT_RETENTION } from './store/file-history.ts';
 import type { Implementation } from './functions/types.ts';
 

@@ -1,7 +1,7 @@
 import type { FunctionPath } from '../../protocol/index.ts';
 import type { ServiceStores } from './stores.ts';
 import type { Implementations } from './types.ts';
-import { flowDefFunctions } from './flow-def.ts';
+import { flowDefFunctions } from './flow-def/index.ts';
 import { repoConfigFunctions } from './repo-config.ts';
 import { logFunctions } from './logs.ts';
 import { cryptoFunctions } from './crypto.ts';
@@ -9,7 +9,7 @@ import { trackerFunctions } from './tracker.ts';
 import { webhookFunctions } from './webhooks.ts';
 import { taskFunctions } from './task.ts';
 import { liveFunctions } from './live.ts';
-import { memberFunctions } from './members.ts';
+import { memberFunctions } from './members/index.ts';
 import { auditFunctions } from './audit.ts';
 
 export { ChangeFeed } from './change-feed.ts';
