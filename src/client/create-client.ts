@@ -1,10 +1,10 @@
-import type { Envelope, FunctionPath, ValueOf } from '../protocol/index.ts';
+import type { FunctionPath, ValueOf } from '../protocol/index.ts';
 import { valueOfAnswer } from './answer.ts';
 import { toAuthProvider, type ClientAuth } from './auth.ts';
 import { groupedMethods, type CallArgs, type CallOptions, type GroupedMethods } from './methods.ts';
 import { outgoingCall, timeoutFromEnvironment } from './request.ts';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
-import { openTransport } from './transport.ts';
+import { openTransport, type Reply } from './transport.ts';
 
 export interface ClientOptions {
   /** The service's address, e.g. `http://127.0.0.1:7420` (a path prefix is kept). */
@@ -29,15 +29,6 @@ export interface ClientOptions {
    * folder): nobody else can open it, so nobody can hold its connection slots. The URL still names the service.
    */
   socketPath?: string;
-}
-
-/** An answer from the service: the HTTP code and the envelope, success or not (a system error is thrown). */
-export interface Reply {
-  statusCode: number;
-  envelope: Envelope;
-  traceId: string;
-  /** The service's clock when it answered (its HTTP Date header, to the second); null when it sent none. */
-  date: string | null;
 }
 
 export interface RemoteClient extends GroupedMethods {

@@ -1,6 +1,7 @@
 // Owns calling a service: one typed `call(path, args)` over undici, auth, baggage, time-outs, retries, and the one
 // reader of HTTP status codes (failureKind, reasonOf). May import: protocol.
-export { createClient, type ClientOptions, type RemoteClient, type Reply } from './create-client.ts';
+export { createClient, type ClientOptions, type RemoteClient } from './create-client.ts';
+export type { Reply } from './transport.ts';
 export type { AuthProvider, ClientAuth, Credentials } from './auth.ts';
 export type { CallArgs, CallOptions, GroupedMethods } from './methods.ts';
 export { DEFAULT_RETRY, backoffDelay, type RetryOptions } from './retry.ts';

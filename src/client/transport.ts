@@ -1,12 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
-import { API_PREFIX } from '../protocol/index.ts';
+import { API_PREFIX, type Envelope } from '../protocol/index.ts';
 import { parseAnswer } from './answer.ts';
-import type { Reply } from './create-client.ts';
 import { TransportError, ProtocolError } from './errors.ts';
 import { FOREIGN_LISTENER, ownListenerConnector } from './listener-owner.ts';
 import type { OutgoingCall } from './request.ts';
 import { backoffDelay, mayRetryFailure, mayRetryStatus, retryAfterMs, type RetryOptions } from './retry.ts';
+
+/** An answer from the service: the HTTP code and the envelope, success or not (a system error is thrown). */
+export interface Reply {
+  statusCode: number;
+  envelope: Envelope;
+  traceId: string;
+  /** The service's clock when it answered (its HTTP Date header, to the second); null when it sent none. */
+  date: string | null;
+}
 
 /**
  * The largest reply the client reads; a larger one is cut off and the call fails (not retried: the same service
