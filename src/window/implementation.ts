@@ -44,7 +44,6 @@ import {
 } from '../agent/index.ts';
 import { activityOf } from './activity.ts';
 import { membershipMethods } from './api/membership.ts';
-import { myOpenTasks } from './my-tasks.ts';
 import { setStartAtLogin, startAtLogin } from '../host/index.ts';
 import { agentStatus, flowFiles, repositoryDetail, repositoryView } from './status-view.ts';
 import {
@@ -533,7 +532,7 @@ export function createAgentApi(agent: Agent): AgentApi {
       return { deleted, restored: 0, skipped: [] };
     },
 
-    myTasks: async ({ after }) => myOpenTasks(agent.client, await apiKey(), after),
+    myTasks: async ({ after }) => agent.team.myTasks(await apiKey(), after),
 
     searchTasks: async ({ query, after, first }) =>
       agent.client.tracker.searchIssues({
