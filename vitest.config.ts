@@ -48,6 +48,7 @@ const UNIT = [
   'test/service/change-cursor.test.ts',
   'test/sync/uploader.test.ts',
   'test/sync/model/*.test.ts',
+  'test/window/agent-door.test.ts',
   'test/window/tray-line.test.ts',
   'test/window/window-policy.test.ts',
   'test/window/window-sessions.test.ts',

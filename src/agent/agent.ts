@@ -23,6 +23,7 @@ import type { TokensNotice } from './embedded-service.ts';
 import { RepoConfigFilePublisher } from './repo-config-file.ts';
 import { openAgentParts, type AgentOptions, type AgentParts } from './agent-parts.ts';
 import { ServiceInfo } from './service-info.ts';
+import { TeamCalls } from './team-calls.ts';
 import { LiveFeed } from './live-feed.ts';
 import { describeEntry, type RepositoryDescription } from './describe.ts';
 import { RepositoryTable, type RepositoryEntry, type WatchedRepository } from './repository-table.ts';
@@ -43,8 +44,6 @@ import {
   withRepository,
   type RepositoryIdentity,
 } from './repositories.ts';
-
-export type { AgentOptions } from './agent-parts.ts';
 
 /**
  * How often the folders of absent repositories are looked for: as often as a running engine looks for a folder
@@ -93,7 +92,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   private liveTimer: NodeJS.Timeout | null = null;
   /** What the service does beyond the spec (history, bases). */
   readonly serviceInfo: ServiceInfo;
-
+  /** The team's service and the keychain as commands (tasks, the tracker, secrets): the window asks through these. */
+  readonly team = new TeamCalls(this);
   readonly serviceUrl: string;
   private readonly serviceKey: string;
   /** The address the service's secrets are filed under in the keychain. */

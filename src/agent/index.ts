@@ -37,7 +37,8 @@ export {
 export { pendingRename, type PendingRename } from './rename.ts';
 export { type BranchSwitch } from './branch-follower.ts';
 export { NotTheSource, sourceElsewhere, tilde } from './source.ts';
-export { Agent, type AgentOptions } from './agent.ts';
+export { Agent } from './agent.ts';
+export type { AgentOptions } from './agent-parts.ts';
 export type { WatchedRepository } from './repository-table.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';

@@ -2,14 +2,15 @@ import { hostname } from 'node:os';
 import { RemoteError } from '../../client/index.ts';
 import { tokenPasteProblem, type WhoamiValue } from '../../protocol/index.ts';
 import { KeychainUnavailable, SECRET_ENV_VARS } from '../../secrets/index.ts';
-import { AgentApiError, redeemInvite, type Agent } from '../../agent/index.ts';
+import { AgentApiError, redeemInvite } from '../../agent/index.ts';
 import type { AgentApi, MemberView } from '../contract.ts';
+import type { ApiHelpers } from './helpers.ts';
 
 /**
  * Settings → Service: who you are on a team's service, and joining it with an invite (issue 48), as
  * `flowsync whoami` and `flowsync login --invite` do in a terminal.
  */
-export function membershipMethods(agent: Agent): Pick<AgentApi, 'joinWithInvite' | 'whoAmI'> {
+export function membershipMethods({ agent }: ApiHelpers): Pick<AgentApi, 'joinWithInvite' | 'whoAmI'> {
   return {
     joinWithInvite: async ({ invite, label }) => {
       if (agent.embedded)
@@ -21,7 +22,7 @@ export function membershipMethods(agent: Agent): Pick<AgentApi, 'joinWithInvite'
       if (problem)
         throw new AgentApiError('invalid_input', problem, [{ path: ['invite'], message: problem }]);
       // An invite works once: a keychain that cannot take the token must be found before it is spent.
-      if ((await agent.secrets.locate(agent.secretsUrl, 'access-token')).source === 'unavailable')
+      if ((await agent.team.locateSecret('access-token')).source === 'unavailable')
         throw new AgentApiError(
           'refused',
           `No OS keychain is reachable to keep your token, and an invite works once: redeem it in a terminal with \`flowsync login --invite --print-token\` and set ${SECRET_ENV_VARS['access-token']} in the agent's environment.`,
@@ -30,8 +31,7 @@ export function membershipMethods(agent: Agent): Pick<AgentApi, 'joinWithInvite'
       const device = label ?? (hostname().slice(0, 60) || 'device');
       const value = await redeemInvite(agent.serviceUrl, invite, device);
       try {
-        await agent.secrets.set(agent.secretsUrl, 'access-token', value.token);
-        if (value.role === 'operator') await agent.secrets.set(agent.secretsUrl, 'admin-token', value.token);
+        await agent.team.keepJoinTokens(value);
       } catch (error) {
         if (!(error instanceof KeychainUnavailable)) throw error;
         throw new AgentApiError(
@@ -52,7 +52,7 @@ export function membershipMethods(agent: Agent): Pick<AgentApi, 'joinWithInvite'
     whoAmI: async () => {
       let value: WhoamiValue;
       try {
-        value = await agent.client.members.whoami({});
+        value = await agent.team.whoami();
       } catch (error) {
         // No members there (404), or no token the service takes (401): nobody to name; Settings says how to join.
         if (error instanceof RemoteError && (error.statusCode === 404 || error.statusCode === 401))
