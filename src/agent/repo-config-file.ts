@@ -221,6 +221,12 @@ export class RepoConfigFilePublisher {
   problem: string | null = null;
   /** Why the valid file is not on the service yet (sent again at the next look); null when it is. */
   unsent: string | null = null;
+  /**
+   * What reads the file and sends it runs one at a time: the look (once a second) and a save from the window, side
+   * by side, sent on the same base, and the second to arrive met the first, this checkout's own, as a teammate's
+   * conflict (test/agent/repo-config-one-at-a-time.test.ts).
+   */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly root: string,
@@ -237,7 +243,11 @@ export class RepoConfigFilePublisher {
     if (standing) this.problem = repoConfigConflictLine(standing);
   }
 
-  async check(): Promise<void> {
+  check(): Promise<void> {
+    return this.inTurn(() => this.look());
+  }
+
+  private async look(): Promise<void> {
     const stat = lstatSync(join(this.root, REPO_CONFIG_FILE), { throwIfNoEntry: false });
     const signature = stat ? `${stat.mtimeMs}:${stat.size}` : '';
     if (signature === this.seen) return;
@@ -292,11 +302,20 @@ export class RepoConfigFilePublisher {
    * nothing anywhere. `takeMine`: the user chose the screen's over the file the conflict showed (`loaded` its hash):
    * the file's content is kept beside it first (`keptAs`), as "Take the service's" keeps this checkout's.
    */
-  async save(
+  save(
     config: RepoConfig,
     loaded: string | null,
     takeMine = false,
     now = new Date(),
+  ): Promise<RepoConfigSaved> {
+    return this.inTurn(() => this.saveNow(config, loaded, takeMine, now));
+  }
+
+  private async saveNow(
+    config: RepoConfig,
+    loaded: string | null,
+    takeMine: boolean,
+    now: Date,
   ): Promise<RepoConfigSaved> {
     const path = join(this.root, REPO_CONFIG_FILE);
     const mine = hashOfBytes(repoConfigText(config));
@@ -332,7 +351,11 @@ export class RepoConfigFilePublisher {
    * file's own config, when it differs, is kept first beside it (`repo-config.json.conflict-<time>`): a click never
    * loses an edit. Returns where it was kept, or null.
    */
-  takeService(now = new Date()): string | null {
+  takeService(now = new Date()): Promise<string | null> {
+    return this.inTurn(async () => this.takeServiceNow(now));
+  }
+
+  private takeServiceNow(now: Date): string | null {
     const current = this.requireConflict();
     const theirs = configOfRecord(current);
     const mine = repoConfigOnDisk(this.root);
@@ -347,7 +370,11 @@ export class RepoConfigFilePublisher {
   }
 
   /** Keep mine: the file's config sent on top of the service's (its hash the base); a newer one is a new conflict. */
-  async keepMine(): Promise<void> {
+  keepMine(): Promise<void> {
+    return this.inTurn(() => this.keepMineNow());
+  }
+
+  private async keepMineNow(): Promise<void> {
     const current = this.requireConflict();
     const config = readRepoConfigFile(this.root);
     if (config === null)
@@ -355,6 +382,13 @@ export class RepoConfigFilePublisher {
         `${REPO_CONFIG_FILE} is not there: save the form, or take the service's.`,
       );
     await this.send(config, current.hash);
+  }
+
+  /** `work` once what runs before it has ended (failed or not). */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.turn.then(() => work());
+    this.turn = done.catch(() => undefined);
+    return done;
   }
 
   /** A copy beside the file (`repo-config.json.conflict-<time>`), by the containment rule; returns its name. */

@@ -71,7 +71,7 @@ export function repoConfigMethods({
         await repoConfig(sending(root).identity.root).keepMine();
         return { ...repoConfigView(root), keptAs: null };
       }
-      const keptAs = repoConfig(root).takeService();
+      const keptAs = await repoConfig(root).takeService();
       return { ...repoConfigView(root), keptAs };
     },
   };
