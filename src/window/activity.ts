@@ -1,13 +1,26 @@
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
 import type { Agent, WatchedRepository } from '../agent/index.ts';
+import { logUnexpected, replaceFile } from '../host/index.ts';
 import { NOT_SENT_REASONS, describeFileWarning, namedFlows, plural, serviceAway } from '../protocol/index.ts';
 import type { FileChange, SyncReport, SyncStatus } from '../sync/index.ts';
-import type { ActivityEntry } from './contract.ts';
+import { activityEntrySchema, type ActivityEntry } from './contract.ts';
 
 /** The window's Recent activity keeps this many entries; older ones drop off. */
 export const ACTIVITY_LIMIT = 200;
 /** A round that touched more files than this is one `sent` entry with counts, not a flood of lines. */
 const FILE_DETAIL_LIMIT = 20;
+/** The file in flowsync's data folder that keeps Recent activity across restarts. */
+export const ACTIVITY_FILE = 'activity.json';
+/**
+ * How long after an entry the file is written: a burst of entries (a round of 20 files is 20) is one write, and a
+ * crash loses at most this much of the list (the sync itself is in the state, not here).
+ */
+const KEEP_AFTER_MS = 500;
+
+const keptSchema = z.object({ entries: z.array(z.unknown()) });
 
 type NewEntry = Omit<ActivityEntry, 'id' | 'at' | 'root' | 'repository' | 'counts'> &
   Partial<Pick<ActivityEntry, 'counts'>>;
@@ -28,6 +41,20 @@ export interface Round {
 export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry]; round: [Round] }> {
   private readonly entries: ActivityEntry[] = [];
   private nextId = 1;
+  private keepTimer: NodeJS.Timeout | null = null;
+  /** Whether entries were recorded since the file was last written. */
+  private unkept = false;
+
+  /**
+   * `keptIn`: the data folder whose activity.json holds the list across restarts (read now, written shortly after
+   * each entry and at close); none: kept in memory only.
+   */
+  constructor(private readonly keptIn: string | null = null) {
+    super();
+    if (keptIn === null) return;
+    this.entries.push(...keptEntries(join(keptIn, ACTIVITY_FILE)));
+    this.nextId = Math.max(0, ...this.entries.map((entry) => entry.id)) + 1;
+  }
 
   record(repository: WatchedRepository, entry: NewEntry): void {
     const full: ActivityEntry = {
@@ -41,6 +68,7 @@ export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry]; round: [
     this.entries.push(full);
     if (this.entries.length > ACTIVITY_LIMIT) this.entries.shift();
     this.emit('entry', full);
+    this.keepSoon();
   }
 
   roundDone(round: Round): void {
@@ -51,18 +79,71 @@ export class ActivityLog extends EventEmitter<{ entry: [ActivityEntry]; round: [
   list(): ActivityEntry[] {
     return [...this.entries].reverse();
   }
+
+  /** Writes what waits to be kept now (the agent stops); nothing when nothing does. */
+  keep(): void {
+    if (this.keepTimer !== null) clearTimeout(this.keepTimer);
+    this.keepTimer = null;
+    if (!this.unkept || this.keptIn === null) return;
+    this.unkept = false;
+    try {
+      // Private, as everything in the data folder: file and repository names, teammates' names.
+      replaceFile(join(this.keptIn, ACTIVITY_FILE), `${JSON.stringify({ entries: this.entries })}\n`, 0o600);
+    } catch (error) {
+      // A full or read-only disk: the list is still in memory and shown; the next entry tries again.
+      this.unkept = true;
+      logUnexpected('keeping Recent activity')(error);
+    }
+  }
+
+  private keepSoon(): void {
+    if (this.keptIn === null) return;
+    this.unkept = true;
+    if (this.keepTimer !== null) return;
+    this.keepTimer = setTimeout(() => this.keep(), KEEP_AFTER_MS);
+    this.keepTimer.unref();
+  }
+}
+
+/**
+ * The entries activity.json kept, newest last: each one checked as the window's contract says an entry is, one that
+ * is not (a file from another version, edited, cut short by a full disk) left out. A file missing or unreadable is
+ * an empty list: what it holds is a record of what happened, not of what is to sync.
+ */
+function keptEntries(file: string): ActivityEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  let kept: unknown;
+  try {
+    kept = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const parsed = keptSchema.safeParse(kept);
+  if (!parsed.success) return [];
+  return parsed.data.entries
+    .flatMap((entry) => {
+      const valid = activityEntrySchema.safeParse(entry);
+      return valid.success ? [valid.data] : [];
+    })
+    .slice(-ACTIVITY_LIMIT);
 }
 
 const logs = new WeakMap<Agent, ActivityLog>();
 
 /**
  * The Recent activity of an agent, following it from the first time it is asked for (the command that opens the
- * agent asks at once, so that its first sync is in it).
+ * agent asks at once, so that its first sync is in it). `keptIn`, on that first ask: the data folder that keeps
+ * the list across restarts (`flowsync start` and `ui` give theirs).
  */
-export function activityOf(agent: Agent): ActivityLog {
+export function activityOf(agent: Agent, keptIn: string | null = null): ActivityLog {
   let log = logs.get(agent);
   if (!log) {
-    log = new ActivityLog();
+    log = new ActivityLog(keptIn);
     logs.set(agent, log);
     followActivity(agent, log);
   }

@@ -152,8 +152,9 @@ async function runAgent(folders: string[], options: RunOptions, needsRepository:
         say: out,
       });
   renewal?.start();
-  // Recent activity from the start, so that the first sync is in the window's list too.
-  const activity = activityOf(agent);
+  // Recent activity from the start, so that the first sync is in the window's list too, and what the last run's
+  // list held (kept in the data folder) before it.
+  const activity = activityOf(agent, defaultDataFolder());
   await addRepositories(agent, folders, options, out);
   const bridge = await serveWindow(agent, options, lock, out);
   await firstSync(agent, progress);
@@ -340,6 +341,7 @@ async function stopOnSignal({
   // A request the service has not answered yet is not waited for: its flows are in the state's `in_flight`, sent
   // again as full listings at the next start. Waiting for it held Ctrl-C up to the 15 s guard (a frozen service).
   const closed = await endsWithin(agent.close(), STOP_MS);
+  activityOf(agent).keep();
   lock.release();
   out(atStop);
   // Not closed: the unanswered request and what waits on it would keep the process alive. (A flow sent and not
