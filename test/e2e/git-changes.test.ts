@@ -7,7 +7,7 @@ import { buildRenderer, launchChromium } from '../support/browser.ts';
 import { pictures, seriousViolations } from '../support/pictures.ts';
 import { eventually } from '../support/repo.ts';
 import { startTeam, type Developer, type Team } from '../support/team.ts';
-import { launchAddress, VIEWPORT } from '../support/window.ts';
+import { openWindowAs } from '../support/window.ts';
 
 /**
  * Issue 46 in the window: git's motions on a shared service are one change set held for its user, and the window
@@ -49,11 +49,9 @@ beforeAll(async () => {
   await adas.waitFor(/Watching 1 repository/, 60_000);
   await eventually(() => expect(Object.keys(team.stored())).toHaveLength(8), 30_000);
 
-  const bobs = startAgentProcess(['ui'], bob.env);
-  agents.push(bobs);
-  const address = await launchAddress(bobs, bob.env);
-  page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light' });
-  await page.goto(address);
+  const bobs = await openWindowAs(browser, bob.env);
+  agents.push(bobs.agent);
+  page = bobs.page;
   await eventually(
     async () =>
       expect(await page.getByTestId('counts').textContent({ timeout: 1000 })).toContain(

@@ -68,6 +68,18 @@ export async function openWindow(
     FLOWSYNC_ADMIN_TOKEN: svc.tokens.admin,
     ...browsing.env,
   };
+  return openWindowAs(browser, env, browsing);
+}
+
+/**
+ * `flowsync ui` run with this environment (a user of a team, with their own service and HOME), and a page open on
+ * its window as `flowsync ui --open` opens it: what openWindow does for the user of a test service.
+ */
+export async function openWindowAs(
+  browser: Browser,
+  env: NodeJS.ProcessEnv,
+  browsing: { options?: BrowserContextOptions; initScript?: string } = {},
+): Promise<OpenWindow> {
   const agent = startAgentProcess(['ui'], env);
   const address = await launchAddress(agent, env);
   const page = await browser.newPage({ viewport: VIEWPORT, colorScheme: 'light', ...browsing.options });
