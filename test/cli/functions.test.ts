@@ -31,7 +31,7 @@ describe('flowsync usage', () => {
     expect(badPort.stderr).toContain('a port is a whole number');
   });
 
-  it('has --help with an example on every command', async () => {
+  it('has --help with an example on every command', { timeout: 120_000 }, async () => {
     const top = await runFlowsync(['--help']);
     expect(top.code).toBe(0);
     const commands = [...top.stdout.matchAll(/^ {2}(\w+)(?: \[options\])?(?: \S+)* {2,}/gm)]
@@ -58,8 +58,11 @@ describe('flowsync usage', () => {
       'functions',
       'autostart',
     ]);
-    // All at once: one after the other, 18 processes took the test's whole minute on a loaded machine.
-    const helps = await Promise.all(commands.map((command) => runFlowsync([command, '--help'])));
+    // All at once: one after the other, 18 processes took the test's whole minute on a loaded machine. Each may
+    // take its time: 20 starts at once on two cores under a full suite went past the usual 20 s each.
+    const helps = await Promise.all(
+      commands.map((command) => runFlowsync([command, '--help'], { timeoutMs: 80_000 })),
+    );
     commands.forEach((command, n) => {
       expect(helps[n]!.code, command).toBe(0);
       expect(helps[n]!.stdout, command).toContain('Examples:');
