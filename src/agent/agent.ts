@@ -60,7 +60,7 @@ interface AgentEvents {
   synced: [WatchedRepository, SyncReport];
   /** HEAD moved between two rounds: the round that followed, summed up. */
   branch: [WatchedRepository, BranchSwitch];
-  /** Git's change sets held for their user changed (issue 46): the line that says them, once the engine rests. */
+  /** Git's change sets held for their user changed: the line that says them, once the engine rests. */
   gitChanges: [WatchedRepository, string];
   /** A rescan found that the repository's name changed (its origin renamed): the line that says what to do. */
   renamed: [WatchedRepository, string];
@@ -270,7 +270,7 @@ export class Agent extends EventEmitter<AgentEvents> {
             this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
           ),
         ),
-        member: () => this.serviceInfo.member(), // whoami, asked once: own versions, read-only (issue 48)
+        member: () => this.serviceInfo.member(), // whoami, asked once: own versions, read-only
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),

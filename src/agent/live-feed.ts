@@ -155,7 +155,7 @@ export class LiveFeed {
       return;
     }
     this.failures++;
-    // A member's token that is over (issue 48): one call a minute notices a new sign-in; nothing sooner would help.
+    // A member's token that is over: one call a minute notices a new sign-in; nothing sooner would help.
     const wait =
       credentialRefusal(error) !== null
         ? SIGNED_OUT_RECHECK_MS

@@ -84,7 +84,7 @@ export function branchLine({ identity }: WatchedRepository, switched: BranchSwit
 /**
  * `acme/app (main): rescan (new folder): 3 changed files picked up and sent`. Said neutrally: the watcher is a
  * hint and the rescan the truth, and a rescan of a folder just made (at start, a checkout) finds its files before
- * the watcher's reports arrive; "the watcher missed" read as a bug report on that normal path (issue 42).
+ * the watcher's reports arrive; "the watcher missed" read as a bug report on that normal path.
  */
 export function rescanLine(name: string, { files, reason }: SyncMiss): string {
   return `${name}: rescan (${reason}): ${plural(files, 'changed file')} picked up and sent`;

@@ -7,7 +7,7 @@ import { TROUBLE_PHASES, type SyncPhase } from './sync-phase.ts';
  * (each repository's, and the one at stop), the running agent's lines for a second `start`, `resume`, `status`
  * (its `inSync`), the window's badge and the tray. It sat in 5 places, each with its own list: one forgot paused
  * repositories, the stop line forgot conflicts, and `status` with no agent running said nothing at all, so its
- * "0 pending" read as in sync over edits nobody had counted (issue 45).
+ * "0 pending" read as in sync over edits nobody had counted.
  */
 
 /** What inSyncOf reads of a repository: the engine's status, the window's RepositoryView and `status`'s rows have it. */
@@ -31,7 +31,7 @@ export interface SyncFacts extends WaitingFacts {
   /** Why it is not synced here (phase `elsewhere`: another checkout is its source), as the agent says it. */
   message?: string | null;
   /**
-   * The look at the service asked before "in sync" (issue 47) got no answer now: `since` is when the last look went
+   * The look at the service asked before "in sync" got no answer now: `since` is when the last look went
    * through, as the line says it (`14:02`), null when none did. Absent or null: the service was seen now, or no look
    * was asked (a phase that says what is not known already: not watched, paused, offline).
    */
@@ -151,8 +151,8 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
 type Trouble = Extract<SyncPhase, 'offline' | 'unavailable' | 'unauthorized' | 'missing' | 'storage'>;
 
 /**
- * A phase in its user's words: a token the service refused (a member removed, a token revoked or expired, issue
- * 48) is "signed out", which is what to fix; the others say their phase.
+ * A phase in its user's words: a token the service refused (a member removed, a token revoked or expired)
+ * is "signed out", which is what to fix; the others say their phase.
  */
 export function phaseWords(phase: SyncPhase): string {
   return phase === 'unauthorized' ? 'signed out' : phase;

@@ -63,7 +63,7 @@ export interface ServiceOptions {
    */
   socketPath?: string;
   /**
-   * The embedded service: its shared tokens act as one operator member of this name (the OS user's, issue 48), so
+   * The embedded service: its shared tokens act as one operator member of this name (the OS user's), so
    * its history shows a name and nothing else changes. `flowsync serve` leaves it unset: the shared members.
    */
   owner?: string;
@@ -145,7 +145,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     try {
       const removed = await db.transaction(async (sql) => {
         const pruned = await new FileHistory(sql).prune(retention);
-        // A cut of the size cap names whose writes filled it (issue 48: a history erased by one member's writes).
+        // A cut of the size cap names whose writes filled it (a history erased by one member's writes is said as theirs).
         for (const cut of pruned.cuts)
           await new AuditLog(sql).append(
             { system: true },

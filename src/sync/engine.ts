@@ -81,7 +81,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly lookout: Lookout;
   /** The looks the live feed asks for: a teammate wrote these flows. */
   private readonly toldLooks: ToldLooks;
-  /** Git's motions held for their user on a shared service (issue 46). */
+  /** Git's motions held for their user on a shared service. */
   readonly motions: GitMotions;
   /** Files the rescans found that the watcher had not reported. */
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
@@ -394,9 +394,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /**
    * The first scan and round of uploads. With `watchFirst` (`flowsync start`), watching starts before the scan: the
    * scan sees what happened before the watcher was ready, the watcher everything after, and `watch()` need not
-   * scan again (one scan of 100,000 files fewer). A repository synced before was scanned first until issue 50, to be
-   * in sync before chokidar's walk of 2.5 s, and scanned again once watching (restart → watching 8.7 s); now that
-   * chokidar lists folders only (0.6 s at 100,000 files: watcher.ts), one scan after it is sooner for both.
+   * scan again (one scan of 100,000 files fewer). Scanning a repository synced before first, to be in sync before
+   * chokidar's walk, then again once watching, took 8.7 s from restart to watching; chokidar lists folders only
+   * (0.6 s at 100,000 files: watcher.ts), so one scan after it is sooner for both.
    */
   async initialSync({ watchFirst = false } = {}): Promise<void> {
     this.presence.remember();
@@ -682,7 +682,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (state.settleConflictsMatchingDisk(this.repoId).length > 0) this.refresh();
     state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
-    // A read-only member's checkout is receive-only (issue 48): it looks and tells, never sends; its edits are said.
+    // A read-only member's checkout is receive-only: it looks and tells, never sends; its edits are said.
     this.readOnly = pending.length > 0 && (await this.repo.member?.())?.readOnly === true;
     if (this.readOnly) return { report, outcome: { kind: 'settled' } };
     const sent: string[] = [];

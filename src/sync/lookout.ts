@@ -12,7 +12,7 @@ export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
 /**
  * A watching engine asks the service what changed there this often (±20 %, so at most 54 s): a teammate's edit shows
- * as "newer on the service" within a minute (issue 41: only "Sync now" showed it). A quick check is one
+ * as "newer on the service" within a minute, not only at "Sync now". A quick check is one
  * `list_flows` call, and a listing of the flows whose aggregate changed since the last one: 50 agents on a
  * repository of 100,000 files cost the service a few % of one core (bench/service-check.ts, README).
  */

@@ -127,7 +127,7 @@ function planOnBases(
   options: PlanOptions,
 ): FlowPlan | null {
   const conflicts = state.conflictsOf(repoId, flowPath);
-  // Git's motions held for their user (issue 46): not sent while as git left them and not confirmed.
+  // Git's motions held for their user: not sent while as git left them and not confirmed.
   const held = state.gitHeld.heldOf(repoId, flowPath);
   const files = state
     .filesOfFlow(repoId, flowPath)

@@ -1,5 +1,5 @@
 /*
- * When deletions go to the service, decided in one pure function (issue 39; Mutagen's pkg/synchronization/safety.go
+ * When deletions go to the service, decided in one pure function (Mutagen's pkg/synchronization/safety.go
  * is the model): the held-deletion guard, its defaults and the settle rule. The engine keeps `seen` between rounds
  * and gives the clock; nothing here reads the disk, the state or the time.
  */
@@ -63,7 +63,7 @@ export interface DeletionFacts {
   /**
    * Of them, how many belong to a held set its user has not confirmed. Once deletions are held they stay held as a
    * set (kept in the state: a restart does not release them) until confirmed or all back on disk: a partial undo
-   * shrinks the set, it does not release the rest (issue 45: 10 of 106 put back, the other 96 went for the team).
+   * shrinks the set, it does not release the rest (10 of 106 put back must not send the other 96 for the team).
    */
   held: number;
   /** The repository's guard; null: deletions are never held. */
@@ -106,7 +106,7 @@ export function deletionVerdict(facts: DeletionFacts): DeletionVerdict {
 }
 
 /**
- * Whether taking the team's changes asks its user first (issue 46: one click on "Take them" deleted 217 files of a
+ * Whether taking the team's changes asks its user first (one click on "Take them" must not delete 217 files of a
  * checkout, with no word): the same allowance as this checkout's own deletions (deletionVerdict, not watching),
  * counting the files a take deletes or overwrites here (`takesAway`) against those the service acknowledged.
  * `confirmed`: its user said yes to this list. A guard of null never asks, as it never holds.

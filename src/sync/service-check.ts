@@ -30,7 +30,7 @@ export interface CheckPort extends ServicePort {
 }
 
 /**
- * The look at the service (issue 41): what it holds against what this checkout acknowledged, every minute (quick:
+ * The look at the service: what it holds against what this checkout acknowledged, every minute (quick:
  * only the flows whose aggregate changed), at each rescan and before a one-shot run. A teammate's edit of a file
  * untouched here is behind, one of a file changed here a conflict; a service that went back in time is said.
  */
@@ -76,7 +76,7 @@ export class ServiceCheck {
     // (bench/service-check.ts).
     const last = quick || fromTold ? this.lastListing : null;
     // Compared again whatever the service lists: the flows whose acknowledged versions changed here, and those whose
-    // files appeared on disk or went from it ("not in this checkout" is of the disk as it is now, issue 46).
+    // files appeared on disk or went from it ("not in this checkout" is of the disk as it is now).
     const presence = state.presence.changed(this.port.repoId);
     const ackedHere = [...new Set([...state.ackedChanged.list(this.port.repoId), ...presence])];
     const scope = flowsToCompare({
@@ -249,8 +249,8 @@ export class ServiceCheck {
 
   /**
    * A one-shot run (`flowsync sync`, its dry run) looks at the service before it plans: a file changed there is
-   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (issue 41: it said
-   * "would send 3 files", and the service refused the whole flow for the one file it had changed). Not for a state
+   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (a dry run that says
+   * "would send 3 files" must not see the service refuse the whole flow for the one file it had changed). Not for a state
    * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet. Returns the conflicts (and files behind) known before it.
    */
   async beforeRun(): Promise<Set<string>> {

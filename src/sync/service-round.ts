@@ -19,7 +19,7 @@ import type { SyncState } from './state.ts';
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
 /**
- * The round's negotiation with the service (issue 45 split it from the user's settle actions, service-side.ts):
+ * The round's negotiation with the service (the user's own actions are in service-side.ts):
  * whether it takes bases, what a state that knows nothing learns of it first, what a flow sent without an answer
  * settles to, and the look at the service (service-check.ts). Each decides by reconcile.ts's plan and carries it out.
  */
@@ -131,7 +131,7 @@ export class ServiceRound {
   /**
    * A file this checkout has that the service holds as deleted (its latest version a deletion) is deleted on the
    * service for this checkout's first round too: a conflict, never re-created without a word. A checkout made the
-   * source (`--source`), renamed or with a fresh state re-uploaded 149 files a teammate had just deleted (issue 41).
+   * source (`--source`), renamed or with a fresh state re-uploaded 149 files a teammate had just deleted.
    */
   private async learnDeletions(
     listed: readonly { flowPath: string; path: string }[],

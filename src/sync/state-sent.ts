@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 
 /**
  * What a flow sent without an answer carried, file by file (`in_flight_files`; `hash` null: a deletion), kept while
- * the flow is in flight (issue 45): the evidence that a version the service holds under this checkout's id is its
+ * the flow is in flight: the evidence that a version the service holds under this checkout's id is its
  * own lost acknowledgement (reconcile.ts's isOwnVersion), and not a copy of this checkout (one id) writing over it.
  * The flow itself is marked in `in_flight`; its answer (or the look that settles it) forgets both.
  */

@@ -45,7 +45,7 @@ export class SyncState {
   readonly stats: StatCache;
   /** What each flow in flight carried (state-sent.ts): the evidence of a lost acknowledgement. */
   readonly sent: SentFiles;
-  /** Git's motions held for their user (issue 46), and whether others write to the repository. */
+  /** Git's motions held for their user, and whether others write to the repository. */
   readonly gitHeld: GitHeldMarks;
   /** The flows whose files appeared on disk or went from it since the look at the service compared them. */
   readonly presence: PresenceMarks;
@@ -298,7 +298,7 @@ export class SyncState {
   /**
    * This checkout's own id with this service: made at random the first time it is asked, then kept. The service's
    * history names a writer by it (beside a label for people), so two checkouts that share user, host name and
-   * folder (machines made from one image, containers) never take each other's versions for their own (issue 41).
+   * folder (machines made from one image, containers) never take each other's versions for their own.
    * Kept beside the state too, so that a state rebuilt after damage is still this checkout.
    */
   checkoutId(repoId: number): string {

@@ -91,7 +91,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
    * first status: a repository paused before the agent started is not paused now).
    */
   const paused = new Map<string, boolean>();
-  /** The deletions held of each repository at its last status: a new count is an entry (issue 41). */
+  /** The deletions held of each repository at its last status: a new count is an entry. */
   const held = new Map<string, number>();
   agent.on('status', (repository, status: SyncStatus) => {
     const { root } = repository.identity;
@@ -169,7 +169,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
 
   /**
    * The files newer on the service of each repository (keys), with the counts they were read at: one changed here
-   * since is a conflict now, said at once (issue 46: it was listed as behind, "--theirs takes it", and said nothing).
+   * since is a conflict now, said at once, not listed as behind (where "--theirs takes it" would replace the edit).
    * Read again only when a status brings other counts of either.
    */
   const behind = new Map<string, { keys: Set<string>; behind: number; conflicts: number }>();

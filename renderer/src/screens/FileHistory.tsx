@@ -108,7 +108,7 @@ export function FileHistory(props: {
   if (history.error) return <ErrorLine error={history.error} />;
   if (!history.data) return <p className="muted">Reading the history of {file}…</p>;
   const { versions, capped } = history.data;
-  // A history the size cap cut says so (issue 41): versions missing from it were removed, not never written.
+  // A history the size cap cut says so: versions missing from it were removed, not never written.
   const cut = capped && (
     <p className="muted" data-testid="history-capped">
       {cappedLine(capped)}

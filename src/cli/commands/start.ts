@@ -316,7 +316,7 @@ async function stopOnSignal({
   );
   await stopping;
   setTimeout(force, 15_000).unref();
-  // "Everything was in sync" only after a look at the service (issue 47: a teammate's edit a second before Ctrl-C
+  // "Everything was in sync" only after a look at the service (a teammate's edit a second before Ctrl-C
   // was not seen, and the line said it all was): at most STOP_LOOK_MS, and what it finds is said.
   stage = 'looking at the service';
   const looks = new Map(

@@ -74,7 +74,7 @@ export function statusCommand(): Command {
           : Promise.resolve([]);
       const folders = config.repositories.map((repo) => repo.path);
       // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
-      // Asked to look at the service first (issue 47): "newer on the service" as of now, not of its last look.
+      // Asked to look at the service first: "newer on the service" as of now, not of its last look.
       const agentView = await liveStatus(running);
       const live = agentView?.repositories ?? [];
       const read = () => {
@@ -179,7 +179,7 @@ type LiveRepository = AgentStatus['repositories'][number];
 /**
  * The window layer (its bridge's client and the schemas of what it answers) is loaded only when the lock names a
  * live agent to ask: with none running, `status` never needs it, and its 350 schemas were the largest part of
- * what the command loaded (issue 50: about 60 million instructions of 440).
+ * what the command loaded (about 60 million instructions of 440).
  */
 const window = () => import('../../window/index.ts');
 
@@ -258,7 +258,7 @@ interface LiveFacts {
   now?: string;
   heldDeletions: number;
   notInCheckout: number;
-  /** Git's change sets held for their user (issue 46), as the running agent knows them. */
+  /** Git's change sets held for their user, as the running agent knows them. */
   gitChanges: { name: string; changed: number; deleted: number }[];
   configProblem: string | null;
   /** What waits for its user (needsOf's words); empty when nothing does. */
@@ -377,7 +377,7 @@ function describe(
     } & VerdictFacts,
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
-  // Not watched: the state's count is what was pending at its last look; edits since are not in it (issue 45).
+  // Not watched: the state's count is what was pending at its last look; edits since are not in it.
   const unknown = status.current && status.phase === null;
   const pendingWords =
     unknown && pending === 0
@@ -399,7 +399,7 @@ function describe(
   if (status.current && status.waiting.length > 0)
     lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
   if (status.configProblem) lines.push(`  ${status.configProblem}`);
-  // The look at the service made now got no answer: "in sync" only as of the last one (issue 47), said with why.
+  // The look at the service made now got no answer: "in sync" only as of the last one, said with why.
   if (status.current && status.serviceReached === false) {
     const because = status.notReachedBecause ? ` (${status.notReachedBecause})` : '';
     lines.push(
@@ -408,7 +408,7 @@ function describe(
         : `  the service could not be reached now${because}: what is newer there is as its last look found it`,
     );
   }
-  // Disk and service differ: said, never left to read as in sync (issue 41); "your changes are sent" only when
+  // Disk and service differ: said, never left to read as in sync; "your changes are sent" only when
   // the verdict is behind (an agent watches it and nothing else differs).
   const wentBack = status.current ? wentBackLine(status.lost ?? 0) : null;
   if (wentBack !== null) lines.push(`  ${wentBack}`);

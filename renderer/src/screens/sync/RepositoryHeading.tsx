@@ -25,11 +25,11 @@ export function RepositoryHeading({ repo }: { repo: RepositoryView }) {
 }
 
 // At rest, the badge says the verdict every place says (inSyncOf): `in sync` only when it is, else `waiting for
-// you`, `behind` (files newer on the service), `pending`; "idle" said nothing of these (issue 46). A busy or
+// you`, `behind` (files newer on the service), `pending`; "idle" said nothing of these. A busy or
 // troubled engine says its phase. Another checkout is its source: not synced, which is not paused.
 function badgeOf(repo: RepositoryView): string {
   if (repo.syncedFrom !== null) return 'not synced';
   if (repo.phase === 'idle') return inSyncOf(repo).state;
-  // A refused token is "signed out" (issue 48: a member removed, a token revoked or expired): what to fix.
+  // A refused token is "signed out" (a member removed, a token revoked or expired): what to fix.
   return repo.phase === 'unauthorized' ? 'signed out' : repo.phase;
 }
