@@ -11,7 +11,7 @@ import {
   type WatchedRepository,
 } from '../agent/index.ts';
 import type { ActivityLog } from '../window/index.ts';
-import { folderGone, plural, serviceAway } from '../protocol/index.ts';
+import { folderGone, phaseWords, plural, serviceAway } from '../protocol/index.ts';
 import { newerClearedLine, type FileConflict, type SyncStatus } from '../sync/index.ts';
 import {
   branchLine,
@@ -151,14 +151,14 @@ export function followStatus(agent: Agent, out: Out): void {
       if (status.message === signedOutLines.get(watched)) return;
       signedOutLines.set(watched, status.message);
       out(
-        `${lineTime()} ${name}: signed out, ${plural(status.counts.pending, 'file')} pending: ${status.message ?? ''}`,
+        `${lineTime()} ${name}: ${phaseWords('unauthorized')}, ${plural(status.counts.pending, 'file')} pending: ${status.message ?? ''}`,
       );
     } else if (serviceAway(status.phase)) {
       const wait = status.retryAt
         ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
         : '';
       out(
-        `${lineTime()} ${name}: ${status.phase}, ${plural(status.counts.pending, 'file')} pending;${wait}: ${status.message ?? ''}`,
+        `${lineTime()} ${name}: ${phaseWords(status.phase)}, ${plural(status.counts.pending, 'file')} pending;${wait}: ${status.message ?? ''}`,
       );
     } else if (status.phase === 'missing') {
       out(`${lineTime()} ${name}: ${status.message ?? folderGone(watched.identity.root)}`);

@@ -106,7 +106,7 @@ export function inSyncOf(facts: SyncFacts): SyncVerdict {
     'nothing to sync': () => facts.nothingToSync ?? 'nothing to sync',
     'in sync': () => 'in sync',
   } satisfies Record<Exclude<SyncState, Trouble>, () => string>;
-  const words = isTroubleState(state) ? `${phaseWords(state)}${pendingWords}` : line[state]();
+  const words = isTroubleState(state) ? `${stateWord(state)}${pendingWords}` : line[state]();
   return { inSync: state === 'in sync', state, line: words };
 }
 
@@ -130,7 +130,7 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
   const pendingWords = pending > 0 ? `, ${plural(pending, 'file')} pending` : '';
   const line =
     state === 'trouble'
-      ? `${named(first)} ${phaseWords(first!.phase!)}`
+      ? `${named(first)} ${stateWord(inSyncOf(first!).state)}`
       : {
           'waiting for you': () => said(needsOfAll(synced)),
           paused: () => `${which} paused${pendingWords}`,
@@ -151,12 +151,56 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
 type Trouble = Extract<SyncPhase, 'offline' | 'unavailable' | 'unauthorized' | 'missing' | 'storage'>;
 
 /**
- * A phase in its user's words: a token the service refused (a member removed, a token revoked or expired)
- * is "signed out", which is what to fix; the others say their phase.
+ * The one word for each state, said the same in every place that names it: the window's badge, the tray's line,
+ * `start`'s lines and `status`'s `now:` line (docs/words.md is its table). The state's own name stays in `status
+ * --json`'s `syncState` for scripts; where the two differ, the name is the code's and the word the user's: a token
+ * the service refused (a member removed, a token revoked or expired) is "signed out", which is what to fix; a state
+ * file that cannot be written is the data folder's fault, where "storage" named no folder.
  */
-export function phaseWords(phase: SyncPhase): string {
-  return phase === 'unauthorized' ? 'signed out' : phase;
+export const STATE_WORDS = {
+  'in sync': 'in sync',
+  behind: 'newer on the service',
+  'not reached': 'not reached',
+  looking: 'looking at the disk',
+  pending: 'pending',
+  sending: 'sending',
+  'not watched': 'not watched',
+  paused: 'paused',
+  'waiting for you': 'waiting for you',
+  'nothing to sync': 'nothing to sync',
+  'not synced': 'not synced',
+  offline: 'offline',
+  unavailable: 'unavailable',
+  unauthorized: 'signed out',
+  missing: 'missing',
+  storage: 'data folder not writable',
+} as const satisfies Record<SyncState, string>;
+
+/** A state in its user's words (STATE_WORDS). */
+export function stateWord(state: SyncState): string {
+  return STATE_WORDS[state];
 }
+
+/**
+ * A phase in its user's words, where a line names the phase itself (`offline, 3 files pending`): the word of the
+ * state the phase alone makes. `idle` (between rounds) makes no state by itself: inSyncOf says which it is.
+ */
+export function phaseWords(phase: Exclude<SyncPhase, 'idle'>): string {
+  return stateWord(PHASE_STATES[phase]);
+}
+
+const PHASE_STATES = {
+  scanning: 'looking',
+  syncing: 'sending',
+  offline: 'offline',
+  unavailable: 'unavailable',
+  unauthorized: 'unauthorized',
+  missing: 'missing',
+  storage: 'storage',
+  stopped: 'not watched',
+  paused: 'paused',
+  elsewhere: 'not synced',
+} as const satisfies Record<Exclude<SyncPhase, 'idle'>, SyncState>;
 
 /** Over several repositories: the order in which one repository's state speaks for all (trouble: any of them). */
 const PRECEDENCE = [

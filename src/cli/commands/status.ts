@@ -18,7 +18,7 @@ import {
   describeFileWarning,
   inSyncOf,
   needsOf,
-  phaseWords,
+  stateWord,
   NOT_WATCHED_LINE,
   plural,
   printable,
@@ -247,15 +247,13 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   const waiting = needsOf({ ...facts, counts }).map((need) => need.words);
   // No agent watches it: the state's counts are all there is, and the disk may differ from them (inSyncOf).
   if (!repository) return { ...status, ...facts, phase: null, waiting };
-  const now = repository.message ? `${phaseWords(repository.phase)}: ${repository.message}` : undefined;
-  return { ...status, ...facts, phase: repository.phase, message: repository.message, counts, now, waiting };
+  return { ...status, ...facts, phase: repository.phase, message: repository.message, counts, waiting };
 }
 
 interface LiveFacts {
   /** The running agent's phase for it; null when no agent watches it (none runs, or it is another service's). */
   phase: SyncPhase | null;
   message?: string | null;
-  now?: string;
   heldDeletions: number;
   notInCheckout: number;
   /** Git's change sets held for their user, as the running agent knows them. */
@@ -323,9 +321,18 @@ function withVerdict<
 >(status: T, agent: AgentWord, look: LookView | undefined): T & VerdictFacts {
   const notReached = look?.failure != null ? { since: look.at === null ? null : clockTime(look.at) } : null;
   const verdict = inSyncOf({ ...status, phase: status.current ? status.phase : null, notReached });
+  // The nothing-to-sync line is said on its own; the running agent's message starts with it then.
+  const message =
+    status.message && !(status.nothingToSync && status.message.startsWith(status.nothingToSync))
+      ? status.message
+      : null;
   return {
     ...status,
     agent,
+    now:
+      status.current && status.phase !== null
+        ? `${stateWord(verdict.state)}${message ? `: ${message}` : ''}`
+        : null,
     inSync: verdict.inSync,
     syncState: verdict.state,
     reason: verdict.inSync ? null : verdict.line,
@@ -338,6 +345,11 @@ function withVerdict<
 
 interface VerdictFacts {
   agent: AgentWord;
+  /**
+   * The state in the word the window's badge and the tray use (stateWord), with the running agent's message
+   * (`waiting for you: 3 files on the service are not in this checkout …`); null when no agent watches it.
+   */
+  now: string | null;
   inSync: boolean;
   syncState: SyncState;
   reason: string | null;
@@ -390,6 +402,9 @@ function describe(
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   if (unknown) lines.push(`  ${NOT_WATCHED_LINE}`);
+  // The state's word, as the badge and the tray say it: "0 pending" alone read as in sync (it says nothing of
+  // conflicts, files newer on the service, or a look at the service that got no answer).
+  if (status.now) lines.push(`  now: ${status.now}`);
   if (status.paused && status.current)
     lines.push(
       `  paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}: nothing is sent until ` +
@@ -415,9 +430,6 @@ function describe(
   const newer = behindLine(status.newer ?? [], status.root);
   if (newer !== null && status.current)
     lines.push(`  ${status.syncState === 'behind' ? 'your changes are sent; ' : ''}${newer}`);
-  // The running agent's idle message starts with that same line: said once.
-  if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
-    lines.push(`  now: ${status.now}`);
   if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);
