@@ -110,7 +110,7 @@ export function followStatus(agent: Agent, out: Out): void {
   for (const watched of agent.watched()) followRecovery(watched);
   // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some, and
   // one when it is back to none, with why (taken, pulled, reverted there). A service gone back in time:
-  // its line once, when it is first seen (and again if it comes back after settling).
+  // its line once, when it is first seen (and again if it comes back after it cleared).
   const newerCounts = new Map<WatchedRepository, number>();
   /** The files newer there since the count was last 0, read when it changes: what the line at 0 says why of. */
   const newerSeen = new Map<WatchedRepository, Map<string, FileConflict>>();

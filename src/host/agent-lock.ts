@@ -131,7 +131,7 @@ export class AgentLock {
 
 /**
  * Takes the lock, or returns the live agent that holds it. Where the OS gives no process start time (macOS,
- * Windows), a reused pid looks alive: a recorded window that no longer answers settles it, and the lock is
+ * Windows), a reused pid looks alive: a recorded window that no longer answers decides it, and the lock is
  * taken over.
  */
 export async function claimAgentLock(

@@ -38,7 +38,7 @@ export const capabilitiesValueSchema = z.looseObject({
    * older flowsync service, which does not).
    */
   repo_config_bases: z.boolean().optional(),
-  /** `changes`: a call held until a flow of the caller's repositories is written (a live team, live.ts). */
+  /** `changes`: a long call, answered when a flow of the caller's repositories is written (a live team, live.ts). */
   live_changes: z.boolean().optional(),
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;

@@ -26,7 +26,7 @@ const SERVICE_MAX_CONNECTIONS = 256;
 /**
  * Connections a team's service (`flowsync serve`) holds at once: each agent keeps two or three, and one more held by
  * its live feed (`changes`). A thousand agents on one process fit; over the cap other users' connections are closed
- * first (connection-limits.ts), and a held call costs the service a socket and a few KB (bench/live.ts, 1,000 of them).
+ * first (connection-limits.ts), and a long call costs the service a socket and a few KB (bench/live.ts, 1,000 of them).
  */
 export const TEAM_MAX_CONNECTIONS = 4096;
 
@@ -43,7 +43,7 @@ export interface ServiceOptions {
   bodyLimit?: number;
   /** Default: 256 connections at once, idle ones closed after 30 s (see connection-limits.ts). */
   limits?: ConnectionLimits;
-  /** The connections held at once, with the default time-outs (ignored when `limits` is given). */
+  /** The connections open at once, with the default time-outs (ignored when `limits` is given). */
   maxConnections?: number;
   logLevel?: Level | 'silent';
   /** Replace the stored tokens with new ones, shown once in `issuedTokens`. */
@@ -226,7 +226,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       if (closed) return;
       closed = true;
       stopTimers();
-      // The calls held for a write answer now (nothing yet): closing would wait for each to end on its own.
+      // The long calls waiting for a write answer now (nothing yet): closing would wait for each to end on its own.
       feed.close();
       if (privateServer) {
         privateServer.closeAllConnections();

@@ -96,7 +96,7 @@ export function afterRound(
       recovered: null,
     };
   const idle = { ...withPhase(facts, 'idle', null), resting: { phase: 'idle' as const, message: null } };
-  const ended = (outcome.kind === 'settled' || outcome.kind === 'recheck') && facts.outage !== null;
+  const ended = (outcome.kind === 'done' || outcome.kind === 'recheck') && facts.outage !== null;
   return {
     facts: ended ? { ...idle, outage: null } : idle,
     changed: true,
@@ -279,18 +279,18 @@ export function probeAnswered(error: unknown): boolean {
 
 /**
  * How a round that sent all it could ends: 'recheck' while files are unreadable, flows wait out their own back-off
- * or deletions settle (the next look when the first is due), which never holds back a round that a change asks for.
- * `retryInMs`: when the first flow's own back-off ends (null: none waits); `settlingMs`: 0 when nothing settles.
+ * or deletions wait for their count to stand still (the next look when the first is due), which never holds back a round that a change asks for.
+ * `retryInMs`: when the first flow's own back-off ends (null: none waits); `waitingMs`: 0 when no deletions wait so.
  */
 export function restingOutcome(due: {
   retryInMs: number | null;
-  settlingMs: number;
+  waitingMs: number;
   unreadable: boolean;
 }): RoundOutcome {
-  const settleInMs = due.settlingMs > 0 ? due.settlingMs : null;
+  const waitInMs = due.waitingMs > 0 ? due.waitingMs : null;
   const { retryInMs } = due;
   const dueInMs =
-    retryInMs === null ? settleInMs : settleInMs === null ? retryInMs : Math.min(retryInMs, settleInMs);
+    retryInMs === null ? waitInMs : waitInMs === null ? retryInMs : Math.min(retryInMs, waitInMs);
   if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };
-  return due.unreadable ? { kind: 'recheck' } : { kind: 'settled' };
+  return due.unreadable ? { kind: 'recheck' } : { kind: 'done' };
 }

@@ -60,7 +60,7 @@ export class Lookout {
 
   constructor(private readonly port: LookoutPort) {}
 
-  /** Whether the repository is watched (its presence checked each second): deletions may settle meanwhile. */
+  /** Whether the repository is watched (its presence checked each second): a count of deletions may stand still meanwhile. */
   get watching(): boolean {
     return this.presenceTimer !== null;
   }
@@ -136,7 +136,7 @@ export class Lookout {
   }
 
   /**
-   * A new folder is watched now: rescanned, with every other new folder that settled meanwhile, in one job (a
+   * A new folder is watched now: rescanned, with every other new folder watched meanwhile, in one job (a
    * checkout that makes 3,000 folders queued 3,000 rescans, and the presence check waited behind them).
    */
   newFolder(folder: string): void {

@@ -80,7 +80,7 @@ export interface FlowFacts {
   files: readonly KnownFile[];
   /** What the service lists of the flow now. */
   listed: readonly ServiceFile[];
-  /** The differences recorded before, not yet settled. */
+  /** The differences recorded before, not yet cleared. */
   recorded?: readonly Recorded[];
   /**
    * The service went back in time (its history lacks a base this checkout synced: three-way.ts's wentBackInTime,
@@ -118,8 +118,8 @@ export interface ServicePlan {
    * very bytes on disk here (a git pull made the disk the service's). What is on disk is sent on them next round.
    */
   adopt: { path: string; hash: string; id?: string; why: 'own' | 'same as disk' }[];
-  /** Recorded differences the service no longer has (a teammate's revert): settled at their base. */
-  settle: { path: string; hash: string }[];
+  /** Recorded differences the service no longer has (a teammate's revert): cleared at their base. */
+  cleared: { path: string; hash: string }[];
   /** Files on the service that this checkout never had and does not have on disk: listed, neither taken nor deleted. */
   notInCheckout: string[];
 }
@@ -178,7 +178,7 @@ export function isNotInCheckout(file: KnownFile | undefined): boolean {
 /** The plan for one flow: what the service holds against what this checkout knows. */
 export function reconcileFlow(facts: FlowFacts): ServicePlan {
   const { flowPath, me } = facts;
-  const plan: ServicePlan = { flowPath, record: [], adopt: [], settle: [], notInCheckout: [] };
+  const plan: ServicePlan = { flowPath, record: [], adopt: [], cleared: [], notInCheckout: [] };
   const listed = new Map(facts.listed.map((file) => [file.path, file]));
   const known = new Map(facts.files.map((file) => [file.path, file]));
   const differs = new Set<string>();
@@ -218,7 +218,7 @@ export function reconcileFlow(facts: FlowFacts): ServicePlan {
       !differs.has(row.path) &&
       listed.get(row.path)?.hash === row.base
     )
-      plan.settle.push({ path: row.path, hash: row.base });
+      plan.cleared.push({ path: row.path, hash: row.base });
   }
   return plan;
 }

@@ -51,7 +51,7 @@ export class ServiceCheck {
    * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
    * aggregate hash) and a listing of each flow that differs, and carries out reconcile.ts's plan for each: what it
    * records (behind, conflict, deleted there), adopts (its own lost acknowledgements, the disk's own bytes),
-   * settles (a teammate's revert) and counts as not in this checkout. Only with a service that lists (flowsync's
+   * clears (a teammate's revert) and counts as not in this checkout. Only with a service that lists (flowsync's
    * own); flows sent without an answer, under a held root, are left for their round. Returns the differences recorded.
    */
   async check({
@@ -95,7 +95,7 @@ export class ServiceCheck {
       rows.push({ path: c.path, base: c.baseHash });
     }
     // Listed file by file: the flows that differ. A flow changed there whose aggregate is what this checkout
-    // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are settled.
+    // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are cleared.
     const facts: FlowFacts[] = [];
     // Who this checkout is, known before any version is judged its own (its member, where the service has them).
     const me = scope.changed.length > 0 ? await whoIsMe(this.port.repo) : {};
@@ -147,7 +147,7 @@ export class ServiceCheck {
     state.presence.forget(this.port.repoId, presence);
     this.unknownByFlow = unknownByFlow;
     const changedSomething = plans.some(
-      (plan) => plan.record.length + plan.adopt.length + plan.settle.length > 0,
+      (plan) => plan.record.length + plan.adopt.length + plan.cleared.length > 0,
     );
     if (changedSomething || scope.differing.size > 0 || this.port.notInCheckout.get() !== unknown) {
       this.port.notInCheckout.set(unknown);
@@ -215,7 +215,7 @@ export class ServiceCheck {
       const differences = plan.record.filter((file) => still(file.path));
       state.recordConflicts(repoId, differences);
       recorded.push(...differences);
-      for (const file of plan.settle.filter((file) => still(file.path)))
+      for (const file of plan.cleared.filter((file) => still(file.path)))
         state.settleConflict(repoId, plan.flowPath, file.path, file.hash);
     });
     return recorded;

@@ -46,7 +46,7 @@ export const IS_DELETION_SQL = 'acked_hash IS NOT NULL AND local_hash IS NULL';
  * '' for a file not read: over 1 MiB, a link…), `base` what this checkout last synced (acknowledged), `service` what the service holds now
  * (null: nothing). Decided here once; the state asks it in SQL (fileSideSql) for its counts and lists.
  * - 'in sync': the disk is what the service has, whatever the base (a git pull that made the disk the service's
- *   settles a conflict: it is no longer one).
+ *   ends a conflict: it is no longer one).
  * - 'yours to send': changed here only; the next round sends it.
  * - 'behind': changed on the service only (a teammate's edit of a file untouched here): nothing here is at stake,
  *   and taking the service's copy loses nothing. Never a conflict.

@@ -77,7 +77,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
   /** Repositories whose service is unreachable, or whose folder is gone, since their last entry saying so. */
   const away = new Map<string, 'offline' | 'unavailable' | 'signed-out' | 'missing'>();
   /**
-   * The files not sent of each repository, as of its last settled round. Taken first after the initial sync,
+   * The files not sent of each repository, as of its last round. Taken first after the initial sync,
    * whose summary counts them; a file skipped after that is one `skipped` entry.
    */
   const notSent = new Map<string, Set<string>>();

@@ -91,7 +91,7 @@ export function FileHistory(props: {
 }) {
   const { api, root, file } = props;
   const queries = useQueryClient();
-  // Read again when the repository settles (`version`): a restored version, sent, is the newest one.
+  // Read again when the repository's engine rests (`version`): a restored version, sent, is the newest one.
   const history = useQuery({
     queryKey: ['history', root, file, props.version],
     queryFn: () => api.fileHistory({ root, file }),
