@@ -781,7 +781,10 @@ function rescanIntervalFromEnv(): number | undefined {
   return Number.isFinite(value) && value >= 100 ? value : undefined;
 }
 
-/** A paused repository whose folder is not there is listed as paused (unwatched: no engine), not missing: resuming looks for it. */
+/**
+ * A paused repository whose folder is not there is listed as paused (unwatched: no engine), not missing: resuming
+ * looks for it.
+ */
 function unwatchedWhenAbsent(entry: RepositoryEntry | undefined): RepositoryEntry | undefined {
   if (entry?.kind !== 'absent') return entry;
   const { root, owner, name, flowRoots } = entry;

@@ -24,9 +24,10 @@ import { tunable } from '../host/index.ts';
 const SERVICE_MAX_CONNECTIONS = 256;
 
 /**
- * Connections a team's service (`flowsync serve`) holds at once: each agent keeps two or three, and one more held by
- * its live feed (`changes`). A thousand agents on one process fit; over the cap other users' connections are closed
- * first (connection-limits.ts), and a long call costs the service a socket and a few KB (bench/live.ts, 1,000 of them).
+ * Connections a team's service (`flowsync serve`) holds at once: each agent keeps two or three, and one more held
+ * by its live feed (`changes`). A thousand agents on one process fit; over the cap other users' connections are
+ * closed first (connection-limits.ts), and a long call costs the service a socket and a few KB (bench/live.ts,
+ * 1,000 of them).
  */
 export const TEAM_MAX_CONNECTIONS = 4096;
 
@@ -145,7 +146,8 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     try {
       const removed = await db.transaction(async (sql) => {
         const pruned = await new FileHistory(sql).prune(retention);
-        // A cut of the size cap names whose writes filled it (a history erased by one member's writes is said as theirs).
+        // A cut of the size cap names whose writes filled it (a history erased by one member's writes is said as
+        // theirs).
         for (const cut of pruned.cuts)
           await new AuditLog(sql).append(
             { system: true },

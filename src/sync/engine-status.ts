@@ -279,8 +279,9 @@ export function probeAnswered(error: unknown): boolean {
 
 /**
  * How a round that sent all it could ends: 'recheck' while files are unreadable, flows wait out their own back-off
- * or deletions wait for their count to stand still (the next look when the first is due), which never holds back a round that a change asks for.
- * `retryInMs`: when the first flow's own back-off ends (null: none waits); `waitingMs`: 0 when no deletions wait so.
+ * or deletions wait for their count to stand still (the next look when the first is due), which never holds back a
+ * round that a change asks for. `retryInMs`: when the first flow's own back-off ends (null: none waits);
+ * `waitingMs`: 0 when no deletions wait so.
  */
 export function restingOutcome(due: {
   retryInMs: number | null;

@@ -95,8 +95,8 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly faults: StateFaults;
   private stopped = false;
   /**
-   * Deletions held at the last plan and the count seen waiting to stand still (safety.ts decides what each means); the held set and its
-   * user's word are in the state (state.deletions), so that a restart keeps them.
+   * Deletions held at the last plan and the count seen waiting to stand still (safety.ts decides what each means);
+   * the held set and its user's word are in the state (state.deletions), so that a restart keeps them.
    */
   private deletions: DeletionState = { held: 0, seen: null, waitingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */

@@ -60,7 +60,10 @@ export class Lookout {
 
   constructor(private readonly port: LookoutPort) {}
 
-  /** Whether the repository is watched (its presence checked each second): a count of deletions may stand still meanwhile. */
+  /**
+   * Whether the repository is watched (its presence checked each second): a count of deletions may stand still
+   * meanwhile.
+   */
   get watching(): boolean {
     return this.presenceTimer !== null;
   }

@@ -1,7 +1,7 @@
 /*
- * When deletions go to the service, decided in one pure function (Mutagen's pkg/synchronization/safety.go
- * is the model): the held-deletion guard, its defaults and the rule that waits for their count to stand still. The engine keeps `seen` between rounds
- * and gives the clock; nothing here reads the disk, the state or the time.
+ * When deletions go to the service, decided in one pure function (Mutagen's pkg/synchronization/safety.go is the
+ * model): the held-deletion guard, its defaults and the rule that waits for their count to stand still. The engine
+ * keeps `seen` between rounds and gives the clock; nothing here reads the disk, the state or the time.
  */
 
 /**
@@ -46,7 +46,10 @@ export interface DeletionState {
   held: number;
   /** The count the last plan saw, and since when it stood still (see DELETION_STILL_MS). */
   seen: DeletionsSeen | null;
-  /** How long the deletions of the last plan still wait for their count to stand still (0: they went, or were held); the round looks again then. */
+  /**
+   * How long the deletions of the last plan still wait for their count to stand still (0: they went, or were held);
+   * the round looks again then.
+   */
   waitingMs: number;
 }
 

@@ -250,8 +250,9 @@ export class ServiceCheck {
   /**
    * A one-shot run (`flowsync sync`, its dry run) looks at the service before it plans: a file changed there is
    * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (a dry run that says
-   * "would send 3 files" must not see the service refuse the whole flow for the one file it had changed). Not for a state
-   * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet. Returns the conflicts (and files behind) known before it.
+   * "would send 3 files" must not see the service refuse the whole flow for the one file it had changed). Not for
+   * a state that synced nothing yet (it learns the service in its first round); a failure is the round's to meet.
+   * Returns the conflicts (and files behind) known before it.
    */
   async beforeRun(): Promise<Set<string>> {
     const { state } = this.port;

@@ -19,9 +19,9 @@ import type { SyncState } from './state.ts';
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
 /**
- * The round's negotiation with the service (the user's own actions are in service-side.ts):
- * whether it takes bases, what a state that knows nothing learns of it first, what a flow sent without an answer
- * is answered by, and the look at the service (service-check.ts). Each decides by reconcile.ts's plan and carries it out.
+ * The round's negotiation with the service (the user's own actions are in service-side.ts): whether it takes
+ * bases, what a state that knows nothing learns of it first, what a flow sent without an answer is answered by,
+ * and the look at the service (service-check.ts). Each decides by reconcile.ts's plan and carries it out.
  */
 export class ServiceRound {
   private readonly options: { state: SyncState; client: RemoteClient };

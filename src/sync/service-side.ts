@@ -45,8 +45,8 @@ import type { SyncState } from './state.ts';
 import type { FileConflict } from './state-records.ts';
 
 /*
- * What the engine asks of the service and writes of its copy to disk (Mutagen's controller keeps
- * the loop, its endpoints the I/O): the check of the service, learning a listing, answering for a flow sent without an answer,
+ * What the engine asks of the service and writes of its copy to disk (Mutagen's controller keeps the loop, its
+ * endpoints the I/O): the check of the service, learning a listing, answering for a flow sent without an answer,
  * conflicts settled either way, files not in this checkout, held deletions put back, a file's history, a version
  * restored, two sides compared. The window and the CLI reach it as `engine.service`. It reaches the engine only
  * through its port: the engine's queue, and the status the engine shows.

@@ -82,8 +82,9 @@ const SCHEMA = [
   // A checkout's own random id: `user@host:path` is shared by machines made from one image, and each took
   // the other's versions for its own (a refusal read as a lost acknowledgement, and written over).
   `ALTER TABLE repos ADD COLUMN checkout_id TEXT;`,
-  // The repository's config as this checkout last synced it (`base_hash`: what its next update names as its base) and the conflict a stale one was refused with (`conflict`: the service's config, who wrote it, when;
-  // JSON), settled by its user in Repo config. The config is a document of its own, not a file of a flow.
+  // The repository's config as this checkout last synced it (`base_hash`: what its next update names as its base)
+  // and the conflict a stale one was refused with (`conflict`: the service's config, who wrote it, when; JSON),
+  // settled by its user in Repo config. The config is a document of its own, not a file of a flow.
   `CREATE TABLE repo_config (
     repo_id INTEGER PRIMARY KEY REFERENCES repos (id) ON DELETE CASCADE,
     base_hash TEXT,

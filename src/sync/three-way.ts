@@ -84,7 +84,8 @@ export function fileSide(sides: {
  * never had the base, or lost the file, shows no such thing. `versions`: the file's history, newest first (hashes,
  * null for a deletion) as the service lists it. A conflict copy (`copy`: a checkout's bytes kept beside the
  * service's, never the current version) is no version of the file's line: it was the newest, and every other
- * checkout announced the service had gone back in time and marked its teammates' changes lost (the team model's first catch). `service`: what the service holds now (null: nothing).
+ * checkout announced the service had gone back in time and marked its teammates' changes lost (the team model's
+ * first catch). `service`: what the service holds now (null: nothing).
  */
 export function wentBackInTime(
   samples: readonly {

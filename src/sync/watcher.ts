@@ -258,10 +258,11 @@ export class FlowWatcher {
   }
 
   /**
-   * Asks for a rescan of a new folder once chokidar watches it: chokidar lists a new folder, then watches it
-   * (a few ms for a small one), with no event when it is done. Its closers, set once the watch is in place, say
-   * so; looked at every WATCH_LOOK_MS, up to WATCH_LOOK_TRIES times, then the rescan runs anyway (the periodic one is the
-   * last word). Nested new folders are each reported: one rescan per burst, since they coalesce in the scheduler.
+   * Asks for a rescan of a new folder once chokidar watches it: chokidar lists a new folder, then watches it (a
+   * few ms for a small one), with no event when it is done. Its closers, set once the watch is in place, say so;
+   * looked at every WATCH_LOOK_MS, up to WATCH_LOOK_TRIES times, then the rescan runs anyway (the periodic one is
+   * the last word). Nested new folders are each reported: one rescan per burst, since they coalesce in the
+   * scheduler.
    */
   private awaitNewFolderWatch(absolute: string): void {
     const repoPath = this.toRepoPath(absolute);
