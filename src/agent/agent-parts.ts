@@ -107,7 +107,8 @@ export async function openAgentParts(options: AgentOptions = {}): Promise<AgentP
     ...(socketPath && { socketPath }),
   });
   const statePath = options.statePath ?? defaultStatePath();
-  // The state's folder is flowsync's data folder, also with a remote service: 0700 (0755 before issue 8).
+  // The state's folder is flowsync's data folder, also with a remote service: 0700, since the state names every
+  // file synced and the service.
   ensurePrivateFolder(dirname(statePath));
   const state = openState(statePath);
   const serviceKey = embedded ? EMBEDDED_SERVICE : url;

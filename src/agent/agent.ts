@@ -60,7 +60,7 @@ interface AgentEvents {
   synced: [WatchedRepository, SyncReport];
   /** HEAD moved between two rounds: the round that followed, summed up. */
   branch: [WatchedRepository, BranchSwitch];
-  /** Git's change sets held for their user changed (issue 46): the line that says them, once the engine rests. */
+  /** Git's change sets held for their user changed: the line that says them, once the engine rests. */
   gitChanges: [WatchedRepository, string];
   /** A rescan found that the repository's name changed (its origin renamed): the line that says what to do. */
   renamed: [WatchedRepository, string];
@@ -75,7 +75,7 @@ interface AgentEvents {
  * hasher pool, and a sync engine per repository.
  */
 export class Agent extends EventEmitter<AgentEvents> {
-  /** Every repository the agent knows, running, resting or absent: one entry each. */
+  /** Every repository the agent knows, running, unwatched (no engine) or absent: one entry each. */
   private readonly table = new RepositoryTable();
   private absentTimer: NodeJS.Timeout | null = null;
   /** The look for absent folders under way, if any: one at a time, and waited for by close(). */
@@ -87,7 +87,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
   private watching = false;
   private configTimer: NodeJS.Timeout | null = null;
-  /** The held call that tells a teammate's writes at once (a service with `live_changes`); null before or without. */
+  /** The long call that tells a teammate's writes at once (a service with `live_changes`); null before or without. */
   private live: LiveFeed | null = null;
   private liveTimer: NodeJS.Timeout | null = null;
   /** What the service does beyond the spec (history, bases). */
@@ -270,7 +270,7 @@ export class Agent extends EventEmitter<AgentEvents> {
             this.state.ensureRepo(identity.root, this.serviceKey, identity.owner, identity.name),
           ),
         ),
-        member: () => this.serviceInfo.member(), // whoami, asked once: own versions, read-only (issue 48)
+        member: () => this.serviceInfo.member(), // whoami, asked once: own versions, read-only
         ...(configured?.holdDeletions !== undefined && {
           deletionGuard: configured.holdDeletions === false ? null : configured.holdDeletions,
         }),
@@ -303,7 +303,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       }
       if (status.phase !== 'scanning' && status.phase !== 'syncing') this.showProgress(watched, null);
       if (status.phase === 'syncing') branch.round(null);
-      const switched = status.phase === 'idle' ? branch.settled(status.heldDeletions) : null;
+      const switched = status.phase === 'idle' ? branch.rested(status.heldDeletions) : null;
       if (switched) this.emit('branch', watched, switched);
       this.emit('status', watched, status);
     });
@@ -436,7 +436,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const { identity } = watched;
     const reason = (await notTheSource(identity, newSource)).message;
     this.table.update(root, () => ({
-      kind: 'resting',
+      kind: 'unwatched',
       ...identity,
       flowRoots: [...watched.engine.flowRoots],
       reason,
@@ -462,7 +462,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         // Paused and not there: listed as paused under the name it last synced as (it was in no list at all, and
         // `resume --all` failed on it); resuming it looks for its folder.
         this.markAbsent(repo, null);
-        this.table.update(folderKey(repo.path), restingWhenAbsent);
+        this.table.update(folderKey(repo.path), unwatchedWhenAbsent);
       }
     }
   }
@@ -479,7 +479,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       if (replace && this.table.isRunning(replace)) this.table.update(replace.identity.root, () => undefined);
       if (!(error instanceof NotTheSource)) throw error;
       this.table.update(error.identity.root, () => ({
-        kind: 'resting',
+        kind: 'unwatched',
         ...error.identity,
         flowRoots: repo.flowRoots,
         reason: error.message,
@@ -603,7 +603,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     const known = this.table.get(root);
     if (known?.kind === 'absent') return this.markAbsent(configured, known.problem);
-    if (known?.kind === 'resting') return this.table.update(root, () => ({ ...known, flowRoots }));
+    if (known?.kind === 'unwatched') return this.table.update(root, () => ({ ...known, flowRoots }));
     if (known?.kind !== 'running') return;
     const { watched } = known;
     await watched.engine.stop();
@@ -643,7 +643,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const since = new Date().toISOString();
     const known = this.table.get(root);
     if (known?.kind === 'absent') {
-      this.table.update(root, restingWhenAbsent);
+      this.table.update(root, unwatchedWhenAbsent);
       this.setEnabled(root, false, since);
       return;
     }
@@ -665,7 +665,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       await running.engine.resume();
       return running;
     }
-    if (known?.kind !== 'resting') return null;
+    if (known?.kind !== 'unwatched') return null;
     this.setEnabled(root, true);
     const configured = configuredRepository(this.config, root);
     if (configured && folderNotThere(root)) {
@@ -726,7 +726,7 @@ export class Agent extends EventEmitter<AgentEvents> {
    * each running repository is told its flows written there, at once.
    */
   private followTheService(): void {
-    // FLOWSYNC_LIVE=off keeps to the look every 45 s (a proxy in front that cuts held calls, or a test of the look).
+    // FLOWSYNC_LIVE=off keeps to the look every 45 s (a proxy in front that cuts long calls, or a test of the look).
     if (this.closing || this.live || process.env.FLOWSYNC_LIVE === 'off') return;
     void this.serviceInfo.capabilities().then((capabilities) => {
       if (this.closing || this.live) return;
@@ -781,11 +781,14 @@ function rescanIntervalFromEnv(): number | undefined {
   return Number.isFinite(value) && value >= 100 ? value : undefined;
 }
 
-/** A paused repository whose folder is not there is listed as paused (resting), not missing: resuming looks for it. */
-function restingWhenAbsent(entry: RepositoryEntry | undefined): RepositoryEntry | undefined {
+/**
+ * A paused repository whose folder is not there is listed as paused (unwatched: no engine), not missing: resuming
+ * looks for it.
+ */
+function unwatchedWhenAbsent(entry: RepositoryEntry | undefined): RepositoryEntry | undefined {
   if (entry?.kind !== 'absent') return entry;
   const { root, owner, name, flowRoots } = entry;
-  return { kind: 'resting', root, owner, name, flowRoots: [...flowRoots] };
+  return { kind: 'unwatched', root, owner, name, flowRoots: [...flowRoots] };
 }
 
 /**

@@ -51,7 +51,7 @@ export class BranchFollower {
   }
 
   /** The engine rests after its rounds: the switch they followed, once (null when there was none). */
-  settled(heldDeletions: number): BranchSwitch | null {
+  rested(heldDeletions: number): BranchSwitch | null {
     const done = this.open;
     if (!done) return null;
     this.open = null;

@@ -47,7 +47,7 @@ export const repositoryConfigSchema = z.looseObject({
     .optional(),
   /**
    * What git's changes (a branch switch, `checkout --`, a reset, a stash, a rebase, a merge) do when others write to
-   * the repository on the service (issue 46): `ask` (default) holds them as one change set until its user sends or
+   * the repository on the service: `ask` (default) holds them as one change set until its user sends or
    * keeps it; `send` sends them as a person's edits. Alone on a service, they are sent either way.
    */
   gitChanges: z.enum(['ask', 'send']).optional(),

@@ -52,7 +52,7 @@ export async function checkSecret(
 }
 
 /**
- * An operator's one-time invite exchanged for the member's own token (issue 48), as `flowsync login --invite` and the
+ * An operator's one-time invite exchanged for the member's own token, as `flowsync login --invite` and the
  * window's "Join with an invite" both do: the invite is the call's credential, valid for this one function. A refusal
  * (used, expired, voided, or a service without members) is a SecretRefused in the user's words.
  */

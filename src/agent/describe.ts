@@ -64,22 +64,22 @@ export function describeEntry(entry: RepositoryEntry, facts: DescribeFacts): Rep
   if (entry.kind === 'absent') return describeAbsent(entry, facts);
   const { state, repoId } = facts;
   const running = entry.kind === 'running' ? entry : null;
-  const resting = entry.kind === 'resting' ? entry : null;
-  const identity = running?.watched.identity ?? resting!;
+  const unwatched = entry.kind === 'unwatched' ? entry : null;
+  const identity = running?.watched.identity ?? unwatched!;
   const status = running?.watched.engine.status() ?? null;
   return {
     root: identity.root,
     owner: identity.owner,
     name: identity.name,
-    flowRoots: [...(running?.watched.engine.flowRoots ?? resting!.flowRoots)],
+    flowRoots: [...(running?.watched.engine.flowRoots ?? unwatched!.flowRoots)],
     status,
     counts: status?.counts ?? (repoId === null ? NO_COUNTS : state.counts(repoId)),
     progress: running?.progress ?? null,
     ...recorded(facts),
     configProblem: running?.configFile.problem ?? null,
     configNotSent: running?.configFile.unsent ?? null,
-    reason: resting?.reason ?? null,
-    syncedFrom: resting?.syncedFrom ?? null,
+    reason: unwatched?.reason ?? null,
+    syncedFrom: unwatched?.syncedFrom ?? null,
     ...pausedOf(identity.root, status, facts.config),
     branch: currentBranch(identity.root),
     rename: renameOf(entry.rename),

@@ -11,7 +11,7 @@ const run = promisify(execFile);
 const REFLOG_TAIL = 4096;
 
 /**
- * What the engine asks of git to tell git's motions from a person's edits (issue 46, src/sync/git-motion.ts): the
+ * What the engine asks of git to tell git's motions from a person's edits (src/sync/git-motion.ts): the
  * trail git leaves in its folder (small reads, no process), and one `git status` per batch for which files differ
  * from HEAD's tree. Null outside a git repository.
  */

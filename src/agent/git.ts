@@ -23,7 +23,7 @@ export async function gitConfig(root: string, key: string): Promise<string | nul
 /**
  * The URL of the repository's `origin` remote, or null. Not asked of git for a folder in no repository: git would
  * read the user's and the system's config alone there, which name no origin of it, and `flowsync status` asks at
- * each run, where the process cost 20-60 ms of its CPU (issue 50).
+ * each run, where the process cost 20-60 ms of its CPU.
  */
 export function remoteUrl(root: string): Promise<string | null> {
   return findGitDir(root) === null ? Promise.resolve(null) : gitConfig(root, 'remote.origin.url');

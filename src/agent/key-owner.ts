@@ -15,10 +15,10 @@ import { globalUserEmail, userEmail } from './git.ts';
  * "viewer": "Open tasks assigned to you" are that user's), and a key is registered by an operator's add_activity
  * (key-created) naming a tracker user id. The agent registers the key to the tracker user whose email is git's
  * `user.email` (the one address a developer's machine already says is theirs), or to the one its user picks; it
- * does so only with an admin token (the embedded service's are the agent's own). Before issue 25 it registered the
- * key to the OS user name (`root`), which no tracker uses, and every task list was empty; until issue 42 it still
- * did when git's global config had no email (a stand-in for "nobody"), and it read only the global email, not the
- * `user.email` a developer sets in the repository itself. A key is now registered to a user of the tracker only.
+ * does so only with an admin token (the embedded service's are the agent's own). A key is registered to a user of
+ * the tracker only: registered to the OS user name (`root`), or to the stand-in of a git config with no email, it
+ * belongs to no tracker user and every task list is empty; the repository's own `user.email` counts, not only the
+ * global one.
  */
 
 /**
@@ -144,7 +144,7 @@ const sameEmail = (user: TrackerUser, email: string) =>
 /**
  * What to do about a key that is nobody's, in one line: whom it is registered to (if anyone), why flowsync could
  * not register it to the user, and what to do. `inSettings`: the line is shown in Settings, above the list to pick
- * from, where "pick who you are in Settings" sent the user where they already were (issue 42).
+ * from, where "pick who you are in Settings" sent the user where they already were.
  */
 export function unclaimedLine(
   { holder, email, users }: Omit<Extract<Claim, { outcome: 'unclaimed' }>, 'outcome'>,

@@ -43,7 +43,7 @@ const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
 /**
- * The agent's one held call to its service (capabilities `live_changes`): the service answers it as soon as a flow
+ * The agent's one long call to its service (capabilities `live_changes`): the service answers it as soon as a flow
  * of one of the agent's repositories is written, the engine of that repository looks at those flows (only), and the
  * feed calls again from the answer's cursor. A cut connection (the service restarted, killed, the network down) is
  * a failed call, sent again with a back-off from the same cursor, so nothing written meanwhile is missed and nothing
@@ -155,7 +155,7 @@ export class LiveFeed {
       return;
     }
     this.failures++;
-    // A member's token that is over (issue 48): one call a minute notices a new sign-in; nothing sooner would help.
+    // A member's token that is over: one call a minute notices a new sign-in; nothing sooner would help.
     const wait =
       credentialRefusal(error) !== null
         ? SIGNED_OUT_RECHECK_MS

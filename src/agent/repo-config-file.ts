@@ -28,7 +28,7 @@ import { repoConfigSave, repoConfigStep } from './repo-config-step.ts';
 import { writerName } from './writer.ts';
 
 // node:crypto loaded at its first use, not with this module: `flowsync status` loads the module and never uses it,
-// and loading node:crypto costs a process 22 million instructions (about 15 ms; issue 50).
+// and loading node:crypto costs a process 22 million instructions (about 15 ms).
 const createHash = (algorithm: string) => process.getBuiltinModule('node:crypto').createHash(algorithm);
 
 /** Where a repository keeps its configuration, relative to its root. */
@@ -128,7 +128,7 @@ function notPlainFolder(outside: NotContained): RepoConfigFileError {
  * Writes the file atomically (a crash leaves the old file or the new one, never half of one) under the containment
  * rule: never through a link the repository ships, at `.flowsync`, at the file's name or at a temporary name
  * (writeContained). A save once wrote `.flowsync/repo-config.json.<pid>.tmp` through a link planted there, over
- * ~/.bashrc (issue 20).
+ * ~/.bashrc.
  */
 export function writeRepoConfigFile(root: string, config: RepoConfig): string {
   const outside = writeContained(root, REPO_CONFIG_FILE, repoConfigText(config));

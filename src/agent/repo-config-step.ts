@@ -18,7 +18,7 @@ export function repoConfigStep(disk: string, base: string | null, conflict: stri
  * conflict its user settles in the screen, nothing written and nothing sent. Unless the disk already holds what the
  * save writes: nothing of anyone's would be lost. `takeMine`: its user chose the screen's over the file the conflict
  * showed (`loaded` is then that file's hash): the file's content is kept beside it first. The service's side is
- * the base the save is sent on (repoConfigStep, issue 41): a teammate's newer config there is its own conflict.
+ * the base the save is sent on (repoConfigStep): a teammate's newer config there is its own conflict.
  */
 export type RepoConfigSave = 'save' | 'save-keeping-the-file' | 'file-changed';
 

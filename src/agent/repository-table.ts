@@ -26,8 +26,8 @@ export interface RunningEntry {
  * A repository of the config with no engine: not synced because another checkout of the same repository is its
  * source (`reason` says which), or paused while its folder is not there.
  */
-export interface RestingEntry extends RepositoryIdentity {
-  kind: 'resting';
+export interface UnwatchedEntry extends RepositoryIdentity {
+  kind: 'unwatched';
   flowRoots: string[];
   reason?: string;
   syncedFrom?: string;
@@ -48,7 +48,7 @@ export interface AbsentEntry extends RepositoryIdentity {
 }
 
 /** A repository the agent knows, and the rename waiting for it whatever its state (synced under the old name). */
-export type RepositoryEntry = (RunningEntry | RestingEntry | AbsentEntry) & { rename?: PendingRename };
+export type RepositoryEntry = (RunningEntry | UnwatchedEntry | AbsentEntry) & { rename?: PendingRename };
 
 /**
  * Every repository the agent knows, by root: one entry each, changed only through `update`, as GitHub Desktop's

@@ -22,7 +22,7 @@ export class ServiceInfo {
   }
 
   /**
-   * Who the service takes this agent for (`whoami`, issue 48), asked once and kept: a service whose capabilities
+   * Who the service takes this agent for (`whoami`), asked once and kept: a service whose capabilities
    * announce no members (the spec's, an older flowsync) is null without a call, as is a 404 (the label alone, as
    * before). A failure (no answer, a token refused) is not kept, and asked again next time: the own-write checks
    * wait for it rather than judge on the label alone.

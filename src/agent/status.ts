@@ -45,7 +45,7 @@ export interface StatusScope {
  * agent runs (WAL), and after it stopped. A damaged file is rebuilt (moved aside, a new one made), except under a
  * running agent that still has it open: that agent rebuilds it when it starts again. Damage is found by reading:
  * the agent's start checks every page (quick_check), which at 100,000 files was the largest part of a `status`
- * (60-140 ms of its CPU, issue 50); a file whose damage the reads here do not meet reads as it is. Opened as a
+ * (60-140 ms of its CPU); a file whose damage the reads here do not meet reads as it is. Opened as a
  * reader: the counts the agent kept at its last stop are used, not counted again (state-counts.ts).
  */
 export function readRepositoryStatuses(

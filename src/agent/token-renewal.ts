@@ -3,7 +3,7 @@ import { tunable } from '../host/index.ts';
 import { tokenLabel, type Role, type WhoamiValue } from '../protocol/index.ts';
 import type { SecretStore } from '../secrets/index.ts';
 
-/** A member token is renewed this long before it expires, while the agent runs (issue 48). */
+/** A member token is renewed this long before it expires, while the agent runs. */
 export const RENEW_BEFORE_MS = 30 * 86_400_000;
 
 /** A renewal that failed (the service away) is tried again after this long. */

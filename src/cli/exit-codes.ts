@@ -19,8 +19,8 @@ export interface StatusExitFacts {
 }
 
 /**
- * `status`'s exit code (issue 47: it exited 0 with a teammate's edit newer on the service, so `flowsync status && …`
- * read "all good"): what waits for you first (known, and yours to act on), then a service not reached (what is newer
+ * `status`'s exit code, so that `flowsync status && …` never reads "all good" over a teammate's edit newer on the
+ * service: what waits for you first (known, and yours to act on), then a service not reached (what is newer
  * there is not known now), then files newer there; 0 only when none of them is so.
  */
 export function statusExit(repos: readonly StatusExitFacts[]): number {

@@ -153,19 +153,19 @@ export async function buildProgram(args: readonly string[]): Promise<Command> {
   const named = namedCommand(args);
   for (const entry of COMMANDS) {
     const command = entry.name === named ? await entry.load() : new Command(entry.name).usage(entry.usage);
-    program.addCommand(settle(command.summary(entry.summary), program));
+    program.addCommand(fitted(command.summary(entry.summary), program));
   }
   return program;
 }
 
 /** A command (and its own subcommands: `service export`) as the program wants it, under `parent`. */
-function settle(command: Command, parent: Command): Command {
+function fitted(command: Command, parent: Command): Command {
   // Descriptions are written in lines of ~110 columns, and commander wraps them to the terminal again: each break
   // cut a wrapped line short ("help text wrapped twice"). A break before an indented line or a blank one stays.
   command.description(command.description().replace(/(?<!\n)\n(?=\S)/g, ' '));
   // addCommand does not pass exitOverride and the output settings on: copy them so usage errors exit with 2.
   command.copyInheritedSettings(parent);
-  for (const sub of command.commands) settle(sub, command);
+  for (const sub of command.commands) fitted(sub, command);
   return command;
 }
 

@@ -37,7 +37,7 @@ export async function becomeAgentOrHandOver(
   open = false,
   options: HandOverOptions = {},
 ): Promise<AgentLock | null> {
-  const claim = await claimLock(command, (held) => held.bridge !== null, out);
+  const claim = await claimLock(command, (owner) => owner.bridge !== null, out);
   if (claim instanceof AgentLock) return claim;
   await handOver(claim, folders, out, open, options);
   return null;
@@ -49,7 +49,7 @@ export async function becomeAgentOrHandOver(
  * in one line that says what to do instead.
  */
 export async function lockForSync(out: Out): Promise<AgentLock> {
-  const claim = await claimLock('sync', (held) => held.command !== 'sync', out);
+  const claim = await claimLock('sync', (owner) => owner.command !== 'sync', out);
   if (claim instanceof AgentLock) return claim;
   throw new UsageError(
     `An agent is already running (pid ${claim.pid}) and keeps its repositories in sync: \`flowsync status\` ` +
@@ -59,13 +59,13 @@ export async function lockForSync(out: Out): Promise<AgentLock> {
 
 async function claimLock(
   command: AgentLockOwner['command'],
-  settled: (held: AgentLockOwner) => boolean,
+  enough: (owner: AgentLockOwner) => boolean,
   out: Out,
 ): Promise<AgentLock | AgentLockOwner> {
   let told = false;
   for (;;) {
     const claim = await claimAgentLock(command, bridgeAnswers);
-    if (claim instanceof AgentLock || settled(claim)) return claim;
+    if (claim instanceof AgentLock || enough(claim)) return claim;
     if (!told) {
       out(
         claim.command === 'sync'

@@ -11,7 +11,7 @@ import {
   type WatchedRepository,
 } from '../agent/index.ts';
 import type { ActivityLog } from '../window/index.ts';
-import { folderGone, plural, serviceAway } from '../protocol/index.ts';
+import { folderGone, phaseWords, plural, serviceAway } from '../protocol/index.ts';
 import { newerClearedLine, type FileConflict, type SyncStatus } from '../sync/index.ts';
 import {
   branchLine,
@@ -72,9 +72,9 @@ export function followActivity(agent: Agent, activity: ActivityLog, out: Out): v
       );
     if (entry.kind === 'resumed')
       out(`${lineTime()} ${entry.repository}: resumed${entry.message ? `: ${entry.message}` : ''}`);
-    // Deletions held, and what its user settled (where a replaced edit was kept): always a line (issue 41).
+    // Deletions held, and what its user settled (where a replaced edit was kept): always a line.
     if (entry.kind === 'held') out(`${lineTime()} ${entry.repository}: ${entry.message}`);
-    // A teammate's version waited and the file was changed here: a conflict, said at once (issue 46).
+    // A teammate's version waited and the file was changed here: a conflict, said at once.
     if (entry.kind === 'conflict-here')
       out(
         `${lineTime()} ${entry.repository}: ${entry.flowPath}/${entry.path}: changed here and on the service: a conflict; \`flowsync conflicts\``,
@@ -104,13 +104,13 @@ export function followStatus(agent: Agent, out: Out): void {
     watched.engine.on('recovered', ({ files }) =>
       out(`${lineTime()} ${named(watched)}: ${recoveryLine(files)}`),
     );
-    // A rescan that found what the watcher missed is said, never silent (issue 21).
+    // A rescan that found what the watcher missed is said, never silent.
     watched.engine.on('missed', (miss) => out(`${lineTime()} ${rescanLine(named(watched), miss)}`));
   };
   for (const watched of agent.watched()) followRecovery(watched);
   // Files newer on the service (a teammate's edits, untouched here): a line when their count changes to some, and
-  // one when it is back to none, with why (issue 47: taken, pulled, reverted there). A service gone back in time:
-  // its line once, when it is first seen (and again if it comes back after settling).
+  // one when it is back to none, with why (taken, pulled, reverted there). A service gone back in time:
+  // its line once, when it is first seen (and again if it comes back after it cleared).
   const newerCounts = new Map<WatchedRepository, number>();
   /** The files newer there since the count was last 0, read when it changes: what the line at 0 says why of. */
   const newerSeen = new Map<WatchedRepository, Map<string, FileConflict>>();
@@ -147,18 +147,18 @@ export function followStatus(agent: Agent, out: Out): void {
     if (status.phase === 'idle') signedOutLines.delete(watched);
     if (status.phase === previous) return;
     if (status.phase === 'unauthorized') {
-      // Said once while it lasts (issue 48): a round a minute meets the same refusal, and is not said again.
+      // Said once while it lasts: a round a minute meets the same refusal, and is not said again.
       if (status.message === signedOutLines.get(watched)) return;
       signedOutLines.set(watched, status.message);
       out(
-        `${lineTime()} ${name}: signed out, ${plural(status.counts.pending, 'file')} pending: ${status.message ?? ''}`,
+        `${lineTime()} ${name}: ${phaseWords('unauthorized')}, ${plural(status.counts.pending, 'file')} pending: ${status.message ?? ''}`,
       );
     } else if (serviceAway(status.phase)) {
       const wait = status.retryAt
         ? ` retrying in ${Math.max(1, Math.round((status.retryAt - Date.now()) / 1000))} s`
         : '';
       out(
-        `${lineTime()} ${name}: ${status.phase}, ${plural(status.counts.pending, 'file')} pending;${wait}: ${status.message ?? ''}`,
+        `${lineTime()} ${name}: ${phaseWords(status.phase)}, ${plural(status.counts.pending, 'file')} pending;${wait}: ${status.message ?? ''}`,
       );
     } else if (status.phase === 'missing') {
       out(`${lineTime()} ${name}: ${status.message ?? folderGone(watched.identity.root)}`);

@@ -9,6 +9,7 @@ import {
   inSyncOfAll,
   NOT_SENT_REASONS,
   namedFlows,
+  phaseWords,
   plural,
   warnedPath,
   type SyncFacts,
@@ -84,7 +85,7 @@ export function branchLine({ identity }: WatchedRepository, switched: BranchSwit
 /**
  * `acme/app (main): rescan (new folder): 3 changed files picked up and sent`. Said neutrally: the watcher is a
  * hint and the rescan the truth, and a rescan of a folder just made (at start, a checkout) finds its files before
- * the watcher's reports arrive; "the watcher missed" read as a bug report on that normal path (issue 42).
+ * the watcher's reports arrive; "the watcher missed" read as a bug report on that normal path.
  */
 export function rescanLine(name: string, { files, reason }: SyncMiss): string {
   return `${name}: rescan (${reason}): ${plural(files, 'changed file')} picked up and sent`;
@@ -117,9 +118,7 @@ export function summary(
     verdict.inSync ? 'in sync' : verdict.state === 'behind' ? 'your changes are sent' : '',
     behind > 0 ? `${plural(behind, 'file')} newer on the service (flowsync resolve --newer)` : '',
     pending > 0 && status.paused ? `${pending} pending` : '',
-    pending > 0 && !status.paused
-      ? `${pending} pending (${status.phase}${status.message ? `: ${status.message}` : ''})`
-      : '',
+    pending > 0 && !status.paused ? `${pending} pending${why(status)}` : '',
     status.paused
       ? `paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}, nothing sent until \`flowsync resume\``
       : '',
@@ -133,6 +132,15 @@ export function summary(
     rejected > 0 ? `${plural(rejected, 'flow')} refused by the service (see flowsync status)` : '',
   ].filter(Boolean);
   return `${where(identity, currentBranch(identity.root), identity.root)}: ${about ? `${about}: ` : ''}${plural(flows, 'flow')}, ${plural(files, 'file')}, ${extra.join(', ')}`;
+}
+
+/**
+ * Why files are pending, after their count: the phase in its state's word and the engine's message (`(offline:
+ * connect ECONNREFUSED)`); between rounds (`idle`, no state of its own) the message alone (`(96 deletions held …)`).
+ */
+function why({ phase, message }: SyncStatus): string {
+  if (phase === 'idle') return message ? ` (${message})` : '';
+  return ` (${phaseWords(phase)}${message ? `: ${message}` : ''})`;
 }
 
 /** A round that touched at most this many files names them; a larger one is counted. */

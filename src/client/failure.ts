@@ -54,7 +54,7 @@ export function failureKind(error: unknown): FailureKind | null {
   if (error.answer.form === 'envelope' && (status < 300 || status === STATUS_UDF_FAILED))
     return error.answer.redacted ? 'server' : 'refused';
   if (error.answer.redacted) return 'server';
-  // A member whose role does not allow the function (issue 48: a read-only member's write): the service's sentence
+  // A member whose role does not allow the function (a read-only member's write): the service's sentence
   // says what to do, and signing in again would change nothing.
   if (status === 403 && error.errorData.needed !== undefined) return 'refused';
   if (status === 401 || status === 403) return 'unauthorized';
@@ -65,7 +65,7 @@ export function failureKind(error: unknown): FailureKind | null {
   return 'refused';
 }
 
-/** Why a member's token no longer opens the service (issue 48): the service's 401 says it, with when. */
+/** Why a member's token no longer opens the service: the service's 401 says it, with when. */
 export interface CredentialRefusal {
   credential: 'removed' | 'revoked' | 'expired';
   /** When it happened, as the service said (null: it did not say). */

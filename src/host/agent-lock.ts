@@ -5,7 +5,7 @@ import { createExclusive, replaceFile, temporaryNameFor } from './exclusive-file
 import { defaultLockPath } from './paths.ts';
 
 // node:crypto loaded at its first use, not with this module: `flowsync status` loads the module and never uses it,
-// and loading node:crypto costs a process 22 million instructions (about 15 ms; issue 50).
+// and loading node:crypto costs a process 22 million instructions (about 15 ms).
 const randomBytes = (size: number) => process.getBuiltinModule('node:crypto').randomBytes(size);
 
 /**
@@ -131,7 +131,7 @@ export class AgentLock {
 
 /**
  * Takes the lock, or returns the live agent that holds it. Where the OS gives no process start time (macOS,
- * Windows), a reused pid looks alive: a recorded window that no longer answers settles it, and the lock is
+ * Windows), a reused pid looks alive: a recorded window that no longer answers decides it, and the lock is
  * taken over.
  */
 export async function claimAgentLock(

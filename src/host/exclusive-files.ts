@@ -1,7 +1,7 @@
 import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 
 // node:crypto loaded at its first use, not with this module: `flowsync status` loads the module and never uses it,
-// and loading node:crypto costs a process 22 million instructions (about 15 ms; issue 50).
+// and loading node:crypto costs a process 22 million instructions (about 15 ms).
 const randomBytes = (size: number) => process.getBuiltinModule('node:crypto').randomBytes(size);
 
 /**

@@ -1,5 +1,5 @@
 // Node's `performance` global, and node:v8 and node:vm loaded when a collection is first due: every command loads
-// this layer, and `flowsync status` never keeps memory (issue 50: each module a process loads costs its start).
+// this layer, and `flowsync status` never keeps memory (each module a process loads costs its start).
 import type { Performance as NodePerformance } from 'node:perf_hooks';
 
 /** The global as Node's: the renderer's type-check reads this file with the DOM's `Performance`, which lacks it. */

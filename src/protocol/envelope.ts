@@ -24,7 +24,7 @@ export const envelopeSchema = z.looseObject({
 export type Envelope = z.infer<typeof envelopeSchema>;
 
 /**
- * The other shape of a reply (decided, issue 37): the platform the spec comes from answers errors of its own, around
+ * The other shape of a reply: the platform the spec comes from answers errors of its own, around
  * the functions (its token check, body limit, overload and time-out layers), with a non-2xx code and `{code,
  * message}`, e.g. 429 `{code: "TooManyConcurrentRequests"}` (platform-wire.md, "Two reply shapes").
  */

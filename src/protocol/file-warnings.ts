@@ -18,7 +18,7 @@ export const FILE_WARNINGS = {
   'unsafe-path': { reason: 'a name the service refuses', fix: 'rename it' },
   symlink: { reason: 'a symbolic link', fix: 'not followed' },
   special: { reason: 'a FIFO, socket or device', fix: 'not read' },
-  // Not sent, and not deleted either: a read error is not a deletion (issue 20). The service keeps the version it
+  // Not sent, and not deleted either: a read error is not a deletion. The service keeps the version it
   // has, and the file is read again with the round's back-off until it can be (or is really gone).
   unreadable: { reason: 'could not be read', fix: 'the service keeps its last version; read again soon' },
   // Another name of the same file may be anywhere on the disk (another user's link to your 0600 key).

@@ -43,7 +43,7 @@ export const conflictSchema = z.looseObject({
   /** Who wrote the service's version (the writing client's name), and when; null when not known. */
   written_by: z.string().nullable(),
   written_at: z.string().nullable(),
-  /** The member whose credential wrote the service's version (issue 48); absent from a service without members. */
+  /** The member whose credential wrote the service's version; absent from a service without members. */
   member: memberRefSchema.nullable().optional(),
 });
 export type Conflict = z.infer<typeof conflictSchema>;

@@ -572,7 +572,7 @@ export const EXTENSION_FUNCTIONS = [
     group: 'flowDef',
     method: 'changes',
     summary:
-      "The flows of some repositories written after a cursor; held until one is (at most wait_ms): a live team's feed",
+      "The flows of some repositories written after a cursor; answered when one is (at most wait_ms): a live team's feed",
     repeat: 'safe',
     scope: 'read',
     args: changesArgsSchema,

@@ -1,5 +1,5 @@
 /**
- * What a file in conflict is here, from the disk as it is now (issue 46): the label said "unchanged here (this
+ * What a file in conflict is here, from the disk as it is now: the label said "unchanged here (this
  * checkout is behind: --theirs takes it)" of a file edited after a teammate's version came in, because it compared
  * the hash last sent with the base, not the disk; following it left the edit only in the service's history. `disk`:
  * the hash of what is on disk now (null: nothing); `base`: what this checkout last synced (null: never synced).

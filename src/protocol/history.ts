@@ -26,10 +26,10 @@ export const capabilitiesValueSchema = z.looseObject({
   history: z.boolean(),
   retention_days: count,
   retention_bytes: count,
-  /** `keep_copy`: a checkout's bytes kept as a version of the file's history, not its current one (issue 41). */
+  /** `keep_copy`: a checkout's bytes kept as a version of the file's history, not its current one. */
   conflict_copies: z.boolean().optional(),
   /**
-   * Each person has their own token and role (issue 48): `whoami`, `redeem_invite` and the member functions answer,
+   * Each person has their own token and role: `whoami`, `redeem_invite` and the member functions answer,
    * and every version names the member whose credential wrote it.
    */
   members: z.boolean().optional(),
@@ -38,7 +38,7 @@ export const capabilitiesValueSchema = z.looseObject({
    * older flowsync service, which does not).
    */
   repo_config_bases: z.boolean().optional(),
-  /** `changes`: a call held until a flow of the caller's repositories is written (a live team, live.ts). */
+  /** `changes`: a long call, answered when a flow of the caller's repositories is written (a live team, live.ts). */
   live_changes: z.boolean().optional(),
 });
 export type Capabilities = z.infer<typeof capabilitiesValueSchema>;
@@ -77,7 +77,7 @@ export const listedFileSchema = z.looseObject({
   updated_at: isoTimeSchema,
   written_by: z.string().nullable(),
   /**
-   * The member whose credential wrote the current version (issue 48), decided by the service; `written_by` is the
+   * The member whose credential wrote the current version, decided by the service; `written_by` is the
    * client's own label for its device. Null: written before the service had members; absent: a service without.
    */
   member: memberRefSchema.nullable().optional(),
@@ -92,7 +92,7 @@ export const listFilesValueSchema = z.looseObject({
 /**
  * The files of a repository whose latest version is a deletion (kept as history keeps it), paged like `list_files`:
  * a checkout's first round (a fresh state, `--source`, `--rename`) takes them as deleted on the service, so that a
- * copy it still has is a conflict, never re-created without a word (issue 41).
+ * copy it still has is a conflict, never re-created without a word.
  */
 export const listDeletedArgsSchema = z.strictObject({
   ...repoArgs,
@@ -173,7 +173,7 @@ export const fileVersionsValueSchema = z.looseObject({
 
 /**
  * "older versions of this repository were removed at the 256 MiB cap on 2026-11-26 17:19 UTC": a history that lacks
- * versions says why, in `flowsync history` and the window (issue 41: pruned silently before).
+ * versions says why, in `flowsync history` and the window, never pruned silently.
  */
 export function cappedLine(capped: { at: string; capBytes: number }): string {
   const mib = capped.capBytes / 1024 / 1024;

@@ -7,7 +7,7 @@ import { TROUBLE_PHASES, type SyncPhase } from './sync-phase.ts';
  * (each repository's, and the one at stop), the running agent's lines for a second `start`, `resume`, `status`
  * (its `inSync`), the window's badge and the tray. It sat in 5 places, each with its own list: one forgot paused
  * repositories, the stop line forgot conflicts, and `status` with no agent running said nothing at all, so its
- * "0 pending" read as in sync over edits nobody had counted (issue 45).
+ * "0 pending" read as in sync over edits nobody had counted.
  */
 
 /** What inSyncOf reads of a repository: the engine's status, the window's RepositoryView and `status`'s rows have it. */
@@ -31,7 +31,7 @@ export interface SyncFacts extends WaitingFacts {
   /** Why it is not synced here (phase `elsewhere`: another checkout is its source), as the agent says it. */
   message?: string | null;
   /**
-   * The look at the service asked before "in sync" (issue 47) got no answer now: `since` is when the last look went
+   * The look at the service asked before "in sync" got no answer now: `since` is when the last look went
    * through, as the line says it (`14:02`), null when none did. Absent or null: the service was seen now, or no look
    * was asked (a phase that says what is not known already: not watched, paused, offline).
    */
@@ -106,7 +106,7 @@ export function inSyncOf(facts: SyncFacts): SyncVerdict {
     'nothing to sync': () => facts.nothingToSync ?? 'nothing to sync',
     'in sync': () => 'in sync',
   } satisfies Record<Exclude<SyncState, Trouble>, () => string>;
-  const words = isTroubleState(state) ? `${phaseWords(state)}${pendingWords}` : line[state]();
+  const words = isTroubleState(state) ? `${stateWord(state)}${pendingWords}` : line[state]();
   return { inSync: state === 'in sync', state, line: words };
 }
 
@@ -130,7 +130,7 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
   const pendingWords = pending > 0 ? `, ${plural(pending, 'file')} pending` : '';
   const line =
     state === 'trouble'
-      ? `${named(first)} ${phaseWords(first!.phase!)}`
+      ? `${named(first)} ${stateWord(inSyncOf(first!).state)}`
       : {
           'waiting for you': () => said(needsOfAll(synced)),
           paused: () => `${which} paused${pendingWords}`,
@@ -151,12 +151,56 @@ export function inSyncOfAll(repos: readonly SyncFacts[]): SyncVerdict {
 type Trouble = Extract<SyncPhase, 'offline' | 'unavailable' | 'unauthorized' | 'missing' | 'storage'>;
 
 /**
- * A phase in its user's words: a token the service refused (a member removed, a token revoked or expired, issue
- * 48) is "signed out", which is what to fix; the others say their phase.
+ * The one word for each state, said the same in every place that names it: the window's badge, the tray's line,
+ * `start`'s lines and `status`'s `now:` line (docs/words.md is its table). The state's own name stays in `status
+ * --json`'s `syncState` for scripts; where the two differ, the name is the code's and the word the user's: a token
+ * the service refused (a member removed, a token revoked or expired) is "signed out", which is what to fix; a state
+ * file that cannot be written is the data folder's fault, where "storage" named no folder.
  */
-export function phaseWords(phase: SyncPhase): string {
-  return phase === 'unauthorized' ? 'signed out' : phase;
+export const STATE_WORDS = {
+  'in sync': 'in sync',
+  behind: 'newer on the service',
+  'not reached': 'not reached',
+  looking: 'looking at the disk',
+  pending: 'pending',
+  sending: 'sending',
+  'not watched': 'not watched',
+  paused: 'paused',
+  'waiting for you': 'waiting for you',
+  'nothing to sync': 'nothing to sync',
+  'not synced': 'not synced',
+  offline: 'offline',
+  unavailable: 'unavailable',
+  unauthorized: 'signed out',
+  missing: 'missing',
+  storage: 'data folder not writable',
+} as const satisfies Record<SyncState, string>;
+
+/** A state in its user's words (STATE_WORDS). */
+export function stateWord(state: SyncState): string {
+  return STATE_WORDS[state];
 }
+
+/**
+ * A phase in its user's words, where a line names the phase itself (`offline, 3 files pending`): the word of the
+ * state the phase alone makes. `idle` (between rounds) makes no state by itself: inSyncOf says which it is.
+ */
+export function phaseWords(phase: Exclude<SyncPhase, 'idle'>): string {
+  return stateWord(PHASE_STATES[phase]);
+}
+
+const PHASE_STATES = {
+  scanning: 'looking',
+  syncing: 'sending',
+  offline: 'offline',
+  unavailable: 'unavailable',
+  unauthorized: 'unauthorized',
+  missing: 'missing',
+  storage: 'storage',
+  stopped: 'not watched',
+  paused: 'paused',
+  elsewhere: 'not synced',
+} as const satisfies Record<Exclude<SyncPhase, 'idle'>, SyncState>;
 
 /** Over several repositories: the order in which one repository's state speaks for all (trouble: any of them). */
 const PRECEDENCE = [

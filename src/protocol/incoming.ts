@@ -1,5 +1,5 @@
 /**
- * What taking a teammate's newer version does to a file here (issue 46): `deleted` (deleted on the service, so
+ * What taking a teammate's newer version does to a file here: `deleted` (deleted on the service, so
  * removed here), `replaced` (another version written over the file), `written` (not here: written, nothing lost).
  * Decided from what is on disk (`disk`, null: nothing) and what the service holds (`service`, null: nothing); null
  * when both are nothing (in sync, nothing to take).

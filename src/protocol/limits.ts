@@ -1,16 +1,17 @@
 /**
- * How deep a request body may nest, counting the body itself as 1 (decided, issue 8). The service refuses a deeper
- * one with 400 before parsing it: zod's z.json() recurses once a level and overflowed the stack at 5,000 levels
- * (measured), which answered 500. No flowsync document comes near 64.
+ * How deep a request body may nest, counting the body itself as 1 (flowsync's choice). The service refuses a
+ * deeper one with 400 before parsing it: zod's z.json() recurses once a level and overflowed the stack at 5,000
+ * levels (measured), which answered 500. No flowsync document comes near 64.
  */
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * The most a single sync_batch or sync_internal call may carry (decided, issue 8); a call over a cap is refused with
- * 413, the cap in `errorData` (`{limit, max, got}`), and nothing is written. One call is one transaction that holds
- * every other call back: the embedded service stores about 22,000 files a second (bench/service.ts), so 30,000
- * files is about 1.5 s. The agent's chunks stay well under (src/sync/uploader.ts: 200 flows, 4 MiB estimated at
- * 160 bytes a file or more, so at most 26,215 files; test/sync/chunking.test.ts checks it).
+ * The most a single sync_batch or sync_internal call may carry (flowsync's choice); a call over a cap is
+ * refused with 413, the cap in `errorData` (`{limit, max, got}`), and nothing is written. One call is one
+ * transaction that holds every other call back: the embedded service stores about 22,000 files a second
+ * (bench/service.ts), so 30,000 files is about 1.5 s. The agent's chunks stay well under (src/sync/uploader.ts:
+ * 200 flows, 4 MiB estimated at 160 bytes a file or more, so at most 26,215 files; test/sync/chunking.test.ts
+ * checks it).
  */
 export const SYNC_CALL_LIMITS = {
   flows: 1_000,
@@ -99,7 +100,7 @@ function keyAt(text: string, level: Level): string {
 }
 
 /**
- * What one call may carry to any service of the spec (decided, issue 37): the limits of the platform the spec's API
+ * What one call may carry to any service of the spec: the limits of the platform the spec's API
  * comes from (platform-wire.md section 2: a body of 16 MiB, any array of 8,192 elements, any object of 1,024
  * fields). Over them it refuses the whole call (400 `BadJsonBody`, or "Invalid arguments" in a 200 envelope), so the
  * client checks every call against them before a byte is sent, and the agent cuts its calls under them.

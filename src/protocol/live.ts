@@ -10,7 +10,7 @@ import { servicePathSchema } from './paths.ts';
  * connection is only a call that failed, sent again from the same cursor.
  */
 
-/** The longest a call to `changes` is held by the service: under every idle time-out between (30 s here). */
+/** The longest the service keeps a call to `changes` open: under every idle time-out between (30 s here). */
 export const CHANGES_WAIT_MAX_MS = 25_000;
 /** Repositories one call watches at most, and flows one answer names at most (more: `more` is true). */
 export const CHANGES_REPOS_MAX = 100;

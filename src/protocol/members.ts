@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { baggageSchema, isoTimeSchema } from './common.ts';
 
 /*
- * The members of a team's service (issue 48): each person has their own token, obtained through a one-time invite,
+ * The members of a team's service: each person has their own token, obtained through a one-time invite,
  * and a role. Here are the pure parts every layer shares: the roles and what each may call, the token format (a
  * prefix, a public id, 256 random bits, a checksum), the names, and the wire of the member functions.
  */
@@ -48,7 +48,7 @@ export function memberNameProblem(name: string): string | null {
 }
 
 /**
- * The member name of an OS user (the embedded service's one member, issue 48): lower case, each character a name
+ * The member name of an OS user (the embedded service's one member): lower case, each character a name
  * cannot have a "-", at most 40; `owner` when nothing of it is left, or it is a name the service keeps.
  */
 export function memberNameOf(user: string): string {
@@ -368,7 +368,7 @@ export function auditLine(event: AuditEvent): string {
 }
 
 /**
- * Whether a version's writer is this checkout, by the service's word where it has one (issue 48): the member from
+ * Whether a version's writer is this checkout, by the service's word where it has one: the member from
  * the credential must be this agent's own (from `whoami`) and the label its own; a version with no member (a
  * service without members, a row from before them) is judged by the label alone, as before. The agent's own-write
  * checks (src/sync/reconcile.ts isOwnVersion, writerSeen) call it, with `member` carried from list_files and the

@@ -18,7 +18,7 @@ export interface WaitingFacts {
   notInCheckout: number;
   /** What is wrong with its hand-edited `.flowsync/repo-config.json` (not sent until fixed); null when nothing. */
   configProblem?: string | null;
-  /** Git's motions held for their user on a shared service (issue 46): each change set, named (absent: none). */
+  /** Git's motions held for their user on a shared service: each change set, named (absent: none). */
   gitChanges?: readonly GitChangeSetView[];
 }
 

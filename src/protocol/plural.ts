@@ -8,7 +8,7 @@ export function plural(count: number, one: string, many = `${one}s`): string {
 
 /**
  * 1234567 as "1,234,567", what toLocaleString('en') writes, without it: its first call loads ICU's locale data, 115
- * million instructions, which were a quarter of a `flowsync status` with a repository (issue 50).
+ * million instructions, which were a quarter of a `flowsync status` with a repository.
  */
 function grouped(count: number): string {
   if (!Number.isSafeInteger(count)) return count.toLocaleString('en');

@@ -1,10 +1,10 @@
 import type { Capabilities } from './history.ts';
 
 // The lines that say what a service cannot protect: a module of their own, without schemas, since `flowsync
-// status` says them and history.ts's schemas (240 zod objects) cost it more than its own work (issue 50).
+// status` says them and history.ts's schemas (240 zod objects) cost it more than its own work.
 
 /**
- * What a service of the spec alone lacks, said once in `start`, `status`, `doctor` and the window (issue 37): it
+ * What a service of the spec alone lacks, said once in `start`, `status`, `doctor` and the window: it
  * answers none of the extensions, so the agent sends only the spec's 20 functions and fields.
  */
 export function specAloneLine(service: string): string {

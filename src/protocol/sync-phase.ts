@@ -46,6 +46,6 @@ export function isTrouble(phase: SyncPhase): boolean {
 }
 
 /** The service could not be asked (no answer, or an answer that says "not now"): what waits is not known. */
-export function serviceAway(phase: SyncPhase): boolean {
+export function serviceAway(phase: SyncPhase): phase is 'offline' | 'unavailable' {
   return phase === 'offline' || phase === 'unavailable';
 }

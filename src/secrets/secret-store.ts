@@ -20,8 +20,8 @@ export const KEYCHAIN_SERVICE = 'flowsync';
 
 /**
  * Where the embedded service's tokens are filed: a name that is no URL, so that no `--url`, `$FLOWSYNC_URL` or
- * config file can read them back for an address (before issue 20 they were filed under `http://127.0.0.1:7420`,
- * and `flowsync call` sent them to whoever listened there). Only the agent and a CLI that found the running agent
+ * config file can read them back for an address (filed under `http://127.0.0.1:7420`, `flowsync call` would
+ * send them to whoever listens there). Only the agent and a CLI that found the running agent
  * through its lock use this name, with the address the lock gives.
  */
 export const EMBEDDED_SECRETS = 'embedded';

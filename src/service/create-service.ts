@@ -24,9 +24,10 @@ import { tunable } from '../host/index.ts';
 const SERVICE_MAX_CONNECTIONS = 256;
 
 /**
- * Connections a team's service (`flowsync serve`) holds at once: each agent keeps two or three, and one more held by
- * its live feed (`changes`). A thousand agents on one process fit; over the cap other users' connections are closed
- * first (connection-limits.ts), and a held call costs the service a socket and a few KB (bench/live.ts, 1,000 of them).
+ * Connections a team's service (`flowsync serve`) holds at once: each agent keeps two or three, and one more held
+ * by its live feed (`changes`). A thousand agents on one process fit; over the cap other users' connections are
+ * closed first (connection-limits.ts), and a long call costs the service a socket and a few KB (bench/live.ts,
+ * 1,000 of them).
  */
 export const TEAM_MAX_CONNECTIONS = 4096;
 
@@ -43,7 +44,7 @@ export interface ServiceOptions {
   bodyLimit?: number;
   /** Default: 256 connections at once, idle ones closed after 30 s (see connection-limits.ts). */
   limits?: ConnectionLimits;
-  /** The connections held at once, with the default time-outs (ignored when `limits` is given). */
+  /** The connections open at once, with the default time-outs (ignored when `limits` is given). */
   maxConnections?: number;
   logLevel?: Level | 'silent';
   /** Replace the stored tokens with new ones, shown once in `issuedTokens`. */
@@ -63,7 +64,7 @@ export interface ServiceOptions {
    */
   socketPath?: string;
   /**
-   * The embedded service: its shared tokens act as one operator member of this name (the OS user's, issue 48), so
+   * The embedded service: its shared tokens act as one operator member of this name (the OS user's), so
    * its history shows a name and nothing else changes. `flowsync serve` leaves it unset: the shared members.
    */
   owner?: string;
@@ -145,7 +146,8 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
     try {
       const removed = await db.transaction(async (sql) => {
         const pruned = await new FileHistory(sql).prune(retention);
-        // A cut of the size cap names whose writes filled it (issue 48: a history erased by one member's writes).
+        // A cut of the size cap names whose writes filled it (a history erased by one member's writes is said as
+        // theirs).
         for (const cut of pruned.cuts)
           await new AuditLog(sql).append(
             { system: true },
@@ -226,7 +228,7 @@ export async function createService(options: ServiceOptions): Promise<RunningSer
       if (closed) return;
       closed = true;
       stopTimers();
-      // The calls held for a write answer now (nothing yet): closing would wait for each to end on its own.
+      // The long calls waiting for a write answer now (nothing yet): closing would wait for each to end on its own.
       feed.close();
       if (privateServer) {
         privateServer.closeAllConnections();

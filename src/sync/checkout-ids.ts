@@ -2,11 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { ensurePrivateFile, replaceFile } from '../host/index.ts';
 
 // node:crypto loaded at its first use, not with this module: `flowsync status` loads the module and never uses it,
-// and loading node:crypto costs a process 22 million instructions (about 15 ms; issue 50).
+// and loading node:crypto costs a process 22 million instructions (about 15 ms).
 const randomBytes = (size: number) => process.getBuiltinModule('node:crypto').randomBytes(size);
 
 /*
- * A checkout's own id with a service (issue 41), kept in the state and in a small private file beside it: the state
+ * A checkout's own id with a service, kept in the state and in a small private file beside it: the state
  * is a cache that is rebuilt when damaged, and a rebuilt state that made a new id would no longer know its own
  * versions on the service (its edits made meanwhile would all be conflicts). The file holds ids only: no path of
  * the user's files, no secret.

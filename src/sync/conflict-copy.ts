@@ -6,7 +6,7 @@ import { readContained } from './contained-fs.mjs';
 import { NotWritten, notContainedReason, writeContained } from './contained-write.ts';
 
 /*
- * Nothing local is destroyed by "take the service's version" (issue 41): before the service's bytes are written
+ * Nothing local is destroyed by "take the service's version": before the service's bytes are written
  * over a file, what is on disk, when it is an edit not sent (neither the version last synced here nor the service's),
  * is kept. One rule, said in the command's line and the window: in the service's history, as a version marked as
  * this checkout's conflict copy, when the service keeps such copies (flowsync's own, `keep_copy`); else beside the

@@ -4,7 +4,7 @@ import type { SyncState } from './state.ts';
 import type { FileConflict } from './state-records.ts';
 
 type Found = Omit<FileConflict, 'foundAt'>;
-/** A refused write as the service said it: with the member whose credential wrote its version (issue 48). */
+/** A refused write as the service said it: with the member whose credential wrote its version. */
 type Refused = Found & { member?: MemberRef | null };
 
 /**

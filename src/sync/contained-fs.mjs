@@ -46,7 +46,7 @@ export function warningOf(kind) {
  * Whether an error code of a read means the entry is gone: only "not found" (ENOENT), "a folder on the way is
  * not a folder" (ENOTDIR) and "it is a folder now" (EISDIR, for a file). Anything else (EACCES, EMFILE, ENFILE,
  * EIO…) means "unreadable now": the entry may well be there, and taking it as gone deleted a whole flow on the
- * service when the agent ran out of file descriptors (issue 20).
+ * service when the agent ran out of file descriptors.
  */
 export function isGone(code) {
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR';

@@ -18,13 +18,13 @@ export interface RepositorySpec {
   /**
    * The member the service knows this checkout's token by (from `whoami`, asked once per service and kept; null: a
    * service without members): a version is this checkout's own only if that member wrote it, and a read-only
-   * member's checkout sends nothing (issue 48).
+   * member's checkout sends nothing.
    */
   member?: () => Promise<MemberOfService | null>;
   /** When a round's deletions are held for its user (default DEFAULT_DELETION_GUARD); null: never. */
   deletionGuard?: DeletionGuard | null;
   /**
-   * What git's changes (a branch switch, `checkout --`, a reset…) do on a service others write to (issue 46): `ask`
+   * What git's changes (a branch switch, `checkout --`, a reset…) do on a service others write to: `ask`
    * (default) holds them as one change set for their user; `send` sends them as a person's edits.
    */
   gitChanges?: 'ask' | 'send';

@@ -5,7 +5,7 @@ import type { FileConflict } from './state-records.ts';
 import type { RoundOutcome } from './scheduler.ts';
 
 /*
- * What the engine's status says, decided in pure functions (issue 39, step 3; Syncthing's folder state is the
+ * What the engine's status says, decided in pure functions (Syncthing's folder state is the
  * model): one facts record, changed only by `withPhase` and `afterRound`, and read by `composeStatus`. The engine
  * keeps the record and emits it; the last three engine fixes were each a storage fault lost between two phase
  * changes of four fields set by hand in eleven places, and are rows of test/sync/engine-status.test.ts now.
@@ -96,7 +96,7 @@ export function afterRound(
       recovered: null,
     };
   const idle = { ...withPhase(facts, 'idle', null), resting: { phase: 'idle' as const, message: null } };
-  const ended = (outcome.kind === 'settled' || outcome.kind === 'recheck') && facts.outage !== null;
+  const ended = (outcome.kind === 'done' || outcome.kind === 'recheck') && facts.outage !== null;
   return {
     facts: ended ? { ...idle, outage: null } : idle,
     changed: true,
@@ -152,7 +152,7 @@ export function conflictLine(count: number): string {
   );
 }
 
-/** A read-only member's edits (issue 48): kept here, never sent; the way out is a role, not a retry. */
+/** A read-only member's edits: kept here, never sent; the way out is a role, not a retry. */
 export function readOnlyLine(count: number): string {
   return (
     `${count} ${count === 1 ? 'file' : 'files'} changed here, not sent: you are a read-only member of this service ` +
@@ -216,7 +216,7 @@ export function heldLine(count: number): string {
 }
 
 /**
- * `branch cleanup: 1 changed, 6 deleted, waiting for you: …`: git's change set held on a shared service (issue 46),
+ * `branch cleanup: 1 changed, 6 deleted, waiting for you: …`: git's change set held on a shared service,
  * with the teammates whose work it would change and the two ways out.
  */
 export function gitChangesLine(set: GitChangeSetView, teammates: readonly string[]): string {
@@ -243,7 +243,7 @@ export function conflictMessage(conflict: FileConflict): string {
 export function failureOutcome(error: unknown, message: string, service = 'the service'): RoundOutcome {
   const kind = failureKind(error);
   if (kind === 'unreachable') return { kind: 'unreachable', phase: 'offline', message };
-  // A member's token that is over (issue 48): signed out, its one line, and a call a minute at most; never a retry.
+  // A member's token that is over: signed out, its one line, and a call a minute at most; never a retry.
   const over = credentialRefusal(error);
   if (over)
     return { kind: 'refused', phase: 'unauthorized', message: signedOutLine(service, over), signedOut: true };
@@ -279,18 +279,19 @@ export function probeAnswered(error: unknown): boolean {
 
 /**
  * How a round that sent all it could ends: 'recheck' while files are unreadable, flows wait out their own back-off
- * or deletions settle (the next look when the first is due), which never holds back a round that a change asks for.
- * `retryInMs`: when the first flow's own back-off ends (null: none waits); `settlingMs`: 0 when nothing settles.
+ * or deletions wait for their count to stand still (the next look when the first is due), which never holds back a
+ * round that a change asks for. `retryInMs`: when the first flow's own back-off ends (null: none waits);
+ * `waitingMs`: 0 when no deletions wait so.
  */
 export function restingOutcome(due: {
   retryInMs: number | null;
-  settlingMs: number;
+  waitingMs: number;
   unreadable: boolean;
 }): RoundOutcome {
-  const settleInMs = due.settlingMs > 0 ? due.settlingMs : null;
+  const waitInMs = due.waitingMs > 0 ? due.waitingMs : null;
   const { retryInMs } = due;
   const dueInMs =
-    retryInMs === null ? settleInMs : settleInMs === null ? retryInMs : Math.min(retryInMs, settleInMs);
+    retryInMs === null ? waitInMs : waitInMs === null ? retryInMs : Math.min(retryInMs, waitInMs);
   if (dueInMs !== null) return { kind: 'recheck', afterMs: dueInMs };
-  return due.unreadable ? { kind: 'recheck' } : { kind: 'settled' };
+  return due.unreadable ? { kind: 'recheck' } : { kind: 'done' };
 }

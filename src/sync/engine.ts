@@ -81,7 +81,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly lookout: Lookout;
   /** The looks the live feed asks for: a teammate wrote these flows. */
   private readonly toldLooks: ToldLooks;
-  /** Git's motions held for their user on a shared service (issue 46). */
+  /** Git's motions held for their user on a shared service. */
   readonly motions: GitMotions;
   /** Files the rescans found that the watcher had not reported. */
   /** New folders whose watch is in place, waiting for their rescan (one job for all of them). */
@@ -95,10 +95,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   private readonly faults: StateFaults;
   private stopped = false;
   /**
-   * Deletions held at the last plan and seen settling (safety.ts decides what each means); the held set and its
-   * user's word are in the state (state.deletions), so that a restart keeps them.
+   * Deletions held at the last plan and the count seen waiting to stand still (safety.ts decides what each means);
+   * the held set and its user's word are in the state (state.deletions), so that a restart keeps them.
    */
-  private deletions: DeletionState = { held: 0, seen: null, settlingMs: 0 };
+  private deletions: DeletionState = { held: 0, seen: null, waitingMs: 0 };
   /** Set while its user has the repository paused: rounds send nothing, the rest (watch, scan, count) goes on. */
   private paused: { since: string | null } | null;
   /** Whether the last round found changes here it does not send: the service's member for it only reads. */
@@ -198,7 +198,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
             (error: unknown) => this.failedRound(error),
           ),
         probe: () => this.probe(),
-        settled: (outcome) => this.settled(outcome),
+        ended: (outcome) => this.roundEnded(outcome),
       },
       {
         retryBaseMs: options.retryBaseMs ?? DEFAULT_TIMINGS.retryBaseMs,
@@ -366,7 +366,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /** The last look at the service that went through, and whether a live feed says everything as it happens. */
   lastLook(): LastLook {
     // Live: the feed tells every write on the service now, and what it told is looked at already.
-    return { at: this.round.lookedAt, live: (this.options.live?.() ?? false) && this.toldLooks.settled };
+    return { at: this.round.lookedAt, live: (this.options.live?.() ?? false) && this.toldLooks.caughtUp };
   }
 
   /**
@@ -394,9 +394,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   /**
    * The first scan and round of uploads. With `watchFirst` (`flowsync start`), watching starts before the scan: the
    * scan sees what happened before the watcher was ready, the watcher everything after, and `watch()` need not
-   * scan again (one scan of 100,000 files fewer). A repository synced before was scanned first until issue 50, to be
-   * in sync before chokidar's walk of 2.5 s, and scanned again once watching (restart → watching 8.7 s); now that
-   * chokidar lists folders only (0.6 s at 100,000 files: watcher.ts), one scan after it is sooner for both.
+   * scan again (one scan of 100,000 files fewer). Scanning a repository synced before first, to be in sync before
+   * chokidar's walk, then again once watching, took 8.7 s from restart to watching; chokidar lists folders only
+   * (0.6 s at 100,000 files: watcher.ts), so one scan after it is sooner for both.
    */
   async initialSync({ watchFirst = false } = {}): Promise<void> {
     this.presence.remember();
@@ -454,7 +454,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (ran.round.error !== undefined) throw ran.round.error;
     // What the look before found is this run's news as much as a refusal would have been.
     withConflictsFound(ran.round.report, this.options.state.conflicts(this.repoId), known);
-    this.settled(ran.round.outcome);
+    this.roundEnded(ran.round.outcome);
     await this.checkQuietly();
     return ran.round.report;
   }
@@ -508,7 +508,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    * Sends the deletions waiting now ("Delete them on the service", `resolve --held --mine`), or these files, and
    * returns how many the service took (not how many stopped waiting: a conflict is not a deletion sent). A conflict
    * the service finds refuses its flow whole, and the planner leaves it out of the round after: a round more while
-   * confirmed deletions still wait and the last round settled some of them.
+   * confirmed deletions still wait and the last round sent some of them.
    */
   async sendHeldDeletions(files?: readonly FlowFile[]): Promise<number> {
     const { deletions } = this.options.state;
@@ -580,7 +580,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     this.deletions.seen = decided.seen;
     const held = decided.verdict === 'hold' ? decided.held : 0;
     if (held > 0) state.deletions.hold(this.repoId);
-    this.deletions.settlingMs = decided.verdict === 'settle' ? decided.waitMs : 0;
+    this.deletions.waitingMs = decided.verdict === 'wait' ? decided.waitMs : 0;
     if (held !== this.deletions.held) {
       this.deletions.held = held;
       this.refresh();
@@ -592,7 +592,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const bases = await this.round.takesBases();
     if (bases) {
       await this.round.learnService();
-      await this.round.settleUncertain();
+      await this.round.answerUnanswered();
     }
     return { bases, holdDeletions: decided.verdict !== 'send', ...(confirmed && { confirmed }) };
   }
@@ -647,7 +647,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     const report = emptyReport();
     const started = performance.now();
     // Set again by this round's plan, if it plans: a round with nothing to plan must not wait on an earlier one's.
-    this.deletions.settlingMs = 0;
+    this.deletions.waitingMs = 0;
     if (this.reconciler.fullRescanDue) {
       this.reconciler.fullRescanDue = false;
       await this.reconciler.rescan().catch((error: unknown) => {
@@ -657,10 +657,10 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       this.faults.recorded(); // every file of it
     }
     // Paused: what the scans recorded stays pending, counted, until its user resumes.
-    if (this.paused) return { report, outcome: { kind: 'settled' } };
+    if (this.paused) return { report, outcome: { kind: 'done' } };
     if (!existsSync(this.repo.root)) {
       this.setPhase('missing', folderGone(this.repo.root));
-      return { report, outcome: { kind: 'settled' } };
+      return { report, outcome: { kind: 'done' } };
     }
     // What could not be read at the last look is looked at again; while some of it stays unreadable, the round
     // ends 'recheck', so the scheduler's back-off (1 s doubling to 60 s) times the next look.
@@ -682,9 +682,9 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
     if (state.settleConflictsMatchingDisk(this.repoId).length > 0) this.refresh();
     state.forgetGoneRejections(this.repoId);
     const pending = pendingNow();
-    // A read-only member's checkout is receive-only (issue 48): it looks and tells, never sends; its edits are said.
+    // A read-only member's checkout is receive-only: it looks and tells, never sends; its edits are said.
     this.readOnly = pending.length > 0 && (await this.repo.member?.())?.readOnly === true;
-    if (this.readOnly) return { report, outcome: { kind: 'settled' } };
+    if (this.readOnly) return { report, outcome: { kind: 'done' } };
     const sent: string[] = [];
     let flowsDone = 0;
     let me: Me | undefined;
@@ -693,13 +693,13 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       // (Not out of `storage`: its message says what waits, until a write goes through.)
       if (pending.length > 0 && this.facts.phase !== 'storage') this.setPhase('syncing', null);
       const options = pending.length > 0 || this.deletions.held > 0 ? await this.planOptions() : {};
-      // Nothing pending: no deletion is waiting to settle either (they came back: a stash and its pop).
+      // Nothing pending: no deletion waits for its count to stand still either (they came back: a stash and its pop).
       if (!('holdDeletions' in options)) this.deletions.seen = null;
       const plan = (flows: readonly string[]) => planUploads(state, this.repoId, flows, options).plans;
       for (const plans of pagesOf(pending, plan)) {
         // Stopping: the pages not sent yet stay pending, for the next start; the one in flight is in `in_flight`.
         // Stopping, or paused by its user meanwhile: the pages not sent yet stay pending.
-        if (this.stopped || this.paused) return { report, outcome: { kind: 'settled' } };
+        if (this.stopped || this.paused) return { report, outcome: { kind: 'done' } };
         sent.push(plansKey(plans));
         if (sent.length === 1 && this.facts.phase !== 'syncing') this.setPhase('syncing', null);
         // Who this checkout is, known before anything is sent: a refused write is judged its own by its member too.
@@ -726,7 +726,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
       }
       const done = restingOutcome({
         retryInMs: this.retries.nextDueInMs(),
-        settlingMs: this.deletions.settlingMs,
+        waitingMs: this.deletions.waitingMs,
         unreadable,
       });
       if (sent.length === 0) return { report, outcome: done };
@@ -751,7 +751,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
   }
 
   /** After a round: the phase it leaves, and "back in sync" at the end of an outage. */
-  private settled(outcome: RoundOutcome): void {
+  private roundEnded(outcome: RoundOutcome): void {
     const after = afterRound(this.facts, outcome, this.paused !== null);
     if (!after.changed) return;
     this.update(after.facts);
@@ -760,7 +760,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
 
   /** A call that changes nothing: does the service answer at all? */
   private async probe(): Promise<boolean> {
-    // Paused: the service is not asked; the round that follows sends nothing and settles `paused`.
+    // Paused: the service is not asked; the round that follows sends nothing and ends in `paused`.
     if (this.paused) return true;
     try {
       await checkAccess(this.options.client);

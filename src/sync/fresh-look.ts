@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * "In sync" is said only after a fresh look at the service (issue 47): Ctrl-C one second after a teammate's edit
+ * "In sync" is said only after a fresh look at the service: Ctrl-C one second after a teammate's edit
  * said "everything was in sync", and `flowsync status` exited 0, until the next look every 45 s. What asks (status,
  * the stop line of `start`) calls the engine's lookNow(); whether it then looks is needsFreshLook's one decision.
  */

@@ -1,5 +1,5 @@
 /*
- * Git's motion or a person's edit (issue 46), decided once, pure: given what git left in its folder (the newest
+ * Git's motion or a person's edit, decided once, pure: given what git left in its folder (the newest
  * entries of HEAD's and the stash's reflogs, when it last wrote its index, whether it is at work now), when the
  * changes were seen, and whether each changed file now equals the version in HEAD's tree. Nothing here reads the
  * disk, git or the clock; the agent reads them (src/agent/git-trail.ts) in one git call per batch. Its rows:

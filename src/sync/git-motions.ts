@@ -41,7 +41,7 @@ export interface MotionsPort {
 const WAIT_FOR_GIT_MS = 5000;
 
 /**
- * Git's motions held, not sent (issue 46): each batch the watcher reports is looked at once it is recorded; the
+ * Git's motions held, not sent: each batch the watcher reports is looked at once it is recorded; the
  * changes of it that git made (git-motion.ts's rule) are marked held in the state (state-motions.ts), which keeps
  * them out of every round until their user sends them (`sync --yes`, "Send to the team") or keeps them here.
  */

@@ -12,7 +12,7 @@ export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
 /**
  * A watching engine asks the service what changed there this often (±20 %, so at most 54 s): a teammate's edit shows
- * as "newer on the service" within a minute (issue 41: only "Sync now" showed it). A quick check is one
+ * as "newer on the service" within a minute, not only at "Sync now". A quick check is one
  * `list_flows` call, and a listing of the flows whose aggregate changed since the last one: 50 agents on a
  * repository of 100,000 files cost the service a few % of one core (bench/service-check.ts, README).
  */
@@ -60,7 +60,10 @@ export class Lookout {
 
   constructor(private readonly port: LookoutPort) {}
 
-  /** Whether the repository is watched (its presence checked each second): deletions may settle meanwhile. */
+  /**
+   * Whether the repository is watched (its presence checked each second): a count of deletions may stand still
+   * meanwhile.
+   */
   get watching(): boolean {
     return this.presenceTimer !== null;
   }
@@ -136,7 +139,7 @@ export class Lookout {
   }
 
   /**
-   * A new folder is watched now: rescanned, with every other new folder that settled meanwhile, in one job (a
+   * A new folder is watched now: rescanned, with every other new folder watched meanwhile, in one job (a
    * checkout that makes 3,000 folders queued 3,000 rescans, and the presence check waited behind them).
    */
   newFolder(folder: string): void {

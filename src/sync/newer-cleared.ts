@@ -1,5 +1,5 @@
 /**
- * Why files newer on the service are no longer (issue 47): the terminal of `start` said when a teammate's edits
+ * Why files newer on the service are no longer: the terminal of `start` said when a teammate's edits
  * became newer there, and never when that cleared, nor why.
  * - `taken`: this checkout took them (`flowsync resolve --newer`, the window's Take them).
  * - `here`: this checkout has the service's version now, not by a take (a git pull, or the same edit made here).

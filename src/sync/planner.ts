@@ -63,8 +63,8 @@ export function flowSignature(present: readonly FileRecord[]): string {
 /**
  * Flows whose files differ from what the service acknowledged, minus those refused as they are now. `flows`
  * narrows it to some of the pending flows (a page: the engine plans and sends a few hundred flows at a time).
- * With bases, flows sent without an answer were settled by the service's listing before planning (the engine's
- * settleUncertain): their plans are those of any flow.
+ * With bases, flows sent without an answer were answered by the service's listing before planning (the engine's
+ * answerUnanswered): their plans are those of any flow.
  */
 export function planUploads(
   state: SyncState,
@@ -98,7 +98,7 @@ export function planUploads(
     const held = files.some(isKeptAsOnService) || gone.some((file) => !deletionGoes(flowPath, file, options));
     const deletes = held ? [] : gone;
     const upserts = present.filter((file) => file.localHash !== file.ackedHash);
-    // Sent but not answered, with a file held: only a full listing would settle it, so it waits whole.
+    // Sent but not answered, with a file held: only a full listing would answer for it, so it waits whole.
     if (held && (uncertain.has(flowPath) || upserts.length === 0)) continue;
     plans.push({
       flowPath,
@@ -127,7 +127,7 @@ function planOnBases(
   options: PlanOptions,
 ): FlowPlan | null {
   const conflicts = state.conflictsOf(repoId, flowPath);
-  // Git's motions held for their user (issue 46): not sent while as git left them and not confirmed.
+  // Git's motions held for their user: not sent while as git left them and not confirmed.
   const held = state.gitHeld.heldOf(repoId, flowPath);
   const files = state
     .filesOfFlow(repoId, flowPath)

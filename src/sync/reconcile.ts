@@ -1,8 +1,8 @@
 import { whoWrote, writtenByMe, type MemberRef } from '../protocol/index.ts';
 
 /*
- * What happens when the service differs from what this checkout knows of a flow, decided once, as a plan (issue 45;
- * Mutagen's Reconcile(ancestor, alpha, beta) returns its changes and conflicts the same way). Pure: the check of
+ * What happens when the service differs from what this checkout knows of a flow, decided once, as a plan
+ * (Mutagen's Reconcile(ancestor, alpha, beta) returns its changes and conflicts the same way). Pure: the check of
  * the service, the first learning of a service, a refused write, a flow sent without an answer and a restore ask it
  * and carry out its plan; nothing here reads the disk, the state, the service or the clock. Its rows:
  * test/sync/reconcile.test.ts. The model of a whole team (test/model) drives it.
@@ -10,7 +10,7 @@ import { whoWrote, writtenByMe, type MemberRef } from '../protocol/index.ts';
 
 /**
  * Who this checkout is: the writer label its versions carry (with its random checkout id), and the member the
- * service knows its token by (`whoami`, issue 48; null or absent: a service without members, or not known yet).
+ * service knows its token by (`whoami`; null or absent: a service without members, or not known yet).
  */
 export interface Me {
   writer?: string;
@@ -20,7 +20,7 @@ export interface Me {
 /** The member the service knows a checkout's token by (`whoami`): its id (null: not said), and whether it only reads. */
 export interface MemberOfService {
   id: string | null;
-  /** Role `read` (issue 48): the checkout runs receive-only, nothing is ever sent. */
+  /** Role `read`: the checkout runs receive-only, nothing is ever sent. */
   readOnly: boolean;
 }
 
@@ -62,7 +62,7 @@ export interface ServiceFile {
   writtenBy: string | null;
   writtenAt: string | null;
   /**
-   * The member whose credential wrote it, as the service recorded it (issue 48): the label above is only the
+   * The member whose credential wrote it, as the service recorded it: the label above is only the
    * client's word. Absent: a service without members; null: written before it had members.
    */
   member?: MemberRef | null;
@@ -80,7 +80,7 @@ export interface FlowFacts {
   files: readonly KnownFile[];
   /** What the service lists of the flow now. */
   listed: readonly ServiceFile[];
-  /** The differences recorded before, not yet settled. */
+  /** The differences recorded before, not yet cleared. */
   recorded?: readonly Recorded[];
   /**
    * The service went back in time (its history lacks a base this checkout synced: three-way.ts's wentBackInTime,
@@ -118,8 +118,8 @@ export interface ServicePlan {
    * very bytes on disk here (a git pull made the disk the service's). What is on disk is sent on them next round.
    */
   adopt: { path: string; hash: string; id?: string; why: 'own' | 'same as disk' }[];
-  /** Recorded differences the service no longer has (a teammate's revert): settled at their base. */
-  settle: { path: string; hash: string }[];
+  /** Recorded differences the service no longer has (a teammate's revert): cleared at their base. */
+  cleared: { path: string; hash: string }[];
   /** Files on the service that this checkout never had and does not have on disk: listed, neither taken nor deleted. */
   notInCheckout: string[];
 }
@@ -139,7 +139,7 @@ export function isOwnVersion(
   file: KnownFile,
   me: Me,
 ): boolean {
-  // The label is the client's word; the member is the service's (issue 48): another member's token writing under
+  // The label is the client's word; the member is the service's: another member's token writing under
   // this checkout's exact label is that member's version, a conflict by its real writer, never adopted.
   if (!writtenByMe(version, { writer: me.writer, memberId: me.memberId ?? null })) return false;
   return version.hash === file.disk || version.hash === file.sent;
@@ -178,7 +178,7 @@ export function isNotInCheckout(file: KnownFile | undefined): boolean {
 /** The plan for one flow: what the service holds against what this checkout knows. */
 export function reconcileFlow(facts: FlowFacts): ServicePlan {
   const { flowPath, me } = facts;
-  const plan: ServicePlan = { flowPath, record: [], adopt: [], settle: [], notInCheckout: [] };
+  const plan: ServicePlan = { flowPath, record: [], adopt: [], cleared: [], notInCheckout: [] };
   const listed = new Map(facts.listed.map((file) => [file.path, file]));
   const known = new Map(facts.files.map((file) => [file.path, file]));
   const differs = new Set<string>();
@@ -218,7 +218,7 @@ export function reconcileFlow(facts: FlowFacts): ServicePlan {
       !differs.has(row.path) &&
       listed.get(row.path)?.hash === row.base
     )
-      plan.settle.push({ path: row.path, hash: row.base });
+      plan.cleared.push({ path: row.path, hash: row.base });
   }
   return plan;
 }

@@ -87,7 +87,7 @@ export class Reconciler {
     let toHash: ScannedFile[] = [];
     // Chunks being hashed while the scan goes on: the workers read while the main thread stats and compares
     // (one at a time, the workers sat idle 70 % of a first sync of 100,000 files).
-    // A chunk that fails is kept, not thrown at once: every chunk settles before the rescan ends with it, so none
+    // A chunk that fails is kept, not thrown at once: every chunk ends before the rescan ends with it, so none
     // writes to the state afterwards.
     const hashing: Promise<void>[] = [];
     const failures: unknown[] = [];

@@ -1,5 +1,5 @@
 /*
- * What a restored version becomes (issue 41), decided from three hashes (null: no file, a deletion): this
+ * What a restored version becomes, decided from three hashes (null: no file, a deletion): this
  * checkout's base (what it last acknowledged), the service's current version, and the version written to disk.
  * A restore is its user's edit, sent on this checkout's base; when the service holds another version since, that
  * edit is a conflict to settle (the other writer's version is not written over unseen), and when the version

@@ -55,7 +55,7 @@ export class RootGuard {
         ? `${absolute} is not there (a drive not mounted, another branch?): ${HELD}`
         : null;
     }
-    // A link or a file where the root was: the containment rule reports it (issue 20), not this.
+    // A link or a file where the root was: the containment rule reports it, not this.
     if (!stat.isDirectory()) return null;
     const device = this.devices.get(root);
     if (device !== undefined && device !== stat.dev)
@@ -63,7 +63,7 @@ export class RootGuard {
     let empty: boolean;
     try {
       // Its first entry only: asked each second, a listing of the whole root (1,000 flows) was most of what the
-      // agent did at rest (issue 50).
+      // agent did at rest.
       const folder = opendirSync(absolute, { bufferSize: 1 });
       try {
         empty = folder.readSync() === null;

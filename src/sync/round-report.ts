@@ -5,7 +5,7 @@ import type { FileChange, UploadTally } from './uploader.ts';
 import type { SyncPhase } from './engine-status.ts';
 
 /*
- * What the engine tells its owner (issue 39: the engine file is the loop only): its status, its progress, a round's
+ * What the engine tells its owner (the engine file is the loop only): its status, its progress, a round's
  * report, a dry run's plan, and the pure helpers that build a report from the uploader's tallies.
  */
 
@@ -28,7 +28,7 @@ export interface SyncStatus {
   pausedSince: string | null;
   /** The line that says none of its flow folders is there (nothing to sync, and where to fix it); else null. */
   nothingToSync: string | null;
-  /** Git's change sets held for their user (issue 46); empty when none. Read from the state when looked at. */
+  /** Git's change sets held for their user; empty when none. Read from the state when looked at. */
   gitChanges: GitChangeSet[];
 }
 

@@ -1,7 +1,7 @@
 /*
- * When deletions go to the service, decided in one pure function (issue 39; Mutagen's pkg/synchronization/safety.go
- * is the model): the held-deletion guard, its defaults and the settle rule. The engine keeps `seen` between rounds
- * and gives the clock; nothing here reads the disk, the state or the time.
+ * When deletions go to the service, decided in one pure function (Mutagen's pkg/synchronization/safety.go is the
+ * model): the held-deletion guard, its defaults and the rule that waits for their count to stand still. The engine
+ * keeps `seen` between rounds and gives the clock; nothing here reads the disk, the state or the time.
  */
 
 /**
@@ -29,9 +29,9 @@ export const MIN_HELD_DELETIONS = 10;
  * parts under load (3, then 37), the round between sent the 3 and only the 37 were held. Syncthing delays deletions
  * for the same reason (its watcher holds removals longer than other changes). Edits are not delayed.
  */
-export const DELETION_SETTLE_MS = 2000;
+export const DELETION_STILL_MS = 2000;
 /** However often the count changes, deletions wait at most this long from the first one seen. */
-export const DELETION_SETTLE_MAX_MS = 10_000;
+export const DELETION_STILL_MAX_MS = 10_000;
 
 /** The deletions waiting at the last plan, since when that count stood, and since when any were seen. */
 export interface DeletionsSeen {
@@ -44,10 +44,13 @@ export interface DeletionsSeen {
 export interface DeletionState {
   /** Deletions held at the last plan (0: none). */
   held: number;
-  /** What the last plan saw settling (see DELETION_SETTLE_MS). */
+  /** The count the last plan saw, and since when it stood still (see DELETION_STILL_MS). */
   seen: DeletionsSeen | null;
-  /** How long the deletions of the last plan still settle (0: they went, or were held); the round looks again then. */
-  settlingMs: number;
+  /**
+   * How long the deletions of the last plan still wait for their count to stand still (0: they went, or were held);
+   * the round looks again then.
+   */
+  waitingMs: number;
 }
 
 export interface DeletionFacts {
@@ -63,7 +66,7 @@ export interface DeletionFacts {
   /**
    * Of them, how many belong to a held set its user has not confirmed. Once deletions are held they stay held as a
    * set (kept in the state: a restart does not release them) until confirmed or all back on disk: a partial undo
-   * shrinks the set, it does not release the rest (issue 45: 10 of 106 put back, the other 96 went for the team).
+   * shrinks the set, it does not release the rest (10 of 106 put back must not send the other 96 for the team).
    */
   held: number;
   /** The repository's guard; null: deletions are never held. */
@@ -78,13 +81,13 @@ export interface DeletionFacts {
 /**
  * The verdict is on the deletions its user has not confirmed (the confirmed ones go in any case). `send`: they go
  * in this round. `hold`: they wait for their user, every one of them joining the held set (`held`: how many).
- * `settle`: the count is still moving while watching: the round looks again in `waitMs`. `seen` is what the
+ * `wait`: the count is still moving while watching: the round looks again in `waitMs`. `seen` is what the
  * engine keeps for the next plan.
  */
 export type DeletionVerdict =
   | { verdict: 'send'; seen: DeletionsSeen | null }
   | { verdict: 'hold'; held: number; seen: DeletionsSeen | null }
-  | { verdict: 'settle'; waitMs: number; seen: DeletionsSeen };
+  | { verdict: 'wait'; waitMs: number; seen: DeletionsSeen };
 
 export function deletionVerdict(facts: DeletionFacts): DeletionVerdict {
   const { waiting, confirmed, held, acknowledged, guard, watching, seen, now } = facts;
@@ -100,13 +103,13 @@ export function deletionVerdict(facts: DeletionFacts): DeletionVerdict {
   const first = seen?.first ?? now;
   const standing = seen?.count === unconfirmed ? seen : { count: unconfirmed, since: now, first };
   // A count that never stands still (a generator rewriting its folder) does not hold deletions back for ever.
-  const until = Math.min(standing.since + DELETION_SETTLE_MS, first + DELETION_SETTLE_MAX_MS);
+  const until = Math.min(standing.since + DELETION_STILL_MS, first + DELETION_STILL_MAX_MS);
   const waitMs = Math.max(0, until - now);
-  return waitMs > 0 ? { verdict: 'settle', waitMs, seen: standing } : { verdict: 'send', seen: standing };
+  return waitMs > 0 ? { verdict: 'wait', waitMs, seen: standing } : { verdict: 'send', seen: standing };
 }
 
 /**
- * Whether taking the team's changes asks its user first (issue 46: one click on "Take them" deleted 217 files of a
+ * Whether taking the team's changes asks its user first (one click on "Take them" must not delete 217 files of a
  * checkout, with no word): the same allowance as this checkout's own deletions (deletionVerdict, not watching),
  * counting the files a take deletes or overwrites here (`takesAway`) against those the service acknowledged.
  * `confirmed`: its user said yes to this list. A guard of null never asks, as it never holds.

@@ -92,7 +92,7 @@ export async function* scanFlows(
       entries = readdirSync(join(repoRoot, folder), { withFileTypes: true, encoding: 'buffer' });
     } catch (error) {
       // Gone: what is not there is not in the flow. Unreadable (a folder made 000, no file descriptor left): its
-      // files are not gone, and taking them as gone deleted them on the service (issue 20).
+      // files are not gone, and taking them as gone deleted them on the service.
       if (!isGone((error as NodeJS.ErrnoException).code ?? 'EIO')) unreadable.push(folder);
       continue;
     }

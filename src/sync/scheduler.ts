@@ -4,7 +4,7 @@ import type { StorageFault } from '../host/index.ts';
 /** How a round of uploads ended, which decides when the next one runs. */
 export type RoundOutcome =
   /** Nothing left to send (or only what the service refused as it is): wait for a change. */
-  | { kind: 'settled' }
+  | { kind: 'done' }
   /** Something was sent and more is pending (ids that went stale, say): another round at once. */
   | { kind: 'progress' }
   /** Something is pending but the round changed nothing: sending again at once would loop, so back off. */
@@ -64,7 +64,7 @@ export function retryDelayMs(
   timings: SchedulerTimings,
   random: () => number = Math.random,
 ): number | null {
-  if (outcome.kind === 'settled' || outcome.kind === 'progress') return null;
+  if (outcome.kind === 'done' || outcome.kind === 'progress') return null;
   if (outcome.kind === 'recheck' && outcome.afterMs !== undefined) return outcome.afterMs;
   if (outcome.kind === 'refused' && 'signedOut' in outcome && outcome.signedOut === true)
     return SIGNED_OUT_RECHECK_MS;
@@ -80,7 +80,7 @@ export interface SchedulerHooks {
   /** A cheap call to the service: true when it answered (whatever it said), false when it did not. */
   probe(): Promise<boolean>;
   /** After each round (and each probe that found no one): how it ended and when the next try is due. */
-  settled(outcome: RoundOutcome, retryAt: number | null): void;
+  ended(outcome: RoundOutcome, retryAt: number | null): void;
 }
 
 interface Job {
@@ -201,12 +201,12 @@ export class Scheduler {
 
   private afterRound(outcome: RoundOutcome): void {
     this.endWait();
-    if (outcome.kind === 'settled' || outcome.kind === 'progress') this.failures = 0;
+    if (outcome.kind === 'done' || outcome.kind === 'progress') this.failures = 0;
     else if (outcome.kind !== 'unreachable') this.failures++;
     if (outcome.kind === 'progress') this.wantRound();
     const delay = retryDelayMs(outcome, this.failures, this.timings, this.random);
     if (delay !== null) this.startWait(delay, outcome.kind === 'unreachable', outcome.kind !== 'recheck');
-    this.hooks.settled(outcome, this.retryAt);
+    this.hooks.ended(outcome, this.retryAt);
   }
 
   private startWait(delay: number, probeFirst: boolean, holds = true): void {

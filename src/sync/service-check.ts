@@ -30,7 +30,7 @@ export interface CheckPort extends ServicePort {
 }
 
 /**
- * The look at the service (issue 41): what it holds against what this checkout acknowledged, every minute (quick:
+ * The look at the service: what it holds against what this checkout acknowledged, every minute (quick:
  * only the flows whose aggregate changed), at each rescan and before a one-shot run. A teammate's edit of a file
  * untouched here is behind, one of a file changed here a conflict; a service that went back in time is said.
  */
@@ -51,7 +51,7 @@ export class ServiceCheck {
    * Compares what the service holds with what this checkout acknowledged, in one `list_flows` call (each flow's
    * aggregate hash) and a listing of each flow that differs, and carries out reconcile.ts's plan for each: what it
    * records (behind, conflict, deleted there), adopts (its own lost acknowledgements, the disk's own bytes),
-   * settles (a teammate's revert) and counts as not in this checkout. Only with a service that lists (flowsync's
+   * clears (a teammate's revert) and counts as not in this checkout. Only with a service that lists (flowsync's
    * own); flows sent without an answer, under a held root, are left for their round. Returns the differences recorded.
    */
   async check({
@@ -76,7 +76,7 @@ export class ServiceCheck {
     // (bench/service-check.ts).
     const last = quick || fromTold ? this.lastListing : null;
     // Compared again whatever the service lists: the flows whose acknowledged versions changed here, and those whose
-    // files appeared on disk or went from it ("not in this checkout" is of the disk as it is now, issue 46).
+    // files appeared on disk or went from it ("not in this checkout" is of the disk as it is now).
     const presence = state.presence.changed(this.port.repoId);
     const ackedHere = [...new Set([...state.ackedChanged.list(this.port.repoId), ...presence])];
     const scope = flowsToCompare({
@@ -95,7 +95,7 @@ export class ServiceCheck {
       rows.push({ path: c.path, base: c.baseHash });
     }
     // Listed file by file: the flows that differ. A flow changed there whose aggregate is what this checkout
-    // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are settled.
+    // acknowledged again (a teammate's revert) lists as acknowledged: only its recorded differences are cleared.
     const facts: FlowFacts[] = [];
     // Who this checkout is, known before any version is judged its own (its member, where the service has them).
     const me = scope.changed.length > 0 ? await whoIsMe(this.port.repo) : {};
@@ -147,7 +147,7 @@ export class ServiceCheck {
     state.presence.forget(this.port.repoId, presence);
     this.unknownByFlow = unknownByFlow;
     const changedSomething = plans.some(
-      (plan) => plan.record.length + plan.adopt.length + plan.settle.length > 0,
+      (plan) => plan.record.length + plan.adopt.length + plan.cleared.length > 0,
     );
     if (changedSomething || scope.differing.size > 0 || this.port.notInCheckout.get() !== unknown) {
       this.port.notInCheckout.set(unknown);
@@ -215,7 +215,7 @@ export class ServiceCheck {
       const differences = plan.record.filter((file) => still(file.path));
       state.recordConflicts(repoId, differences);
       recorded.push(...differences);
-      for (const file of plan.settle.filter((file) => still(file.path)))
+      for (const file of plan.cleared.filter((file) => still(file.path)))
         state.settleConflict(repoId, plan.flowPath, file.path, file.hash);
     });
     return recorded;
@@ -249,9 +249,10 @@ export class ServiceCheck {
 
   /**
    * A one-shot run (`flowsync sync`, its dry run) looks at the service before it plans: a file changed there is
-   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (issue 41: it said
-   * "would send 3 files", and the service refused the whole flow for the one file it had changed). Not for a state
-   * that synced nothing yet (it learns the service in its first round); a failure is the round's to meet. Returns the conflicts (and files behind) known before it.
+   * then a conflict the plan leaves out, and the flow's other files go, as the dry run said (a dry run that says
+   * "would send 3 files" must not see the service refuse the whole flow for the one file it had changed). Not for
+   * a state that synced nothing yet (it learns the service in its first round); a failure is the round's to meet.
+   * Returns the conflicts (and files behind) known before it.
    */
   async beforeRun(): Promise<Set<string>> {
     const { state } = this.port;

@@ -210,7 +210,7 @@ export interface ListedServiceFile {
   /** The writer's name of its current version (null: not named), and when it was written. */
   writtenBy: string | null;
   writtenAt: string;
-  /** The member whose credential wrote it (issue 48): absent from a service without members. */
+  /** The member whose credential wrote it: absent from a service without members. */
   member?: MemberRef | null;
 }
 

@@ -19,9 +19,9 @@ import type { SyncState } from './state.ts';
 const SPEC_ONLY_RECHECK_MS = 60_000;
 
 /**
- * The round's negotiation with the service (issue 45 split it from the user's settle actions, service-side.ts):
- * whether it takes bases, what a state that knows nothing learns of it first, what a flow sent without an answer
- * settles to, and the look at the service (service-check.ts). Each decides by reconcile.ts's plan and carries it out.
+ * The round's negotiation with the service (the user's own actions are in service-side.ts): whether it takes
+ * bases, what a state that knows nothing learns of it first, what a flow sent without an answer is answered by,
+ * and the look at the service (service-check.ts). Each decides by reconcile.ts's plan and carries it out.
  */
 export class ServiceRound {
   private readonly options: { state: SyncState; client: RemoteClient };
@@ -131,7 +131,7 @@ export class ServiceRound {
   /**
    * A file this checkout has that the service holds as deleted (its latest version a deletion) is deleted on the
    * service for this checkout's first round too: a conflict, never re-created without a word. A checkout made the
-   * source (`--source`), renamed or with a fresh state re-uploaded 149 files a teammate had just deleted (issue 41).
+   * source (`--source`), renamed or with a fresh state re-uploaded 149 files a teammate had just deleted.
    */
   private async learnDeletions(
     listed: readonly { flowPath: string; path: string }[],
@@ -167,11 +167,11 @@ export class ServiceRound {
   }
 
   /**
-   * Flows sent without an answer (a lost answer, a crash), settled by what the service lists of them: with bases
+   * Flows sent without an answer (a lost answer, a crash), answered by what the service lists of them: with bases
    * there is no full listing to send whatever the state holds, so the service is asked what it took. A few flows
    * are listed one by one, many by one listing of the repository.
    */
-  async settleUncertain(): Promise<void> {
+  async answerUnanswered(): Promise<void> {
     const { state, client } = this.options;
     const uncertain = state.uncertainFlows(this.repoId);
     if (uncertain.length === 0) return;
@@ -198,7 +198,7 @@ export class ServiceRound {
         listed: [...files.values()],
         me,
       });
-      state.settleFromListing(this.repoId, flowPath, plan.adopt);
+      state.answerFromListing(this.repoId, flowPath, plan.adopt);
     }
   }
 

@@ -45,8 +45,8 @@ import type { SyncState } from './state.ts';
 import type { FileConflict } from './state-records.ts';
 
 /*
- * What the engine asks of the service and writes of its copy to disk (issue 39, step 4; Mutagen's controller keeps
- * the loop, its endpoints the I/O): the check of the service, learning a listing, settling an unanswered flow,
+ * What the engine asks of the service and writes of its copy to disk (Mutagen's controller keeps the loop, its
+ * endpoints the I/O): the check of the service, learning a listing, answering for a flow sent without an answer,
  * conflicts settled either way, files not in this checkout, held deletions put back, a file's history, a version
  * restored, two sides compared. The window and the CLI reach it as `engine.service`. It reaches the engine only
  * through its port: the engine's queue, and the status the engine shows.
@@ -213,10 +213,10 @@ export class ServiceSide {
 
   /**
    * "Take them": writes to disk the service's copy of the files newer there and untouched here (three-way.ts's
-   * 'behind'), by the containment rule, each settled as in sync. Safe because nothing here changes: each file's
+   * 'behind'), by the containment rule, each recorded as in sync. Safe because nothing here changes: each file's
    * bytes on disk are read again just before, and one that is not what this checkout last synced any more (edited
    * since the last scan) is not written, and said (it is a conflict now). A take that deletes or overwrites more
-   * files here than this repository's deletion guard lets through asks first (issue 46: one click deleted 217
+   * files here than this repository's deletion guard lets through asks first (one click must not delete 217
    * files of a checkout): nothing is taken, and `asked` lists what would be, until its user confirms that list
    * (`confirmed`, with `seen`: only those files, on the service versions listed; one changed there since is not
    * taken, and said). Returns the files taken (what each did here) and those not.
@@ -253,7 +253,7 @@ export class ServiceSide {
         const { flowPath, path } = file;
         const key = serviceFileKey(flowPath, path);
         const now = still.get(key);
-        if (!now) continue; // settled meanwhile (a round, a pull)
+        if (!now) continue; // cleared meanwhile (a round, a pull)
         const copy = copies.found.get(key) ?? null;
         // The service's version listed now, not the one the check saw: a later write there is what is taken, unless
         // its user confirmed a list: then only the version listed to them.
@@ -365,7 +365,7 @@ export class ServiceSide {
     const { state } = this.options;
     const listed = onlySeen(await this.filesNotInCheckout(), seen);
     if (listed.length === 0) return 0;
-    // The deletion guard, as for any round's deletions (issue 41: one click deleted 151 unnamed files): more than
+    // The deletion guard, as for any round's deletions (one click must not delete 151 unnamed files): more than
     // it lets through go only on its user's word about this very list.
     const verdict = deletionVerdict({
       waiting: listed.length,

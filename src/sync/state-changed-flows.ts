@@ -1,6 +1,6 @@
 /**
- * Flows whose acknowledged versions changed since the look at the service last compared them, per repository
- * (issue 45, failure 2): the quick look compares them whatever the service's aggregate says. Its memo holds only the
+ * Flows whose acknowledged versions changed since the look at the service last compared them, per repository:
+ * the quick look compares them whatever the service's aggregate says. Its memo holds only the
  * service's side; a write of this checkout between two looks, then a teammate's that brought the service back to
  * the memo's aggregate, left a file deleted there on disk here, unnamed. In memory: a restart's first look is full.
  */

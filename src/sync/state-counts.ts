@@ -5,7 +5,7 @@ import type { RepoCounts } from './state-records.ts';
 
 /**
  * Each repository's counts (files, flows, pending, conflicts…): an aggregate over all its files, 60-120 million
- * instructions at 100,000 files, the largest part of a `flowsync status` with no agent running (issue 50).
+ * instructions at 100,000 files, the largest part of a `flowsync status` with no agent running.
  *
  * So they are counted once for as long as nothing they read changes. The agent, the state's one writer (the agent
  * lock), remembers the counts it made with the number of rows its connection had changed then (SQLite's

@@ -17,7 +17,7 @@ export interface WaitingDeletions {
 }
 
 /**
- * The deletions that wait for their user, marked on their files rows (`files.deletion`, issue 45): 'held', in a
+ * The deletions that wait for their user, marked on their files rows (`files.deletion`): 'held', in a
  * held set; 'confirmed', on its user's word. A mark lasts while its file is a deletion waiting (`waitingSql`: gone
  * from disk, acknowledged, not in conflict): sent (the row goes), put back on disk or in conflict, it is dropped
  * at the next look, so a partial undo shrinks the held set and a deletion made later is a new one.

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { FlowFile } from './state-deletions.ts';
 
 /**
- * A files row held as git left it (issue 46): not pending, not a deletion the guard counts, not planned, while its
+ * A files row held as git left it: not pending, not a deletion the guard counts, not planned, while its
  * disk is what git left (`hash`, null: deleted) and its user has not said send. Over the files table (`files`).
  */
 export const HELD_BY_GIT_SQL = `EXISTS (SELECT 1 FROM git_held g WHERE g.repo_id = files.repo_id

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 
 /**
- * The flows whose files appeared on disk or went from it since the look at the service last compared them (issue
- * 46): "N files on the service are not in this checkout" is of the disk, and stayed for minutes after a branch
+ * The flows whose files appeared on disk or went from it since the look at the service last compared them:
+ * "N files on the service are not in this checkout" is of the disk, and would stay for minutes after a branch
  * switch brought every file back, because the quick look compares only the flows whose service aggregate changed.
  * Marked by two triggers of this connection on the files table (TEMP: kept in memory, as ackedChanges is, never
  * in the state file), so every writer of the disk's side (a scan, the watcher, a file gone, a file the agent wrote)

@@ -37,7 +37,7 @@ export interface FileConflict {
   sentHash: string | null;
   /**
    * What is on disk now (null: nothing), as the state last saw it: what its labels say of "here" (hereSide), never
-   * `sentHash`, which an edit made after the difference was recorded does not change (issue 46).
+   * `sentHash`, which an edit made after the difference was recorded does not change.
    */
   diskHash?: string | null;
   /** Who wrote the service's version and when, as the service says (null: it does not know). */

@@ -75,27 +75,27 @@ const SCHEMA = [
   ) WITHOUT ROWID;
   CREATE INDEX files_deletions ON files (repo_id)
     WHERE acked_hash IS NOT NULL AND (local_hash IS NULL OR warning IS NOT NULL);`,
-  // Only a file gone from disk is a deletion (three-way.ts, issue 36): a file on disk that is not sent (over 1 MiB,
+  // Only a file gone from disk is a deletion (three-way.ts): a file on disk that is not sent (over 1 MiB,
   // binary, a link…) keeps its version on the service. The index holds the deletions alone again.
   `DROP INDEX files_deletions;
   CREATE INDEX files_deletions ON files (repo_id) WHERE acked_hash IS NOT NULL AND local_hash IS NULL;`,
-  // A checkout's own random id (issue 41): `user@host:path` is shared by machines made from one image, and each took
+  // A checkout's own random id: `user@host:path` is shared by machines made from one image, and each took
   // the other's versions for its own (a refusal read as a lost acknowledgement, and written over).
   `ALTER TABLE repos ADD COLUMN checkout_id TEXT;`,
-  // The repository's config as this checkout last synced it (`base_hash`: what its next update names as its base,
-  // issue 41) and the conflict a stale one was refused with (`conflict`: the service's config, who wrote it, when;
-  // JSON), settled by its user in Repo config. The config is a document of its own, not a file of a flow.
+  // The repository's config as this checkout last synced it (`base_hash`: what its next update names as its base)
+  // and the conflict a stale one was refused with (`conflict`: the service's config, who wrote it, when; JSON),
+  // settled by its user in Repo config. The config is a document of its own, not a file of a flow.
   `CREATE TABLE repo_config (
     repo_id INTEGER PRIMARY KEY REFERENCES repos (id) ON DELETE CASCADE,
     base_hash TEXT,
     conflict TEXT
   );`,
-  // A conflict whose base version the service no longer has (issue 41: it went back in time): never "behind".
+  // A conflict whose base version the service no longer has (it went back in time): never "behind".
   `ALTER TABLE conflicts ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;`,
   // A conflict its user's own act raised (a restore over a newer version, a file deleted there before the first
   // round): a conflict whatever the hashes say, until settled (three-way.ts fileSide's `raised`).
   `ALTER TABLE conflicts ADD COLUMN raised INTEGER NOT NULL DEFAULT 0;`,
-  // A deletion waiting for its user (issue 45): 'held' in a held set, 'confirmed' on its user's word until the
+  // A deletion waiting for its user: 'held' in a held set, 'confirmed' on its user's word until the
   // service takes it. In the state, so that a restart neither releases a held set nor forgets a confirmation.
   `ALTER TABLE files ADD COLUMN deletion TEXT;
   CREATE INDEX files_marked ON files (repo_id) WHERE deletion IS NOT NULL;`,
@@ -109,7 +109,7 @@ const SCHEMA = [
     hash TEXT,
     PRIMARY KEY (repo_id, flow_path, path)
   ) WITHOUT ROWID;`,
-  // Git's motions held for their user (issue 46): each file as git left it (`hash` null: git deleted it), the change
+  // Git's motions held for their user: each file as git left it (`hash` null: git deleted it), the change
   // set's name (`branch cleanup`), and its user's word ('held', 'confirmed': sent on their word, 'kept': kept here,
   // not sent while it stays as git left it). `shared_with`: the other writers the service named for this repository
   // (JSON, a few), so that a service once seen shared stays so across restarts.

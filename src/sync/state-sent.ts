@@ -2,9 +2,9 @@ import type Database from 'better-sqlite3';
 
 /**
  * What a flow sent without an answer carried, file by file (`in_flight_files`; `hash` null: a deletion), kept while
- * the flow is in flight (issue 45): the evidence that a version the service holds under this checkout's id is its
+ * the flow is in flight: the evidence that a version the service holds under this checkout's id is its
  * own lost acknowledgement (reconcile.ts's isOwnVersion), and not a copy of this checkout (one id) writing over it.
- * The flow itself is marked in `in_flight`; its answer (or the look that settles it) forgets both.
+ * The flow itself is marked in `in_flight`; its answer (or the look that answers for it) forgets both.
  */
 export class SentFiles {
   private readonly statements;
@@ -31,7 +31,7 @@ export class SentFiles {
     return new Map(rows.map((row) => [row.path, row.hash]));
   }
 
-  /** The flow was answered (or settled by a look): what it carried is no evidence any more. */
+  /** The flow was answered (or answered by a look): what it carried is no evidence any more. */
   forget(repoId: number, flowPath: string): void {
     this.statements.forget.run(repoId, flowPath);
   }

@@ -23,7 +23,7 @@ export const SIDE_IS = (side: string) => `EXISTS (SELECT 1 FROM ${SIDES} WHERE c
   AND c.flow_path = files.flow_path AND c.path = files.path AND ${FILE_SIDE_SQL} = '${side}')`;
 /**
  * A refused flow still refused: one with a file on disk or on the service. A flow removed from disk before the
- * service ever took it has nothing left to send or to refuse (issue 25: it stayed "1 refused" forever).
+ * service ever took it has nothing left to send or to refuse (else it stays "1 refused" forever).
  */
 export const LIVE_REJECTION = `EXISTS (SELECT 1 FROM files f WHERE f.repo_id = r.repo_id AND f.flow_path = r.flow_path
   AND (f.local_hash IS NOT NULL OR f.acked_hash IS NOT NULL))`;

@@ -45,7 +45,7 @@ export class SyncState {
   readonly stats: StatCache;
   /** What each flow in flight carried (state-sent.ts): the evidence of a lost acknowledgement. */
   readonly sent: SentFiles;
-  /** Git's motions held for their user (issue 46), and whether others write to the repository. */
+  /** Git's motions held for their user, and whether others write to the repository. */
   readonly gitHeld: GitHeldMarks;
   /** The flows whose files appeared on disk or went from it since the look at the service compared them. */
   readonly presence: PresenceMarks;
@@ -160,7 +160,7 @@ export class SyncState {
       dropForgotten: db.prepare(
         // INDEXED BY: without statistics SQLite would walk the repository's whole primary key range instead. A
         // file of a flow sent without an answer is kept: the service may hold it, and only its row can say so
-        // (settleFromListing).
+        // (answerFromListing).
         `DELETE FROM files INDEXED BY files_forgotten WHERE repo_id = @repoId AND local_hash IS NULL
            AND acked_hash IS NULL
            AND flow_path NOT IN (SELECT flow_path FROM in_flight WHERE repo_id = @repoId)`,
@@ -170,7 +170,7 @@ export class SyncState {
       markSending: db.prepare(
         'INSERT INTO in_flight (repo_id, flow_path) VALUES (?, ?) ON CONFLICT (repo_id, flow_path) DO NOTHING',
       ),
-      settle: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
+      forgetSent: db.prepare('DELETE FROM in_flight WHERE repo_id = ? AND flow_path = ?'),
       // An unreadable file loses its mtime, so that the next scan reads it again rather than trust the cache.
       recordRead: db.prepare(
         `UPDATE files SET local_hash = @hash, size = @size, warning = @warning,
@@ -298,7 +298,7 @@ export class SyncState {
   /**
    * This checkout's own id with this service: made at random the first time it is asked, then kept. The service's
    * history names a writer by it (beside a label for people), so two checkouts that share user, host name and
-   * folder (machines made from one image, containers) never take each other's versions for their own (issue 41).
+   * folder (machines made from one image, containers) never take each other's versions for their own.
    * Kept beside the state too, so that a state rebuilt after damage is still this checkout.
    */
   checkoutId(repoId: number): string {
@@ -465,10 +465,10 @@ export class SyncState {
   }
 
   /** The service answered for these flows and nothing of them is unknown any more (it refused them, say). */
-  settle(repoId: number, flowPaths: readonly string[]): void {
+  forgetSent(repoId: number, flowPaths: readonly string[]): void {
     this.db.transaction(() => {
       for (const flowPath of flowPaths) {
-        this.statements.settle.run(repoId, flowPath);
+        this.statements.forgetSent.run(repoId, flowPath);
         this.sent.forget(repoId, flowPath);
       }
       this.statements.dropForgotten.run({ repoId });
@@ -476,13 +476,13 @@ export class SyncState {
   }
 
   /**
-   * A flow sent without an answer, settled by what the service lists of it now: the versions reconcile.ts's plan
+   * A flow sent without an answer, answered by what the service lists of it now: the versions reconcile.ts's plan
    * adopts (what is on disk, or this checkout's own: a version sent, then changed or deleted here before the
    * answer) are acknowledged, with their ids, so what is on disk goes on them (a deletion included). Anyone else's
    * file at that path is not this checkout's to delete. The flow is answered then, and what it kept for this is
    * forgotten.
    */
-  settleFromListing(
+  answerFromListing(
     repoId: number,
     flowPath: string,
     adopted: readonly { path: string; hash: string; id?: string }[],
@@ -491,7 +491,7 @@ export class SyncState {
       for (const { path, hash, id } of adopted)
         this.statements.ackStored.run({ repoId, flowPath, path, hash, fileId: id ?? null });
       if (adopted.length > 0) this.ackedChanged.add(repoId, flowPath);
-      this.settle(repoId, [flowPath]);
+      this.forgetSent(repoId, [flowPath]);
     })();
   }
 
@@ -522,7 +522,7 @@ export class SyncState {
   acknowledge(repoId: number, acks: FlowAck[]): void {
     this.db.transaction(() => {
       for (const ack of acks) {
-        this.statements.settle.run(repoId, ack.flowPath);
+        this.statements.forgetSent.run(repoId, ack.flowPath);
         this.sent.forget(repoId, ack.flowPath);
         this.ackedChanged.add(repoId, ack.flowPath);
         for (const file of ack.stored) {

@@ -14,7 +14,7 @@ export interface OutboxSides {
 /**
  * What should be on the service: the disk's hash when it is sendable; nothing when the file is gone from disk; and
  * when it is on disk but not sent (over 1 MiB, binary, a link, a FIFO, unreadable now…), whatever the service has
- * (issue 36: a file grown over 1 MiB was sent as a deletion, and the teammates' copy was deleted). A file not sent
+ * (a file grown over 1 MiB was sent as a deletion, and the teammates' copy was deleted). A file not sent
  * is a line that says why, never a reason to take the service's version away.
  */
 export function wantedOnService(file: OutboxSides): string | null {
@@ -42,11 +42,11 @@ export function wantedOnServiceSql(alias = 'files'): string {
 export const IS_DELETION_SQL = 'acked_hash IS NOT NULL AND local_hash IS NULL';
 
 /**
- * Where one file stands between its three sides (issue 41): `disk` is the hash of what is on disk (null: nothing;
+ * Where one file stands between its three sides: `disk` is the hash of what is on disk (null: nothing;
  * '' for a file not read: over 1 MiB, a link…), `base` what this checkout last synced (acknowledged), `service` what the service holds now
  * (null: nothing). Decided here once; the state asks it in SQL (fileSideSql) for its counts and lists.
  * - 'in sync': the disk is what the service has, whatever the base (a git pull that made the disk the service's
- *   settles a conflict: it is no longer one).
+ *   ends a conflict: it is no longer one).
  * - 'yours to send': changed here only; the next round sends it.
  * - 'behind': changed on the service only (a teammate's edit of a file untouched here): nothing here is at stake,
  *   and taking the service's copy loses nothing. Never a conflict.
@@ -61,7 +61,7 @@ export function fileSide(sides: {
   /** The service no longer has the base version (it went back in time): what it holds is not newer. */
   lost?: boolean;
   /**
-   * Raised by what happened here, whatever the hashes say (issue 41): a version restored while the service holds a
+   * Raised by what happened here, whatever the hashes say: a version restored while the service holds a
    * newer one, or a file deleted on the service before this checkout's first round that its disk would re-create.
    * A conflict until the disk is the service's or its user settles it, never "behind" nor sent silently.
    */
@@ -84,8 +84,8 @@ export function fileSide(sides: {
  * never had the base, or lost the file, shows no such thing. `versions`: the file's history, newest first (hashes,
  * null for a deletion) as the service lists it. A conflict copy (`copy`: a checkout's bytes kept beside the
  * service's, never the current version) is no version of the file's line: it was the newest, and every other
- * checkout announced the service had gone back in time and marked its teammates' changes lost (issue 45, the team
- * model's first catch). `service`: what the service holds now (null: nothing).
+ * checkout announced the service had gone back in time and marked its teammates' changes lost (the team model's
+ * first catch). `service`: what the service holds now (null: nothing).
  */
 export function wentBackInTime(
   samples: readonly {

@@ -32,7 +32,7 @@ export class ToldLooks {
   }
 
   /** Nothing told is waiting or being looked at: the engine knows what the feed said. */
-  get settled(): boolean {
+  get caughtUp(): boolean {
     return this.waiting.size === 0 && this.looking === null;
   }
 

@@ -485,7 +485,7 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     const conflicted = new Set((value.conflicts ?? []).map((conflict) => conflict.flow_path));
     if (conflicted.size > 0) {
       tally.conflicts.push(...recordConflicts(context, (value.conflicts ?? []).map(conflictFromService)));
-      state.settle(repoId, [...conflicted]);
+      state.forgetSent(repoId, [...conflicted]);
     }
     const acks = sent
       .filter(({ plan }) => !conflicted.has(plan.flowPath))
@@ -519,7 +519,7 @@ async function sendBatch(context: UploadContext, batch: Batch, tally: UploadTall
     tally.deleted += value.files_deleted;
   } catch (error) {
     const plans = sent.map(({ plan }) => plan);
-    settleIfRefused(context, plans, error);
+    forgetIfRefused(context, plans, error);
     // A refusal names the flow by its place in what was sent; the caller's places are those of the batch.
     if (plans.length < batch.plans.length && refusalOf(error) !== null)
       throw new RefusalOfSome(
@@ -610,10 +610,10 @@ async function updateOneFile(context: UploadContext, plan: FlowPlan, tally: Uplo
           `is not ${plan.flowPath}/${file.path}, the file sent`,
         );
       tally.conflicts.push(...recordConflicts(context, [conflictFromService(conflict)]));
-      state.settle(repoId, [plan.flowPath]);
+      state.forgetSent(repoId, [plan.flowPath]);
       return;
     }
-    settleIfRefused(context, [plan], error);
+    forgetIfRefused(context, [plan], error);
     // The service lost the file (a reset database, a flow deleted elsewhere): forget the id, use sync_batch.
     if (reasonOf(error) !== 'refused') throw error;
     state.acknowledge(repoId, [{ flowPath: plan.flowPath, stored: [], dropped: [file.path] }]);
@@ -642,9 +642,9 @@ function changesOf(plan: FlowPlan, ack: FlowAck): FileChange[] {
 }
 
 /** A refusal means the service stored nothing of the request: its flows are known again (unless they were not before). */
-function settleIfRefused(context: UploadContext, plans: readonly FlowPlan[], error: unknown): void {
+function forgetIfRefused(context: UploadContext, plans: readonly FlowPlan[], error: unknown): void {
   if (refusalOf(error) === null) return;
-  context.state.settle(
+  context.state.forgetSent(
     context.repoId,
     plans.filter((plan) => !plan.uncertain).map((plan) => plan.flowPath),
   );

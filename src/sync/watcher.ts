@@ -11,9 +11,9 @@ import { countWatchedFolders, flowFoldersIn } from './watch-needs.ts';
  */
 const GROUP = 10;
 
-/** A new folder's watch is looked for every SETTLE_MS, at most SETTLE_TRIES times, before it is rescanned. */
-const SETTLE_MS = 50;
-const SETTLE_TRIES = 40;
+/** A new folder's watch is looked for every WATCH_LOOK_MS, at most WATCH_LOOK_TRIES times, before it is rescanned. */
+const WATCH_LOOK_MS = 50;
+const WATCH_LOOK_TRIES = 40;
 
 /** One watched flow root: a watcher on the root alone, and groups of watchers on the folders below it. */
 interface WatchedRoot {
@@ -244,7 +244,7 @@ export class FlowWatcher {
     // Folders that appear or go (chokidar starts and stops watching them itself).
     watcher.on('all', (event, absolute) => {
       if (event === 'addDir' || event === 'unlinkDir') this.folderMoved(absolute);
-      if (event === 'addDir') this.settleNewFolder(absolute);
+      if (event === 'addDir') this.awaitNewFolderWatch(absolute);
       this.report(absolute);
     });
     // Anything that happened to an entry of a watched folder: a file written, created, renamed or deleted. An
@@ -258,20 +258,21 @@ export class FlowWatcher {
   }
 
   /**
-   * Asks for a rescan of a new folder once chokidar watches it: chokidar lists a new folder, then watches it
-   * (a few ms for a small one), with no event when it is done. Its closers, set once the watch is in place, say
-   * so; looked at every SETTLE_MS, up to SETTLE_TRIES times, then the rescan runs anyway (the periodic one is the
-   * last word). Nested new folders are each reported: one rescan per burst, since they coalesce in the scheduler.
+   * Asks for a rescan of a new folder once chokidar watches it: chokidar lists a new folder, then watches it (a
+   * few ms for a small one), with no event when it is done. Its closers, set once the watch is in place, say so;
+   * looked at every WATCH_LOOK_MS, up to WATCH_LOOK_TRIES times, then the rescan runs anyway (the periodic one is
+   * the last word). Nested new folders are each reported: one rescan per burst, since they coalesce in the
+   * scheduler.
    */
-  private settleNewFolder(absolute: string): void {
+  private awaitNewFolderWatch(absolute: string): void {
     const repoPath = this.toRepoPath(absolute);
     if (!repoPath || this.pendingFolders.has(repoPath)) return;
     this.pendingFolders.add(repoPath);
     let tries = 0;
     const look = () => {
       if (this.closed) return;
-      if (!this.isWatching(absolute) && ++tries < SETTLE_TRIES) {
-        setTimeout(look, SETTLE_MS).unref();
+      if (!this.isWatching(absolute) && ++tries < WATCH_LOOK_TRIES) {
+        setTimeout(look, WATCH_LOOK_MS).unref();
         return;
       }
       this.pendingFolders.delete(repoPath);
@@ -279,7 +280,7 @@ export class FlowWatcher {
       if ([...this.pendingFolders].some((other) => repoPath.startsWith(`${other}/`))) return;
       this.onNewFolder(repoPath);
     };
-    setTimeout(look, SETTLE_MS).unref();
+    setTimeout(look, WATCH_LOOK_MS).unref();
   }
 
   /** Whether some watcher of a root has its watch on this folder in place (chokidar's closers, set after it). */

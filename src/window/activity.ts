@@ -158,7 +158,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
   /** Repositories whose service is unreachable, or whose folder is gone, since their last entry saying so. */
   const away = new Map<string, 'offline' | 'unavailable' | 'signed-out' | 'missing'>();
   /**
-   * The files not sent of each repository, as of its last settled round. Taken first after the initial sync,
+   * The files not sent of each repository, as of its last round. Taken first after the initial sync,
    * whose summary counts them; a file skipped after that is one `skipped` entry.
    */
   const notSent = new Map<string, Set<string>>();
@@ -172,7 +172,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
    * first status: a repository paused before the agent started is not paused now).
    */
   const paused = new Map<string, boolean>();
-  /** The deletions held of each repository at its last status: a new count is an entry (issue 41). */
+  /** The deletions held of each repository at its last status: a new count is an entry. */
   const held = new Map<string, number>();
   agent.on('status', (repository, status: SyncStatus) => {
     const { root } = repository.identity;
@@ -250,7 +250,7 @@ function followActivity(agent: Agent, log: ActivityLog): void {
 
   /**
    * The files newer on the service of each repository (keys), with the counts they were read at: one changed here
-   * since is a conflict now, said at once (issue 46: it was listed as behind, "--theirs takes it", and said nothing).
+   * since is a conflict now, said at once, not listed as behind (where "--theirs takes it" would replace the edit).
    * Read again only when a status brings other counts of either.
    */
   const behind = new Map<string, { keys: Set<string>; behind: number; conflicts: number }>();

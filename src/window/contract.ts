@@ -62,7 +62,7 @@ export const repositoryViewSchema = z.object({
   /** Files on the service this checkout never had (a fresh state learns them first): settleNotInCheckout. */
   notInCheckout: z.number(),
   /**
-   * Git's change sets held for their user on a shared service (issue 46: `branch cleanup: 37 changed, 217
+   * Git's change sets held for their user on a shared service (`branch cleanup: 37 changed, 217
    * deleted`), with the teammates whose work they would change: settleGitChanges sends or keeps them. Empty: none.
    */
   gitChanges: z.array(z.object({ name: z.string(), changed: z.number(), deleted: z.number() })).optional(),
@@ -156,20 +156,20 @@ export const activityEntrySchema = z.object({
     'skipped',
     'offline',
     'unavailable',
-    // The service no longer takes the token (issue 48: a member removed, a token revoked or expired): never offline.
+    // The service no longer takes the token (a member removed, a token revoked or expired): never offline.
     'signed-out',
     'online',
     'missing',
     'paused',
     'resumed',
     // Its user settled something (a conflict, held deletions, files not in this checkout): what was done, and
-    // where anything replaced on disk was kept (issue 41).
+    // where anything replaced on disk was kept.
     'settled',
     // Deletions held for being many: nothing deleted on the service until its user says so.
     'held',
-    // A file newer on the service was changed here: a conflict now, said at once (issue 46); message: its writer.
+    // A file newer on the service was changed here: a conflict now, said at once; message: its writer.
     'conflict-here',
-    // The team's changes taken ("Take them", `resolve --newer`): what was written or deleted here (issue 46).
+    // The team's changes taken ("Take them", `resolve --newer`): what was written or deleted here.
     'taken',
   ]),
   flowPath: z.string().nullable(),
@@ -214,7 +214,7 @@ export const whoYouAreSchema = z.object({
 export type WhoYouAre = z.infer<typeof whoYouAreSchema>;
 
 /**
- * Who the service takes this agent for (issue 48): the member its token belongs to, their role and the token. Asked
+ * Who the service takes this agent for: the member its token belongs to, their role and the token. Asked
  * of the service (whoami), so apart from the settings; null when the service has no members (the spec's, an older
  * flowsync) or the agent is not signed in.
  */
@@ -371,7 +371,7 @@ export const AGENT_API = {
   resumeRepository: method(z.object({ root }), repositoryViewSchema),
   syncNow: method(z.object({ root: root.optional() }), agentStatusSchema),
   /**
-   * A fresh look at the service before "in sync" is said (`flowsync status`, issue 47): each running repository's
+   * A fresh look at the service before "in sync" is said (`flowsync status`): each running repository's
    * quick check (or the one repository's), waited for at most 5 s, then the status. `looks`, per repository: when the
    * last look went through (ISO; null: never), whether the service's live feed is current, whether the service was
    * seen now, and why not when a look asked now did not go through (null: it did, or none was made: paused, offline).
@@ -514,7 +514,7 @@ export const AGENT_API = {
     }),
   ),
   /**
-   * Git's change sets held on a shared service (issue 46): sent to the team (`send`: its edits and deletions go, the
+   * Git's change sets held on a shared service: sent to the team (`send`: its edits and deletions go, the
    * deletions whatever the guard), or kept here (`keep`: not sent while the files stay as git left them, and no
    * longer asked about). `name`: that set only (a card of the window), else every one. Returns the sets it was about
    * and the teammates they concern.
@@ -527,7 +527,7 @@ export const AGENT_API = {
     }),
   ),
   /**
-   * Git's change sets held (issue 46), each with its files as git left them (`deleted`: git removed it), and the
+   * Git's change sets held, each with its files as git left them (`deleted`: git removed it), and the
    * teammates whose work they would change: what a card lists and its confirm names.
    */
   heldGitChanges: method(
@@ -573,7 +573,7 @@ export const AGENT_API = {
    * Those files deleted on the service (`delete`: explicit deletions on the version listed, as any deletion), or
    * written to disk from the service's copy (`restore`); `skipped`: files not written, and why. `files`: only
    * those, as listed (a file written on the service since is then a conflict, not deleted); default: all, for
-   * `restore` only: a deletion names its files (issue 41: one click deleted 151 unnamed files). `confirmed`: its
+   * `restore` only: a deletion names its files (one click must never delete files it did not name). `confirmed`: its
    * user confirmed this list; more files than the deletion guard lets through are refused without it.
    */
   settleNotInCheckout: method(

@@ -69,7 +69,7 @@ export function repositoryView(agent: Agent, root: string): RepositoryView {
 
 /**
  * Each flow of a repository with its state. Reads every file record of the repository (200 ms at 100,000 files on
- * the 2-core build machine), so the window asks for it when the status settles, not at each progress step.
+ * the 2-core build machine), so the window asks for it when the engine rests, not at each progress step.
  */
 export function repositoryDetail(agent: Agent, root: string): { root: string; flows: FlowView[] } {
   const described = agent.describe(root);

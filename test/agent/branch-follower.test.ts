@@ -44,14 +44,14 @@ describe('following the branch from round to round', () => {
     branch.round(null);
     branch.round(report({ updated: 1 }));
     expect(branch.switching).toBe(false);
-    expect(branch.settled(0)).toBeNull();
+    expect(branch.rested(0)).toBeNull();
 
     head('ref: refs/heads/feat-x\n');
     branch.round(null);
     expect(branch.switching).toBe(true);
     branch.round(report({ created: 2, updated: 1 }, 1));
     branch.round(report({ deleted: 3 }));
-    expect(branch.settled(212)).toEqual({
+    expect(branch.rested(212)).toEqual({
       from: 'main',
       to: 'feat-x',
       changed: 6,
@@ -60,12 +60,12 @@ describe('following the branch from round to round', () => {
       refused: 0,
     });
     expect(branch.switching).toBe(false);
-    expect(branch.settled(212)).toBeNull();
+    expect(branch.rested(212)).toBeNull();
 
     // A detached HEAD, noticed by a round that sent nothing (all it had were deletions, held).
     head('1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d\n');
     branch.round(null);
-    expect(branch.settled(40)).toMatchObject({ from: 'feat-x', to: 'detached at 1a2b3c4', changed: 0 });
+    expect(branch.rested(40)).toMatchObject({ from: 'feat-x', to: 'detached at 1a2b3c4', changed: 0 });
     expect(branch.branch).toBe('detached at 1a2b3c4');
   });
 });

@@ -11,7 +11,7 @@ const rename: PendingRename = {
   to: { ...identity, name: 'app2' },
   message: 'acme/app is now acme/app2 on origin',
 };
-const resting: RepositoryEntry = { kind: 'resting', ...identity, flowRoots: ['flows'] };
+const unwatched: RepositoryEntry = { kind: 'unwatched', ...identity, flowRoots: ['flows'] };
 const absent: RepositoryEntry = {
   kind: 'absent',
   ...identity,
@@ -25,27 +25,27 @@ const rows: { description: string; changes: Change[]; expected: Partial<Reposito
   { description: 'a root never added is not known', changes: [], expected: undefined },
   {
     description: 'an entry added is known in its state',
-    changes: [() => resting],
-    expected: { kind: 'resting' },
+    changes: [() => unwatched],
+    expected: { kind: 'unwatched' },
   },
   {
     description: 'a state change replaces the entry: a root is never in two states',
-    changes: [() => absent, () => resting],
-    expected: { kind: 'resting' },
+    changes: [() => absent, () => unwatched],
+    expected: { kind: 'unwatched' },
   },
   {
-    description: 'a rename waiting stays with the root when it goes from absent to resting',
-    changes: [() => ({ ...absent, rename }), () => resting],
-    expected: { kind: 'resting', rename },
+    description: 'a rename waiting stays with the root when it goes from absent to unwatched',
+    changes: [() => ({ ...absent, rename }), () => unwatched],
+    expected: { kind: 'unwatched', rename },
   },
   {
     description: 'a change that says the rename is gone takes it away',
-    changes: [() => ({ ...resting, rename }), (entry) => entry && { ...entry, rename: undefined }],
-    expected: { kind: 'resting', rename: undefined },
+    changes: [() => ({ ...unwatched, rename }), (entry) => entry && { ...entry, rename: undefined }],
+    expected: { kind: 'unwatched', rename: undefined },
   },
   {
     description: 'forgotten: removed, or renamed and synced under its new name',
-    changes: [() => ({ ...resting, rename }), () => undefined],
+    changes: [() => ({ ...unwatched, rename }), () => undefined],
     expected: undefined,
   },
 ];

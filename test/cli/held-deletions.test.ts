@@ -144,7 +144,7 @@ describe('a held set of deletions stays held until its user says so (issue 45)',
     agent = startAgentProcess(['start', tree.root], env);
     // Its line at start says them (the line of a change in what is held is for changes while it runs).
     await agent.waitFor(/Watching 1 repository/, 60_000);
-    expect(agent.output()).toMatch(/96 pending \(idle: 96 deletions held/);
+    expect(agent.output()).toMatch(/96 pending \(96 deletions held/);
     expect(stored()).toHaveLength(506);
 
     // A deletion made while the set is held joins it, held too (alone it would have gone).

@@ -166,7 +166,7 @@ describe('flowsync resolve --not-in-checkout', () => {
     expect(listed.code, listed.stderr).toBe(4);
     expect(listed.stdout).toContain('  waiting for you: 3 files not in this checkout\n');
     expect(listed.stdout).toContain(
-      'now: idle: 3 files on the service are not in this checkout (kept there, not deleted): `flowsync resolve --not-in-checkout` lists them',
+      'now: waiting for you: 3 files on the service are not in this checkout (kept there, not deleted): `flowsync resolve --not-in-checkout` lists them',
     );
     const written = await runB('resolve', '--not-in-checkout', '--theirs');
     expect(written.code, written.stderr).toBe(0);
@@ -175,7 +175,7 @@ describe('flowsync resolve --not-in-checkout', () => {
     await eventually(async () => {
       const status = await runFlowsync(['status'], { env: envB });
       expect(status.stdout).toMatch(/2 flows, 4 files, 0 pending/);
-      expect(status.stdout).toContain('now: idle: 1 file on the service is not in this checkout');
+      expect(status.stdout).toContain('now: waiting for you: 1 file on the service is not in this checkout');
     });
     expect(stored()).toEqual(before);
   }, 90_000);

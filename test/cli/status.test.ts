@@ -117,6 +117,8 @@ describe('flowsync status', () => {
     await agent.waitFor(/Watching 1 repository/, 60_000);
     const watched = (JSON.parse(await status('--json')) as JsonStatus[])[0]!;
     expect(watched).toMatchObject({ agent: 'running', inSync: true, syncState: 'in sync', reason: null });
+    // In words too, the word the window's badge and the tray say: "0 pending" alone said nothing of the rest.
+    expect(await status()).toMatch(/, 0 pending, 0 not sent, last sync [^\n]*\n {2}now: in sync\n/);
     agent.signal('SIGINT');
     expect(await agent.exitWithin()).toBe(0);
     agent = null;

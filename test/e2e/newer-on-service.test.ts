@@ -71,8 +71,8 @@ describe('newer on the service, in the window', () => {
     const counts = await page.getByTestId('counts').textContent();
     expect(counts).toContain('1 newer on the service');
     expect(counts).not.toContain('in conflict');
-    // The badge says it too: behind, not "idle" nor "in sync" (issue 46; inSyncOf decides it, as the tray).
-    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('behind');
+    // The badge says it too, in the tray's words: not "idle", "behind" nor "in sync" (inSyncOf decides it).
+    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('newer on the service');
     expect(await page.getByRole('region', { name: 'Waiting for you in acme/app' }).count()).toBe(0);
     await page.getByRole('button', { name: /(^|\s)ci$/ }).click();
     const files = page.getByRole('list', { name: 'Files of ci' });

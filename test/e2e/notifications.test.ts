@@ -220,7 +220,9 @@ describe('desktop notifications in a browser', () => {
 
     // Paused (still held: a paused repository keeps what waits for its user) and resumed: not news.
     await page.getByRole('button', { name: 'Pause' }).click();
-    await expect.poll(() => page.getByTestId('phase').textContent(), SLOW).toBe('paused');
+    await expect.poll(() => page.getByTestId('paused').isVisible(), SLOW).toBe(true);
+    // The badge says the state every place says (the tray, `status`): what waits for its user comes before paused.
+    expect(await page.getByTestId('phase').textContent()).toBe('waiting for you');
     expect(await counts()).toContain('40 deletions held');
     expect(await shown()).toHaveLength(4);
     await page.getByRole('button', { name: 'Resume' }).click();

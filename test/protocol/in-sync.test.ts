@@ -3,6 +3,7 @@ import {
   NOT_WATCHED_LINE,
   TROUBLE_PHASES,
   phaseWords,
+  stateWord,
   inSyncOf,
   inSyncOfAll,
   type SyncFacts,
@@ -148,9 +149,9 @@ const ROWS: Row[] = [
     verdict: verdict('unauthorized', 'signed out'),
   },
   {
-    description: 'the state cannot be written: storage',
+    description: 'the state cannot be written: its data folder is named, not "storage"',
     facts: { phase: 'storage', pending: 1 },
-    verdict: verdict('storage', 'storage, 1 file pending'),
+    verdict: verdict('storage', 'data folder not writable, 1 file pending'),
   },
   {
     description: 'its folder is gone: missing',
@@ -205,12 +206,49 @@ function facts({ pending = 0, conflicts = 0, behind = 0, ...rest }: Row['facts']
   return { ...settled, ...rest, counts: { pending, conflicts, behind } };
 }
 
+const PHASE_ROWS: { description: string; phase: Parameters<typeof phaseWords>[0]; words: string }[] = [
+  {
+    description: 'a scan of the disk is the window\'s and the tray\'s "looking at the disk"',
+    phase: 'scanning',
+    words: 'looking at the disk',
+  },
+  {
+    description: 'a round on its way is "sending", as the tray says it (never "syncing")',
+    phase: 'syncing',
+    words: 'sending',
+  },
+  {
+    description: 'a stopped engine watches nothing: "not watched", as status says with no agent',
+    phase: 'stopped',
+    words: 'not watched',
+  },
+  {
+    description: 'another checkout is its source: "not synced", which is not paused',
+    phase: 'elsewhere',
+    words: 'not synced',
+  },
+  { description: 'its user paused it', phase: 'paused', words: 'paused' },
+  { description: 'a refused token is "signed out", what to fix', phase: 'unauthorized', words: 'signed out' },
+  {
+    description: 'a state file that cannot be written names the data folder',
+    phase: 'storage',
+    words: 'data folder not writable',
+  },
+  { description: 'the service does not answer', phase: 'offline', words: 'offline' },
+];
+
+describe('phaseWords: a phase named in a line is said in the word of the state it makes', () => {
+  for (const row of PHASE_ROWS) it(row.description, () => expect(phaseWords(row.phase)).toBe(row.words));
+});
+
 describe('inSyncOf: whether a repository is in sync, and its words', () => {
   for (const row of ROWS) it(row.description, () => expect(inSyncOf(facts(row.facts))).toEqual(row.verdict));
 
   it('every trouble phase is a state of its own, never in sync (the list is sync-phase.ts’s), said in its words', () => {
     for (const phase of TROUBLE_PHASES)
-      expect(inSyncOf(facts({ phase }))).toEqual(verdict(phase as SyncVerdict['state'], phaseWords(phase)));
+      expect(inSyncOf(facts({ phase }))).toEqual(
+        verdict(phase as SyncVerdict['state'], stateWord(phase as SyncVerdict['state'])),
+      );
   });
 });
 

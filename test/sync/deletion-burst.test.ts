@@ -6,7 +6,7 @@ import { eventually, serviceTree } from '../support/repo.ts';
 /**
  * Issue 21 (a flake that was a bug): an `rm -r` of 40 files was seen by the watcher in two parts on a loaded
  * machine (3 files, then 37), and the round between them deleted the 3 on the service: only 37 were held, and 3 of
- * a teammate's files were gone without asking. Deletions now wait until their count stands still (DELETION_SETTLE_MS).
+ * a teammate's files were gone without asking. Deletions now wait until their count stands still (DELETION_STILL_MS).
  */
 let setup: EngineOnService | null = null;
 

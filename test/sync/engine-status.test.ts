@@ -74,7 +74,7 @@ const rows: { description: string; start?: StatusFacts; steps: Step[]; expected:
   },
   {
     description: 'offline, then a round that goes through: idle, the outage ends',
-    steps: [round(offlineRound), round({ kind: 'settled' })],
+    steps: [round(offlineRound), round({ kind: 'done' })],
     expected: { phase: 'idle', outage: null, resting: { phase: 'idle', message: null } },
   },
   {
@@ -89,12 +89,12 @@ const rows: { description: string; start?: StatusFacts; steps: Step[]; expected:
   },
   {
     description: 'a round while the folder is missing leaves it missing',
-    steps: [phase('missing', 'gone'), round({ kind: 'settled' })],
+    steps: [phase('missing', 'gone'), round({ kind: 'done' })],
     expected: { phase: 'missing', message: 'gone' },
   },
   {
     description: 'a round while paused rests paused',
-    steps: [round({ kind: 'settled' }, true)],
+    steps: [round({ kind: 'done' }, true)],
     expected: { phase: 'paused', resting: { phase: 'paused', message: null } },
   },
   {
@@ -124,8 +124,8 @@ describe('the engine status facts', () => {
 
   it('says "back in sync" once, with the files sent since the outage began', () => {
     const during = withSent(round(offlineRound)(idle), 4);
-    expect(afterRound(during, { kind: 'settled' }, false).recovered).toEqual({ files: 4 });
-    expect(afterRound(idle, { kind: 'settled' }, false).recovered).toBeNull();
+    expect(afterRound(during, { kind: 'done' }, false).recovered).toEqual({ files: 4 });
+    expect(afterRound(idle, { kind: 'done' }, false).recovered).toBeNull();
   });
 });
 
@@ -176,32 +176,32 @@ describe('composeStatus', () => {
 describe('restingOutcome: how a round that sent all it could ends', () => {
   const rows: {
     description: string;
-    due: { retryInMs: number | null; settlingMs: number; unreadable: boolean };
+    due: { retryInMs: number | null; waitingMs: number; unreadable: boolean };
     expected: RoundOutcome;
   }[] = [
     {
       description: 'nothing waits: settled, the next round when a change asks',
-      due: { retryInMs: null, settlingMs: 0, unreadable: false },
-      expected: { kind: 'settled' },
+      due: { retryInMs: null, waitingMs: 0, unreadable: false },
+      expected: { kind: 'done' },
     },
     {
       description: 'a file could not be read: looked at again on the back-off',
-      due: { retryInMs: null, settlingMs: 0, unreadable: true },
+      due: { retryInMs: null, waitingMs: 0, unreadable: true },
       expected: { kind: 'recheck' },
     },
     {
       description: 'a flow waits out its own back-off: the next look when it is due',
-      due: { retryInMs: 4000, settlingMs: 0, unreadable: false },
+      due: { retryInMs: 4000, waitingMs: 0, unreadable: false },
       expected: { kind: 'recheck', afterMs: 4000 },
     },
     {
       description: 'deletions settle: the next look when they have',
-      due: { retryInMs: null, settlingMs: 1500, unreadable: true },
+      due: { retryInMs: null, waitingMs: 1500, unreadable: true },
       expected: { kind: 'recheck', afterMs: 1500 },
     },
     {
       description: 'both: the first that is due',
-      due: { retryInMs: 900, settlingMs: 1500, unreadable: false },
+      due: { retryInMs: 900, waitingMs: 1500, unreadable: false },
       expected: { kind: 'recheck', afterMs: 900 },
     },
   ];

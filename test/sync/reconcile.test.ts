@@ -241,38 +241,38 @@ describe('reconcileFlow: one file against the service, each row described', () =
   });
 });
 
-describe('reconcileFlow: what a teammate revert settles', () => {
+describe('reconcileFlow: what a teammate revert clears', () => {
   const base = { flowPath: 'flows/ci', me: { writer: ME } };
   it.each([
     {
-      name: 'the service holds the base again: the recorded difference is settled at it',
+      name: 'the service holds the base again: the recorded difference is cleared at it',
       listed: [{ path: 'a.yml', hash: A, writtenBy: ADA, writtenAt: null }],
-      settled: [{ path: 'a.yml', hash: A }],
+      cleared: [{ path: 'a.yml', hash: A }],
     },
     {
-      name: 'the service still holds another version: nothing settled, recorded again',
+      name: 'the service still holds another version: nothing cleared, recorded again',
       listed: [{ path: 'a.yml', hash: B, writtenBy: ADA, writtenAt: null }],
-      settled: [],
+      cleared: [],
     },
-    { name: 'the file is gone there: nothing settled', listed: [], settled: [] },
-  ])('$name', ({ listed, settled }) => {
+    { name: 'the file is gone there: nothing cleared', listed: [], cleared: [] },
+  ])('$name', ({ listed, cleared }) => {
     const plan = reconcileFlow({
       ...base,
       files: [{ path: 'a.yml', base: A, disk: A }],
       listed,
       recorded: [{ path: 'a.yml', base: A }],
     });
-    expect(plan.settle).toEqual(settled);
+    expect(plan.cleared).toEqual(cleared);
   });
 
-  it('a difference recorded on an older base (this checkout synced since) is not settled by the plan', () => {
+  it('a difference recorded on an older base (this checkout synced since) is not cleared by the plan', () => {
     const plan = reconcileFlow({
       ...base,
       files: [{ path: 'a.yml', base: B, disk: B }],
       listed: [{ path: 'a.yml', hash: A, writtenBy: ADA, writtenAt: null }],
       recorded: [{ path: 'a.yml', base: A }],
     });
-    expect(plan.settle).toEqual([]);
+    expect(plan.cleared).toEqual([]);
   });
 });
 

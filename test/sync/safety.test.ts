@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_DELETION_GUARD,
-  DELETION_SETTLE_MAX_MS,
-  DELETION_SETTLE_MS,
+  DELETION_STILL_MAX_MS,
+  DELETION_STILL_MS,
   deletionVerdict,
   takeAsks,
   type DeletionFacts,
@@ -39,35 +39,35 @@ const rows: { description: string; facts: Partial<DeletionFacts>; expected: Dele
   {
     description: 'a few deletions while watching, first seen now: they settle for the settle time',
     facts: { waiting: 3 },
-    expected: { verdict: 'settle', waitMs: DELETION_SETTLE_MS, seen: { count: 3, since: NOW, first: NOW } },
+    expected: { verdict: 'wait', waitMs: DELETION_STILL_MS, seen: { count: 3, since: NOW, first: NOW } },
   },
   {
     description: 'the same count for the settle time: they go',
     facts: {
       waiting: 3,
-      seen: { count: 3, since: NOW - DELETION_SETTLE_MS, first: NOW - DELETION_SETTLE_MS },
+      seen: { count: 3, since: NOW - DELETION_STILL_MS, first: NOW - DELETION_STILL_MS },
     },
     expected: {
       verdict: 'send',
-      seen: { count: 3, since: NOW - DELETION_SETTLE_MS, first: NOW - DELETION_SETTLE_MS },
+      seen: { count: 3, since: NOW - DELETION_STILL_MS, first: NOW - DELETION_STILL_MS },
     },
   },
   {
     description: 'an rm -r seen in two parts (3, then 37): the count moved, the wait starts again',
     facts: { waiting: 40, seen: { count: 3, since: NOW - 1500, first: NOW - 1500 } },
     expected: {
-      verdict: 'settle',
-      waitMs: DELETION_SETTLE_MS,
+      verdict: 'wait',
+      waitMs: DELETION_STILL_MS,
       seen: { count: 40, since: NOW, first: NOW - 1500 },
     },
   },
   {
     description: 'a count that never stands still waits no longer than the most from the first seen',
-    facts: { waiting: 41, seen: { count: 40, since: NOW - 100, first: NOW - DELETION_SETTLE_MAX_MS + 500 } },
+    facts: { waiting: 41, seen: { count: 40, since: NOW - 100, first: NOW - DELETION_STILL_MAX_MS + 500 } },
     expected: {
-      verdict: 'settle',
+      verdict: 'wait',
       waitMs: 500,
-      seen: { count: 41, since: NOW, first: NOW - DELETION_SETTLE_MAX_MS + 500 },
+      seen: { count: 41, since: NOW, first: NOW - DELETION_STILL_MAX_MS + 500 },
     },
   },
   {
@@ -78,7 +78,7 @@ const rows: { description: string; facts: Partial<DeletionFacts>; expected: Dele
   {
     description: 'exactly 100 files of a large repository: not over the guard, they settle and go',
     facts: { waiting: 100, acknowledged: 100_000 },
-    expected: { verdict: 'settle', waitMs: DELETION_SETTLE_MS, seen: { count: 100, since: NOW, first: NOW } },
+    expected: { verdict: 'wait', waitMs: DELETION_STILL_MS, seen: { count: 100, since: NOW, first: NOW } },
   },
   {
     description: 'over a quarter of the repository, from 10 deletions on: held',
@@ -105,7 +105,7 @@ const rows: { description: string; facts: Partial<DeletionFacts>; expected: Dele
     description:
       'one more deleted after its user confirmed 150: the 150 go, the new one is judged alone and settles',
     facts: { waiting: 151, confirmed: 150 },
-    expected: { verdict: 'settle', waitMs: DELETION_SETTLE_MS, seen: { count: 1, since: NOW, first: NOW } },
+    expected: { verdict: 'wait', waitMs: DELETION_STILL_MS, seen: { count: 1, since: NOW, first: NOW } },
   },
   {
     description:
@@ -134,7 +134,7 @@ const rows: { description: string; facts: Partial<DeletionFacts>; expected: Dele
     description:
       'every file of the held set back on disk, one other deletion made meanwhile: no set held, it is judged alone',
     facts: { waiting: 1, held: 0, acknowledged: 506 },
-    expected: { verdict: 'settle', waitMs: DELETION_SETTLE_MS, seen: { count: 1, since: NOW, first: NOW } },
+    expected: { verdict: 'wait', waitMs: DELETION_STILL_MS, seen: { count: 1, since: NOW, first: NOW } },
   },
   {
     description:
@@ -146,8 +146,8 @@ const rows: { description: string; facts: Partial<DeletionFacts>; expected: Dele
     description: 'a repository whose guard is off: never held, still settles while watching',
     facts: { waiting: 5000, acknowledged: 5000, guard: null },
     expected: {
-      verdict: 'settle',
-      waitMs: DELETION_SETTLE_MS,
+      verdict: 'wait',
+      waitMs: DELETION_STILL_MS,
       seen: { count: 5000, since: NOW, first: NOW },
     },
   },

@@ -31,7 +31,7 @@ describe('retryDelayMs', () => {
   });
 
   it('does not wait after a round that went through', () => {
-    expect(retryDelayMs({ kind: 'settled' }, 3, DEFAULT_TIMINGS)).toBeNull();
+    expect(retryDelayMs({ kind: 'done' }, 3, DEFAULT_TIMINGS)).toBeNull();
     expect(retryDelayMs({ kind: 'progress' }, 3, DEFAULT_TIMINGS)).toBeNull();
   });
 
@@ -66,7 +66,7 @@ describe('the scheduler', () => {
           log.push('probe');
           return probe();
         },
-        settled: (_outcome, retryAt) => retryAts.push(retryAt),
+        ended: (_outcome, retryAt) => retryAts.push(retryAt),
       },
       DEFAULT_TIMINGS,
       () => 0.5,
@@ -75,7 +75,7 @@ describe('the scheduler', () => {
   }
 
   it('runs queued local work before a wanted round, one piece at a time', async () => {
-    const { s, log } = scheduler([{ kind: 'settled' }]);
+    const { s, log } = scheduler([{ kind: 'done' }]);
     const scan = (name: string) =>
       s.run(async () => {
         log.push(`${name} start`);
@@ -91,7 +91,7 @@ describe('the scheduler', () => {
   });
 
   it('runs a round wanted for 1 s before the next piece of local work, however long the local work goes on', async () => {
-    const { s, log } = scheduler([{ kind: 'settled' }]);
+    const { s, log } = scheduler([{ kind: 'done' }]);
     // A storm of writes: a burst of 200 ms handed over, and the next one queued, for 5 s without a break.
     let bursts = 0;
     const burst = (): Promise<void> =>
@@ -113,7 +113,7 @@ describe('the scheduler', () => {
 
   it('while offline, probes every few seconds and starts a round only once the service answers', async () => {
     let up = false;
-    const { s, log } = scheduler([offline, { kind: 'settled' }], () => up);
+    const { s, log } = scheduler([offline, { kind: 'done' }], () => up);
     await s.now();
     expect(s.retryAt).not.toBeNull();
     expect(s.retryAt! - Date.now()).toBeLessThanOrEqual(4000);
@@ -140,8 +140,8 @@ describe('the scheduler', () => {
     expect(waits.slice(1, 4).every((wait, i) => wait > waits[i]!)).toBe(true);
   });
 
-  it('runs again at once after a round that made progress, and not after one that settled', async () => {
-    const { s, log } = scheduler([{ kind: 'progress' }, { kind: 'progress' }, { kind: 'settled' }]);
+  it('runs again at once after a round that made progress, and not after one that was done', async () => {
+    const { s, log } = scheduler([{ kind: 'progress' }, { kind: 'progress' }, { kind: 'done' }]);
     await s.now();
     await vi.advanceTimersByTimeAsync(0);
     expect(log).toEqual(['round', 'round', 'round']);
@@ -164,7 +164,7 @@ describe('the scheduler', () => {
   });
 
   it('runs a round asked for explicitly ("sync now") even while backing off', async () => {
-    const { s, log } = scheduler([busy, { kind: 'settled' }]);
+    const { s, log } = scheduler([busy, { kind: 'done' }]);
     await s.now();
     s.want();
     await vi.advanceTimersByTimeAsync(10);

@@ -264,7 +264,7 @@ describe('the planner, on a real state file', () => {
     expect(state.counts(repoId)).toMatchObject({ pending: 2, pendingFlows: 2 });
     expect(plans.some(isSingleUpdate)).toBe(false);
     state.acknowledge(repoId, [{ flowPath: 'flows/a', stored: [], dropped: [] }]);
-    state.settle(repoId, ['flows/gone']);
+    state.forgetSent(repoId, ['flows/gone']);
     expect(planUploads(state, repoId).plans).toEqual([]);
   });
 

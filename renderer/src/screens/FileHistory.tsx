@@ -91,7 +91,7 @@ export function FileHistory(props: {
 }) {
   const { api, root, file } = props;
   const queries = useQueryClient();
-  // Read again when the repository settles (`version`): a restored version, sent, is the newest one.
+  // Read again when the repository's engine rests (`version`): a restored version, sent, is the newest one.
   const history = useQuery({
     queryKey: ['history', root, file, props.version],
     queryFn: () => api.fileHistory({ root, file }),
@@ -108,7 +108,7 @@ export function FileHistory(props: {
   if (history.error) return <ErrorLine error={history.error} />;
   if (!history.data) return <p className="muted">Reading the history of {file}…</p>;
   const { versions, capped } = history.data;
-  // A history the size cap cut says so (issue 41): versions missing from it were removed, not never written.
+  // A history the size cap cut says so: versions missing from it were removed, not never written.
   const cut = capped && (
     <p className="muted" data-testid="history-capped">
       {cappedLine(capped)}

@@ -7,11 +7,11 @@ import { plural } from '../plural.ts';
 import { ErrorLine } from './common.tsx';
 
 /**
- * Git's change sets held for their user on a shared service (issue 46): a branch switch, `git checkout -- .`, a
+ * Git's change sets held for their user on a shared service: a branch switch, `git checkout -- .`, a
  * reset made these changes here, and the team's copy changes only by what people mean. Each set is a card with its
  * name (`branch cleanup: 1 changed, 6 deleted`), its files (folded: a branch may delete hundreds), and the two ways
  * out `flowsync sync --yes` and `--keep` are: Send to the team, which asks first, naming the branch and the
- * teammates whose copy it changes (issue 46: the confirm named neither), and Keep it here.
+ * teammates whose copy it changes (the confirm names both), and Keep it here.
  */
 export function GitChanges(props: {
   api: AgentApi;

@@ -18,7 +18,7 @@ function expires(iso: string | null): string {
 
 /**
  * Settings → Service, for a team's service: "You are alice (can read and write) · token "laptop" · expires …", and
- * a field to join with the one-time invite an operator sent (issue 48), as `flowsync login --invite` does.
+ * a field to join with the one-time invite an operator sent, as `flowsync login --invite` does.
  */
 export function ServiceMember({ api }: { api: AgentApi }) {
   const queries = useQueryClient();

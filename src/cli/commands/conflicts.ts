@@ -53,7 +53,7 @@ function describe(repository: {
     lines.push(`${root}: ${plural(conflicts.length, 'file')} in conflict`);
     for (const conflict of conflicts)
       lines.push(`  ${conflict.flowPath}/${conflict.path}: ${conflictLine(conflict)}`);
-    // A version the service lost has one safe way out (the hint never names --theirs for it: issue 41).
+    // A version the service lost has one safe way out (the hint never names --theirs for it).
     if (conflicts.some((conflict) => conflict.lost !== true))
       lines.push(
         "  Settle them: flowsync resolve <path…> --mine (send yours on top of the service's) or --theirs (take the service's)",
@@ -77,14 +77,14 @@ const YOURS: Record<HereSide, string> = {
 
 /** "changed on the service by bob@laptop:~/app at 2026-11-25 11:02:07 UTC; yours: changed" */
 export function conflictLine(conflict: ConflictView): string {
-  // Never "--theirs takes it" for a version the service lost: that would delete or age the only copy (issue 41).
+  // Never "--theirs takes it" for a version the service lost: that would delete or age the only copy.
   if (conflict.lost === true) return lostMessage(conflict);
   const theirs = conflict.serviceHash === null ? 'deleted on the service' : 'changed on the service';
   const by = conflict.writtenBy ? ` by ${conflict.writtenBy}` : '';
   const at = conflict.writtenAt
     ? ` at ${conflict.writtenAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`
     : '';
-  // Of the disk now (issue 46), never of what was sent: an edit made while a teammate's version waited was called
+  // Of the disk now, never of what was sent: an edit made while a teammate's version waited was called
   // "unchanged here (--theirs takes it)". No base: never synced from this checkout (a worktree or a clone made the
   // source), so another version, not an edit of the user's.
   return `${theirs}${by}${at}; ${YOURS[hereSide({ disk: conflict.diskHash, base: conflict.baseHash })]}`;

@@ -6,7 +6,7 @@ import { readSecret } from '../read-secret.ts';
 import { UsageError } from '../usage-error.ts';
 
 /**
- * `flowsync login --invite` (issue 48): the invite an operator sent, read from a hidden prompt or stdin (never an
+ * `flowsync login --invite`: the invite an operator sent, read from a hidden prompt or stdin (never an
  * argument: shell history and `ps` would keep it), checked for a whole paste before any call, redeemed for the
  * member's own token, which goes to the keychain only (both kinds for an operator: `Admin` for their functions).
  * With --print-token (CI) the token is printed once and nothing is kept.

@@ -18,7 +18,7 @@ import { EXIT } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
 
 /**
- * `flowsync service member …` and `flowsync service token revoke` (issue 48): over HTTP with the operator's token
+ * `flowsync service member …` and `flowsync service token revoke`: over HTTP with the operator's token
  * from the keychain (`flowsync login --admin`, or an operator's `login --invite`), or with `--db` on the database
  * itself: the first operator of a service, or one who lost their token (audited as local access, not a member).
  */

@@ -146,7 +146,7 @@ interface ResolveOptions {
 /**
  * "Take them": the files newer on the service, untouched here, written to disk from the service's copy. A file
  * changed here meanwhile is not written (a conflict now): said on stderr, exit 4. A take that deletes or overwrites
- * more files here than the repository's deletion guard lets through asks first (issue 46): it lists them, and takes
+ * more files here than the repository's deletion guard lets through asks first: it lists them, and takes
  * them on a yes at a terminal, or with --yes; with neither (a script, CI) it takes none of them (exit 4).
  */
 async function takeNewer(
@@ -224,7 +224,7 @@ async function notInCheckout(
       if (files.length === 0) {
         out(`${root}: every file on the service is in this checkout`);
       } else if (options.mine) {
-        // Listed, then asked: nothing is deleted on the service that its user has not seen named (issue 41).
+        // Listed, then asked: nothing is deleted on the service that its user has not seen named.
         out(
           `${root}: ${plural(files.length, 'file')} on the service ${files.length === 1 ? 'is' : 'are'} not in this checkout`,
         );

@@ -192,7 +192,7 @@ function announce(agent: Agent, config: AgentConfig, out: Out): void {
   if (agent.notice) out(agent.notice.line);
   // One line at a time: out() spells a newline inside a line out as \n.
   if (agent.notice?.forTerminal && process.stdout.isTTY) agent.notice.forTerminal.split('\n').forEach(out);
-  // Not waited for: a service that does not answer (a dead VPN) held the start 30 s before anything was synced.
+  // Not waited for: a service that does not answer (a dead VPN) delayed the start 30 s before anything was synced.
   void sayWhoYouAre(
     agent,
     out,
@@ -317,7 +317,7 @@ async function stopOnSignal({
   );
   await stopping;
   setTimeout(force, 15_000).unref();
-  // "Everything was in sync" only after a look at the service (issue 47: a teammate's edit a second before Ctrl-C
+  // "Everything was in sync" only after a look at the service (a teammate's edit a second before Ctrl-C
   // was not seen, and the line said it all was): at most STOP_LOOK_MS, and what it finds is said.
   stage = 'looking at the service';
   const looks = new Map(
@@ -339,7 +339,7 @@ async function stopOnSignal({
   await bridge.close();
   stage = 'stopping the sync engines, the hasher and the embedded service';
   // A request the service has not answered yet is not waited for: its flows are in the state's `in_flight`, sent
-  // again as full listings at the next start. Waiting for it held Ctrl-C up to the 15 s guard (a frozen service).
+  // again as full listings at the next start. Waiting for it delayed Ctrl-C up to the 15 s guard (a frozen service).
   const closed = await endsWithin(agent.close(), STOP_MS);
   activityOf(agent).keep();
   lock.release();

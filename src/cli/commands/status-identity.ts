@@ -9,7 +9,7 @@ const TIMEOUT_MS = 5000;
 const DAY_MS = 86_400_000;
 
 /**
- * Who the service takes you for, as status says it first (issue 48): asked of a configured service only (the
+ * Who the service takes you for, as status says it first: asked of a configured service only (the
  * embedded one is yours alone), with the token the agent would send, once. Empty when it does not say (no token, a
  * service without members, no answer): status says what it knows of the service in its other lines.
  */

@@ -8,7 +8,7 @@ import { bridgeAnswers } from '../../window/index.ts';
 const CLOSE_MS = 1000;
 
 /**
- * `flowsync status` with no agent running looks at the service itself before it speaks (issue 47): a teammate's edit
+ * `flowsync status` with no agent running looks at the service itself before it speaks: a teammate's edit
  * was "0 pending" and exit 0 until an agent ran. An agent is opened for the look alone (the state's, holding the
  * agent lock as `flowsync sync` does, so that what the look records, files newer there, is the state's and
  * `flowsync resolve --newer` takes them), each repository's quick check made (engine.lookNow, one-shot: no round

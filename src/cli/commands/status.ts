@@ -18,7 +18,7 @@ import {
   describeFileWarning,
   inSyncOf,
   needsOf,
-  phaseWords,
+  stateWord,
   NOT_WATCHED_LINE,
   plural,
   printable,
@@ -74,7 +74,7 @@ export function statusCommand(): Command {
           : Promise.resolve([]);
       const folders = config.repositories.map((repo) => repo.path);
       // The running agent knows what its state file cannot say (changes it could not record there): its word wins.
-      // Asked to look at the service first (issue 47): "newer on the service" as of now, not of its last look.
+      // Asked to look at the service first: "newer on the service" as of now, not of its last look.
       const agentView = await liveStatus(running);
       const live = agentView?.repositories ?? [];
       const read = () => {
@@ -179,7 +179,7 @@ type LiveRepository = AgentStatus['repositories'][number];
 /**
  * The window layer (its bridge's client and the schemas of what it answers) is loaded only when the lock names a
  * live agent to ask: with none running, `status` never needs it, and its 350 schemas were the largest part of
- * what the command loaded (issue 50: about 60 million instructions of 440).
+ * what the command loaded (about 60 million instructions of 440).
  */
 const window = () => import('../../window/index.ts');
 
@@ -247,18 +247,16 @@ function withLive(status: RepositoryStatus, live: LiveRepository[]): RepositoryS
   const waiting = needsOf({ ...facts, counts }).map((need) => need.words);
   // No agent watches it: the state's counts are all there is, and the disk may differ from them (inSyncOf).
   if (!repository) return { ...status, ...facts, phase: null, waiting };
-  const now = repository.message ? `${phaseWords(repository.phase)}: ${repository.message}` : undefined;
-  return { ...status, ...facts, phase: repository.phase, message: repository.message, counts, now, waiting };
+  return { ...status, ...facts, phase: repository.phase, message: repository.message, counts, waiting };
 }
 
 interface LiveFacts {
   /** The running agent's phase for it; null when no agent watches it (none runs, or it is another service's). */
   phase: SyncPhase | null;
   message?: string | null;
-  now?: string;
   heldDeletions: number;
   notInCheckout: number;
-  /** Git's change sets held for their user (issue 46), as the running agent knows them. */
+  /** Git's change sets held for their user, as the running agent knows them. */
   gitChanges: { name: string; changed: number; deleted: number }[];
   configProblem: string | null;
   /** What waits for its user (needsOf's words); empty when nothing does. */
@@ -323,9 +321,18 @@ function withVerdict<
 >(status: T, agent: AgentWord, look: LookView | undefined): T & VerdictFacts {
   const notReached = look?.failure != null ? { since: look.at === null ? null : clockTime(look.at) } : null;
   const verdict = inSyncOf({ ...status, phase: status.current ? status.phase : null, notReached });
+  // The nothing-to-sync line is said on its own; the running agent's message starts with it then.
+  const message =
+    status.message && !(status.nothingToSync && status.message.startsWith(status.nothingToSync))
+      ? status.message
+      : null;
   return {
     ...status,
     agent,
+    now:
+      status.current && status.phase !== null
+        ? `${stateWord(verdict.state)}${message ? `: ${message}` : ''}`
+        : null,
     inSync: verdict.inSync,
     syncState: verdict.state,
     reason: verdict.inSync ? null : verdict.line,
@@ -338,6 +345,11 @@ function withVerdict<
 
 interface VerdictFacts {
   agent: AgentWord;
+  /**
+   * The state in the word the window's badge and the tray use (stateWord), with the running agent's message
+   * (`waiting for you: 3 files on the service are not in this checkout …`); null when no agent watches it.
+   */
+  now: string | null;
   inSync: boolean;
   syncState: SyncState;
   reason: string | null;
@@ -377,7 +389,7 @@ function describe(
     } & VerdictFacts,
 ): string {
   const { flows, files, pending, pendingFlows, warnings } = status.counts;
-  // Not watched: the state's count is what was pending at its last look; edits since are not in it (issue 45).
+  // Not watched: the state's count is what was pending at its last look; edits since are not in it.
   const unknown = status.current && status.phase === null;
   const pendingWords =
     unknown && pending === 0
@@ -390,6 +402,9 @@ function describe(
       `${warnings} not sent, last sync ${status.lastSyncAt ? localTime(status.lastSyncAt) : 'never'}`,
   ];
   if (unknown) lines.push(`  ${NOT_WATCHED_LINE}`);
+  // The state's word, as the badge and the tray say it: "0 pending" alone read as in sync (it says nothing of
+  // conflicts, files newer on the service, or a look at the service that got no answer).
+  if (status.now) lines.push(`  now: ${status.now}`);
   if (status.paused && status.current)
     lines.push(
       `  paused${status.pausedSince ? ` since ${localTime(status.pausedSince)}` : ''}: nothing is sent until ` +
@@ -399,7 +414,7 @@ function describe(
   if (status.current && status.waiting.length > 0)
     lines.push(`  waiting for you: ${status.waiting.join(', ')}`);
   if (status.configProblem) lines.push(`  ${status.configProblem}`);
-  // The look at the service made now got no answer: "in sync" only as of the last one (issue 47), said with why.
+  // The look at the service made now got no answer: "in sync" only as of the last one, said with why.
   if (status.current && status.serviceReached === false) {
     const because = status.notReachedBecause ? ` (${status.notReachedBecause})` : '';
     lines.push(
@@ -408,16 +423,13 @@ function describe(
         : `  the service could not be reached now${because}: what is newer there is as its last look found it`,
     );
   }
-  // Disk and service differ: said, never left to read as in sync (issue 41); "your changes are sent" only when
+  // Disk and service differ: said, never left to read as in sync; "your changes are sent" only when
   // the verdict is behind (an agent watches it and nothing else differs).
   const wentBack = status.current ? wentBackLine(status.lost ?? 0) : null;
   if (wentBack !== null) lines.push(`  ${wentBack}`);
   const newer = behindLine(status.newer ?? [], status.root);
   if (newer !== null && status.current)
     lines.push(`  ${status.syncState === 'behind' ? 'your changes are sent; ' : ''}${newer}`);
-  // The running agent's idle message starts with that same line: said once.
-  if (status.now && !(status.nothingToSync && status.now.startsWith(`idle: ${status.nothingToSync}`)))
-    lines.push(`  now: ${status.now}`);
   if (status.rename) lines.push(`  ${status.rename}`);
   for (const warning of status.warnings.slice(0, LISTED)) {
     lines.push(`  not sent: ${warnedPath(warning)}: ${describeFileWarning(warning.warning)}`);

@@ -55,7 +55,7 @@ export function syncCommand(): Command {
         folders: string[],
         options: { url?: string; dryRun?: boolean; yes?: boolean; keep?: boolean },
       ) => {
-        // The hint for held deletions works while an agent runs too (issue 41): it sends them, as `resolve --held
+        // The hint for held deletions works while an agent runs too: it sends them, as `resolve --held
         // --mine` does through its window's bridge.
         if (
           (options.yes || options.keep) &&
@@ -96,7 +96,7 @@ export function syncCommand(): Command {
                 process.stdout.write(
                   `${printable(`${watched.identity.root}: ${changeSetWords(set)} kept here, not sent`)}\n`,
                 );
-            // Git's change sets held (issue 46): with --yes, confirmed and sent in a second round, as held deletions.
+            // Git's change sets held: with --yes, confirmed and sent in a second round, as held deletions.
             const gitSets = options.yes ? watched.engine.confirmGitChanges() : [];
             // Held deletions are known once the round has looked: with --yes, a second round sends them.
             if (options.yes && (watched.engine.status().heldDeletions > 0 || gitSets.length > 0)) {

@@ -3,7 +3,7 @@ import { tokenLabel, type DoctorCheck, type WhoamiValue } from '../../protocol/i
 import { SECRET_ENV_VARS, type SecretSource } from '../../secrets/index.ts';
 import { passed, warning } from './verdicts.ts';
 
-/** doctor warns this long before a member token expires (a notification follows at 7 days, issue 48). */
+/** doctor warns this long before a member token expires (a notification follows at 7 days). */
 export const EXPIRY_WARNING_DAYS = 14;
 
 const DAY_MS = 86_400_000;

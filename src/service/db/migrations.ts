@@ -219,13 +219,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX history_purges_file ON history_purges (repo_id, flow_path, path, id);
   `,
-  /* 5: a checkout's bytes kept before it took the service's version (keep_copy, issue 41) */ `
+  /* 5: a checkout's bytes kept before it took the service's version (keep_copy) */ `
   ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;
   `,
   /* 6: who wrote a repository's config, for the conflict a write on a stale base is refused with */ `
   ALTER TABLE repo_configs ADD COLUMN written_by TEXT;
   `,
-  /* 7: when the size cap last removed versions of a repository, said to its users (issue 41) */ `
+  /* 7: when the size cap last removed versions of a repository, said to its users */ `
   CREATE TABLE history_pruned (
     repo_id TEXT PRIMARY KEY REFERENCES repos (id),
     pruned_at TEXT NOT NULL,
@@ -233,7 +233,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     versions INTEGER NOT NULL
   );
   `,
-  /* 8: the members of a team's service (issue 48): each person's own tokens (their SHA-256 only), one-time
+  /* 8: the members of a team's service: each person's own tokens (their SHA-256 only), one-time
    * invites, and who each history row's call came from, decided by the credential */ `
   CREATE TABLE members (
     id TEXT PRIMARY KEY,
@@ -279,7 +279,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ALTER TABLE history_purges ADD COLUMN member_id TEXT;
   ALTER TABLE repo_configs ADD COLUMN member_id TEXT;
   `,
-  /* 9: the audit log (issue 48): operator actions and mass changes, append-only, each row hashed with the last */ `
+  /* 9: the audit log: operator actions and mass changes, append-only, each row hashed with the last */ `
   CREATE TABLE audit_events (
     id INTEGER PRIMARY KEY,
     at TEXT NOT NULL,
@@ -295,7 +295,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_events_at ON audit_events (at);
   `,
-  /* 10: a token renewed by its own holder (issue 48) names the one it replaces, which works until the new one is
+  /* 10: a token renewed by its own holder names the one it replaces, which works until the new one is
    * first used or a day after its renewal (renewed_at) */ `
   ALTER TABLE member_tokens ADD COLUMN renewed_from TEXT;
   ALTER TABLE member_tokens ADD COLUMN renewed_at TEXT;

@@ -205,12 +205,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX history_purges_file ON history_purges (repo_id, flow_path, path, id);
   `,
-  // 3: SQLite's version 5, a checkout's bytes kept before it took the service's version (keep_copy, issue 41).
+  // 3: SQLite's version 5, a checkout's bytes kept before it took the service's version (keep_copy).
   `ALTER TABLE file_versions ADD COLUMN conflict_copy INTEGER;`,
   /* 4: SQLite's version 6 (who wrote a repository's config) */ `
   ALTER TABLE repo_configs ADD COLUMN written_by TEXT COLLATE "C";
   `,
-  /* 5: SQLite's version 7: when the size cap last removed versions of a repository (issue 41) */ `
+  /* 5: SQLite's version 7: when the size cap last removed versions of a repository */ `
   CREATE TABLE history_pruned (
     repo_id TEXT COLLATE "C" PRIMARY KEY REFERENCES repos (id),
     pruned_at TEXT COLLATE "C" NOT NULL,
@@ -218,7 +218,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     versions BIGINT NOT NULL
   );
   `,
-  /* 6: SQLite's version 8: the members of a team's service (issue 48) */ `
+  /* 6: SQLite's version 8: the members of a team's service */ `
   CREATE TABLE members (
     id TEXT COLLATE "C" PRIMARY KEY,
     name TEXT COLLATE "C" NOT NULL UNIQUE,
@@ -263,7 +263,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE history_purges ADD COLUMN member_id TEXT COLLATE "C";
   ALTER TABLE repo_configs ADD COLUMN member_id TEXT COLLATE "C";
   `,
-  /* 7: SQLite's version 9: the audit log (issue 48) */ `
+  /* 7: SQLite's version 9: the audit log */ `
   CREATE TABLE audit_events (
     id BIGINT PRIMARY KEY,
     at TEXT COLLATE "C" NOT NULL,
@@ -279,7 +279,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_events_at ON audit_events (at);
   `,
-  /* 8: SQLite's version 10: a renewed token names the one it replaces (issue 48) */ `
+  /* 8: SQLite's version 10: a renewed token names the one it replaces */ `
   ALTER TABLE member_tokens ADD COLUMN renewed_from TEXT COLLATE "C";
   ALTER TABLE member_tokens ADD COLUMN renewed_at TEXT COLLATE "C";
   `,

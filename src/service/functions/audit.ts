@@ -2,7 +2,7 @@ import { AuditLog, type AuditActor } from '../store/audit-log.ts';
 import type { ServiceStores } from './stores.ts';
 import type { CallContext, Implementations } from './types.ts';
 
-/** One call deleting this many files or more is a mass change, kept in the audit log (issue 48). */
+/** One call deleting this many files or more is a mass change, kept in the audit log. */
 export const BULK_DELETE_AUDIT = 50;
 
 /** The call's actor for the audit: its credential's member, or someone with the database itself (`--db`). */

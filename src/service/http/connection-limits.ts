@@ -6,7 +6,7 @@ import { tunable } from '../../host/index.ts';
 
 /** What an HTTP server of flowsync's (the service, the window's bridge) allows one connection and all of them. */
 export interface ConnectionLimits {
-  /** Connections held at once; the next ones are closed as they come (each is a file descriptor). */
+  /** Connections open at once; the next ones are closed as they come (each is a file descriptor). */
   maxConnections: number;
   /** A connection that sends and receives nothing for this long is closed. */
   idleMs: number;
@@ -20,7 +20,7 @@ export interface ConnectionLimits {
 
 /**
  * The limits of a server holding at most `maxConnections`. 19,995 idle connections to the bridge's port took every
- * descriptor the agent had (its limit was 20,000), and 150 uploads that never sent their body were held forever:
+ * descriptor the agent had (its limit was 20,000), and 150 uploads that never sent their body were kept open forever:
  * so connections are capped and nothing waits on a caller for long. An 8 MiB body needs 60 s at about 1.1 Mbit/s.
  * `FLOWSYNC_IDLE_TIMEOUT_MS` shrinks every time-out with it (tests set 1 s); the others keep their proportions.
  */
@@ -64,7 +64,7 @@ const SORT_OUT_SPACING = 5;
 const SORT_OUT_MIN_MS = 20;
 
 /**
- * Connections held at once, as a multiple of the cap, before a sorting is made at once, whatever the last one cost:
+ * Connections open at once, as a multiple of the cap, before a sorting is made at once, whatever the last one cost:
  * the bound on descriptors. It used to be node's `maxConnections`, which closes each new connection unseen,
  * whoever's it is: another user reopening 600 connections to the window's port had 22 of the user's 42 calls
  * closed so, 1,500 had 45 of 48. A sorting closes every stranger's connection and brings the rest down to the cap,

@@ -1,7 +1,7 @@
 import { tunable } from '../../host/index.ts';
 
 /**
- * How many calls one member may make (issue 48), per service process: a token bucket of `burst` calls, refilled at
+ * How many calls one member may make, per service process: a token bucket of `burst` calls, refilled at
  * `perSecond`. Far above an agent's pattern (a round is a few calls, the service check one a minute); its purpose is
  * that one runaway script cannot starve the team. With N processes behind a balancer, a member may make N× this.
  * The shared tokens are not limited (they behave as before members; a team still on one would share one bucket).

@@ -56,7 +56,7 @@ export function auditHash(row: Omit<AuditRow, 'sha256'>): string {
 const PAGE = 1000;
 
 /**
- * The audit log (issue 48): operator actions and mass changes, append-only (no function updates or deletes a row),
+ * The audit log: operator actions and mass changes, append-only (no function updates or deletes a row),
  * each row's SHA-256 covering its fields and the row before's, written under one lock so the chain has no fork.
  * It cannot stop someone who writes the database itself; `verify` names the first row that was changed, removed
  * or put in. Not a transaction itself: an event is written in the transaction of the change it records.

@@ -5,7 +5,7 @@ import { chunks, parameterList, textPerCount, valueRows } from '../db/rows.ts';
 import type { Caller } from './access-tokens.ts';
 
 /**
- * Who writes: the member whose credential made the call and that token's id (decided by the service, issue 48),
+ * Who writes: the member whose credential made the call and that token's id (decided by the service),
  * the writing client's name for its device (`dev@laptop:~/code/app`, as it says) and its scheme's kind.
  */
 export interface Writer {
@@ -186,7 +186,7 @@ export class FileHistory {
     memberBytes: number,
     now = nowIso(),
   ): Promise<number> {
-    // A member's conflict copies of one repository stay within `memberBytes` (issue 48): their oldest go to make
+    // A member's conflict copies of one repository stay within `memberBytes`: their oldest go to make
     // room, never another member's copies nor any file's versions. Counted under a lock per repository and member
     // (two of their checkouts keeping copies at once on Postgres would each count without the other's).
     await this.sql.lock(`conflict copies ${file.repoId} ${writer.memberId ?? ''}`);
@@ -392,7 +392,7 @@ export class FileHistory {
           : [];
       // First the conflict copies, oldest first: they were never any file's content on the service, and each is rank
       // 1 of its own path, so the ranks below never reach them; before, two large copies took another file from 8
-      // versions to 1 (issue 48's measurement).
+      // versions to 1 (measured with a 2-member team).
       while (excess > 0) {
         const copies = await this.sql.all<{ version: number; size: number }>(
           `SELECT version, size FROM file_versions WHERE repo_id = ? AND conflict_copy = 1
@@ -408,8 +408,8 @@ export class FileHistory {
         }
       }
       // First what is older than every file's last KEEP_PER_FILE versions, oldest first; only then, if that is not
-      // enough, each file's next-oldest in turn, one rank at a time (issue 41: oldest-first over the repository let
-      // one busy file push out every other file's history). A file's current version is never removed.
+      // enough, each file's next-oldest in turn, one rank at a time (oldest-first over the repository lets one busy
+      // file push out every other file's history). A file's current version is never removed.
       for (let keep = KEEP_PER_FILE; keep >= 1; keep--) {
         while (excess > 0) {
           const oldest = await this.sql.all<{ version: number; size: number }>(

@@ -175,7 +175,7 @@ export class MemberStore {
   }
 
   /**
-   * The embedded service's one member (issue 48): an operator named after the OS user, whom its shared tokens act
+   * The embedded service's one member: an operator named after the OS user, whom its shared tokens act
    * as, so that its history shows a name. Made once, under a fixed id (a later start with another OS user name keeps
    * the first); null when the name is another member's (a database `flowsync serve` shares with a team), or the
    * member was removed: the shared tokens then stay the shared members.

@@ -33,7 +33,7 @@ export interface TransferTable {
 
 export const TRANSFER_TABLES: readonly TransferTable[] = [
   { name: 'access_tokens', columns: ['kind', 'sha256', 'created_at'], key: ['sha256'] },
-  // The members (issue 48, format 2): their tokens' and invites' SHA-256 only, as access_tokens'.
+  // The members (format 2): their tokens' and invites' SHA-256 only, as access_tokens'.
   {
     name: 'members',
     columns: ['id', 'name', 'role', 'shared', 'created_at', 'created_by', 'removed_at', 'removed_by'],
@@ -229,7 +229,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     identity: 'id',
   },
   {
-    // The audit log (issue 48, format 2), moved whole: its hash chain verifies on the other side.
+    // The audit log (format 2), moved whole: its hash chain verifies on the other side.
     name: 'audit_events',
     columns: [
       'id',
@@ -248,7 +248,7 @@ export const TRANSFER_TABLES: readonly TransferTable[] = [
     numericKey: true,
   },
   {
-    // When the size cap last cut a repository's history (issue 41): moved with it, so the cut is still said.
+    // When the size cap last cut a repository's history: moved with it, so the cut is still said.
     name: 'history_pruned',
     columns: ['repo_id', 'pruned_at', 'cap_bytes', 'versions'],
     key: ['repo_id'],

@@ -14,7 +14,7 @@ export const EXPORT_VERSION = 3;
 
 /**
  * What each format added to the one before: whole tables, or columns at the end of a table's list. A file of an
- * older format has none of them; its rows are read as if those columns were null (issue 48's members: format 2).
+ * older format has none of them; its rows are read as if those columns were null (the members: format 2).
  */
 const ADDED: Record<number, Record<string, readonly string[] | 'table'>> = {
   2: {

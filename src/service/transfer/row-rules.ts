@@ -7,7 +7,7 @@ import type { Value } from './format.ts';
  * The service's own rules for what it stores of flows, applied to an export's rows before an import writes any: a
  * row the service would have refused in `sync_batch` (a path with `..`, absolute, with `\`, NUL, a control
  * character or an empty segment; a hash that is not the SHA-256 of the content) must not enter it by a file either
- * (issue 36: a crafted export put `flows/a/../../../.bashrc` in a team's database, and every agent that took the
+ * (a crafted export put `flows/a/../../../.bashrc` in a team's database, and every agent that took the
  * service's copy wrote it outside its repository). Returns why a row is refused, or null.
  */
 export function refusedRow(table: string, row: readonly Value[]): string | null {

@@ -8,8 +8,8 @@ import type { keptViews } from './helpers.ts';
 const TAKEN_NAMED = 5;
 
 /**
- * Every take of the team's changes is in Recent activity, and so a line in the running agent's terminal (issue
- * 46: 217 files deleted by one click, said nowhere): a few files each, more as one entry with the counts.
+ * Every take of the team's changes is in Recent activity, and so a line in the running agent's terminal
+ * (217 files deleted by one click must be said somewhere): a few files each, more as one entry with the counts.
  */
 export function takenEntries(
   activity: ActivityLog,

@@ -7,7 +7,7 @@ import type { AgentApi, MemberView } from '../contract.ts';
 import type { ApiHelpers } from './helpers.ts';
 
 /**
- * Settings → Service: who you are on a team's service, and joining it with an invite (issue 48), as
+ * Settings → Service: who you are on a team's service, and joining it with an invite, as
  * `flowsync whoami` and `flowsync login --invite` do in a terminal.
  */
 export function membershipMethods({ agent }: ApiHelpers): Pick<AgentApi, 'joinWithInvite' | 'whoAmI'> {

@@ -32,7 +32,7 @@ function listen(server: Server, where: { host: string; port: number } | { path: 
 
 /**
  * Listens on one port of both loopback addresses: fastify's server on 127.0.0.1, another on ::1. A browser opens a
- * `localhost` name on ::1 first, so a port the bridge held on 127.0.0.1 alone could be another user's on ::1, and
+ * `localhost` name on ::1 first, so a port the bridge had on 127.0.0.1 alone could be another user's on ::1, and
  * they would serve this run's window to the user's browser. A free port is found on ::1 and then taken on
  * 127.0.0.1 (another one when that is taken); a port the user chose must be free on both. Where the machine has no
  * ::1, nobody can listen there either. Returns the other server, if any.

@@ -106,7 +106,7 @@ function carryOut(c: ModelCheckout, plan: ServicePlan): void {
       ...(difference.raised ? { raised: true } : {}),
     });
   }
-  for (const { path, hash } of [...plan.adopt, ...plan.settle]) {
+  for (const { path, hash } of [...plan.adopt, ...plan.cleared]) {
     c.setBase(path, hash);
     c.rows.delete(path);
   }

@@ -32,7 +32,7 @@ export function ConfigForm({
 }) {
   const current = useQuery({ queryKey: ['repoConfig', root], queryFn: () => api.getRepoConfig({ root }) });
   // The form follows the loaded config, and a later refetch never overwrites a field the user has changed. Until
-  // the config arrives nothing can be edited: a reset on arrival would wipe what was typed (issue 9, item 9).
+  // the config arrives nothing can be edited: a reset on arrival would wipe what was typed.
   const form = useForm<Form>({
     resolver: zodResolver(formSchema),
     defaultValues: toForm({}),

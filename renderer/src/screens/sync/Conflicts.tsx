@@ -24,7 +24,7 @@ export function Conflicts(props: {
   if (list.length === 0) return null;
   /**
    * Settles conflicts once its user said so: taking the service's version, and any action on more than one file,
-   * asks first (issue 41: one click replaced an edit with no word). What was on disk is kept before it is replaced.
+   * asks first (one click never replaces an edit with no word). What was on disk is kept before it is replaced.
    */
   const settle: Settle = (side, files) => {
     const what =
@@ -105,7 +105,7 @@ function ConflictRow(props: {
         <td>{serviceSide(conflict)}</td>
         <td>
           {/* No base: never synced from this checkout (a worktree made the source): not an edit here. */}
-          {/* Of the disk now (issue 46), never of what was sent: an edit made while behind is "changed". */}
+          {/* Of the disk now, never of what was sent: an edit made while behind is "changed". */}
           {conflict.lost
             ? 'the only copy may be here: the service lost the version synced here'
             : HERE[hereSide({ disk: conflict.diskHash, base: conflict.baseHash })]}

@@ -8,11 +8,11 @@ import { ErrorLine } from '../common.tsx';
 import { NotWritten } from './NotWritten.tsx';
 
 /**
- * Files newer on the service and untouched here (a teammate's edits, issue 41): not a conflict, and not "synced"
+ * Files newer on the service and untouched here (a teammate's edits): not a conflict, and not "synced"
  * either; one action, Take them, which writes the service's copies to disk and touches nothing changed here (a file
  * edited meanwhile is not written, and said). When it would delete or overwrite more files here than the
  * repository deletes without asking, the agent takes none and lists them: a dialog names each, and only that list,
- * on those versions, is taken on its user's word (issue 46: one click deleted 217 files of a checkout).
+ * on those versions, is taken on its user's word (one click must not delete 217 files of a checkout).
  */
 export function Newer(props: { api: AgentApi; repo: RepositoryView; version: string; onChange: () => void }) {
   const { api, repo, onChange } = props;

@@ -37,7 +37,7 @@ export function Repository({
     },
     onSettled: onChange,
   });
-  const version = settledVersion(repo);
+  const version = restingVersion(repo);
   const detail = useQuery({
     queryKey: ['detail', repo.root, version],
     queryFn: () => api.repositoryDetail({ root: repo.root }),
@@ -70,8 +70,8 @@ export function Repository({
   );
 }
 
-/** Busy repositories change at every step: their flows are read again once the work settles. */
-function settledVersion(repo: RepositoryView): string {
+/** Busy repositories change at every step: their flows are read again once the engine rests. */
+function restingVersion(repo: RepositoryView): string {
   if (repo.phase === 'scanning' || repo.phase === 'syncing') return 'busy';
   const { counts } = repo;
   return [

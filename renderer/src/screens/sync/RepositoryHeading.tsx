@@ -1,9 +1,9 @@
 import type { RepositoryView } from '../../../../src/window/index.ts';
-import { inSyncOf, needsOf } from '../../../../src/protocol/index.ts';
+import { inSyncOf, needsOf, stateWord, type SyncState } from '../../../../src/protocol/index.ts';
 
 /** The card's heading: owner/name, its branch, and a badge with the word for its state. */
 export function RepositoryHeading({ repo }: { repo: RepositoryView }) {
-  const badge = badgeOf(repo);
+  const state = stateOf(repo);
   const waiting = needsOf(repo);
   return (
     <div className="row">
@@ -14,22 +14,19 @@ export function RepositoryHeading({ repo }: { repo: RepositoryView }) {
         </span>
       )}
       <span
-        className={`phase phase-${repo.phase}${badge === 'waiting for you' ? ' phase-waiting' : ''}`}
+        className={`phase phase-${repo.phase}${state === 'waiting for you' ? ' phase-waiting' : ''}`}
         data-testid="phase"
-        title={badge === 'waiting for you' ? waiting.map((need) => need.words).join(', ') : undefined}
+        title={state === 'waiting for you' ? waiting.map((need) => need.words).join(', ') : undefined}
       >
-        {badge}
+        {stateWord(state)}
       </span>
     </div>
   );
 }
 
-// At rest, the badge says the verdict every place says (inSyncOf): `in sync` only when it is, else `waiting for
-// you`, `behind` (files newer on the service), `pending`; "idle" said nothing of these (issue 46). A busy or
-// troubled engine says its phase. Another checkout is its source: not synced, which is not paused.
-function badgeOf(repo: RepositoryView): string {
-  if (repo.syncedFrom !== null) return 'not synced';
-  if (repo.phase === 'idle') return inSyncOf(repo).state;
-  // A refused token is "signed out" (issue 48: a member removed, a token revoked or expired): what to fix.
-  return repo.phase === 'unauthorized' ? 'signed out' : repo.phase;
+// The badge says the verdict every place says (inSyncOf), in the one word each place uses for it (stateWord): the
+// tray says `sending` and `newer on the service` where a badge of the engine's phase said `syncing` and `behind`.
+// Another checkout is its source: not synced, which is not paused.
+function stateOf(repo: RepositoryView): SyncState {
+  return repo.syncedFrom !== null ? 'not synced' : inSyncOf(repo).state;
 }

@@ -37,7 +37,7 @@ function keepCopy(
   if (sha256Hex(args.content) !== args.hash)
     throw new CallRefused('hash is not the SHA-256 of content.', { path: ['hash'] });
   // Bounded like any file (the agent never sends more), and each member's copies of a repository to a quarter
-  // of its history's cap: one member's copies can push out only their own older copies (issue 48).
+  // of its history's cap: one member's copies can push out only their own older copies.
   const size = Buffer.byteLength(args.content);
   const copyBytes = Math.floor(retention.bytes / 4);
   if (size > MAX_FILE_BYTES || size > copyBytes)

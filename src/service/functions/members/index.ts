@@ -1,4 +1,4 @@
-// The member functions (issue 48). Nobody, operators included, ever sees another member's token: an operator makes
+// The member functions. Nobody, operators included, ever sees another member's token: an operator makes
 // an invite, the member redeems it for a token that only their answer carries. Each change is one transaction that
 // bumps the members' epoch and writes its audit event, and is answered only once this process uses the new list.
 // Only this file is imported from outside the folder.
