@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { DEFAULT_SERVICE_URL, configuredServiceUrl, loadConfig } from '../agent/index.ts';
 import { defaultServiceDbPath, findRunningAgent, inPrivateFolder } from '../host/index.ts';
 import { embeddedSecrets, normalizeServiceUrl } from '../secrets/index.ts';
-import { bridgeAnswers } from '../window/index.ts';
 
 export function urlOption(): Option {
   return new Option(
@@ -38,7 +37,11 @@ export async function resolveService(flag: string | undefined): Promise<ServiceT
     const url = normalizeServiceUrl(given);
     return { url, secrets: url };
   }
-  const running = await findRunningAgent(bridgeAnswers);
+  // The window's bridge client, loaded when asked: every command's --help loads this module (for --url), and the
+  // window's module brought fastify, undici and SQLite with it.
+  const running = await findRunningAgent(async (agent) =>
+    (await import('../window/index.ts')).bridgeAnswers(agent),
+  );
   // The lock and the database are in one data folder: the running agent's embedded service is this database's. Its
   // socket is the one the lock names (an older lock names none: then the data folder's), in a folder only this user
   // enters.
