@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, configuredRepository, type AgentConfig } from '../../agent/index.ts';
-import { AgentLock, claimAgentLock } from '../../host/index.ts';
+import { AgentLock, claimAgentLock, type BridgeAnswers } from '../../host/index.ts';
 import type { FreshLook } from '../../sync/index.ts';
-import { bridgeAnswers } from '../../window/index.ts';
 
 /** How long closing the agent opened for the look is waited for: a look still waiting on the service is not. */
 const CLOSE_MS = 1000;
@@ -16,16 +15,18 @@ const CLOSE_MS = 1000;
  *
  * Returns each repository's look (by root); none for one that could not be looked at because another flowsync holds
  * the state now (an agent starting, a `flowsync sync`: it looks itself). A failure to open the agent (no token, say)
- * is every repository's look failing, with its words.
+ * is every repository's look failing, with its words. `answers`: whether a lock's owner answers on its bridge, given
+ * by status, which loads the window's client for it only when a lock names a live process (not when none runs).
  */
 export async function lookWithoutAgent(
   config: AgentConfig,
   serviceUrl: string | undefined,
   roots: readonly string[],
+  answers: BridgeAnswers,
 ): Promise<Map<string, FreshLook>> {
   const looks = new Map<string, FreshLook>();
   if (roots.length === 0) return looks;
-  const lock = await claimAgentLock('sync', bridgeAnswers);
+  const lock = await claimAgentLock('sync', answers);
   if (!(lock instanceof AgentLock)) return looks;
   let agent: Agent | null = null;
   try {

@@ -102,6 +102,7 @@ export function statusCommand(): Command {
             config,
             options.url,
             synced.map((status) => status.root),
+            windowAnswers,
           );
           for (const [root, look] of found) looks.set(root, lookView(root, look));
           every = read();
