@@ -30,7 +30,7 @@ export async function lookWithoutAgent(
   if (!(lock instanceof AgentLock)) return looks;
   let agent: Agent | null = null;
   try {
-    agent = await Agent.open({ config, serviceUrl });
+    agent = await Agent.open({ config, serviceUrl, stateUnchecked: true });
     const opened = agent;
     await Promise.all(
       roots.map(async (root) => {
