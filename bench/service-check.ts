@@ -73,7 +73,7 @@ export async function runServiceCheckBench(): Promise<BenchRow[]> {
           for (const file of flow.files) insert.run(repoId, flow.flow_path, file.path, file.hash, file.hash);
     })();
     const fullStart = process.cpuUsage();
-    for (const input of state.acknowledgedInputs(repoId).values())
+    for (const [, input] of state.acknowledgedInputs(repoId))
       createHash('sha256').update(input).digest('hex');
     const full = process.cpuUsage(fullStart);
     state.close();

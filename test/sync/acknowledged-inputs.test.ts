@@ -71,14 +71,14 @@ describe('acknowledgedInputs is flowHashInput of each flow with acknowledged fil
       for (const [path, hash] of row.acked) ack('flows/x', path, hash);
       for (const path of row.notAcked ?? []) local('flows/x', path);
       const expected = flowHashInput(row.acked.map(([path, hash]) => ({ path, hash })));
-      expect(state.acknowledgedInputs(repoId)).toEqual(new Map([['flows/x', expected]]));
+      expect(new Map(state.acknowledgedInputs(repoId))).toEqual(new Map([['flows/x', expected]]));
     });
 
   it('a flow with no acknowledged file is not in it; each flow has its own', () => {
     local('flows/none', 'a.yaml');
     ack('flows/y', 'a.yaml', 'h1');
     ack('flows/x', 'a.yaml', 'h2');
-    expect(state.acknowledgedInputs(repoId)).toEqual(
+    expect(new Map(state.acknowledgedInputs(repoId))).toEqual(
       new Map([
         ['flows/x', flowHashInput([{ path: 'a.yaml', hash: 'h2' }])],
         ['flows/y', flowHashInput([{ path: 'a.yaml', hash: 'h1' }])],
