@@ -31,8 +31,8 @@ export interface AgentOptions {
   /** The service to use; default $FLOWSYNC_URL, else the config's serviceUrl, else the embedded service. */
   serviceUrl?: string;
   /**
-   * Open the state without checking every page first (openState's quick_check): for \`flowsync status\`'s look, which
-   * has just read the state (a damage its reads met is rebuilt there); the check was a fifth of its CPU at 100,000
+   * Open the state without checking every page first (openState's quick_check): for `flowsync status`'s look, which
+   * has just read the state (a damage its reads met is rebuilt there); the check was an eighth of its CPU at 100,000
    * files (issue 50). The agent's start checks, as before.
    */
   stateUnchecked?: boolean;

@@ -19,8 +19,9 @@ const CLOSE_MS = 1000;
  * Returns each repository's look (by root); none for one that could not be looked at because another flowsync holds
  * the state now (an agent starting, a `flowsync sync`: it looks itself). A failure to open the agent (no token, say)
  * is every repository's look failing, with its words. With each look, the line of the rename waiting for the
- * repository (null: none), as the agent found it opening it: status says it without asking git once more. `answers`: whether a lock's owner answers on its bridge, given
- * by status, which loads the window's client for it only when a lock names a live process (not when none runs).
+ * repository (null: none), as the agent found it opening it: status says it without asking git once more.
+ * `answers`: whether a lock's owner answers on its bridge, given by status, which loads the window's client for it
+ * only when a lock names a live process (not when none runs).
  */
 export async function lookWithoutAgent(
   config: AgentConfig,
