@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { createClient } from '../src/client/index.ts';
-import { flowHashInput } from '../src/protocol/index.ts';
 import { SERVICE_CHECK_MS, SyncState } from '../src/sync/index.ts';
 import { cpuSeconds } from './proc.ts';
 import { sequentialLatency, type BenchRow } from './report.ts';
@@ -74,13 +73,8 @@ export async function runServiceCheckBench(): Promise<BenchRow[]> {
           for (const file of flow.files) insert.run(repoId, flow.flow_path, file.path, file.hash, file.hash);
     })();
     const fullStart = process.cpuUsage();
-    const expected = new Map<string, { path: string; hash: string }[]>();
-    for (const file of state.acknowledged(repoId)) {
-      const list = expected.get(file.flowPath) ?? [];
-      list.push({ path: file.path, hash: file.ackedHash });
-      expected.set(file.flowPath, list);
-    }
-    for (const list of expected.values()) createHash('sha256').update(flowHashInput(list)).digest('hex');
+    for (const [, input] of state.acknowledgedInputs(repoId))
+      createHash('sha256').update(input).digest('hex');
     const full = process.cpuUsage(fullStart);
     state.close();
 

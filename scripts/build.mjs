@@ -101,6 +101,11 @@ for (const { folder, input, plugins } of bundles) {
         // The service in chunks of its own, but for the small modules others take from it (its errors, the
         // connection limits the window's bridge shares): rolldown merged those and the whole service into one chunk,
         // so `flowsync start` with a service of its own loaded the service, its database drivers (pg) and routes.
+        // The window (its contract's schemas, its bridge's server and fastify) in a chunk of its own: rolldown merged
+        // into it the sync modules it shares with the agent (reconcile, the service side), so the agent's chunk
+        // imported it, and `flowsync status`'s look at the service with no agent running loaded fastify and the
+        // window's 350 schemas with the agent (issue 50).
+        { name: 'window', test: /[\\/]src[\\/]window[\\/]/ },
         {
           name: 'service',
           test: /[\\/]src[\\/]service[\\/](?!errors\.ts$|http[\\/]connection-limits\.ts$)/,

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
-import { buildConnector } from 'undici';
+import type { buildConnector as UndiciConnector } from 'undici';
+import { buildConnector } from './undici-parts.ts';
 
 /** The code of the error a connection to another user's listener (or one whose owner is unknown) fails with. */
 export const FOREIGN_LISTENER = 'FOREIGN_LISTENER';
@@ -22,7 +23,7 @@ export interface ConnectionEnds {
  * /proc/net/tcp and tcp6 took 20-50 ms here (122 sockets, 2 cores at a load of 20-30), and the pool keeps its few
  * connections open for many calls. With `socketPath`, connections go through that Unix socket instead.
  */
-export function ownListenerConnector(baseUrl: string, socketPath?: string): buildConnector.connector {
+export function ownListenerConnector(baseUrl: string, socketPath?: string): UndiciConnector.connector {
   const connect = buildConnector(socketPath ? { socketPath } : {});
   return (options, callback) =>
     connect(options, (error, socket) => {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool as UndiciPool } from 'undici';
+import { Pool } from './undici-parts.ts';
 import { API_PREFIX, type Envelope } from '../protocol/index.ts';
 import { parseAnswer } from './answer.ts';
 import { TransportError, ProtocolError } from './errors.ts';
@@ -59,7 +60,7 @@ export function openTransport({ base, baseUrl, retry, socketPath }: TransportOpt
 }
 
 async function send(
-  pool: Pool,
+  pool: UndiciPool,
   { baseUrl, basePath, retry }: { baseUrl: string; basePath: string; retry: RetryOptions },
   { spec, body, authorization, traceId, timeoutMs, signal, writer }: OutgoingCall,
 ): Promise<Reply> {

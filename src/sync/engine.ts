@@ -379,8 +379,7 @@ export class SyncEngine extends EventEmitter<EngineEvents> {
    */
   lookNow({ waitMs, oneShot = false }: { waitMs?: number; oneShot?: boolean } = {}): Promise<FreshLook> {
     const atRest = this.facts.phase === 'idle' && !this.stopped && !this.paused;
-    const learned = () =>
-      this.round.lookedAt !== null || this.options.state.acknowledgedCount(this.repoId) > 0;
+    const learned = () => this.round.lookedAt !== null || this.options.state.hasAcknowledged(this.repoId);
     if (!atRest || !learned()) return Promise.resolve(notLooked(this.lastLook()));
     return this.looks.now({ ...(waitMs !== undefined && { waitMs }), round: !oneShot });
   }

@@ -172,23 +172,22 @@ export class ServiceCheck {
   /** Each flow's aggregate of what this checkout acknowledged (null: nothing), as the service would list it. */
   private acknowledgedAggregates(flowPaths: readonly string[] | null): Map<string, string | null> {
     const { state } = this.port;
-    const byFlow = new Map<string, { path: string; hash: string }[]>();
-    const rows =
+    const inputs =
       flowPaths === null
-        ? state.acknowledged(this.port.repoId)
-        : flowPaths.flatMap((flowPath) =>
-            state
-              .filesOfFlow(this.port.repoId, flowPath)
-              .flatMap((file) => (file.ackedHash === null ? [] : [{ ...file, ackedHash: file.ackedHash }])),
+        ? state.acknowledgedInputs(this.port.repoId)
+        : new Map(
+            flowPaths.flatMap((flowPath) => {
+              const files = state
+                .filesOfFlow(this.port.repoId, flowPath)
+                .flatMap((file) =>
+                  file.ackedHash === null ? [] : [{ path: file.path, hash: file.ackedHash }],
+                );
+              return files.length === 0 ? [] : [[flowPath, flowHashInput(files)] as const];
+            }),
           );
-    for (const file of rows) {
-      const files = byFlow.get(file.flowPath) ?? [];
-      files.push({ path: file.path, hash: file.ackedHash });
-      byFlow.set(file.flowPath, files);
-    }
     const aggregates = new Map<string, string | null>();
-    for (const [flowPath, files] of byFlow)
-      aggregates.set(flowPath, createHash('sha256').update(flowHashInput(files)).digest('hex'));
+    for (const [flowPath, input] of inputs)
+      aggregates.set(flowPath, createHash('sha256').update(input).digest('hex'));
     return aggregates;
   }
 
@@ -262,7 +261,7 @@ export class ServiceCheck {
         (c) => `${c.flowPath}\0${c.path}`,
       ),
     );
-    if (state.acknowledgedCount(this.port.repoId) > 0) await this.check({ round: false }).catch(() => 0);
+    if (state.hasAcknowledged(this.port.repoId)) await this.check({ round: false }).catch(() => 0);
     return known;
   }
 }

@@ -85,7 +85,7 @@ export class ServiceRound {
   async learnService(): Promise<void> {
     const { state, client } = this.options;
     if (this.learned) return;
-    this.learned = state.acknowledgedCount(this.repoId) > 0;
+    this.learned = state.hasAcknowledged(this.repoId);
     if (this.learned) return;
     const me = await whoIsMe(this.repo);
     const listed = await listServiceFiles(client, this.serviceRepo, null);

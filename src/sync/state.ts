@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
+import { flowHashInput } from '../protocol/index.ts';
 import { FILE_SIDE_SQL } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
 import {
@@ -29,6 +30,9 @@ import type {
   RepoCounts,
   RepoRecord,
 } from './state-records.ts';
+
+/** A character above U+FFFF (a surrogate pair in JavaScript's strings). */
+const ABOVE_BMP = /[\u{10000}-\u{10FFFF}]/u;
 
 /**
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
@@ -267,16 +271,23 @@ export class SyncState {
       ),
       releaseSource: db.prepare('DELETE FROM sources WHERE service = ? AND root = ?'),
       forgetRepo: db.prepare('DELETE FROM repos WHERE root = ? AND service = ?'),
-      acknowledged: db.prepare(
-        `SELECT flow_path AS flowPath, path, acked_hash AS ackedHash, local_hash AS localHash, warning FROM files
-         WHERE repo_id = ? AND acked_hash IS NOT NULL ORDER BY flow_path, path`,
-      ),
+      // flowHashInput's lines made by SQLite: one string per flow, not an object per file (issue 50: 100,000 files
+      // read as rows took 0.5 s of `flowsync status`'s CPU, as one string per flow 0.07 s).
+      acknowledgedInputs: db
+        .prepare(
+          `SELECT flow_path, group_concat(path || char(0) || acked_hash || char(10), '' ORDER BY path) FROM files
+           WHERE repo_id = ? AND acked_hash IS NOT NULL GROUP BY flow_path`,
+        )
+        .raw(),
       bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
       setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
       // 0: its service answered that it is one of the spec alone; a later 'takes bases' (1) wins over it.
       setSpecAlone: db.prepare('UPDATE repos SET bases = 0 WHERE id = ? AND bases IS NULL'),
       acknowledgedCount: db
         .prepare('SELECT count(*) FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL')
+        .pluck(),
+      hasAcknowledged: db
+        .prepare('SELECT EXISTS (SELECT 1 FROM files WHERE repo_id = ? AND acked_hash IS NOT NULL)')
         .pluck(),
       checkoutId: db.prepare('SELECT checkout_id FROM repos WHERE id = ?').pluck(),
       repoKey: db.prepare('SELECT root, service FROM repos WHERE id = ?'),
@@ -720,21 +731,24 @@ export class SyncState {
     })();
   }
 
-  /** Every file the service acknowledged, by flow, one row at a time: what the service should list. */
-  acknowledged(repoId: number): IterableIterator<{
-    flowPath: string;
-    path: string;
-    ackedHash: string;
-    localHash: string | null;
-    warning: string | null;
-  }> {
-    return this.statements.acknowledged.iterate(repoId) as IterableIterator<{
-      flowPath: string;
-      path: string;
-      ackedHash: string;
-      localHash: string | null;
-      warning: string | null;
-    }>;
+  /**
+   * Each flow's acknowledged files as flowHashInput puts them (`path NUL hash` lines in order), by flow: what the
+   * service's aggregate of the flow is the SHA-256 of, when it holds what this checkout acknowledged. SQLite orders
+   * paths by their UTF-8 bytes, flowHashInput by UTF-16 code units: the two differ only where a character above
+   * U+FFFF meets one from U+E000 up, so a flow with any above U+FFFF is put in flowHashInput's own order.
+   */
+  *acknowledgedInputs(repoId: number): Generator<[flowPath: string, input: string]> {
+    // One at a time, dropped once hashed: 1,000 strings of 10 KB held together were copied at each young collection.
+    const reordered: string[] = [];
+    const rows = this.statements.acknowledgedInputs.iterate(repoId) as IterableIterator<[string, string]>;
+    for (const [flowPath, input] of rows)
+      if (ABOVE_BMP.test(input)) reordered.push(flowPath);
+      else yield [flowPath, input];
+    // After that read: the connection runs one statement at a time.
+    for (const flowPath of reordered) {
+      const files = this.filesOfFlow(repoId, flowPath).filter((file) => file.ackedHash !== null);
+      yield [flowPath, flowHashInput(files.map((file) => ({ path: file.path, hash: file.ackedHash ?? '' })))];
+    }
   }
 
   /** Whether this repository's service said once that it takes bases. */
@@ -759,6 +773,11 @@ export class SyncState {
   /** Files the service acknowledged: what a share of deletions is measured against. */
   acknowledgedCount(repoId: number): number {
     return this.statements.acknowledgedCount.get(repoId) as number;
+  }
+
+  /** Whether the service acknowledged any file of it: one row looked for, not all of them counted. */
+  hasAcknowledged(repoId: number): boolean {
+    return this.statements.hasAcknowledged.get(repoId) === 1;
   }
 
   /** The folder the state file is in: flowsync's data folder, named when it cannot be written. */

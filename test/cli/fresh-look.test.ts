@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
-import type { CliResult } from '../support/cli.ts';
+import { FLOWSYNC_BIN, packagesLoadedBy, type CliResult } from '../support/cli.ts';
 import { eventually } from '../support/repo.ts';
 import { startTeam, type Team } from '../support/team.ts';
 
@@ -61,6 +61,14 @@ interface JsonStatus {
 }
 
 describe('"in sync" only after a fresh look at the service', () => {
+  it("with no agent running, status's look loads what it needs only: the service's client, not the window's server", async () => {
+    const { ada } = await teammateEdits(false);
+    // Issue 50: the agent opened for the look imported the window's chunk, and with it fastify and 350 schemas.
+    const loaded = packagesLoadedBy(FLOWSYNC_BIN, ['status'], ada.env);
+    expect(loaded).toContain('undici'); // it looked at the service
+    expect(loaded).not.toContain('fastify');
+  });
+
   it("with no agent running, status looks at the service: a teammate's edit is newer at once (exit 5); a service that does not answer is said (exit 3)", async () => {
     const { ada, edit } = await teammateEdits(false);
     await edit();

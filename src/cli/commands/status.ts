@@ -90,6 +90,8 @@ export function statusCommand(): Command {
       };
       let every: RepositoryStatus[] = read();
       const looks = new Map((agentView?.looks ?? []).map((look) => [look.root, look]));
+      // The renames the look found opening its repositories: not asked of git a second time (issue 50).
+      const renames = new Map<string, string | null>();
       if (!running && service !== EMBEDDED_SERVICE) {
         // No agent: status looks itself, at what synced with the current service, and reads again what it recorded.
         // (The embedded service runs inside the agent: with none running, nobody wrote there since it stopped.)
@@ -102,8 +104,12 @@ export function statusCommand(): Command {
             config,
             options.url,
             synced.map((status) => status.root),
+            windowAnswers,
           );
-          for (const [root, look] of found) looks.set(root, lookView(root, look));
+          for (const [root, look] of found) {
+            looks.set(root, lookView(root, look));
+            if (look.rename !== undefined) renames.set(root, look.rename);
+          }
           every = read();
         }
       }
@@ -111,7 +117,10 @@ export function statusCommand(): Command {
       const statuses = await Promise.all(
         (options.all ? every : every.filter((status) => status.current)).map(async (status) =>
           withVerdict(
-            withNothing(withPaused(await withRename(withLive(status, live), config), config), config),
+            withNothing(
+              withPaused(await withRename(withLive(status, live), config, renames), config),
+              config,
+            ),
             agent,
             status.current ? looks.get(status.root) : undefined,
           ),
@@ -265,12 +274,16 @@ interface LiveFacts {
 
 /**
  * The status with the rename waiting for it, if its origin (or the config) names it otherwise now: `rename` is the
- * line that says what to do, null when there is none (or the folder cannot be read now).
+ * line that says what to do, null when there is none (or the folder cannot be read now). `found`: what the look
+ * found opening the current service's repositories, said as it is rather than asked of git again.
  */
 async function withRename<T extends RepositoryStatus>(
   status: T,
   config: AgentConfig,
+  found: ReadonlyMap<string, string | null>,
 ): Promise<T & { rename: string | null }> {
+  const known = status.current ? found.get(status.root) : undefined;
+  if (known !== undefined) return { ...status, rename: known };
   const configured = configuredRepository(config, status.root);
   const renamed = await pendingRename(status, configured).catch(() => null);
   return { ...status, rename: renamed?.message ?? null };
