@@ -33,7 +33,7 @@ export interface AgentOptions {
   /**
    * Open the state without checking every page first (openState's quick_check): for `flowsync status`'s look, which
    * has just read the state (a damage its reads met is rebuilt there); the check was an eighth of its CPU at 100,000
-   * files (issue 50). The agent's start checks, as before.
+   * files. The agent's start checks, as before.
    */
   stateUnchecked?: boolean;
   /** Engine timings, for tests that cannot wait a minute for a back-off. */

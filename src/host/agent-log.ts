@@ -22,7 +22,7 @@ export function agentLog(at?: string): Logger {
   // Sized and summed up while running: a request that logs a stack cannot fill the disk (openLogFile).
   const file = openLogFile(path);
   // pino (and its ten packages) loaded on the first line logged, not with every module that may log: `flowsync
-  // status`'s look at the service opens an agent that logs nothing (issue 50: 0.04-0.08 s of its CPU).
+  // status`'s look at the service opens an agent that logs nothing (0.04-0.08 s of its CPU).
   const pino = require('pino') as typeof Pino;
   const logger = pino(
     {

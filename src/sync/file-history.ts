@@ -188,7 +188,7 @@ export function sideDiff(
   if ('missing' in from.side) return { missing: from.side.missing };
   if ('missing' in to.side) return { missing: to.side.missing };
   // diff (its CommonJS build) loaded when a diff is made, not with the modules beside this one: `flowsync status`
-  // loaded it with the agent it opens for its look, 25 ms of CPU (issue 50).
+  // loaded it with the agent it opens for its look, 25 ms of CPU.
   const { createTwoFilesPatch } = require('diff') as { createTwoFilesPatch: typeof CreatePatch };
   const patch = createTwoFilesPatch(
     `${file} (${from.label})`,

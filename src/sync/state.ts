@@ -271,7 +271,7 @@ export class SyncState {
       ),
       releaseSource: db.prepare('DELETE FROM sources WHERE service = ? AND root = ?'),
       forgetRepo: db.prepare('DELETE FROM repos WHERE root = ? AND service = ?'),
-      // flowHashInput's lines made by SQLite: one string per flow, not an object per file (issue 50: 100,000 files
+      // flowHashInput's lines made by SQLite: one string per flow, not an object per file (100,000 files
       // read as rows took 0.5 s of `flowsync status`'s CPU, as one string per flow 0.07 s).
       acknowledgedInputs: db
         .prepare(

@@ -90,7 +90,7 @@ export function statusCommand(): Command {
       };
       let every: RepositoryStatus[] = read();
       const looks = new Map((agentView?.looks ?? []).map((look) => [look.root, look]));
-      // The renames the look found opening its repositories: not asked of git a second time (issue 50).
+      // The renames the look found opening its repositories: not asked of git a second time.
       const renames = new Map<string, string | null>();
       if (!running && service !== EMBEDDED_SERVICE) {
         // No agent: status looks itself, at what synced with the current service, and reads again what it recorded.
