@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DOCTOR_CHECKS, doctorReportSchema } from '../../src/protocol/index.ts';
 import {
   agentOnService,
+  NO_KEYCHAIN,
   startProgram,
   writeAgentConfig,
   type AgentOnService,
@@ -169,7 +170,7 @@ describe('flowsync doctor', () => {
 
     const absent = await doctor([], {
       FLOWSYNC_TOKEN: '',
-      DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(user.home, 'no-bus')}`,
+      ...NO_KEYCHAIN,
       DISPLAY: '',
     });
     expect(absent.code).toBe(1);
@@ -182,7 +183,7 @@ describe('flowsync doctor', () => {
     );
     // A token in the environment carries sync without a keychain: a warning, not a failure.
     const carried = await doctor([], {
-      DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(user.home, 'no-bus')}`,
+      ...NO_KEYCHAIN,
       DISPLAY: '',
     });
     expect(carried.stdout).toContain('; FLOWSYNC_TOKEN from the environment is used');
