@@ -7,7 +7,8 @@ import {
   type ClientAuth,
 } from '../client/index.ts';
 import type { RedeemInviteValue } from '../protocol/index.ts';
-import type { SecretKind } from '../secrets/index.ts';
+import { hostname } from 'node:os';
+import type { SecretKind, SecretStore } from '../secrets/index.ts';
 import { NOT_AN_OPERATOR, claimKey, claimLine, gitEmails, unclaimedLine, unusable } from './key-owner.ts';
 
 export const SECRET_NAMES: Record<SecretKind, string> = {
@@ -103,4 +104,22 @@ function refusal(kind: SecretKind, url: string, error: RemoteError): string {
     return `that is a user token, not an admin token.`;
   }
   return `${url} does not accept this ${SECRET_NAMES[kind]}: check it was copied whole (\`flowsync serve\` prints both tokens on first start).`;
+}
+
+/** What a member token is for, in `member list`: the name its user gave, else this machine's (60 characters at most). */
+export function deviceLabel(given?: string): string {
+  return (given ?? hostname()).slice(0, 60) || 'device';
+}
+
+/**
+ * A redeemed invite's token kept in the keychain, under this service's name: an operator's is also the admin token
+ * (`Admin` for their functions). `flowsync login --invite` and the window's "Join with an invite" keep it so.
+ */
+export async function keepMemberTokens(
+  store: SecretStore,
+  secretsUrl: string,
+  { token, role }: Pick<RedeemInviteValue, 'token' | 'role'>,
+): Promise<void> {
+  await store.set(secretsUrl, 'access-token', token);
+  if (role === 'operator') await store.set(secretsUrl, 'admin-token', token);
 }

@@ -42,7 +42,15 @@ export type { AgentOptions } from './agent-parts.ts';
 export type { WatchedRepository } from './repository-table.ts';
 export { readRepositoryStatuses, type RepositoryStatus } from './status.ts';
 export { EMBEDDED_SERVICE, configuredServiceUrl, serviceKeyOf } from './service-key.ts';
-export { SECRET_NAMES, SecretRefused, checkSecret, claimApiKey, redeemInvite } from './credentials.ts';
+export {
+  SECRET_NAMES,
+  SecretRefused,
+  checkSecret,
+  claimApiKey,
+  deviceLabel,
+  keepMemberTokens,
+  redeemInvite,
+} from './credentials.ts';
 export {
   REPO_CONFIG_FILE,
   RepoConfigFileError,

@@ -1,6 +1,7 @@
 import type { RemoteClient } from '../client/index.ts';
 import type { SecretKind, SecretStore } from '../secrets/index.ts';
-import type { WorkflowStateCacheValue } from '../protocol/index.ts';
+import type { RedeemInviteValue, WorkflowStateCacheValue } from '../protocol/index.ts';
+import { keepMemberTokens } from './credentials.ts';
 import { claimKey, gitEmails, keyOwnerView, registerKey, trackerUsers } from './key-owner.ts';
 import { myOpenTasks } from './my-tasks.ts';
 
@@ -40,9 +41,8 @@ export class TeamCalls {
   }
 
   /** An invite's token kept: an operator's is also the admin token, as `flowsync login --invite` keeps it. */
-  async keepJoinTokens({ token, role }: { token: string; role: string }): Promise<void> {
-    await this.keepSecret('access-token', token);
-    if (role === 'operator') await this.keepSecret('admin-token', token);
+  keepJoinTokens(value: Pick<RedeemInviteValue, 'token' | 'role'>): Promise<void> {
+    return keepMemberTokens(this.agent.secrets, this.agent.secretsUrl, value);
   }
 
   /** Who this agent's token is on the team's service. */

@@ -1,5 +1,4 @@
-import { hostname } from 'node:os';
-import { redeemInvite as exchangeInvite } from '../../agent/index.ts';
+import { deviceLabel, keepMemberTokens, redeemInvite as exchangeInvite } from '../../agent/index.ts';
 import { printable, tokenLabel, tokenPasteProblem } from '../../protocol/index.ts';
 import { accountFor, createSecretStore, SECRET_ENV_VARS } from '../../secrets/index.ts';
 import { readSecret } from '../read-secret.ts';
@@ -26,7 +25,7 @@ export async function redeemInvite(
   const problem = tokenPasteProblem(invite, 'invite');
   if (problem) throw new UsageError(problem);
 
-  const label = (options.label ?? hostname()).slice(0, 60) || 'device';
+  const label = deviceLabel(options.label);
   const value = await exchangeInvite(url, invite, label);
   const you = `You are ${value.member} (${value.role}) on ${url}.`;
   const name = tokenLabel('member', value.token_id.replace(/^fsm_/, ''));
@@ -38,8 +37,7 @@ export async function redeemInvite(
     );
     return;
   }
-  await store.set(secrets, 'access-token', value.token);
-  if (value.role === 'operator') await store.set(secrets, 'admin-token', value.token);
+  await keepMemberTokens(store, secrets, value);
   process.stdout.write(
     `${printable(`${you} Token ${name} ("${label}") is in the OS keychain (flowsync / ${accountFor(secrets, 'access-token')}); it expires ${value.expires_at.slice(0, 10)}.`)}\n`,
   );

@@ -1,8 +1,7 @@
-import { hostname } from 'node:os';
 import { RemoteError } from '../../client/index.ts';
 import { tokenPasteProblem, type WhoamiValue } from '../../protocol/index.ts';
 import { KeychainUnavailable, SECRET_ENV_VARS } from '../../secrets/index.ts';
-import { AgentApiError, redeemInvite } from '../../agent/index.ts';
+import { AgentApiError, deviceLabel, redeemInvite } from '../../agent/index.ts';
 import type { AgentApi, MemberView } from '../contract.ts';
 import type { ApiHelpers } from './helpers.ts';
 
@@ -28,7 +27,7 @@ export function membershipMethods({ agent }: ApiHelpers): Pick<AgentApi, 'joinWi
           `No OS keychain is reachable to keep your token, and an invite works once: redeem it in a terminal with \`flowsync login --invite --print-token\` and set ${SECRET_ENV_VARS['access-token']} in the agent's environment.`,
         );
       // What the token is for, in `member list`: this machine's name unless the window gave one.
-      const device = label ?? (hostname().slice(0, 60) || 'device');
+      const device = deviceLabel(label);
       const value = await redeemInvite(agent.serviceUrl, invite, device);
       try {
         await agent.team.keepJoinTokens(value);
