@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 const TEST = fileURLToPath(new URL('../test/', import.meta.url));
 
 /** Each folder's heading, in the order the index lists them. */
-export const FOLDERS = [
+const FOLDERS = [
   ['agent', 'The agent: its configuration, repositories, credentials and errors'],
   ['cli', 'The commands, run as a user runs them (real processes, real services, real git)'],
   ['client', 'The client: what any service may answer, hostile ones included'],
@@ -36,7 +36,7 @@ Each file below with the rule it proves (the first sentence of its own comment, 
 `;
 
 /** The test files of a folder (not of its subfolders), by name. */
-export function testFiles(folder) {
+function testFiles(folder) {
   return readdirSync(join(TEST, folder), { withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts'))
     .map((entry) => entry.name)
@@ -61,7 +61,7 @@ function provesOf(source) {
   return (cut.charAt(0).toUpperCase() + cut.slice(1)).replaceAll('|', '\\|');
 }
 
-export function testIndex() {
+function testIndex() {
   const sections = FOLDERS.map(([folder, heading]) => {
     const rows = testFiles(folder).map((name) => {
       const path = `${folder}/${name}`;
