@@ -4,7 +4,6 @@
  * a repository of 100,000 files (1,000 flows of 100) on the real `flowsync serve`, and 50 agents checking it.
  * Run: npm run bench -- service-check
  */
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,9 +72,12 @@ export async function runServiceCheckBench(): Promise<BenchRow[]> {
           for (const file of flow.files) insert.run(repoId, flow.flow_path, file.path, file.hash, file.hash);
     })();
     const fullStart = process.cpuUsage();
-    for (const [, input] of state.acknowledgedInputs(repoId))
-      createHash('sha256').update(input).digest('hex');
+    state.acknowledgedAggregates(repoId);
     const full = process.cpuUsage(fullStart);
+    // Made once, the aggregates are kept in the state until an acknowledged file of their flow changes.
+    const keptStart = process.cpuUsage();
+    state.acknowledgedAggregates(repoId);
+    const kept = process.cpuUsage(keptStart);
     state.close();
 
     const per = (ms: number) => `${ms.toFixed(1)} ms`;
@@ -112,8 +114,15 @@ export async function runServiceCheckBench(): Promise<BenchRow[]> {
         met: null,
       },
       {
-        metric: 'agent CPU per full check (read 100,000 acknowledged files, hash 1,000 aggregates)',
+        metric:
+          'agent CPU per full check, aggregates made (read 100,000 acknowledged files, hash 1,000 flows)',
         value: per((full.user + full.system) / 1000),
+        target: '',
+        met: null,
+      },
+      {
+        metric: 'agent CPU per full check, aggregates kept (read 1,000 kept in the state)',
+        value: per((kept.user + kept.system) / 1000),
         target: '',
         met: null,
       },

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { FILE_VERSIONS_PAGE_MAX, flowHashInput } from '../protocol/index.ts';
+import { FILE_VERSIONS_PAGE_MAX } from '../protocol/index.ts';
 import {
   changedSince,
   flowsToCompare,
@@ -82,7 +81,8 @@ export class ServiceCheck {
     const scope = flowsToCompare({
       listed: listedNow,
       last,
-      acknowledged: this.acknowledgedAggregates(
+      acknowledged: state.acknowledgedAggregates(
+        this.port.repoId,
         last === null ? null : [...new Set([...changedSince(listedNow, last), ...ackedHere])],
       ),
       ackedHere,
@@ -167,28 +167,6 @@ export class ServiceCheck {
       repo_name: this.port.repo.name,
     });
     return new Map(flows.map((flow) => [flow.flow_path, flow.files > 0 ? flow.hash : null]));
-  }
-
-  /** Each flow's aggregate of what this checkout acknowledged (null: nothing), as the service would list it. */
-  private acknowledgedAggregates(flowPaths: readonly string[] | null): Map<string, string | null> {
-    const { state } = this.port;
-    const inputs =
-      flowPaths === null
-        ? state.acknowledgedInputs(this.port.repoId)
-        : new Map(
-            flowPaths.flatMap((flowPath) => {
-              const files = state
-                .filesOfFlow(this.port.repoId, flowPath)
-                .flatMap((file) =>
-                  file.ackedHash === null ? [] : [{ path: file.path, hash: file.ackedHash }],
-                );
-              return files.length === 0 ? [] : [[flowPath, flowHashInput(files)] as const];
-            }),
-          );
-    const aggregates = new Map<string, string | null>();
-    for (const [flowPath, input] of inputs)
-      aggregates.set(flowPath, createHash('sha256').update(input).digest('hex'));
-    return aggregates;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { ACKED_AGGREGATES_SCHEMA } from './state-aggregates.ts';
 
 /*
  * The state's tables and their migrations, in the order they were added: a state file made by any older flowsync
@@ -128,6 +129,8 @@ const SCHEMA = [
   `CREATE INDEX files_warned ON files (repo_id) WHERE warning IS NOT NULL;`,
   // Each repository's counts as the agent that last wrote the state left them (JSON; state-counts.ts).
   `ALTER TABLE repos ADD COLUMN counts TEXT;`,
+  // Each flow's aggregate of what this checkout acknowledged, kept by triggers (state-aggregates.ts).
+  ACKED_AGGREGATES_SCHEMA,
 ];
 
 /** Brings a state database to the newest schema, in one transaction. */

@@ -1,7 +1,6 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { ensurePrivateFile } from '../host/index.ts';
-import { flowHashInput } from '../protocol/index.ts';
 import { FILE_SIDE_SQL } from './three-way.ts';
 import { migrateState } from './state-schema.ts';
 import {
@@ -22,6 +21,7 @@ import { DeletionMarks } from './state-deletions.ts';
 import { GitHeldMarks } from './state-motions.ts';
 import { PresenceMarks } from './state-presence.ts';
 import { StateCounts } from './state-counts.ts';
+import { AcknowledgedAggregates } from './state-aggregates.ts';
 import type {
   FileConflict,
   FileRecord,
@@ -30,9 +30,6 @@ import type {
   RepoCounts,
   RepoRecord,
 } from './state-records.ts';
-
-/** A character above U+FFFF (a surrogate pair in JavaScript's strings). */
-const ABOVE_BMP = /[\u{10000}-\u{10FFFF}]/u;
 
 /**
  * The agent's memory, one SQLite file (WAL) for all repositories. For each file it keeps what is on disk (size,
@@ -61,6 +58,8 @@ export class SyncState {
 
   /** Each repository's counts, kept by the agent that last wrote the state (state-counts.ts). */
   private readonly counted: StateCounts;
+  /** Each flow's aggregate of what was acknowledged, kept in the state (state-aggregates.ts). */
+  private readonly aggregates: AcknowledgedAggregates;
 
   /** `reader`: opened to read what the agent left (`status`), which uses the counts it kept. */
   constructor(path: string, { reader = false }: { reader?: boolean } = {}) {
@@ -88,6 +87,7 @@ export class SyncState {
     this.gitHeld = new GitHeldMarks(this.db);
     this.presence = new PresenceMarks(this.db);
     this.counted = new StateCounts(this.db, reader);
+    this.aggregates = new AcknowledgedAggregates(this.db, reader, (write) => this.counted.aside(write));
 
     const db = this.db;
     this.statements = {
@@ -271,14 +271,6 @@ export class SyncState {
       ),
       releaseSource: db.prepare('DELETE FROM sources WHERE service = ? AND root = ?'),
       forgetRepo: db.prepare('DELETE FROM repos WHERE root = ? AND service = ?'),
-      // flowHashInput's lines made by SQLite: one string per flow, not an object per file (100,000 files
-      // read as rows took 0.5 s of `flowsync status`'s CPU, as one string per flow 0.07 s).
-      acknowledgedInputs: db
-        .prepare(
-          `SELECT flow_path, group_concat(path || char(0) || acked_hash || char(10), '' ORDER BY path) FROM files
-           WHERE repo_id = ? AND acked_hash IS NOT NULL GROUP BY flow_path`,
-        )
-        .raw(),
       bases: db.prepare('SELECT bases FROM repos WHERE id = ?').pluck(),
       setBases: db.prepare('UPDATE repos SET bases = 1 WHERE id = ?'),
       // 0: its service answered that it is one of the spec alone; a later 'takes bases' (1) wins over it.
@@ -732,23 +724,11 @@ export class SyncState {
   }
 
   /**
-   * Each flow's acknowledged files as flowHashInput puts them (`path NUL hash` lines in order), by flow: what the
-   * service's aggregate of the flow is the SHA-256 of, when it holds what this checkout acknowledged. SQLite orders
-   * paths by their UTF-8 bytes, flowHashInput by UTF-16 code units: the two differ only where a character above
-   * U+FFFF meets one from U+E000 up, so a flow with any above U+FFFF is put in flowHashInput's own order.
+   * Each flow's aggregate of what this checkout acknowledged (these flows, null: every flow), as the service lists
+   * it when it holds the same: a flow with no acknowledged file has none (state-aggregates.ts).
    */
-  *acknowledgedInputs(repoId: number): Generator<[flowPath: string, input: string]> {
-    // One at a time, dropped once hashed: 1,000 strings of 10 KB held together were copied at each young collection.
-    const reordered: string[] = [];
-    const rows = this.statements.acknowledgedInputs.iterate(repoId) as IterableIterator<[string, string]>;
-    for (const [flowPath, input] of rows)
-      if (ABOVE_BMP.test(input)) reordered.push(flowPath);
-      else yield [flowPath, input];
-    // After that read: the connection runs one statement at a time.
-    for (const flowPath of reordered) {
-      const files = this.filesOfFlow(repoId, flowPath).filter((file) => file.ackedHash !== null);
-      yield [flowPath, flowHashInput(files.map((file) => ({ path: file.path, hash: file.ackedHash ?? '' })))];
-    }
+  acknowledgedAggregates(repoId: number, flowPaths: readonly string[] | null = null): Map<string, string> {
+    return this.aggregates.of(repoId, flowPaths);
   }
 
   /** Whether this repository's service said once that it takes bases. */
