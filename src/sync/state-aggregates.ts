@@ -9,17 +9,18 @@ const ABOVE_BMP = /[\u{10000}-\u{10FFFF}]/u;
  * The triggers that keep `acked_aggregates` true (state-schema.ts adds them with the table): every flow with an
  * acknowledged file has a row, and a row's hash is forgotten (NULL) whenever an acknowledged file of its flow is
  * added, changed, renamed or removed, by whatever statement does it. A stale aggregate that equals the service's
- * would hide a teammate's edit, so no writer is trusted to remember: the database does it. A mark is a test, not a
- * conflict clause: a trigger's conflict clause gives way to the one of the statement that fired it.
+ * would hide a teammate's edit, so no writer is trusted to remember: the database does it.
+ *
+ * Each mark is one upsert (one lookup), and a row fires one mark unless it moved to another flow: a first pass
+ * acknowledges 100,000 files, and two statements per mark (an update, then an insert where none was) cost 190 ms of
+ * its main thread against 95 ms for this (1,000 flows of 100 files acknowledged, in memory). An upsert's DO UPDATE
+ * is not overridden by the conflict clause of the statement that fired the trigger (UPDATE OR IGNORE: the test's
+ * renames), as a trigger's own OR IGNORE would be.
  */
-const markNew = `
-  UPDATE acked_aggregates SET hash = NULL
-    WHERE repo_id = new.repo_id AND flow_path = new.flow_path AND hash IS NOT NULL;
-  INSERT INTO acked_aggregates (repo_id, flow_path) SELECT new.repo_id, new.flow_path
-    WHERE NOT EXISTS (SELECT 1 FROM acked_aggregates WHERE repo_id = new.repo_id AND flow_path = new.flow_path);`;
-const markOld = `
-  UPDATE acked_aggregates SET hash = NULL
-    WHERE repo_id = old.repo_id AND flow_path = old.flow_path AND hash IS NOT NULL;`;
+const mark = (row: 'old' | 'new', when: string) => `
+  INSERT INTO acked_aggregates (repo_id, flow_path) SELECT ${row}.repo_id, ${row}.flow_path WHERE ${when}
+    ON CONFLICT DO UPDATE SET hash = NULL WHERE hash IS NOT NULL;`;
+const movedFlow = 'new.flow_path IS NOT old.flow_path OR new.repo_id IS NOT old.repo_id';
 
 export const ACKED_AGGREGATES_SCHEMA = `
   CREATE TABLE acked_aggregates (
@@ -31,13 +32,15 @@ export const ACKED_AGGREGATES_SCHEMA = `
   INSERT INTO acked_aggregates (repo_id, flow_path)
     SELECT DISTINCT repo_id, flow_path FROM files WHERE acked_hash IS NOT NULL;
   CREATE TRIGGER acked_aggregates_insert AFTER INSERT ON files WHEN new.acked_hash IS NOT NULL
-    BEGIN ${markNew} END;
+    BEGIN ${mark('new', 'true')} END;
   CREATE TRIGGER acked_aggregates_update AFTER UPDATE OF repo_id, flow_path, path, acked_hash ON files
-    WHEN old.acked_hash IS NOT new.acked_hash OR old.path IS NOT new.path OR old.flow_path IS NOT new.flow_path
-      OR old.repo_id IS NOT new.repo_id
-    BEGIN ${markOld} ${markNew} END;
+    WHEN old.acked_hash IS NOT new.acked_hash OR old.path IS NOT new.path OR ${movedFlow}
+    BEGIN
+      ${mark('old', 'old.acked_hash IS NOT NULL')}
+      ${mark('new', `new.acked_hash IS NOT NULL AND (old.acked_hash IS NULL OR ${movedFlow})`)}
+    END;
   CREATE TRIGGER acked_aggregates_delete AFTER DELETE ON files WHEN old.acked_hash IS NOT NULL
-    BEGIN ${markOld} END;`;
+    BEGIN ${mark('old', 'true')} END;`;
 
 /**
  * Each flow's aggregate of what this checkout acknowledged: the SHA-256 of flowHashInput of its acknowledged files,
