@@ -58,7 +58,7 @@ interface Measured {
   /** flowsync only: 60 s after a burst of 10,000 edits was on the service, the agent's and the service's RSS. */
   burst?: { agentRssMb: number; serviceRssMb: number; sentMs: number };
   /** flowsync only: CPU of `flowsync status` with this repository, with none, and of `node -e 0` (ms, medians). */
-  statusCpu?: { repository: number; none: number; node: number };
+  statusCpu?: { repository: number; none: number; node: number; floor: number };
   offMachine: string[];
 }
 
@@ -330,26 +330,33 @@ function withoutExtraCerts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /** CPU time (user + system, ms) of one process run to its end, from GNU time; the median of `runs`. */
-function medianCpuMs(args: string[], env: NodeJS.ProcessEnv, runs = 7): number {
+function medianCpuMs(args: string[], env: NodeJS.ProcessEnv, runs = 7, mustSucceed = false): number {
   const samples: number[] = [];
   for (let run = 0; run < runs; run++) {
     const out = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, ...args], {
       env: withoutExtraCerts(env),
       encoding: 'utf8',
     });
+    if (mustSucceed && out.status !== 0) throw new Error(`${args.join(' ')} failed: ${out.stderr}`);
     const [user, system] = out.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     samples.push((user! + system!) * 1000);
   }
   return samples.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
 }
 
-/** `flowsync status` with the bench's repository in the state (no agent running), with none, and `node -e 0`. */
+/**
+ * `flowsync status` with the bench's repository in the state (no agent running), with none, `node -e 0`, and the
+ * floor of a status that looks at the service: one `list_flows` call of the repository and nothing else
+ * (bench/status-floor.mjs; `local/tree` is the name the agent gives the bench's folder, which is no git checkout).
+ */
 function statusCpu(env: NodeJS.ProcessEnv, emptyHome: string): NonNullable<Measured['statusCpu']> {
-  if (!existsSync('/usr/bin/time')) return { repository: Number.NaN, none: Number.NaN, node: Number.NaN };
+  if (!existsSync('/usr/bin/time'))
+    return { repository: Number.NaN, none: Number.NaN, node: Number.NaN, floor: Number.NaN };
   return {
     repository: medianCpuMs([FLOWSYNC_BIN, 'status'], env),
     none: medianCpuMs([FLOWSYNC_BIN, 'status'], { ...process.env, ...userEnv(emptyHome) }),
     node: medianCpuMs(['-e', '0'], process.env),
+    floor: medianCpuMs([join(import.meta.dirname, 'status-floor.mjs'), 'local', 'tree'], env, 7, true),
   };
 }
 
@@ -446,7 +453,7 @@ function rows(flowsync: Measured, syncthing: Measured | null, ratio: BenchRow | 
   ];
 }
 
-function statusRows({ repository, none, node }: NonNullable<Measured['statusCpu']>): BenchRow[] {
+function statusRows({ repository, none, node, floor }: NonNullable<Measured['statusCpu']>): BenchRow[] {
   const ms = (value: number) => `${Math.round(value)} ms`;
   const ratio = (value: number) => `${(value / node).toFixed(1)}×`;
   return [
@@ -456,6 +463,14 @@ function statusRows({ repository, none, node }: NonNullable<Measured['statusCpu'
       peer: '',
       target: '≤ 2.6× `node -e 0`',
       met: repository <= 2.6 * node,
+    },
+    {
+      metric:
+        "its floor: Node, undici's pool and one `list_flows` call of the repository, nothing else (bench/status-floor.mjs)",
+      value: `${ms(floor)} (${ratio(floor)})`,
+      peer: '',
+      target: '',
+      met: null,
     },
     {
       metric: '`flowsync status` CPU, no repository (median of 7)',
