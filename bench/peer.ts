@@ -161,10 +161,18 @@ async function measureSyncthing(dir: string, tree: string): Promise<Measured> {
   const load = loadAverage();
   const start = performance.now();
   // As users run it: with its monitor process (which restarts it), no browser, no upgrades.
-  const child = spawn('syncthing', ['serve', `--home=${home}`, '--no-browser', '--no-upgrade'], {
-    env: { ...process.env, STNOUPGRADE: '1' },
-    stdio: ['ignore', openSync(join(home, 'syncthing.log'), 'a'), 'inherit'],
-  });
+  const serve = () =>
+    spawn('syncthing', ['serve', `--home=${home}`, '--no-browser', '--no-upgrade'], {
+      env: { ...process.env, STNOUPGRADE: '1' },
+      stdio: ['ignore', openSync(join(home, 'syncthing.log'), 'a'), 'inherit'],
+    });
+  let child = serve();
+  const shutdown = async () => {
+    await rest('/rest/system/shutdown', { method: 'POST' }).catch(() => undefined);
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited(child);
+    clearTimeout(killer);
+  };
   try {
     await untilIdle();
     const firstScanMs = performance.now() - start;
@@ -200,20 +208,36 @@ async function measureSyncthing(dir: string, tree: string): Promise<Measured> {
       }
       edits.push({ label: `watcher delay ${delayS} s`, samples: samples.sort((a, b) => a - b) });
     }
+    const peakRss = peakRssMb(pids());
+    // Restart with nothing changed → its folder scanned and idle again (its watcher starts after that scan). Its
+    // events say when the scan that follows the start ended: the folder's state alone reads "idle" before it.
+    await shutdown();
+    const restarted = performance.now();
+    child = serve();
+    for (;;) {
+      const events = (await rest('/rest/events?events=StateChanged&since=0&timeout=1').catch(() => null)) as
+        { data: { folder: string; from: string; to: string } }[] | null;
+      if (
+        events?.some(({ data }) => data.folder === 'peer' && data.from === 'scanning' && data.to === 'idle')
+      )
+        break;
+      if (child.exitCode !== null)
+        throw new Error(`syncthing exited with ${child.exitCode}; see ${home}/syncthing.log`);
+      await sleep(50);
+    }
+    const restartMs = performance.now() - restarted;
     return {
       load,
       firstScanMs,
       steadyRssMb: rss,
-      peakRssMb: peakRssMb(pids()),
+      peakRssMb: peakRss,
       idleCpuPercent: cpuPercent,
       edits,
+      restartMs,
       offMachine,
     };
   } finally {
-    await rest('/rest/system/shutdown', { method: 'POST' }).catch(() => undefined);
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited(child);
-    clearTimeout(killer);
+    await shutdown();
     rmSync(join(tree, '.stfolder'), { recursive: true, force: true });
   }
 }
@@ -421,9 +445,9 @@ function rows(flowsync: Measured, syncthing: Measured | null, ratio: BenchRow | 
       met: null,
     },
     {
-      metric: 'restart with nothing changed → watching again',
+      metric: 'restart with nothing changed → watching again (Syncthing: its scan at start ended, idle)',
       value: seconds(flowsync.restartMs!),
-      peer: '',
+      peer: peer((m) => seconds(m.restartMs!)),
       target: '≤ 2 s',
       met: flowsync.restartMs! <= 2000,
     },
