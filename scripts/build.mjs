@@ -32,6 +32,20 @@ const bundles = [
 ];
 
 /**
+ * Whether an export of a Node module can be a function that loads the module when first called: a plain function
+ * (lower-case: no class to extend or construct) with nothing on it (`execFile`'s promisified form is a symbol
+ * property, which `promisify` reads). The module is then loaded by the first call, not by the chunk that names it:
+ * `node:crypto` (6 ms of CPU), `node:child_process` and `node:net` were loaded by every `flowsync status` through
+ * chunks it shares with the calls that use them.
+ */
+function lazyCall(value, key) {
+  const plain = new Set(['length', 'name', 'prototype']);
+  return (
+    typeof value === 'function' && /^[a-z]/.test(key) && Reflect.ownKeys(value).every((own) => plain.has(own))
+  );
+}
+
+/**
  * Node's own modules (`node:fs`…) taken as Node gives them to CommonJS, by process.getBuiltinModule, not through an
  * ESM import: importing one makes its ESM facade, which reads every export it has, and `node:fs`'s ReadStream
  * getter loads Node's file streams (6 million instructions for node:fs alone, 1-2 for the others; `flowsync
@@ -48,14 +62,18 @@ function nodeModulesAsGiven() {
     async load(id) {
       if (!id.startsWith(PREFIX)) return null;
       const name = id.slice(PREFIX.length);
-      const names = Object.keys(await import(name)).filter(
-        (key) => key !== 'default' && /^[A-Za-z_][\w]*$/.test(key),
-      );
+      const module = await import(name);
+      const names = Object.keys(module).filter((key) => key !== 'default' && /^[A-Za-z_][\w]*$/.test(key));
       return [
-        `const $given = process.getBuiltinModule(${JSON.stringify(name)});`,
-        'const $read = /* @__NO_SIDE_EFFECTS__ */ (key) => $given[key];',
-        'export default $given;',
-        ...names.map((key) => `export const ${key} = /* @__PURE__ */ $read(${JSON.stringify(key)});`),
+        'let $module;',
+        `const $given = () => ($module ??= process.getBuiltinModule(${JSON.stringify(name)}));`,
+        'const $read = /* @__NO_SIDE_EFFECTS__ */ (key) => $given()[key];',
+        'export default /* @__PURE__ */ $given();',
+        ...names.map((key) =>
+          lazyCall(module[key], key)
+            ? `export function ${key}(...args) { return $given().${key}(...args); }`
+            : `export const ${key} = /* @__PURE__ */ $read(${JSON.stringify(key)});`,
+        ),
       ].join('\n');
     },
   };
