@@ -11,15 +11,20 @@ const ABOVE_BMP = /[\u{10000}-\u{10FFFF}]/u;
  * added, changed, renamed or removed, by whatever statement does it. A stale aggregate that equals the service's
  * would hide a teammate's edit, so no writer is trusted to remember: the database does it.
  *
- * Each mark is one upsert (one lookup), and a row fires one mark unless it moved to another flow: a first pass
+ * Each mark is one statement (one lookup), and a row fires one mark unless it moved to another flow: a first pass
  * acknowledges 100,000 files, and two statements per mark (an update, then an insert where none was) cost 190 ms of
- * its main thread against 95 ms for this (1,000 flows of 100 files acknowledged, in memory). An upsert's DO UPDATE
- * is not overridden by the conflict clause of the statement that fired the trigger (UPDATE OR IGNORE: the test's
- * renames), as a trigger's own OR IGNORE would be.
+ * its main thread against 95 ms for this (1,000 flows of 100 files acknowledged, in memory). A flow an acknowledged
+ * file enters is marked by an upsert, whose DO UPDATE is not overridden by the conflict clause of the statement that
+ * fired the trigger (UPDATE OR IGNORE: the test's renames), as a trigger's own OR IGNORE would be. A flow one leaves
+ * has its row (it had an acknowledged file) and is marked by an update alone: an insert there, when a repository is
+ * forgotten, named the repository being deleted (FOREIGN KEY constraint failed, and every rename failed with it).
  */
-const mark = (row: 'old' | 'new', when: string) => `
-  INSERT INTO acked_aggregates (repo_id, flow_path) SELECT ${row}.repo_id, ${row}.flow_path WHERE ${when}
+const markEntered = (when: string) => `
+  INSERT INTO acked_aggregates (repo_id, flow_path) SELECT new.repo_id, new.flow_path WHERE ${when}
     ON CONFLICT DO UPDATE SET hash = NULL WHERE hash IS NOT NULL;`;
+const markLeft = `
+  UPDATE acked_aggregates SET hash = NULL
+    WHERE old.acked_hash IS NOT NULL AND repo_id = old.repo_id AND flow_path = old.flow_path AND hash IS NOT NULL;`;
 const movedFlow = 'new.flow_path IS NOT old.flow_path OR new.repo_id IS NOT old.repo_id';
 
 export const ACKED_AGGREGATES_SCHEMA = `
@@ -32,15 +37,15 @@ export const ACKED_AGGREGATES_SCHEMA = `
   INSERT INTO acked_aggregates (repo_id, flow_path)
     SELECT DISTINCT repo_id, flow_path FROM files WHERE acked_hash IS NOT NULL;
   CREATE TRIGGER acked_aggregates_insert AFTER INSERT ON files WHEN new.acked_hash IS NOT NULL
-    BEGIN ${mark('new', 'true')} END;
+    BEGIN ${markEntered('true')} END;
   CREATE TRIGGER acked_aggregates_update AFTER UPDATE OF repo_id, flow_path, path, acked_hash ON files
     WHEN old.acked_hash IS NOT new.acked_hash OR old.path IS NOT new.path OR ${movedFlow}
     BEGIN
-      ${mark('old', 'old.acked_hash IS NOT NULL')}
-      ${mark('new', `new.acked_hash IS NOT NULL AND (old.acked_hash IS NULL OR ${movedFlow})`)}
+      ${markLeft}
+      ${markEntered(`new.acked_hash IS NOT NULL AND (old.acked_hash IS NULL OR ${movedFlow})`)}
     END;
   CREATE TRIGGER acked_aggregates_delete AFTER DELETE ON files WHEN old.acked_hash IS NOT NULL
-    BEGIN ${mark('old', 'true')} END;`;
+    BEGIN ${markLeft} END;`;
 
 /**
  * Each flow's aggregate of what this checkout acknowledged: the SHA-256 of flowHashInput of its acknowledged files,

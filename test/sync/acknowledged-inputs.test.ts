@@ -200,6 +200,7 @@ type Write =
   | { kind: 'adopt'; flow: number; file: number; hash: number }
   | { kind: 'rename'; flow: number; file: number; toFlow: number; toFile: number }
   | { kind: 'delete'; flow: number; file: number }
+  | { kind: 'forget' }
   | { kind: 'look'; flows: number[] | null };
 
 // Two flows of two files: writes meet the same files often.
@@ -219,6 +220,8 @@ const write: fc.Arbitrary<Write> = fc.oneof(
     toFile: fc.integer({ min: 0, max: 3 }),
   }),
   fc.record({ kind: fc.constant('delete' as const), flow: index, file: index }),
+  // The repository forgotten (a rename syncs it from a fresh outbox): its files go with it, by the cascade.
+  fc.record({ kind: fc.constant('forget' as const) }),
   fc.record({ kind: fc.constant('look' as const), flows: fc.option(fc.array(index, { maxLength: 3 })) }),
 );
 
@@ -228,13 +231,13 @@ describe('the kept aggregates equal those made from the files now, whatever wrot
       fc.property(fc.array(write, { minLength: 5, maxLength: 40, size: 'max' }), (writes) => {
         const state = new SyncState(':memory:');
         try {
-          const repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
+          let repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
           const flow = (n: number) => `flows/${n}`;
           const file = (n: number) => `f${n}.yaml`;
           for (const w of writes) {
             const key = {
-              flowPath: flow(w.kind === 'look' ? 0 : w.flow),
-              path: file(w.kind === 'look' ? 0 : w.file),
+              flowPath: flow('flow' in w ? w.flow : 0),
+              path: file('file' in w ? w.file : 0),
             };
             switch (w.kind) {
               case 'disk':
@@ -270,6 +273,10 @@ describe('the kept aggregates equal those made from the files now, whatever wrot
                 state.db
                   .prepare('DELETE FROM files WHERE repo_id = ? AND flow_path = ? AND path = ?')
                   .run(repoId, key.flowPath, key.path);
+                break;
+              case 'forget':
+                state.forgetRepo('/r', 'http://svc');
+                repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
                 break;
               case 'look': {
                 const asked = w.flows === null ? null : w.flows.map(flow);
