@@ -38,10 +38,10 @@ const bundles = [
  * `node:crypto` (6 ms of CPU), `node:child_process` and `node:net` were loaded by every `flowsync status` through
  * chunks it shares with the calls that use them.
  */
+const PLAIN = new Set(['length', 'name', 'prototype']);
 function lazyCall(value, key) {
-  const plain = new Set(['length', 'name', 'prototype']);
   return (
-    typeof value === 'function' && /^[a-z]/.test(key) && Reflect.ownKeys(value).every((own) => plain.has(own))
+    typeof value === 'function' && /^[a-z]/.test(key) && Reflect.ownKeys(value).every((own) => PLAIN.has(own))
   );
 }
 

@@ -30,6 +30,22 @@ function madeNow(state: SyncState, repoId: number): Map<string, string> {
   return new Map([...byFlow].map(([flowPath, files]) => [flowPath, sha256(flowHashInput(files))]));
 }
 
+/** A file on disk acknowledged by the service with this hash. */
+function ackFile(state: SyncState, repoId: number, flowPath: string, path: string, hash: string): void {
+  state.saveLocal(repoId, [{ flowPath, path, size: 1, mtimeMs: 1, localHash: 'disk', warning: null }]);
+  state.acknowledge(repoId, [{ flowPath, stored: [{ path, hash, fileId: null }], dropped: [] }]);
+}
+
+/** Runs `test` with the path of a state file in a folder of its own, removed after. */
+function withStateFile(test: (path: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'flowsync-aggregates-'));
+  try {
+    test(join(dir, 'state.db'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowledged files', () => {
   let state: SyncState;
   let repoId: number;
@@ -41,10 +57,7 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
 
   const local = (flowPath: string, path: string) =>
     state.saveLocal(repoId, [{ flowPath, path, size: 1, mtimeMs: 1, localHash: 'disk', warning: null }]);
-  const ack = (flowPath: string, path: string, hash: string) => {
-    local(flowPath, path);
-    state.acknowledge(repoId, [{ flowPath, stored: [{ path, hash, fileId: null }], dropped: [] }]);
-  };
+  const ack = (flowPath: string, path: string, hash: string) => ackFile(state, repoId, flowPath, path, hash);
 
   const rows: { what: string; acked: [string, string][]; notAcked?: string[] }[] = [
     { what: 'one file', acked: [['a.yaml', 'h1']] },
@@ -138,42 +151,25 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
     expect(state.hasAcknowledged(repoId)).toBe(true);
   });
 
-  it('a reader makes what it finds forgotten, and keeps nothing', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flowsync-aggregates-'));
-    try {
-      const path = join(dir, 'state.db');
+  it('a reader makes what it finds forgotten, and keeps nothing', () =>
+    withStateFile((path) => {
       const writer = new SyncState(path);
       const id = writer.ensureRepo('/r', 'http://svc', 'acme', 'app');
-      writer.saveLocal(id, [
-        { flowPath: 'f', path: 'a', size: 1, mtimeMs: 1, localHash: 'd', warning: null },
-      ]);
-      writer.acknowledge(id, [
-        { flowPath: 'f', stored: [{ path: 'a', hash: 'h', fileId: null }], dropped: [] },
-      ]);
+      ackFile(writer, id, 'f', 'a', 'h');
       const reader = new SyncState(path, { reader: true });
       expect(reader.acknowledgedAggregates(id)).toEqual(madeNow(writer, id));
       expect(writer.db.prepare('SELECT hash FROM acked_aggregates').pluck().all()).toEqual([null]);
       reader.close();
       writer.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('a state made before the aggregates were kept has each of its flows’ made at its first look', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flowsync-aggregates-'));
-    try {
-      const path = join(dir, 'state.db');
+  it('a state made before the aggregates were kept has each of its flows’ made at its first look', () =>
+    withStateFile((path) => {
       const made = new SyncState(path);
       const id = made.ensureRepo('/r', 'http://svc', 'acme', 'app');
-      for (const [flowPath, path, hash] of [
-        ['f', 'a', 'h1'],
-        ['f', 'b', 'h2'],
-        ['g', 'a', 'h3'],
-      ] as const) {
-        made.saveLocal(id, [{ flowPath, path, size: 1, mtimeMs: 1, localHash: 'd', warning: null }]);
-        made.acknowledge(id, [{ flowPath, stored: [{ path, hash, fileId: null }], dropped: [] }]);
-      }
+      ackFile(made, id, 'f', 'a', 'h1');
+      ackFile(made, id, 'f', 'b', 'h2');
+      ackFile(made, id, 'g', 'a', 'h3');
       made.close();
       // As the flowsync before it left the file: no table, no triggers, one schema version fewer.
       const old = new Database(path);
@@ -185,10 +181,7 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
       expect(upgraded.acknowledgedAggregates(id)).toEqual(madeNow(upgraded, id));
       expect(upgraded.acknowledgedAggregates(id).size).toBe(2);
       upgraded.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 /** A write of the files table, by the state's own methods or by SQL of its own, as any writer could. */
@@ -244,14 +237,7 @@ describe('the kept aggregates equal those made from the files now, whatever wrot
                 state.saveLocal(repoId, [{ ...key, size: 1, mtimeMs: 1, localHash: 'disk', warning: null }]);
                 break;
               case 'ack':
-                state.saveLocal(repoId, [{ ...key, size: 1, mtimeMs: 1, localHash: 'disk', warning: null }]);
-                state.acknowledge(repoId, [
-                  {
-                    flowPath: key.flowPath,
-                    stored: [{ path: key.path, hash: `h${w.hash}`, fileId: null }],
-                    dropped: [],
-                  },
-                ]);
+                ackFile(state, repoId, key.flowPath, key.path, `h${w.hash}`);
                 break;
               case 'drop':
                 state.acknowledge(repoId, [{ flowPath: key.flowPath, stored: [], dropped: [key.path] }]);
