@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, type Dirent } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { isGone, kindOf, notRealFolder, warningOf, type ContainmentWarning } from './contained-fs.mjs';
 import type { FlowFileLocation, FlowLayout } from './flow-layout.ts';
@@ -32,8 +32,6 @@ export interface RefusedEntry extends FlowFileLocation {
 
 /** UTF-8 as the service stores names: a byte that is not is an error, not a replacement character. */
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-const GITIGNORE = Buffer.from('.gitignore');
 
 /** Entries looked at between two yields to the event loop: a few milliseconds of work each. */
 const SLICE = 2000;
@@ -87,21 +85,23 @@ export async function* scanFlows(
   let budget = SLICE;
   while (folders.length > 0) {
     const folder = folders.pop()!;
-    let entries: Dirent<Buffer>[];
+    let listing: Listing;
     try {
-      entries = readdirSync(join(repoRoot, folder), { withFileTypes: true, encoding: 'buffer' });
+      listing = listFolder(join(repoRoot, folder));
     } catch (error) {
       // Gone: what is not there is not in the flow. Unreadable (a folder made 000, no file descriptor left): its
       // files are not gone, and taking them as gone deleted them on the service.
       if (!isGone((error as NodeJS.ErrnoException).code ?? 'EIO')) unreadable.push(folder);
       continue;
     }
-    if (!entries.some((entry) => entry.name.equals(GITIGNORE))) rules.listedWithout(folder);
-    for (const entry of entries) {
-      const name = nameOf(entry.name);
-      const path = folder === '' ? name.text : `${folder}/${name.text}`;
+    const { entries, names, notUtf8 } = listing;
+    if (!names.includes('.gitignore')) rules.listedWithout(folder);
+    for (let index = 0; index < entries.length; index++) {
+      const entry = entries[index]!;
+      const name = names[index]!;
+      const path = folder === '' ? name : `${folder}/${name}`;
       const kind = kindOf(entry);
-      if (!name.utf8) {
+      if (notUtf8.has(index)) {
         if (!rules.ignores(path) && !rules.ignores(`${path}/`)) refuse(path, 'non-utf8-name');
       } else if (kind === 'folder') {
         if (!rules.ignores(`${path}/`)) folders.push(path);
@@ -119,6 +119,9 @@ export async function* scanFlows(
   }
 
   const total = files.length;
+  // Each file's path is the root's and the walk's names joined by hand: path.join normalizes every one of them
+  // again (50 of 500 ms at 100,000 files), and a name from readdir is never `.`, `..` or has a separator.
+  const base = join(repoRoot, sep);
   let start = 0;
   do {
     const scanned: ScannedFile[] = [];
@@ -127,7 +130,7 @@ export async function* scanFlows(
     for (const path of files.slice(start, start + SLICE)) {
       let stat;
       try {
-        stat = lstatSync(join(repoRoot, path));
+        stat = lstatSync(base + path);
       } catch (error) {
         if (!isGone((error as NodeJS.ErrnoException).code ?? 'EIO')) unlooked.push(path);
         continue;
@@ -144,6 +147,35 @@ export async function* scanFlows(
     start += SLICE;
     await yieldToEventLoop();
   } while (start < total);
+}
+
+/** A folder's entries, each name as text, and which of them are not UTF-8 (their text has replacement characters). */
+interface Listing {
+  entries: (Dirent<string> | Dirent<Buffer>)[];
+  names: string[];
+  notUtf8: ReadonlySet<number>;
+}
+
+const NONE: ReadonlySet<number> = new Set();
+
+/**
+ * A folder's entries. Listed as text first: names as bytes (a Buffer each) made the walk of 100,000 files 2.4× as
+ * long (245 against 100 ms). A name that is not UTF-8 comes out of Node's decoding with U+FFFD in it, so only a
+ * folder with that character in some name is listed again as bytes, to tell such a name from one that has the
+ * character itself.
+ */
+function listFolder(absolute: string): Listing {
+  const entries = readdirSync(absolute, { withFileTypes: true });
+  const names = entries.map((entry) => entry.name);
+  if (!names.some((name) => name.includes('\uFFFD'))) return { entries, names, notUtf8: NONE };
+  const asBytes = readdirSync(absolute, { withFileTypes: true, encoding: 'buffer' });
+  const notUtf8 = new Set<number>();
+  const decoded = asBytes.map((entry, index) => {
+    const name = nameOf(entry.name);
+    if (!name.utf8) notUtf8.add(index);
+    return name.text;
+  });
+  return { entries: asBytes, names: decoded, notUtf8 };
 }
 
 /** A name read as bytes: its text, and whether those bytes are UTF-8 (else the text has replacement characters). */

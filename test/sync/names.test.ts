@@ -31,7 +31,13 @@ const latin1 = (folder: string, name: string) =>
 
 describe('names that are not UTF-8', () => {
   it('are listed as not sent with their reason, at the start and when they appear while watching', async () => {
-    repo = makeRepo({ 'flows/n/main.yaml': 'main\n' });
+    // U+FFFD written as UTF-8 is a name like any other, beside names that are not UTF-8 and in a folder without
+    // them: the scan lists names as text and only a folder where some name has that character again as bytes.
+    repo = makeRepo({
+      'flows/n/main.yaml': 'main\n',
+      'flows/n/kept\uFFFD.yaml': 'kept\n',
+      'flows/u/odd\uFFFD.yaml': 'odd\n',
+    });
     writeFileSync(latin1(join(repo.root, 'flows/n'), 'café.yaml'), 'café\n');
     mkdirSync(latin1(join(repo.root, 'flows/n'), 'données'));
     writeFileSync(
@@ -42,7 +48,11 @@ describe('names that are not UTF-8', () => {
     const { engine, state } = harness;
     await engine.start();
 
-    expect(serviceTree(svc.read, 'acme', 'app')).toEqual({ 'flows/n/main.yaml': 'main\n' });
+    expect(serviceTree(svc.read, 'acme', 'app')).toEqual({
+      'flows/n/main.yaml': 'main\n',
+      'flows/n/kept\uFFFD.yaml': 'kept\n',
+      'flows/u/odd\uFFFD.yaml': 'odd\n',
+    });
     expect(state.warnings(engine.repoId)).toEqual([
       { flowPath: 'flows/n', path: 'caf\uFFFD.yaml', warning: 'non-utf8-name' },
       { flowPath: 'flows/n', path: 'donn\uFFFDes', warning: 'non-utf8-name' },
@@ -57,6 +67,10 @@ describe('names that are not UTF-8', () => {
         warning: 'non-utf8-name',
       }),
     );
-    expect(serviceTree(svc.read, 'acme', 'app')).toEqual({ 'flows/n/main.yaml': 'main\n' });
+    expect(serviceTree(svc.read, 'acme', 'app')).toEqual({
+      'flows/n/main.yaml': 'main\n',
+      'flows/n/kept\uFFFD.yaml': 'kept\n',
+      'flows/u/odd\uFFFD.yaml': 'odd\n',
+    });
   });
 });
