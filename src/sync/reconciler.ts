@@ -100,17 +100,25 @@ export class Reconciler {
         flow = { path: file.flowPath, stats: state.stats.ofFlow(this.repoId, file.flowPath) };
       return flow.stats.get(file.path);
     };
+    // The files the state has on disk below `under` before this scan writes anything, and how many of them the scan
+    // saw: equal, none is gone. The scan's own writes (the hashes it saves) touch only files it saw, and nothing
+    // else writes while it runs (the engine's scheduler runs one task at a time).
+    const present = state.presentCountBelow(this.repoId, under);
+    let seenPresent = 0;
     for await (const slice of scanFlows(this.repo.root, this.layout, this.rules, under)) {
       if (this.stopped) break;
       progress.total = slice.total;
       for (const entry of slice.refused) {
         refused.push(entry);
         seen.add(`${entry.flowPath}/${entry.path}`);
+        if (state.stats.of(this.repoId, entry.flowPath, entry.path)?.localHash != null) seenPresent++;
       }
       unreadable.push(...slice.unreadable);
       for (const [index, file] of slice.files.entries()) {
         seen.add(slice.keys[index]!);
-        if (isUnchanged(cachedStat(file), file)) progress.done++;
+        const record = cachedStat(file);
+        if (record?.localHash != null) seenPresent++;
+        if (isUnchanged(record, file)) progress.done++;
         else toHash.push(file);
       }
       flow = null; // a slice's hashing may have saved new stats since
@@ -142,7 +150,10 @@ export class Reconciler {
     const below = (key: string) => under.some((folder) => key.startsWith(`${folder}/`));
     const held = (key: string) => unreadable.some((path) => key === `${path}/` || key.startsWith(`${path}/`));
     const gone: { flowPath: string; path: string }[] = [];
-    for (const file of state.presentFiles(this.repoId)) {
+    // Every file the state has on disk was seen: none to look for (100,000 rows read and compared, 170-250 ms of a
+    // restart).
+    const files = seenPresent === present ? [] : state.presentFiles(this.repoId);
+    for (const file of files) {
       const key = `${file.flowPath}/${file.path}`;
       if (seen.has(key) || !below(key) || held(key) || guard.holds(key)) continue;
       // Not listed because a .gitignore line ignores it now, still on disk: not a deletion (only a file gone from

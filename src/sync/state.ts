@@ -113,6 +113,12 @@ export class SyncState {
       presentFiles: db.prepare(
         'SELECT flow_path AS flowPath, path FROM files WHERE repo_id = ? AND local_hash IS NOT NULL',
       ),
+      presentBelow: db
+        .prepare(
+          `SELECT count(*) FROM files WHERE repo_id = @repoId AND local_hash IS NOT NULL
+           AND substr(flow_path || '/' || path, 1, length(@folder) + 1) = @folder || '/'`,
+        )
+        .pluck(),
       fileStates: db.prepare(
         `SELECT flow_path AS flowPath, path, local_hash AS localHash, warning, acked_hash AS ackedHash,
            ${PENDING} AS pending, ${SIDE_IS('conflict')} AS conflict, ${SIDE_IS('behind')} AS behind FROM files
@@ -334,6 +340,21 @@ export class SyncState {
   /** Whether the service acknowledged any file below a folder (a flow root, relative to the repository). */
   hasAcknowledgedUnder(repoId: number, folder: string): boolean {
     return this.statements.hasAckedUnder.get({ repoId, prefix: folder }) !== undefined;
+  }
+
+  /**
+   * How many files the state has on disk below these folders (each `flowPath/path` starting with one of them and a
+   * slash): a rescan that saw as many of them needs not look for the ones it did not see.
+   */
+  presentCountBelow(repoId: number, folders: readonly string[]): number {
+    // A folder below another one of the list is counted with it, not twice.
+    const outermost = folders.filter(
+      (folder, index) =>
+        folders.indexOf(folder) === index && !folders.some((other) => folder.startsWith(`${other}/`)),
+    );
+    let count = 0;
+    for (const folder of outermost) count += this.statements.presentBelow.get({ repoId, folder }) as number;
+    return count;
   }
 
   /** Files the state has on disk, one row at a time: a rescan compares them with what it saw without loading all. */
