@@ -83,7 +83,7 @@ export class Reconciler {
     const refused: RefusedEntry[] = [];
     // Folders that could not be listed, files that could not be looked at: what is below them is not gone.
     const unreadable: string[] = [];
-    const progress = { done: 0, total: 0, news: 0 };
+    const progress: HashProgress = { done: 0, total: 0, news: 0, recorded: new Map() };
     let toHash: ScannedFile[] = [];
     // Chunks being hashed while the scan goes on: the workers read while the main thread stats and compares
     // (one at a time, the workers sat idle 70 % of a first sync of 100,000 files).
@@ -119,7 +119,10 @@ export class Reconciler {
         const record = cachedStat(file);
         if (record?.localHash != null) seenPresent++;
         if (isUnchanged(record, file)) progress.done++;
-        else toHash.push(file);
+        else {
+          toHash.push(file);
+          progress.recorded!.set(file, record?.localHash ?? null);
+        }
       }
       flow = null; // a slice's hashing may have saved new stats since
       if (toHash.length >= HASH_CHUNK) {
@@ -252,7 +255,7 @@ export class Reconciler {
   /** Hashes files in the worker pool and records them; `progress` counts files looked at (hashed or unchanged). */
   private async hashAndSave(
     files: ScannedFile[],
-    progress = { done: 0, total: files.length, news: 0 },
+    progress: HashProgress = { done: 0, total: files.length, news: 0 },
   ): Promise<void> {
     const { state, hasher } = this.options;
     const unsafe: ScannedFile[] = [];
@@ -278,9 +281,14 @@ export class Reconciler {
         else if (result.warning === 'unreadable') unreadable.push(file);
         else present.push({ ...file, size: result.size, localHash: result.hash, warning: result.warning });
       }
-      for (const file of present)
-        if (state.stats.of(this.repoId, file.flowPath, file.path)?.localHash !== file.localHash)
-          progress.news++;
+      const { recorded } = progress;
+      if (recorded)
+        for (const [index, result] of results.entries()) {
+          const file = chunk[index]!;
+          if (!result.missing && result.warning !== 'unreadable' && recorded.get(file) !== result.hash)
+            progress.news++;
+          recorded.delete(file);
+        }
       state.saveLocal(this.repoId, present);
       const { guard } = this.options;
       state.markGone(
@@ -425,6 +433,19 @@ export class Reconciler {
  * write, chmod or utimes moves it to now), and an inode number that changed is a file replaced (a rename over
  * it) whose times may have been copied from the old one. Also what git compares in its index (ctime, ino).
  */
+/**
+ * A scan's progress through hashing: files looked at of all found, and how many of those hashed are new or changed.
+ * `recorded`: each file to hash with the hash the state had for it when the scan compared it (null: none), so that
+ * telling a changed file needs no query per file (100,000 of them cost 250-600 ms of a first pass); without it
+ * (a burst's files: nobody asks their count), none is counted.
+ */
+interface HashProgress {
+  done: number;
+  total: number;
+  news: number;
+  recorded?: Map<ScannedFile, string | null>;
+}
+
 function isUnchanged(record: CachedStat | undefined, file: ScannedFile): boolean {
   return (
     record !== undefined &&

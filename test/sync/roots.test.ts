@@ -223,6 +223,42 @@ describe('a change the watcher cannot hear', () => {
   });
 });
 
+describe('files the watcher cannot hear, rewritten', () => {
+  it('are counted as missed only where their bytes changed, not where only their stat did', async () => {
+    const tree = makeRepo({
+      'flows/x/main.yml': 'steps: []\n',
+      'flows/x/sub/same.yml': 'same bytes\n',
+      'flows/x/sub/edited.yml': 'before\n',
+    });
+    repo = tree;
+    // Mounted over the watched folder: both files get another inode and mtime, and no watcher hears of it.
+    const holder = mkdtempSync(join(tmpdir(), 'flowsync-over-'));
+    cleanups.push(() => rmSync(holder, { recursive: true, force: true }));
+    writeFileSync(join(holder, 'same.yml'), 'same bytes\n');
+    writeFileSync(join(holder, 'edited.yml'), 'after\n');
+    harness = testEngine({
+      root: tree.root,
+      statePath: join(tree.dir, 'state.db'),
+      url: svc.url,
+      userToken: svc.tokens.user,
+      timings: { rescanIntervalMs: 500 },
+    });
+    const misses: { files: number; reason: string }[] = [];
+    harness.engine.on('missed', (miss) => misses.push(miss));
+    await harness.engine.start();
+    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+
+    const over = join(tree.root, 'flows/x/sub');
+    execFileSync('mount', ['--bind', holder, over]);
+    cleanups.push(() => execFileSync('umount', ['-l', over]));
+    await eventually(() => expect(stored()).toMatchObject({ 'flows/x/sub/edited.yml': 'after\n' }));
+    expect(misses).toEqual([{ files: 1, reason: 'periodic' }]);
+    await eventually(() =>
+      expect(harness!.engine.status()).toMatchObject({ missed: 1, counts: { pending: 0 } }),
+    );
+  });
+});
+
 describe('a flow root replaced by another drive', () => {
   it('deletes nothing and sends nothing of it while it is there; unmounted, converges', async () => {
     const tree = makeRepo(flowFiles(5, 4));
