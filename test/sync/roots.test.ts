@@ -36,6 +36,34 @@ async function start(tree: TestRepo) {
   return harness.engine;
 }
 
+/**
+ * An engine on `tree` that rescans every 500 ms, started and in sync, with the misses its rescans count; then
+ * `hide` mounts a folder holding `files` over the repository's `folder`, where no watcher hears of the change.
+ */
+async function startRescanning(tree: TestRepo) {
+  harness = testEngine({
+    root: tree.root,
+    statePath: join(tree.dir, 'state.db'),
+    url: svc.url,
+    userToken: svc.tokens.user,
+    timings: { rescanIntervalMs: 500 },
+  });
+  const misses: { files: number; reason: string }[] = [];
+  harness.engine.on('missed', (miss) => misses.push(miss));
+  await harness.engine.start();
+  await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+  const hide = (folder: string, files: Record<string, string>) => {
+    // A folder mounted over a watched one: its watch stays on the folder below, and no event says anything changed.
+    const holder = mkdtempSync(join(tmpdir(), 'flowsync-over-'));
+    cleanups.push(() => rmSync(holder, { recursive: true, force: true }));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(holder, name), text);
+    const over = join(tree.root, folder);
+    execFileSync('mount', ['--bind', holder, over]);
+    cleanups.push(() => execFileSync('umount', ['-l', over]));
+  };
+  return { misses, hide };
+}
+
 function flowFiles(flows: number, files: number): Record<string, string> {
   const tree: Record<string, string> = {};
   for (let flow = 0; flow < flows; flow++)
@@ -194,25 +222,9 @@ describe('a change the watcher cannot hear', () => {
   it('is found by the periodic rescan, sent, and counted as missed', async () => {
     const tree = makeRepo({ 'flows/x/main.yml': 'steps: []\n', 'flows/x/sub/old.yml': 'old\n' });
     repo = tree;
-    // A folder mounted over a watched one: its watch stays on the folder below, and no event says anything changed.
-    const holder = mkdtempSync(join(tmpdir(), 'flowsync-over-'));
-    cleanups.push(() => rmSync(holder, { recursive: true, force: true }));
-    writeFileSync(join(holder, 'new.yml'), 'heard of by no watcher\n');
-    harness = testEngine({
-      root: tree.root,
-      statePath: join(tree.dir, 'state.db'),
-      url: svc.url,
-      userToken: svc.tokens.user,
-      timings: { rescanIntervalMs: 500 },
-    });
-    const misses: { files: number; reason: string }[] = [];
-    harness.engine.on('missed', (miss) => misses.push(miss));
-    await harness.engine.start();
-    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    const { misses, hide } = await startRescanning(tree);
 
-    const over = join(tree.root, 'flows/x/sub');
-    execFileSync('mount', ['--bind', holder, over]);
-    cleanups.push(() => execFileSync('umount', ['-l', over]));
+    hide('flows/x/sub', { 'new.yml': 'heard of by no watcher\n' });
     await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
     expect(stored()).toMatchObject({ 'flows/x/sub/new.yml': 'heard of by no watcher\n' });
     expect(misses).toContainEqual({ files: 2, reason: 'periodic' });
@@ -231,26 +243,10 @@ describe('files the watcher cannot hear, rewritten', () => {
       'flows/x/sub/edited.yml': 'before\n',
     });
     repo = tree;
-    // Mounted over the watched folder: both files get another inode and mtime, and no watcher hears of it.
-    const holder = mkdtempSync(join(tmpdir(), 'flowsync-over-'));
-    cleanups.push(() => rmSync(holder, { recursive: true, force: true }));
-    writeFileSync(join(holder, 'same.yml'), 'same bytes\n');
-    writeFileSync(join(holder, 'edited.yml'), 'after\n');
-    harness = testEngine({
-      root: tree.root,
-      statePath: join(tree.dir, 'state.db'),
-      url: svc.url,
-      userToken: svc.tokens.user,
-      timings: { rescanIntervalMs: 500 },
-    });
-    const misses: { files: number; reason: string }[] = [];
-    harness.engine.on('missed', (miss) => misses.push(miss));
-    await harness.engine.start();
-    await eventually(() => expect(stored()).toEqual(diskTree(tree.root)));
+    const { misses, hide } = await startRescanning(tree);
 
-    const over = join(tree.root, 'flows/x/sub');
-    execFileSync('mount', ['--bind', holder, over]);
-    cleanups.push(() => execFileSync('umount', ['-l', over]));
+    // Both files get another inode and mtime.
+    hide('flows/x/sub', { 'same.yml': 'same bytes\n', 'edited.yml': 'after\n' });
     await eventually(() => expect(stored()).toMatchObject({ 'flows/x/sub/edited.yml': 'after\n' }));
     expect(misses).toEqual([{ files: 1, reason: 'periodic' }]);
     await eventually(() =>
