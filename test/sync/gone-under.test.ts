@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { SyncState } from '../../src/sync/index.ts';
 
-/** Siblings whose names continue a folder's (`a-b`, `a.b`, `a0`), a flow's own entry (path ''), nested roots. */
+/**
+ * The state's files below a folder, taken by markGoneUnder and counted by presentCountBelow, are exactly those a path
+ * test would take, on keys made to be near misses: siblings whose names continue a folder's (`a-b`, `a.b`, `a0`), a
+ * flow's own entry (path ''), nested roots.
+ */
 const KEYS = [
   ['flows/a', 'main.yaml'],
   ['flows/a', 'sub/x.yaml'],

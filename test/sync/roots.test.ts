@@ -9,7 +9,7 @@ import { twoBranches } from '../support/git.ts';
 import { diskTree, eventually, makeRepo, serviceTree, type TestRepo } from '../support/repo.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
-// The watcher is a hint, a rescan the truth; a flow root or repository that is not there deletes nothing (issue 21).
+/** The watcher is a hint, a rescan the truth; a flow root or repository that is not there deletes nothing (issue 21). */
 
 let svc: TestService;
 let repo: TestRepo | null = null;
