@@ -428,12 +428,6 @@ export class Reconciler {
 }
 
 /**
- * Whether a file is as the state last read it, without reading it. mtime and size alone were fooled by a
- * same-size edit whose mtime was set back (`touch -d`, `cp -p`, tar): ctime cannot be set by a user (any
- * write, chmod or utimes moves it to now), and an inode number that changed is a file replaced (a rename over
- * it) whose times may have been copied from the old one. Also what git compares in its index (ctime, ino).
- */
-/**
  * A scan's progress through hashing: files looked at of all found, and how many of those hashed are new or changed.
  * `recorded`: each file to hash with the hash the state had for it when the scan compared it (null: none), so that
  * telling a changed file needs no query per file (100,000 of them cost 250-600 ms of a first pass); without it
@@ -446,6 +440,12 @@ interface HashProgress {
   recorded?: Map<ScannedFile, string | null>;
 }
 
+/**
+ * Whether a file is as the state last read it, without reading it. mtime and size alone were fooled by a
+ * same-size edit whose mtime was set back (`touch -d`, `cp -p`, tar): ctime cannot be set by a user (any
+ * write, chmod or utimes moves it to now), and an inode number that changed is a file replaced (a rename over
+ * it) whose times may have been copied from the old one. Also what git compares in its index (ctime, ino).
+ */
 function isUnchanged(record: CachedStat | undefined, file: ScannedFile): boolean {
   return (
     record !== undefined &&
