@@ -1,4 +1,5 @@
 import type { PresenceCheck } from './presence.ts';
+import { outermostFolders } from './outermost.ts';
 import type { Reconciler } from './reconciler.ts';
 import type { SyncMiss } from './round-report.ts';
 
@@ -149,11 +150,8 @@ export class Lookout {
     this.port.inBackground(
       this.port.local(async () => {
         this.newFoldersQueued = false;
-        const folders = [...this.newFolders].sort();
+        const outermost = outermostFolders(this.newFolders);
         this.newFolders.clear();
-        const outermost = folders.filter(
-          (folder, index) => !folders.slice(0, index).some((other) => folder.startsWith(`${other}/`)),
-        );
         this.found('new folder', await this.port.reconciler.rescan(outermost));
       }),
     );

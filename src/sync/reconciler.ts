@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { describeFileWarning, folderGone } from '../protocol/index.ts';
 import { isGone, kindOf, notRealFolder, warningOf } from './contained-fs.mjs';
 import { FlowLayout } from './flow-layout.ts';
+import { outermostFolders } from './outermost.ts';
 import type { Hasher } from './hasher.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
 import type { RootGuard } from './root-guard.ts';
@@ -220,16 +221,11 @@ export class Reconciler {
     const { state } = this.options;
     const entries = state.unreadable(this.repoId);
     if (entries.length === 0) return false;
-    const folders = [
-      ...new Set(
-        entries.map(({ flowPath, path }) => {
-          const repoPath = path === '' ? flowPath : `${flowPath}/${path}`;
-          return path === '' ? flowPath : repoPath.slice(0, repoPath.lastIndexOf('/'));
-        }),
-      ),
-    ].sort();
-    const outermost = folders.filter(
-      (folder, index) => !folders.slice(0, index).some((other) => folder.startsWith(`${other}/`)),
+    const outermost = outermostFolders(
+      entries.map(({ flowPath, path }) => {
+        const repoPath = path === '' ? flowPath : `${flowPath}/${path}`;
+        return path === '' ? flowPath : repoPath.slice(0, repoPath.lastIndexOf('/'));
+      }),
     );
     await this.rescan(outermost);
     return state.unreadable(this.repoId).length > 0;

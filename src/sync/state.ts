@@ -15,6 +15,7 @@ import {
 } from './state-sql.ts';
 import { checkoutIdsFile, keptCheckoutId } from './checkout-ids.ts';
 import { ChangedFlows } from './state-changed-flows.ts';
+import { outermostFolders } from './outermost.ts';
 import { SentFiles } from './state-sent.ts';
 import { StatCache } from './state-stats.ts';
 import { DeletionMarks } from './state-deletions.ts';
@@ -348,12 +349,9 @@ export class SyncState {
    */
   presentCountBelow(repoId: number, folders: readonly string[]): number {
     // A folder below another one of the list is counted with it, not twice.
-    const outermost = folders.filter(
-      (folder, index) =>
-        folders.indexOf(folder) === index && !folders.some((other) => folder.startsWith(`${other}/`)),
-    );
     let count = 0;
-    for (const folder of outermost) count += this.statements.presentBelow.get({ repoId, folder }) as number;
+    for (const folder of outermostFolders(folders))
+      count += this.statements.presentBelow.get({ repoId, folder }) as number;
     return count;
   }
 
