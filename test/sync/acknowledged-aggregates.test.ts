@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { flowHashInput } from '../../src/protocol/index.ts';
 import { SyncState } from '../../src/sync/index.ts';
+import { memoryStateEachTest } from '../support/memory-state.ts';
 
 /**
  * The look at the service compares each flow's aggregate with what this checkout acknowledged. What it hashes must
@@ -47,17 +48,10 @@ function withStateFile(test: (path: string) => void): void {
 }
 
 describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowledged files', () => {
-  let state: SyncState;
-  let repoId: number;
-  beforeEach(() => {
-    state = new SyncState(':memory:');
-    repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
-  });
-  afterEach(() => state.close());
-
-  const local = (flowPath: string, path: string) =>
-    state.saveLocal(repoId, [{ flowPath, path, size: 1, mtimeMs: 1, localHash: 'disk', warning: null }]);
-  const ack = (flowPath: string, path: string, hash: string) => ackFile(state, repoId, flowPath, path, hash);
+  const fixture = memoryStateEachTest();
+  const { local } = fixture;
+  const ack = (flowPath: string, path: string, hash: string) =>
+    ackFile(fixture.state, fixture.repoId, flowPath, path, hash);
 
   const rows: { what: string; acked: [string, string][]; notAcked?: string[] }[] = [
     { what: 'one file', acked: [['a.yaml', 'h1']] },
@@ -106,10 +100,10 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
       for (const [path, hash] of row.acked) ack('flows/x', path, hash);
       for (const path of row.notAcked ?? []) local('flows/x', path);
       const expected = sha256(flowHashInput(row.acked.map(([path, hash]) => ({ path, hash }))));
-      expect(state.acknowledgedAggregates(repoId)).toEqual(new Map([['flows/x', expected]]));
+      expect(fixture.state.acknowledgedAggregates(fixture.repoId)).toEqual(new Map([['flows/x', expected]]));
       // Kept, and read back the same; and asked for one flow.
-      expect(state.acknowledgedAggregates(repoId)).toEqual(new Map([['flows/x', expected]]));
-      expect(state.acknowledgedAggregates(repoId, ['flows/x', 'flows/none'])).toEqual(
+      expect(fixture.state.acknowledgedAggregates(fixture.repoId)).toEqual(new Map([['flows/x', expected]]));
+      expect(fixture.state.acknowledgedAggregates(fixture.repoId, ['flows/x', 'flows/none'])).toEqual(
         new Map([['flows/x', expected]]),
       );
     });
@@ -118,7 +112,7 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
     local('flows/none', 'a.yaml');
     ack('flows/y', 'a.yaml', 'h1');
     ack('flows/x', 'a.yaml', 'h2');
-    expect(state.acknowledgedAggregates(repoId)).toEqual(
+    expect(fixture.state.acknowledgedAggregates(fixture.repoId)).toEqual(
       new Map([
         ['flows/x', sha256(flowHashInput([{ path: 'a.yaml', hash: 'h2' }]))],
         ['flows/y', sha256(flowHashInput([{ path: 'a.yaml', hash: 'h1' }]))],
@@ -129,9 +123,9 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
   it('a kept aggregate is made again after an acknowledgement of its flow changed, and only its flow’s', () => {
     ack('flows/x', 'a.yaml', 'h1');
     ack('flows/y', 'a.yaml', 'h1');
-    const first = state.acknowledgedAggregates(repoId);
+    const first = fixture.state.acknowledgedAggregates(fixture.repoId);
     ack('flows/x', 'a.yaml', 'h2');
-    const kept = state.db
+    const kept = fixture.state.db
       .prepare('SELECT flow_path, hash FROM acked_aggregates ORDER BY flow_path')
       .raw()
       .all();
@@ -140,15 +134,19 @@ describe('each flow’s aggregate is the SHA-256 of flowHashInput of its acknowl
       ['flows/x', null],
       ['flows/y', first.get('flows/y')],
     ]);
-    expect(state.acknowledgedAggregates(repoId)).toEqual(madeNow(state, repoId));
-    expect(state.acknowledgedAggregates(repoId).get('flows/x')).not.toBe(first.get('flows/x'));
+    expect(fixture.state.acknowledgedAggregates(fixture.repoId)).toEqual(
+      madeNow(fixture.state, fixture.repoId),
+    );
+    expect(fixture.state.acknowledgedAggregates(fixture.repoId).get('flows/x')).not.toBe(
+      first.get('flows/x'),
+    );
   });
 
   it('hasAcknowledged says whether any file is', () => {
     local('flows/x', 'a.yaml');
-    expect(state.hasAcknowledged(repoId)).toBe(false);
+    expect(fixture.state.hasAcknowledged(fixture.repoId)).toBe(false);
     ack('flows/x', 'b.yaml', 'h1');
-    expect(state.hasAcknowledged(repoId)).toBe(true);
+    expect(fixture.state.hasAcknowledged(fixture.repoId)).toBe(true);
   });
 
   it('a reader makes what it finds forgotten, and keeps nothing', () =>

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SyncState } from '../../src/sync/index.ts';
+import { memoryStateEachTest } from '../support/memory-state.ts';
 
 /**
  * The state's counts are one pass over the files (issue 50: `flowsync status` and every engine status read them at
@@ -11,25 +12,15 @@ import { SyncState } from '../../src/sync/index.ts';
  * with a pending file, and those sent without an answer), whatever mix of the two the state holds.
  */
 describe('counts.pendingFlows is the number of flows pendingFlows() lists', () => {
-  let state: SyncState;
-  let repoId: number;
-  beforeEach(() => {
-    state = new SyncState(':memory:');
-    repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
-  });
-  afterEach(() => state.close());
-
-  const local = (flowPath: string, path: string, localHash: string) =>
-    state.saveLocal(repoId, [{ flowPath, path, size: 1, mtimeMs: 1, localHash, warning: null }]);
-  const ack = (flowPath: string, path: string, hash: string) =>
-    state.acknowledge(repoId, [{ flowPath, stored: [{ path, hash, fileId: null }], dropped: [] }]);
+  const fixture = memoryStateEachTest();
+  const { local, ack } = fixture;
   const sending = (...flowPaths: string[]) =>
-    state.markSending(
-      repoId,
+    fixture.state.markSending(
+      fixture.repoId,
       flowPaths.map((flowPath) => ({ flowPath })),
     );
   const conflict = (flowPath: string, path: string) =>
-    state.recordConflicts(repoId, [
+    fixture.state.recordConflicts(fixture.repoId, [
       { flowPath, path, baseHash: 'h1', serviceHash: 'h3', sentHash: 'h2', writtenBy: null, writtenAt: null },
     ]);
 
@@ -94,8 +85,8 @@ describe('counts.pendingFlows is the number of flows pendingFlows() lists', () =
   for (const row of rows)
     it(row.what, () => {
       row.given();
-      expect(state.pendingFlows(repoId).sort()).toEqual(row.flows);
-      expect(state.counts(repoId).pendingFlows).toBe(row.flows.length);
+      expect(fixture.state.pendingFlows(fixture.repoId).sort()).toEqual(row.flows);
+      expect(fixture.state.counts(fixture.repoId).pendingFlows).toBe(row.flows.length);
     });
 });
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidArgsError, RemoteError } from '../../src/client/index.ts';
 import { SYNC_CALL_LIMITS } from '../../src/protocol/index.ts';
 import { planUploads, plansKey, type FlowPlan } from '../../src/sync/planner.ts';
@@ -13,6 +13,7 @@ import {
   runInLanes,
   sendWithBisection,
 } from '../../src/sync/uploader.ts';
+import { memoryStateEachTest } from '../support/memory-state.ts';
 
 const PATH = 'svc/flow_def/action/sync_batch/run';
 const refused = (status: number, errorData: Record<string, unknown> = {}) =>
@@ -225,18 +226,8 @@ describe('sendWithBisection', () => {
 });
 
 describe('the planner, on a real state file', () => {
-  let state: SyncState;
-  let repoId: number;
-  beforeEach(() => {
-    state = new SyncState(':memory:');
-    repoId = state.ensureRepo('/r', 'http://svc', 'acme', 'app');
-  });
-  afterEach(() => state.close());
-
-  const local = (flowPath: string, path: string, localHash: string) =>
-    state.saveLocal(repoId, [{ flowPath, path, size: 1, mtimeMs: 1, localHash, warning: null }]);
-  const ack = (flowPath: string, path: string, hash: string, fileId: string | null = null) =>
-    state.acknowledge(repoId, [{ flowPath, stored: [{ path, hash, fileId }], dropped: [] }]);
+  const fixture = memoryStateEachTest();
+  const { local, ack } = fixture;
 
   it('plans changed files only, a full listing when a file is gone, nothing when in sync', () => {
     local('flows/a', 'x', 'h1');
@@ -244,8 +235,8 @@ describe('the planner, on a real state file', () => {
     local('flows/b', 'z', 'h1');
     ack('flows/b', 'y', 'h1');
     ack('flows/b', 'z', 'h1');
-    state.markGone(repoId, [{ flowPath: 'flows/b', path: 'z' }]);
-    const { plans } = planUploads(state, repoId);
+    fixture.state.markGone(fixture.repoId, [{ flowPath: 'flows/b', path: 'z' }]);
+    const { plans } = planUploads(fixture.state, fixture.repoId);
     expect(plans.map((p) => [p.flowPath, p.full, p.upserts.length, p.deletes.length])).toEqual([
       ['flows/a', false, 1, 0],
       ['flows/b', true, 0, 1],
@@ -255,24 +246,24 @@ describe('the planner, on a real state file', () => {
   it('sends a flow whose request went unanswered as a full listing, even with no file pending or left', () => {
     local('flows/a', 'x', 'h1');
     ack('flows/a', 'x', 'h1');
-    state.markSending(repoId, [{ flowPath: 'flows/a' }, { flowPath: 'flows/gone' }]);
-    const { plans } = planUploads(state, repoId);
+    fixture.state.markSending(fixture.repoId, [{ flowPath: 'flows/a' }, { flowPath: 'flows/gone' }]);
+    const { plans } = planUploads(fixture.state, fixture.repoId);
     expect(plans.map((p) => [p.flowPath, p.full, p.uncertain, p.present.length])).toEqual([
       ['flows/a', true, true, 1],
       ['flows/gone', true, true, 0],
     ]);
-    expect(state.counts(repoId)).toMatchObject({ pending: 2, pendingFlows: 2 });
+    expect(fixture.state.counts(fixture.repoId)).toMatchObject({ pending: 2, pendingFlows: 2 });
     expect(plans.some(isSingleUpdate)).toBe(false);
-    state.acknowledge(repoId, [{ flowPath: 'flows/a', stored: [], dropped: [] }]);
-    state.forgetSent(repoId, ['flows/gone']);
-    expect(planUploads(state, repoId).plans).toEqual([]);
+    fixture.state.acknowledge(fixture.repoId, [{ flowPath: 'flows/a', stored: [], dropped: [] }]);
+    fixture.state.forgetSent(fixture.repoId, ['flows/gone']);
+    expect(planUploads(fixture.state, fixture.repoId).plans).toEqual([]);
   });
 
   it('uses update_file only for a single changed file whose id is known', () => {
     local('flows/a', 'x', 'h1');
     ack('flows/a', 'x', 'h1', 'id-1');
     local('flows/a', 'x', 'h2');
-    expect(planUploads(state, repoId).plans.map(isSingleUpdate)).toEqual([true]);
+    expect(planUploads(fixture.state, fixture.repoId).plans.map(isSingleUpdate)).toEqual([true]);
   });
 
   it('never uses update_file for a flow that also deletes: the deletion would be left out of the round', () => {
@@ -283,8 +274,8 @@ describe('the planner, on a real state file', () => {
     local('flows/a', 'y', 'h3');
     ack('flows/a', 'y', 'h3', 'id-2');
     local('flows/a', 'x', 'h2');
-    state.markGone(repoId, [{ flowPath: 'flows/a', path: 'y' }]);
-    const plans = planUploads(state, repoId, undefined, { bases: true }).plans;
+    fixture.state.markGone(fixture.repoId, [{ flowPath: 'flows/a', path: 'y' }]);
+    const plans = planUploads(fixture.state, fixture.repoId, undefined, { bases: true }).plans;
     expect(plans.map((p) => [p.upserts.length, p.deletes.length])).toEqual([[1, 1]]);
     expect(plans.map(isSingleUpdate)).toEqual([false]);
   });
@@ -292,22 +283,22 @@ describe('the planner, on a real state file', () => {
   it('keys plans by what they would do: an acknowledgement or a read recorded changes the key', () => {
     local('flows/a', 'x', 'stale');
     ack('flows/a', 'x', 'h1');
-    const before = plansKey(planUploads(state, repoId).plans);
-    expect(plansKey(planUploads(state, repoId).plans)).toBe(before);
-    state.recordReads(repoId, [
+    const before = plansKey(planUploads(fixture.state, fixture.repoId).plans);
+    expect(plansKey(planUploads(fixture.state, fixture.repoId).plans)).toBe(before);
+    fixture.state.recordReads(fixture.repoId, [
       { flowPath: 'flows/a', path: 'x', expected: 'stale', read: { hash: 'h1', size: 1, warning: null } },
     ]);
-    expect(planUploads(state, repoId).plans).toEqual([]);
+    expect(planUploads(fixture.state, fixture.repoId).plans).toEqual([]);
   });
 
   it('does not record a read over a file looked at again since it was planned', () => {
     local('flows/a', 'x', 'h1');
     local('flows/a', 'x', 'h2'); // the watcher saw a newer version meanwhile
-    state.recordReads(repoId, [
+    fixture.state.recordReads(fixture.repoId, [
       { flowPath: 'flows/a', path: 'x', expected: 'h1', read: { hash: 'h1', size: 1, warning: null } },
       { flowPath: 'flows/a', path: 'x', expected: 'h1', read: null },
     ]);
-    expect(state.files(repoId)).toMatchObject([{ path: 'x', localHash: 'h2' }]);
+    expect(fixture.state.files(fixture.repoId)).toMatchObject([{ path: 'x', localHash: 'h2' }]);
   });
 });
 
