@@ -107,6 +107,13 @@ export async function addRepository(page: Page, root: string, counts: string): P
       async () => expect(await page.getByTestId('counts').textContent({ timeout: 1000 })).toContain(counts),
       30_000,
     );
+    // The add has ended once the form let go of the folder (it clears the field on success): the counts can show
+    // before that, and a folder typed meanwhile was wiped by that clearing, so the next Add sent nothing (the
+    // worktree card of two-checkouts.test.ts never came, 2 full suites in about 10).
+    await eventually(
+      async () => expect(await page.getByLabel('Repository folder').inputValue({ timeout: 1000 })).toBe(''),
+      30_000,
+    );
   } catch (error) {
     // What the user would see instead: the button still "Adding…", an error line, or no repository at all.
     const screen = await page
