@@ -19,6 +19,7 @@ const FOLDERS = [
   ['protocol', 'The protocol: schemas, lines and decisions (pure)'],
   ['secrets', 'The keychain'],
   ['service', 'The service: its functions on SQLite and on Postgres'],
+  ['support', "The tests' own set-up (a Postgres cluster)"],
   ['sync', 'The sync engine and its rules'],
   ['sync/model', 'The model of a team (fast-check)'],
   ['window', "The window's contract, bridge and policies"],

@@ -12,7 +12,7 @@ const TEST = fileURLToPath(new URL('..', import.meta.url));
 function testFilesUnder(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
     const path = join(folder, entry.name);
-    if (entry.isDirectory()) return entry.name === 'support' ? [] : testFilesUnder(path);
+    if (entry.isDirectory()) return testFilesUnder(path);
     return entry.name.endsWith('.test.ts') ? [relative(TEST, path)] : [];
   });
 }

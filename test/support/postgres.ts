@@ -1,6 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +53,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+/**
+ * How many ports a start tries. The port is free when it is chosen but the cluster takes it only after initdb (1-2 s
+ * on the loaded CI machine), and any test's server listening on port 0 meanwhile may be given it: pg_ctl then says
+ * only "could not start server" (CI failed so once, in revocation.test.ts).
+ */
+const PORT_TRIES = 5;
+
+/** `port` is the first port tried (the test of a taken port sets it); a free one otherwise. */
+export async function startPostgresCluster(options: { port?: number } = {}): Promise<PostgresCluster> {
   const bin = postgresBin();
   if (bin === null)
     throw new Error('Postgres is not installed: apt-get install postgresql (the CI script does it first)');
@@ -61,14 +78,17 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     chownSync(dir, uid, gid);
     chownSync(pwfile, uid, gid);
   }
+  const serverLog = join(dir, 'server.log');
   const run = (program: string, args: string[]) => {
     const command = asRoot ? 'runuser' : join(bin, program);
     const argv = asRoot ? ['-u', 'postgres', '--', join(bin, program), ...args] : args;
     const result = spawnSync(command, argv, { encoding: 'utf8', cwd: dir });
     if (result.status !== 0)
-      throw new Error(`${program} failed (${result.status}): ${result.stderr || result.stdout}`);
+      throw new Error(
+        `${program} failed (${result.status}): ${result.stderr || result.stdout}${logTail(serverLog)}`,
+      );
   };
-  const port = await freePort();
+  let port = options.port ?? (await freePort());
   run('initdb', [
     '-D',
     data,
@@ -88,14 +108,23 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       '-D',
       data,
       '-l',
-      join(dir, 'server.log'),
+      serverLog,
       '-w',
       '-o',
       // fsync off: a test cluster needs no durability against the machine crashing, and it makes each commit cheap.
       `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c max_connections=200`,
       'start',
     ]);
-  start();
+  for (let tries = 1; ; tries++) {
+    try {
+      start();
+      break;
+    } catch (error) {
+      if (tries === PORT_TRIES || !/could not bind|Address already in use/i.test(logTail(serverLog)))
+        throw error;
+      port = await freePort();
+    }
+  }
   return {
     url,
     restart: () => {
@@ -112,6 +141,13 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       }
     },
   };
+}
+
+/** The server log's last lines, for an error: pg_ctl itself says only "Examine the log output". */
+function logTail(file: string): string {
+  if (!existsSync(file)) return '';
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-8);
+  return `\nserver.log:\n${lines.join('\n')}`;
 }
 
 async function asAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
