@@ -100,6 +100,35 @@ describe('the Sync screen shows what is in sync (finding 6)', () => {
   });
 });
 
+describe('the folder field', () => {
+  it('keeps a folder typed while the one before is being added, and empties once the folder added is still in it', async () => {
+    const field = page.getByLabel('Repository folder');
+    await expect.poll(() => field.isEnabled(), SLOW).toBe(true);
+    // The service takes its time (a first sync of a large repository): the add stays "Adding…" until let go.
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    proxy.hold = () => held;
+    await field.fill(repo.root);
+    await page.getByRole('button', { name: 'Add folder' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Adding…' }).count(), SLOW).toBe(1);
+    const next = `${repo.dir}/second-app`;
+    await field.fill(next);
+    expect(await page.getByRole('button', { name: 'Adding…' }).count()).toBe(1);
+
+    proxy.hold = () => undefined;
+    letGo();
+    await expect.poll(() => page.getByTestId('counts').textContent(), SLOW).toContain(SAMPLE_COUNTS);
+    await expect.poll(() => page.getByRole('button', { name: 'Add folder' }).count(), SLOW).toBe(1);
+    // What the user typed meanwhile is theirs: the add's end wiped it, and their next Add sent nothing.
+    expect(await field.inputValue()).toBe(next);
+
+    // The folder just added, still in the field (nothing typed meanwhile), is let go of as before.
+    await field.fill(repo.root);
+    await page.getByRole('button', { name: 'Add folder' }).click();
+    await expect.poll(() => field.inputValue(), SLOW).toBe('');
+  });
+});
+
 describe('a paused repository (finding 7; issue 25, paused everywhere)', () => {
   it('still shows its counts and last sync, counts what changes while paused, and says so until resumed', async () => {
     await addRepository(page, repo.root, SAMPLE_COUNTS);

@@ -22,6 +22,8 @@ export interface FaultProxy {
    * path and body; the identity unless set.
    */
   rewrite: (path: string, answer: string, body: string) => string;
+  /** Waited for before a request is passed on (a service that takes its time): nothing to wait for unless set. */
+  hold: (path: string, index: number) => Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     fault: () => null,
     loseAnswer: () => false,
     rewrite: (_path, answer) => answer,
+    hold: () => undefined,
     close: () => new Promise((done) => server.close(() => done())),
   };
   const server = createServer((req, res) => {
@@ -49,6 +52,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.end(fault.body);
         return;
       }
+      await proxy.hold(path, index);
       const upstream = await request(`${target}${path}`, {
         method: 'POST',
         headers: {

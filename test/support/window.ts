@@ -107,9 +107,10 @@ export async function addRepository(page: Page, root: string, counts: string): P
       async () => expect(await page.getByTestId('counts').textContent({ timeout: 1000 })).toContain(counts),
       30_000,
     );
-    // The add has ended once the form let go of the folder (it clears the field on success): the counts can show
-    // before that, and a folder typed meanwhile was wiped by that clearing, so the next Add sent nothing (the
-    // worktree card of two-checkouts.test.ts never came, 2 full suites in about 10).
+    // The add has ended once the form let go of the folder (it empties the field on success): the counts can show
+    // before that. A folder typed meanwhile was once wiped by that emptying, so the next Add sent nothing (the
+    // worktree card of two-checkouts.test.ts never came, 2 full suites in about 10); the field now keeps it
+    // (what-is-in-sync.test.ts, "the folder field"), and a set-up that returns here starts from an empty one.
     await eventually(
       async () => expect(await page.getByLabel('Repository folder').inputValue({ timeout: 1000 })).toBe(''),
       30_000,

@@ -12,8 +12,10 @@ export function SyncScreen({ api }: ScreenProps) {
   const [folder, setFolder] = useState('');
   const add = useMutation({
     mutationFn: (path: string) => api.addRepository({ path }),
-    onSuccess: () => {
-      setFolder('');
+    // The field is emptied only if it still holds the folder just added: one typed while the add ran (seconds, for
+    // a first sync) is the user's next, and clearing it sent nothing at the next Add.
+    onSuccess: (_added, path) => {
+      setFolder((typed) => (typed.trim() === path ? '' : typed));
       void refresh();
     },
   });
